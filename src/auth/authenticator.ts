@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { ApiError } from '../http/errors.js';
+import { findActiveKeyByHash, touchKey } from './key-store.js';
+import { hashKey, looksLikeKey } from './keys.js';
+
+/** Who is calling: the key and the project every request acts inside. */
+export interface Principal {
+  keyId: string;
+  projectId: string;
+  permissions: readonly string[];
+}
+
+export interface Authenticator {
+  /** The principal of an `Authorization` header value; throws 401 `invalid_api_key`. */
+  authenticate(header: string | undefined): Promise<Principal>;
+  /** Drops a key from the cache at once (after revocation). */
+  forget(keyId: string): void;
+}
+
+const TOUCH_EVERY_MS = 60_000;
+
+function invalid(message: string): ApiError {
+  return new ApiError('invalid_api_key', message);
+}
+
+/**
+ * Verifies bearer keys against their stored HMAC. A verified key is trusted from memory for
+ * `cacheMs`, so the hot path costs one hash and one map look-up; revocation through this process
+ * takes effect at once, through another process within `cacheMs`.
+ */
+export function createAuthenticator(db: Kysely<Database>, pepper: string, cacheMs: number): Authenticator {
+  const cache = new Map<string, { principal: Principal; until: number }>();
+  const touched = new Map<string, number>();
+
+  function touch(keyId: string, now: number): void {
+    if ((touched.get(keyId) ?? 0) + TOUCH_EVERY_MS > now) return;
+    touched.set(keyId, now);
+    // Off the request path; a failed touch only loses a "last used" time.
+    touchKey(db, keyId, new Date(now).toISOString()).catch(() => {});
+  }
+
+  return {
+    async authenticate(header) {
+      if (!header) throw invalid('Missing API key: send Authorization: Bearer <API_KEY>');
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!match) throw invalid('Malformed Authorization header: expected Bearer <API_KEY>');
+      const key = match[1]!;
+      if (!looksLikeKey(key)) throw invalid('Invalid API key');
+      const hash = hashKey(pepper, key);
+      const now = Date.now();
+      const hit = cache.get(hash);
+      if (hit && hit.until > now) {
+        touch(hit.principal.keyId, now);
+        return hit.principal;
+      }
+      let record: Awaited<ReturnType<typeof findActiveKeyByHash>>;
+      try {
+        record = await findActiveKeyByHash(db, hash);
+      } catch {
+        throw new ApiError('upstream_unavailable', 'The database is unavailable; try again shortly');
+      }
+      if (!record) {
+        cache.delete(hash);
+        throw invalid('Invalid or revoked API key');
+      }
+      const principal: Principal = {
+        keyId: record.id,
+        projectId: record.project_id,
+        permissions: record.permissions,
+      };
+      if (cacheMs > 0) cache.set(hash, { principal, until: now + cacheMs });
+      touch(record.id, now);
+      return principal;
+    },
+    forget(keyId) {
+      for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { principalOf } from '../http/guard.js';
+import { ListOf, Nullable, PageQuery, pageOf, responses } from '../http/schemas.js';
+import { createKey, listKeys, revokeKey } from './key-store.js';
+
+const tags = ['api-keys'];
+
+const ApiKey = Type.Object({
+  object: Type.Literal('api_key'),
+  id: Type.String(),
+  project_id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String({ description: 'First characters of the key, to tell keys apart' }),
+  permissions: Type.Array(Type.String()),
+  created_by: Nullable(Type.String()),
+  created_at: Type.String(),
+  last_used_at: Nullable(Type.String()),
+  revoked_at: Nullable(Type.String()),
+});
+const CreatedApiKey = Type.Object({
+  ...ApiKey.properties,
+  key: Type.String({ description: 'The secret key; shown only in this response' }),
+});
+const CreateApiKey = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    permissions: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        minItems: 1,
+        maxItems: 100,
+        description: "<resource>:<action> strings; default: the creating key's own permissions",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Whether `granted` covers `wanted`, where a wildcard in `wanted` needs the same wildcard in `granted`. */
+function covers(granted: readonly string[], wanted: string): boolean {
+  const [wr, wa] = wanted === '*' ? ['*', '*'] : wanted.split(':');
+  return granted.some((g) => {
+    const [gr, ga] = g === '*' ? ['*', '*'] : g.split(':');
+    return (gr === '*' || gr === wr) && (ga === '*' || ga === wa);
+  });
+}
+
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const { db, pepper, auth } = deps;
+
+  app.post(
+    '/v1/api-keys',
+    {
+      config: { permission: 'keys:write' },
+      schema: {
+        tags,
+        summary: "Create an API key in the caller's project; the key is shown once",
+        body: CreateApiKey,
+        response: responses({ 201: CreatedApiKey }, 413, 415, 422),
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const permissions = req.body.permissions ?? [...principal.permissions];
+      // A key can hand out only what it holds itself.
+      const beyond = permissions.filter((p) => !covers(principal.permissions, p));
+      if (beyond.length) {
+        throw new ApiError(
+          'permission_denied',
+          `A key cannot grant permissions it lacks: ${beyond.join(', ')}`,
+          {
+            permissions: beyond,
+          },
+        );
+      }
+      const { view, key } = await createKey(db, pepper, {
+        projectId: principal.projectId,
+        name: req.body.name,
+        permissions,
+        createdBy: principal.keyId,
+      });
+      return reply.code(201).send({ ...view, key });
+    },
+  );
+
+  app.get(
+    '/v1/api-keys',
+    {
+      config: { permission: 'keys:read' },
+      schema: {
+        tags,
+        summary: "List the project's API keys (never their secrets)",
+        querystring: Type.Object(PageQuery),
+        response: responses({ 200: ListOf(ApiKey) }, 422),
+      },
+    },
+    async (req) => {
+      const page = await listKeys(db, principalOf(req).projectId, pageOf(req.query));
+      return { object: 'list' as const, ...page };
+    },
+  );
+
+  app.delete(
+    '/v1/api-keys/:id',
+    {
+      config: { permission: 'keys:write' },
+      schema: {
+        tags,
+        summary: 'Revoke an API key',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: responses({ 200: ApiKey }, 404, 422),
+      },
+    },
+    async (req) => {
+      const view = await revokeKey(db, req.params.id, principalOf(req).projectId);
+      auth.forget(view.id);
+      return view;
+    },
+  );
+};

@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/database.js';
+import type { ContainerTable, Database } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import type { Page } from '../../http/schemas.js';
+
+export type ContainerRow = ContainerTable;
+
+function labelTaken(label: string): ApiError {
+  return new ApiError('conflict', `A container labelled '${label}' already exists in this project`, {
+    label,
+  });
+}
+
+export async function insertContainer(db: Kysely<Database>, row: ContainerRow): Promise<void> {
+  try {
+    await db.insertInto('containers').values(row).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw labelTaken(row.label);
+    throw err;
+  }
+}
+
+/** A container of the project by id or label. */
+export async function findContainer(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string,
+): Promise<ContainerRow | undefined> {
+  return db
+    .selectFrom('containers')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where((eb) => (ref.startsWith('ctr_') ? eb('id', '=', ref) : eb('label', '=', ref)))
+    .executeTakeFirst();
+}
+
+export async function listContainers(
+  db: Kysely<Database>,
+  projectId: string,
+  page: Page,
+): Promise<{ rows: ContainerRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('containers')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    db
+      .selectFrom('containers')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export async function updateContainer(
+  db: Kysely<Database>,
+  id: string,
+  patch: Partial<Pick<ContainerRow, 'label' | 'description' | 'metadata' | 'updated_at'>>,
+): Promise<void> {
+  try {
+    await db.updateTable('containers').set(patch).where('id', '=', id).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw labelTaken(patch.label ?? '');
+    throw err;
+  }
+}
+
+/** How many evaluators (and, once runs exist, runs) still reference the container. */
+export async function containerReferences(db: Kysely<Database>, id: string): Promise<{ evaluators: number }> {
+  const row = await db
+    .selectFrom('evaluators')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('container_id', '=', id)
+    .executeTakeFirstOrThrow();
+  return { evaluators: Number(row.n) };
+}
+
+/** Deletes the container; a reference that appeared since the caller's check answers 409. */
+export async function deleteContainer(db: Kysely<Database>, id: string): Promise<void> {
+  try {
+    await db.deleteFrom('containers').where('id', '=', id).execute();
+  } catch (err) {
+    if (isForeignKeyViolation(err))
+      throw new ApiError('container_in_use', 'The container is still referenced');
+    throw err;
+  }
+}

@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+import { createKey, listKeys, revokeKey, validatePermissions } from '../auth/key-store.js';
+import { ApiError } from '../http/errors.js';
+import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
+import { configFrom, withDatabase } from './context.js';
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function cliError(err: unknown): never {
+  if (err instanceof ApiError) {
+    const extra = err.issues.map((i) => i.msg).join('; ');
+    throw new Error(extra || err.message);
+  }
+  throw err;
+}
+
+export function registerAdminCommands(program: Command): void {
+  const projects = program.command('projects').description('manage projects');
+  projects
+    .command('create <name>')
+    .description('create a project (and its organization when missing)')
+    .option('--org <org>', 'organization name', 'default')
+    .action(async (name: string, opts: { org: string }, command: Command) => {
+      await withDatabase(configFrom(command), async ({ db }) => {
+        const project = await createProject(db, name, opts.org).catch(cliError);
+        print(`${project.id}\t${project.name}\t${project.organization}`);
+      });
+    });
+  projects
+    .command('list')
+    .description('list projects')
+    .action(async (_opts: unknown, command: Command) => {
+      await withDatabase(configFrom(command), async ({ db }) => {
+        for (const p of await listProjects(db))
+          print(`${p.id}\t${p.name}\t${p.organization}\t${p.created_at}`);
+      });
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key; prints the key alone on the last line')
+    .requiredOption('--project <name>', 'project name (created when missing)')
+    .option('--name <name>', 'a descriptive name for the key', 'cli')
+    .option('--permissions <list>', 'comma-separated <resource>:<action> permissions', '*')
+    .option('--org <org>', 'organization of a project created here', 'default')
+    .action(
+      async (opts: { project: string; name: string; permissions: string; org: string }, command: Command) => {
+        const permissions = opts.permissions
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean);
+        try {
+          validatePermissions(permissions, ['permissions']);
+        } catch (err) {
+          cliError(err);
+        }
+        await withDatabase(configFrom(command), async ({ db }, pepper) => {
+          const project = await ensureProject(db, opts.project, opts.org);
+          const { view, key } = await createKey(db, pepper, {
+            projectId: project.id,
+            name: opts.name,
+            permissions,
+          });
+          print(
+            `Created key ${view.id} (${view.name}) in project ${project.name} with permissions ${permissions.join(',')}`,
+          );
+          print(key);
+        });
+      },
+    );
+  keys
+    .command('list')
+    .description('list the API keys of a project')
+    .requiredOption('--project <name>', 'project name')
+    .action(async (opts: { project: string }, command: Command) => {
+      await withDatabase(configFrom(command), async ({ db }) => {
+        const project = await findProject(db, opts.project);
+        if (!project) throw new Error(`project '${opts.project}' not found`);
+        const { data } = await listKeys(db, project.id, { limit: 1_000_000, offset: 0 });
+        for (const k of data) {
+          const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
+          print(`${k.id}\t${k.name}\t${k.prefix}…\t${k.permissions.join(',')}\t${state}`);
+        }
+      });
+    });
+  keys
+    .command('revoke <keyId>')
+    .description('revoke an API key')
+    .action(async (keyId: string, _opts: unknown, command: Command) => {
+      await withDatabase(configFrom(command), async ({ db }) => {
+        const view = await revokeKey(db, keyId).catch(cliError);
+        print(`Revoked ${view.id} (${view.name})`);
+      });
+    });
+}

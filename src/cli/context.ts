@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { type Config, type ConfigFlags, loadConfig } from '../config.js';
+import { type DatabaseHandle, openDatabase } from '../db/database.js';
+import { loadOrCreateSecret } from '../shared/secrets.js';
+
+export function configFrom(command: Command, extra: ConfigFlags = {}): Config {
+  const globals = command.optsWithGlobals<{ dataDir?: string; databaseUrl?: string }>();
+  return loadConfig(process.env, { dataDir: globals.dataDir, databaseUrl: globals.databaseUrl, ...extra });
+}
+
+/** Opens and migrates the database for an admin command, and closes it afterwards. */
+export async function withDatabase<T>(
+  config: Config,
+  work: (database: DatabaseHandle, pepper: string) => Promise<T>,
+): Promise<T> {
+  const database = await openDatabase(config.databaseUrl);
+  try {
+    await database.migrate();
+    const pepper = config.keyPepper ?? loadOrCreateSecret(config.dataDir, 'key-pepper');
+    return await work(database, pepper);
+  } finally {
+    await database.close();
+  }
+}

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+/** What the domain may rely on, independent of which engine stores the data. */
+export interface DialectCapabilities {
+  name: 'sqlite' | 'postgres';
+  supportsReturning: boolean;
+  /** Several processes may write at once (a server pool rather than one file). */
+  sharedAcrossProcesses: boolean;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  capabilities: DialectCapabilities;
+  /** Resolves when the database answers a trivial query; rejects otherwise. */
+  ping(): Promise<void>;
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+async function openSqlite(file: string): Promise<Kysely<Database>> {
+  const { default: SQLite } = await import('better-sqlite3');
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const conn = new SQLite(file);
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('synchronous = NORMAL');
+  conn.pragma('foreign_keys = ON');
+  conn.pragma('busy_timeout = 5000');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+}
+
+async function openPostgres(url: string): Promise<Kysely<Database>> {
+  // Loaded lazily: the embedded mode never needs the PostgreSQL driver.
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export async function openDatabase(url: string): Promise<DatabaseHandle> {
+  const isSqlite = url.startsWith('sqlite:');
+  const db = isSqlite ? await openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url);
+  const capabilities: DialectCapabilities = isSqlite
+    ? { name: 'sqlite', supportsReturning: true, sharedAcrossProcesses: false }
+    : { name: 'postgres', supportsReturning: true, sharedAcrossProcesses: true };
+  return {
+    db,
+    capabilities,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async migrate() {
+      const migrator = new Migrator({ db, provider: migrationProvider });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error;
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/** True when a driver error is a unique-constraint violation, on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null || !('code' in err)) return false;
+  const code = (err as { code: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** True when a driver error is a foreign-key violation, on either dialect. */
+export function isForeignKeyViolation(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null || !('code' in err)) return false;
+  const code = (err as { code: unknown }).code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}

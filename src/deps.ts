@@ -1,0 +1,17 @@
+import type { Kysely } from 'kysely';
+import type { Authenticator } from './auth/authenticator.js';
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/database.js';
+import type { Database } from './db/schema.js';
+import type { RateLimiter } from './ratelimit/limiter.js';
+
+/** Everything a feature needs, built once by the composition root (app.ts) and passed down. */
+export interface Deps {
+  config: Config;
+  database: DatabaseHandle;
+  db: Kysely<Database>;
+  auth: Authenticator;
+  limiter: RateLimiter;
+  /** The secret mixed into API key hashes. */
+  pepper: string;
+}

@@ -1,0 +1,84 @@
+import type { Kysely, Selectable } from 'kysely';
+import { isUniqueViolation } from '../db/database.js';
+import type { Database, EvaluatorTable } from '../db/schema.js';
+import { ApiError } from '../http/errors.js';
+import type { Page } from '../http/schemas.js';
+
+export type EvaluatorRow = Selectable<EvaluatorTable> & { container_label: string | null };
+
+function nameTaken(name: string): ApiError {
+  return new ApiError('conflict', `An evaluator named '${name}' already exists in this project`, { name });
+}
+
+function withLabel(db: Kysely<Database>) {
+  return db
+    .selectFrom('evaluators')
+    .leftJoin('containers', 'containers.id', 'evaluators.container_id')
+    .selectAll('evaluators')
+    .select('containers.label as container_label');
+}
+
+export async function insertEvaluator(db: Kysely<Database>, row: EvaluatorTable): Promise<void> {
+  try {
+    await db.insertInto('evaluators').values(row).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(row.name);
+    throw err;
+  }
+}
+
+/** An evaluator of the project by id or name. */
+export async function findEvaluator(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string,
+): Promise<EvaluatorRow | undefined> {
+  return withLabel(db)
+    .where('evaluators.project_id', '=', projectId)
+    .where((eb) => (ref.startsWith('evl_') ? eb('evaluators.id', '=', ref) : eb('evaluators.name', '=', ref)))
+    .executeTakeFirst();
+}
+
+export async function listEvaluators(
+  db: Kysely<Database>,
+  projectId: string,
+  containerId: string | null,
+  page: Page,
+): Promise<{ rows: EvaluatorRow[]; total: number }> {
+  let rowsQ = withLabel(db).where('evaluators.project_id', '=', projectId);
+  let countQ = db
+    .selectFrom('evaluators')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('project_id', '=', projectId);
+  if (containerId !== null) {
+    rowsQ = rowsQ.where('evaluators.container_id', '=', containerId);
+    countQ = countQ.where('container_id', '=', containerId);
+  }
+  const [rows, count] = await Promise.all([
+    rowsQ
+      .orderBy('evaluators.created_at', 'desc')
+      .orderBy('evaluators.id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    countQ.executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export async function updateEvaluator(
+  db: Kysely<Database>,
+  id: string,
+  patch: Partial<EvaluatorTable>,
+): Promise<void> {
+  try {
+    await db.updateTable('evaluators').set(patch).where('id', '=', id).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(patch.name ?? '');
+    throw err;
+  }
+}
+
+export async function deleteEvaluator(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom('evaluators').where('id', '=', id).execute();
+}

@@ -1,0 +1,64 @@
+/**
+ * The one error type of the service. Domain code throws it; `renderError` in ./error-handler.ts is the
+ * only place that turns it (or anything else) into an HTTP response.
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_json: 400,
+  provider_not_configured: 400,
+  invalid_api_key: 401,
+  permission_denied: 403,
+  not_found: 404,
+  model_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  container_in_use: 409,
+  resource_in_use: 409,
+  idempotency_key_reused: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_error: 422,
+  rate_limit_exceeded: 429,
+  internal_error: 500,
+  not_implemented: 501,
+  sandbox_unavailable: 501,
+  upstream_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** One entry of a 422 body: where (`body`/`query`/`path` first), what, and a machine-readable type. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> | null = null,
+    readonly issues: ValidationIssue[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+
+  static validation(issues: ValidationIssue[]): ApiError {
+    const first = issues[0];
+    return new ApiError('validation_error', first ? first.msg : 'Invalid request', null, issues);
+  }
+
+  static invalid(loc: (string | number)[], msg: string, type = 'value_error'): ApiError {
+    return ApiError.validation([{ loc, msg, type }]);
+  }
+
+  static notFound(what: string, ref: string): ApiError {
+    return new ApiError('not_found', `${what} '${ref}' not found`, { resource: what.toLowerCase(), ref });
+  }
+}

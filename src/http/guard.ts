@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Authenticator, Principal } from '../auth/authenticator.js';
+import { grants } from '../auth/permissions.js';
+import type { RateLimiter } from '../ratelimit/limiter.js';
+import { ApiError } from './errors.js';
+import './types.js';
+
+/**
+ * Every route that names a permission: authenticate the key (401), spend from its rate budget (429,
+ * with the four headers on every response), then check the permission (403).
+ */
+export function installGuard(app: FastifyInstance, auth: Authenticator, limiter: RateLimiter): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const permission = request.routeOptions.config?.permission;
+    if (!permission) return;
+    const principal = await auth.authenticate(request.headers.authorization);
+    request.principal = principal;
+    let decision: Awaited<ReturnType<RateLimiter['take']>>;
+    try {
+      decision = await limiter.take(`key:${principal.keyId}`);
+    } catch {
+      throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly');
+    }
+    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Remaining', decision.remaining);
+    reply.header('X-RateLimit-Reset', decision.resetAt);
+    if (!decision.allowed) {
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `Rate limit exceeded; retry in ${decision.retryAfter} s`,
+        { retry_after: decision.retryAfter },
+        [],
+        { 'Retry-After': String(decision.retryAfter) },
+      );
+    }
+    if (!grants(principal.permissions, permission)) {
+      throw new ApiError('permission_denied', `This API key lacks the '${permission}' permission`, {
+        required: permission,
+      });
+    }
+  });
+}
+
+/** The caller of a guarded route. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new ApiError('invalid_api_key', 'Missing API key');
+  return request.principal;
+}

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import sjson from 'secure-json-parse';
+import { ApiError } from './errors.js';
+
+/** Deeper documents are refused: nothing the API takes needs them, and they make later steps recurse. */
+export const MAX_JSON_DEPTH = 64;
+
+function tooDeep(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_JSON_DEPTH) return true;
+    for (const child of Object.values(v))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new ApiError('invalid_json', 'Request body is empty; send a JSON document');
+  let value: unknown;
+  try {
+    value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : 'parse error';
+    throw new ApiError('invalid_json', `Request body is not valid JSON: ${detail}`);
+  }
+  if (tooDeep(value)) throw new ApiError('invalid_json', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
+}
+
+/** JSON is the only media type of the API unless a route adds its own (e.g. JSON lines uploads). */
+export function installJsonParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    /^application\/(.+\+)?json(\s*;.*)?$/i,
+    { parseAs: 'string' },
+    (_req, body, done) => {
+      try {
+        done(null, parseJsonBody(body as string));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    },
+  );
+}

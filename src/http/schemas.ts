@@ -1,0 +1,83 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { ERROR_STATUS } from './errors.js';
+
+/** A free-form JSON object (metadata, parameters). */
+export const FreeObject = (description?: string) =>
+  Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String({ description: 'Machine-readable code', enum: Object.keys(ERROR_STATUS) }),
+        message: Type.String(),
+        details: Type.Optional(Nullable(FreeObject())),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, description: 'Error envelope' },
+);
+
+export const ValidationErrorBody = Type.Object(
+  {
+    detail: Type.Array(
+      Type.Object(
+        {
+          loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+          msg: Type.String(),
+          type: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Validation error' },
+);
+
+/** Statuses that any guarded route may answer. */
+const GUARDED = [400, 401, 403, 429, 500, 503] as const;
+
+/** Success schemas plus the documented error bodies for the given statuses. */
+export function responses(success: Record<number, TSchema>, ...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = { ...success };
+  for (const s of new Set([...GUARDED, ...statuses]))
+    out[s] = s === 422 ? ValidationErrorBody : ErrorEnvelope;
+  return out;
+}
+
+export const PageQuery = {
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1..100' }),
+  ),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' })),
+};
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export function pageOf(q: { limit?: number; offset?: number }): Page {
+  return { limit: q.limit ?? 20, offset: q.offset ?? 0 };
+}
+
+export const ListOf = <T extends TSchema>(item: T) =>
+  Type.Object({
+    object: Type.Literal('list'),
+    data: Type.Array(item),
+    total: Type.Integer({ minimum: 0 }),
+  });
+
+export interface ListResponse<T> {
+  object: 'list';
+  data: T[];
+  total: number;
+}
+
+export const IdParam = (name: string, description: string) =>
+  Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 200, description }) });
+
+export type { Static };

@@ -1,0 +1,123 @@
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { ValidationIssue } from './errors.js';
+
+// ajv-formats ships CommonJS; under NodeNext its default export is the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const common: Options = { allErrors: true, strict: false, removeAdditional: false, useDefaults: true };
+
+/** Bodies are checked strictly; query strings, paths and headers are text, so they are coerced. */
+const strict = addFormats(new Ajv({ ...common, coerceTypes: false }));
+const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? strict : coercing;
+  return ajv.compile(schema as object);
+};
+
+const PART: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+function describe(e: ErrorObject): { msg: string; type: string; extra?: string } {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { msg: 'Field required', type: 'missing', extra: String(p.missingProperty) };
+    case 'additionalProperties':
+      return {
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+        extra: String(p.additionalProperty),
+      };
+    case 'type':
+      return {
+        msg: `Input should be of type ${String(p.type).replace(',', ' or ')}`,
+        type: `${p.type}_type`,
+      };
+    case 'minimum':
+      return { msg: `Input should be greater than or equal to ${p.limit}`, type: 'greater_than_equal' };
+    case 'maximum':
+      return { msg: `Input should be less than or equal to ${p.limit}`, type: 'less_than_equal' };
+    case 'minLength':
+      return { msg: `String should have at least ${p.limit} character(s)`, type: 'string_too_short' };
+    case 'maxLength':
+      return { msg: `String should have at most ${p.limit} character(s)`, type: 'string_too_long' };
+    case 'minItems':
+      return { msg: `List should have at least ${p.limit} item(s)`, type: 'too_short' };
+    case 'maxItems':
+      return { msg: `List should have at most ${p.limit} item(s)`, type: 'too_long' };
+    case 'pattern':
+      return { msg: `String should match pattern '${p.pattern}'`, type: 'string_pattern_mismatch' };
+    case 'enum':
+    case 'const': {
+      const allowed = (p.allowedValues as unknown[] | undefined) ?? [p.allowedValue];
+      return { msg: `Input should be ${allowed.map((v) => JSON.stringify(v)).join(' or ')}`, type: 'enum' };
+    }
+    case 'format':
+      return { msg: `Input should be a valid ${p.format}`, type: 'format' };
+    case 'anyOf':
+    case 'oneOf':
+      return { msg: 'Input does not match any allowed shape', type: 'union' };
+    default:
+      return { msg: e.message ?? 'Invalid value', type: e.keyword };
+  }
+}
+
+function pointer(instancePath: string): (string | number)[] {
+  if (instancePath === '') return [];
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/**
+ * Turns ajv errors into 422 entries. Errors inside a union (anyOf) are collapsed into one entry at the
+ * union's location, since listing every failed branch would only confuse.
+ */
+export function toIssues(part: string, errors: readonly ErrorObject[]): ValidationIssue[] {
+  const unions = errors
+    .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
+    .map((e) => e.schemaPath);
+  const loc0 = PART[part] ?? part;
+  const seen = new Set<string>();
+  const issues: ValidationIssue[] = [];
+  const push = (e: ErrorObject, override?: { msg: string; type: string }) => {
+    const described = describe(e);
+    const { msg, type } = override ?? described;
+    const loc: (string | number)[] = [loc0, ...pointer(e.instancePath)];
+    if (described.extra !== undefined) loc.push(described.extra);
+    const key = `${loc.join('\u0000')}|${type}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    issues.push({ loc, msg, type });
+  };
+  for (const e of errors) {
+    if (unions.some((u) => e.schemaPath.startsWith(`${u}/`))) continue;
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
+      const inner = errors.filter((i) => i.schemaPath.startsWith(`${e.schemaPath}/`));
+      const typeErrors = inner.filter((i) => i.keyword === 'type' && i.instancePath === e.instancePath);
+      const others = inner.filter((i) => !typeErrors.includes(i));
+      if (others.length === 0 && typeErrors.length > 0) {
+        // A plain type mismatch against every branch (e.g. a nullable number given a string).
+        const types = [...new Set(typeErrors.map((i) => String((i.params as { type: unknown }).type)))];
+        push(e, { msg: `Input should be of type ${types.join(' or ')}`, type: `${types[0]}_type` });
+      } else if (others.length > 0) {
+        // The value had the right type for a branch but broke that branch's rules: report those.
+        for (const o of others) push(o);
+      } else {
+        push(e);
+      }
+      continue;
+    }
+    push(e);
+  }
+  return issues;
+}

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export type IdPrefix = 'org' | 'prj' | 'key' | 'ctr' | 'ds' | 'mdl' | 'evl' | 'run' | 'log' | 'smp' | 'job';
+
+let lastMs = 0;
+let lastRandom: Buffer = Buffer.alloc(10);
+
+function encode(bytes: Uint8Array, chars: number): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += CROCKFORD[(value >>> bits) & 31];
+    }
+  }
+  return out.slice(0, chars);
+}
+
+function increment(buf: Buffer): Buffer {
+  const next = Buffer.from(buf);
+  for (let i = next.length - 1; i >= 0; i--) {
+    const v = next[i]!;
+    if (v < 255) {
+      next[i] = v + 1;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return next;
+}
+
+/**
+ * A prefixed, time-ordered id (ULID layout: 48-bit milliseconds, 80 random bits), monotonic within
+ * the process, so that ordering by id is ordering by creation.
+ */
+export function newId(prefix: IdPrefix): string {
+  const now = Date.now();
+  if (now <= lastMs) {
+    lastRandom = increment(lastRandom);
+  } else {
+    lastMs = now;
+    lastRandom = randomBytes(10);
+  }
+  let time = '';
+  for (let ms = lastMs, i = 0; i < 10; i++, ms = Math.floor(ms / 32)) time = CROCKFORD[ms % 32] + time;
+  return `${prefix}_${time}${encode(lastRandom, 16)}`;
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}

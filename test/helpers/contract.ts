@@ -1,0 +1,104 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+interface OpenApiDoc {
+  paths: Record<
+    string,
+    Record<string, { responses?: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
+}
+
+const ENVELOPE = {
+  type: 'object',
+  required: ['error'],
+  additionalProperties: false,
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      additionalProperties: false,
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: { type: ['object', 'null'] },
+      },
+    },
+  },
+};
+const VALIDATION = {
+  type: 'object',
+  required: ['detail'],
+  additionalProperties: false,
+  properties: {
+    detail: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['loc', 'msg', 'type'],
+        properties: {
+          loc: { type: 'array', minItems: 1, items: { type: ['string', 'integer'] } },
+          msg: { type: 'string' },
+          type: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
+/**
+ * Checks every response a test receives against the served OpenAPI document: the documented status,
+ * the documented body, and for errors exactly the envelope (or the 422 shape).
+ */
+export class ContractChecker {
+  private readonly ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+  private readonly cache = new Map<string, ValidateFunction>();
+  private readonly routes: { method: string; template: string; regex: RegExp }[] = [];
+  private readonly envelope = this.ajv.compile(ENVELOPE);
+  private readonly validation = this.ajv.compile(VALIDATION);
+
+  constructor(private readonly doc: OpenApiDoc) {
+    for (const [template, methods] of Object.entries(doc.paths)) {
+      const regex = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+      for (const method of Object.keys(methods))
+        this.routes.push({ method: method.toUpperCase(), template, regex });
+    }
+  }
+
+  check(method: string, url: string, status: number, body: unknown, contentType: string): void {
+    const where = `${method} ${url} → ${status}`;
+    if (status >= 400 && status !== 422 && contentType.includes('json') && !this.envelope(body)) {
+      throw new Error(`${where}: error body is not exactly the envelope: ${JSON.stringify(body)}`);
+    }
+    if (status === 422 && !this.validation(body)) {
+      throw new Error(`${where}: 422 body is not the validation shape: ${JSON.stringify(body)}`);
+    }
+    const pathOnly = url.split('?')[0]!;
+    // Literal templates win over parameterised ones, as in the router.
+    const candidates = this.routes.filter((r) => r.method === method && r.regex.test(pathOnly));
+    const route = candidates.find((r) => !r.template.includes('{')) ?? candidates[0];
+    if (!route) {
+      if (status !== 404 && status !== 405) throw new Error(`${where}: route is not in the OpenAPI document`);
+      return;
+    }
+    const responses = this.doc.paths[route.template]?.[method.toLowerCase()]?.responses ?? {};
+    const documented = responses[String(status)];
+    if (!documented)
+      throw new Error(`${where}: status ${status} is not documented for ${method} ${route.template}`);
+    const schema = documented.content?.['application/json']?.schema;
+    if (!schema || !contentType.includes('json')) return;
+    const key = `${method} ${route.template} ${status}`;
+    let validate = this.cache.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(schema);
+      this.cache.set(key, validate);
+    }
+    if (!validate(body)) {
+      throw new Error(
+        `${where}: body does not match the documented schema: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,109 @@
+import { type App, createApp } from '../../src/app.js';
+import { createKey } from '../../src/auth/key-store.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { ensureProject } from '../../src/tenancy/projects.js';
+import { ContractChecker } from './contract.js';
+import { type FreshDatabase, freshDatabase } from './databases.js';
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is (string or bytes) instead of JSON. */
+  raw?: string | Uint8Array;
+  headers?: Record<string, string>;
+  /** Skip the OpenAPI check (for deliberately odd requests that the contract does not describe). */
+  unchecked?: boolean;
+}
+
+export interface CallResult<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestKey {
+  key: string;
+  id: string;
+  projectId: string;
+}
+
+export interface Harness {
+  url: string;
+  app: App;
+  config: Config;
+  database: FreshDatabase;
+  /** A key with every permission in the harness's main project. */
+  admin: TestKey;
+  call<T = any>(method: string, path: string, options?: CallOptions): Promise<CallResult<T>>;
+  key(permissions?: string[], project?: string): Promise<TestKey>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  /** Reuse an existing database (e.g. to share one between two app instances). */
+  database?: FreshDatabase;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const database = options.database ?? (await freshDatabase());
+  const config = loadConfig({
+    EVALGATE_DATA_DIR: database.dataDir,
+    EVALGATE_DATABASE_URL: database.url,
+    EVALGATE_LOG_LEVEL: 'silent',
+    EVALGATE_KEY_PEPPER: 'test-pepper-0123456789abcdef',
+    ...options.env,
+  });
+  const app = await createApp(config);
+  await app.server.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const contract = new ContractChecker(
+    app.server.swagger() as ConstructorParameters<typeof ContractChecker>[0],
+  );
+
+  async function key(permissions: string[] = ['*'], project = 'main'): Promise<TestKey> {
+    const p = await ensureProject(app.deps.db, project);
+    const created = await createKey(app.deps.db, app.deps.pepper, {
+      projectId: p.id,
+      name: 'test',
+      permissions,
+    });
+    return { key: created.key, id: created.view.id, projectId: p.id };
+  }
+  const admin = await key(['*']);
+
+  async function call<T>(method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    const k = opts.key === undefined ? admin.key : opts.key;
+    if (k !== null) headers.authorization = `Bearer ${k}`;
+    let body: string | Uint8Array | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers, body });
+    const text = await res.text();
+    const contentType = res.headers.get('content-type') ?? '';
+    let parsed: unknown = text;
+    if (contentType.includes('json') && text !== '') parsed = JSON.parse(text);
+    if (!opts.unchecked) contract.check(method, path, res.status, parsed, contentType);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  return {
+    url,
+    app,
+    config,
+    database,
+    admin,
+    call,
+    key,
+    async close() {
+      await app.close();
+      if (!options.database) await database.drop();
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+
+// The whole suite runs once per database: the same tests against SQLite and against PostgreSQL.
+// EVALGATE_TEST_DB=sqlite|postgres narrows a run to one of them.
+const only = process.env.EVALGATE_TEST_DB;
+const dbs = only ? [only] : ['sqlite', 'postgres'];
+
+export default defineConfig({
+  test: {
+    projects: dbs.map((db) => ({
+      extends: true,
+      test: { name: db, env: { EVALGATE_TEST_DB: db } },
+    })),
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    globalSetup: ['test/helpers/global-setup.ts'],
+  },
+});
