@@ -1,0 +1,20 @@
+/**
+ * The canonical shape every data source yields (ARCHITECTURE.md section 8). Dataset rows map their
+ * `input`, `output`, `expected` fields; a task log maps its request messages to `input` and its
+ * response text to `output`. The whole row stays available as `raw`.
+ */
+export interface Item {
+  /** Stable id within its source: a dataset row's position/id or a task log's id. */
+  id: string;
+  input: unknown;
+  output: unknown;
+  expected: unknown;
+  metadata: Record<string, unknown>;
+  raw: unknown;
+}
+
+/** `start:end`, 0-based, end exclusive. */
+export interface Range {
+  start: number;
+  end: number;
+}

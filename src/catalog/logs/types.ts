@@ -1,0 +1,43 @@
+/** One model call to record as a task log of a container (the gateway's traffic). */
+export interface TaskLogRecord {
+  /** Assigned by the caller (`log_…`), so the id can be returned before the record is written. */
+  id: string;
+  projectId: string;
+  containerId: string;
+  model: string;
+  /** Request messages. */
+  input: unknown;
+  /** Response text (or assembled stream text); null on failure. */
+  output: string | null;
+  request: unknown;
+  response: unknown;
+  usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
+  latencyMs: number;
+  /** USD. */
+  cost: number;
+  status: 'success' | 'error';
+  error: { code: string; message: string } | null;
+  metadata: Record<string, unknown>;
+  /** ISO time of the call. */
+  createdAt: string;
+}
+
+export interface LogWriterStats {
+  accepted: number;
+  written: number;
+  /** Records that could not be written (database down, buffer full) and were dropped. */
+  failed: number;
+  buffered: number;
+}
+
+/**
+ * Accepts records without waiting, writes them in batches (size or time, whichever first), applies
+ * back-pressure with a bounded buffer (dropping and counting past it), flushes on close.
+ */
+export interface LogWriter {
+  write(record: TaskLogRecord): void;
+  /** Resolves when everything accepted so far has been written or counted as failed. */
+  flush(): Promise<void>;
+  stats(): LogWriterStats;
+  close(): Promise<void>;
+}
