@@ -31,3 +31,17 @@ export interface Scorer {
   scoreBatch(inputs: ScoreInput[], signal: AbortSignal): Promise<ScoreOutcome[]>;
   close(): Promise<void>;
 }
+
+/**
+ * A scorer that cannot be prepared at all (e.g. its requirements fail to install). The run fails with
+ * this code and message; unlike per-sample errors it is not retried.
+ */
+export class ScorerSetupError extends Error {
+  override name = 'ScorerSetupError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
