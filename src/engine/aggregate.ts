@@ -1,0 +1,160 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { RunResults } from '../runs/schemas.js';
+import type { RunPlan } from './plan.js';
+
+export type BreakReason = 'expected_count_reached' | 'source_exhausted' | 'cancelled' | 'error';
+
+/** Per launch, what execution learnt that the stored rows cannot tell: layout and how it ended. */
+export interface LaunchOutcome {
+  index: number;
+  expected: number;
+  positions: number;
+  callId: string | null;
+}
+
+interface Row {
+  launch_index: number | string;
+  evaluator_id: string;
+  total: number | string;
+  scored: number | string | null;
+  passed: number | string | null;
+  failed: number | string | null;
+  errors: number | string | null;
+  missing: number | string | null;
+  inconsistent: number | string | null;
+  avg_score: number | string | null;
+  avg_sq: number | string | null;
+}
+
+type PerEval = NonNullable<NonNullable<NonNullable<RunResults['per_model']>[number]['per_eval']>[string]>;
+/** The contract's per-evaluator fields plus Evalgate's extras (spread, inconsistent verdicts, name). */
+type PerEvalMap = Record<string, PerEval & Record<string, unknown>>;
+
+const num = (v: number | string | null | undefined) => Number(v ?? 0);
+const mean = (xs: (number | null)[]) => {
+  const real = xs.filter((x): x is number => x !== null && Number.isFinite(x));
+  return real.length ? real.reduce((a, b) => a + b, 0) / real.length : null;
+};
+
+/**
+ * Results of contract section 2.6, computed with SQL aggregates over the stored per-sample rows (never
+ * from in-memory lists), so they are right after a restart and for runs of any size.
+ */
+export async function aggregate(
+  db: Kysely<Database>,
+  runId: string,
+  plan: RunPlan,
+  launches: LaunchOutcome[],
+  ending: 'completed' | 'cancelled' | 'error',
+): Promise<RunResults> {
+  const rows = (await db
+    .selectFrom('run_samples')
+    .select([
+      'launch_index',
+      'evaluator_id',
+      sql<number>`count(*)`.as('total'),
+      sql<number>`sum(case when status = 'scored' then 1 else 0 end)`.as('scored'),
+      sql<number>`sum(case when passed = 1 then 1 else 0 end)`.as('passed'),
+      sql<number>`sum(case when passed = 0 then 1 else 0 end)`.as('failed'),
+      sql<number>`sum(case when status = 'error' then 1 else 0 end)`.as('errors'),
+      sql<number>`sum(case when status = 'missing' then 1 else 0 end)`.as('missing'),
+      sql<number>`sum(case when inconsistent = 1 then 1 else 0 end)`.as('inconsistent'),
+      sql<number>`avg(case when status = 'scored' then score end)`.as('avg_score'),
+      sql<number>`avg(case when status = 'scored' then score * score end)`.as('avg_sq'),
+    ])
+    .where('run_id', '=', runId)
+    .groupBy(['launch_index', 'evaluator_id'])
+    .execute()) as Row[];
+  const byKey = new Map(rows.map((r) => [`${num(r.launch_index)}:${r.evaluator_id}`, r]));
+
+  const perModel = launches.map((launch) => {
+    const perEval: PerEvalMap = {};
+    for (const ev of plan.evaluators) {
+      const r = byKey.get(`${launch.index}:${ev.id}`);
+      const scored = num(r?.scored);
+      const passed = num(r?.passed);
+      const failed = num(r?.failed);
+      const avg = r && r.avg_score !== null ? Number(r.avg_score) : null;
+      let stdev: number | null = null;
+      if (avg !== null && scored > 1) {
+        const variance = ((Number(r?.avg_sq) - avg * avg) * scored) / (scored - 1);
+        stdev = Math.sqrt(Math.max(0, variance));
+      }
+      const accuracy = passed + failed > 0 ? passed / (passed + failed) : null;
+      const total = num(r?.total);
+      let breakReason: string;
+      if (ending === 'cancelled') breakReason = 'cancelled';
+      else if (ending === 'error') breakReason = 'error';
+      else breakReason = launch.positions < launch.expected ? 'source_exhausted' : 'expected_count_reached';
+      perEval[ev.id] = {
+        evaluator_name: ev.name,
+        accuracy,
+        avg_score: avg,
+        avg_accuracy: accuracy,
+        num_total: total,
+        num_scored: scored,
+        num_passed: passed,
+        num_failed: failed,
+        num_errors: num(r?.errors),
+        num_missing: num(r?.missing),
+        ...(ev.mode === 'pairwise' ? { num_inconsistent: num(r?.inconsistent) } : {}),
+        stdev,
+        stderr: stdev !== null ? stdev / Math.sqrt(scored) : null,
+        break_reason: breakReason,
+        expected_count: launch.expected,
+      };
+    }
+    const evals = Object.values(perEval);
+    const model = plan.launches[launch.index]?.model ?? null;
+    return {
+      model: model === null ? null : { slug: model },
+      per_eval: perEval,
+      avg_score: mean(evals.map((e) => e?.avg_score ?? null)),
+      avg_accuracy: mean(evals.map((e) => e?.accuracy ?? null)),
+      launch_index: launch.index,
+      launch_call_id: launch.callId,
+    };
+  });
+
+  return {
+    overall: {
+      avg_score: mean(perModel.map((m) => m.avg_score)),
+      avg_accuracy: mean(perModel.map((m) => m.avg_accuracy)),
+    },
+    metadata: { positions: launches.reduce((a, l) => a + l.positions, 0) },
+    per_model: perModel,
+    launch_count: launches.length,
+  };
+}
+
+/** Token, call and cost totals for the run's metrics. */
+export async function usageTotals(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<{ judge: Record<string, number>; generation: Record<string, number> }> {
+  const [j, g] = await Promise.all([
+    db
+      .selectFrom('run_samples')
+      .select([
+        sql<number>`coalesce(sum(calls), 0)`.as('calls'),
+        sql<number>`coalesce(sum(prompt_tokens), 0)`.as('prompt_tokens'),
+        sql<number>`coalesce(sum(completion_tokens), 0)`.as('completion_tokens'),
+        sql<number>`coalesce(sum(cost), 0)`.as('cost'),
+      ])
+      .where('run_id', '=', runId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('run_generations')
+      .select([
+        sql<number>`count(*)`.as('calls'),
+        sql<number>`coalesce(sum(prompt_tokens), 0)`.as('prompt_tokens'),
+        sql<number>`coalesce(sum(completion_tokens), 0)`.as('completion_tokens'),
+        sql<number>`coalesce(sum(cost), 0)`.as('cost'),
+      ])
+      .where('run_id', '=', runId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  const n = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)]));
+  return { judge: n(j), generation: n(g) };
+}

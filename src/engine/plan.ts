@@ -1,0 +1,101 @@
+import type { Range } from '../catalog/items.js';
+
+export type SideName = 'sample' | 'ground_truth' | 'baseline';
+export type SourceType = 'dataset' | 'container' | 'generate';
+
+/** A side after resolution: which resource (by id) and which slice. */
+export interface PlannedSide {
+  type: SourceType;
+  /** Dataset or container id (not for generate). */
+  ref: string | null;
+  /** Model slugs of a generate side. */
+  models: string[];
+  range: Range;
+}
+
+/** The evaluator as it was when the run was created: later edits do not change a run. */
+export interface EvaluatorSnapshot {
+  id: string;
+  name: string;
+  type: 'judge' | 'code';
+  mode: string;
+  model: string | null;
+  prompt: string | null;
+  api: string | null;
+  inference_parameters: Record<string, unknown>;
+  pass_threshold: number | null;
+  source: string | null;
+  requirements: string[];
+}
+
+export interface Launch {
+  index: number;
+  /** The model generating the launch's side, or null for a launch without generation. */
+  model: string | null;
+}
+
+/** Everything execution needs, fixed at creation and stored with the run. */
+export interface RunPlan {
+  projectId: string;
+  containerId: string;
+  sides: { sample: PlannedSide; ground_truth: PlannedSide; baseline: PlannedSide | null };
+  /** The side whose models define the launches, if any. */
+  generated: 'sample' | 'ground_truth' | null;
+  launches: Launch[];
+  evaluators: EvaluatorSnapshot[];
+}
+
+export function parseRange(text: string | null | undefined): Range {
+  const [start, end] = (text ?? '0:100').split(':').map(Number) as [number, number];
+  return { start, end };
+}
+
+export function formatRange(r: Range): string {
+  return `${r.start}:${r.end}`;
+}
+
+export function launchesOf(plan: Pick<RunPlan, 'sides' | 'generated'>): Launch[] {
+  if (plan.generated === null) return [{ index: 0, model: null }];
+  return plan.sides[plan.generated].models.map((model, index) => ({ index, model }));
+}
+
+/** Where the items of a non-generate side at run position `p` sit in that side's own list. */
+export interface Layout {
+  /** Positions the launch evaluates. */
+  positions: number;
+  /** Positions the ranges ask for; fewer real positions mean the source ran out. */
+  expected: number;
+  /** Offset added to a position to get the index in each side's full list (null for generate sides). */
+  offsets: Record<SideName, number | null>;
+}
+
+const clampLen = (available: number, r: Range) => Math.max(0, Math.min(available, r.end) - r.start);
+
+/**
+ * Lays out positions from the number of items each non-generate side has. Non-generate sides are aligned
+ * by position within their own ranges. A generate side takes its inputs from the other side's slice and
+ * applies its own range to it.
+ */
+export function layout(plan: Pick<RunPlan, 'sides' | 'generated'>, counts: Partial<Record<SideName, number>>): Layout {
+  const { sample, ground_truth, baseline } = plan.sides;
+  const offsets: Record<SideName, number | null> = {
+    sample: sample.type === 'generate' ? null : sample.range.start,
+    ground_truth: ground_truth.type === 'generate' ? null : ground_truth.range.start,
+    baseline: baseline && baseline.type !== 'generate' ? baseline.range.start : null,
+  };
+  if (plan.generated !== null) {
+    const gen = plan.sides[plan.generated];
+    const sourceName: SideName = plan.generated === 'sample' ? 'ground_truth' : 'sample';
+    const source = plan.sides[sourceName];
+    const sourceLen = clampLen(counts[sourceName] ?? 0, source.range);
+    const positions = Math.max(0, Math.min(sourceLen, gen.range.end) - gen.range.start);
+    offsets[sourceName] = source.range.start + gen.range.start;
+    return { positions, expected: gen.range.end - gen.range.start, offsets };
+  }
+  const lengths = [clampLen(counts.sample ?? 0, sample.range), clampLen(counts.ground_truth ?? 0, ground_truth.range)];
+  return {
+    positions: Math.max(...lengths),
+    expected: Math.max(sample.range.end - sample.range.start, ground_truth.range.end - ground_truth.range.start),
+    offsets,
+  };
+}

@@ -1,0 +1,192 @@
+import type { Kysely, Selectable } from 'kysely';
+import { isUniqueViolation } from '../db/database.js';
+import type { Database, RunGenerationTable, RunSampleTable, RunTable } from '../db/schema.js';
+import type { Page } from '../http/schemas.js';
+
+export type RunRow = Selectable<RunTable> & { container_label: string | null };
+
+function withLabel(db: Kysely<Database>) {
+  return db
+    .selectFrom('runs')
+    .leftJoin('containers', 'containers.id', 'runs.container_id')
+    .selectAll('runs')
+    .select('containers.label as container_label');
+}
+
+/** Inserts a run; returns false when its idempotency key is already taken in the project. */
+export async function insertRun(db: Kysely<Database>, row: RunTable): Promise<boolean> {
+  try {
+    await db.insertInto('runs').values(row).execute();
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err) && row.idempotency_key !== null) return false;
+    throw err;
+  }
+}
+
+export async function findRun(db: Kysely<Database>, projectId: string, id: string): Promise<RunRow | undefined> {
+  return withLabel(db).where('runs.project_id', '=', projectId).where('runs.id', '=', id).executeTakeFirst();
+}
+
+export async function findRunById(db: Kysely<Database>, id: string): Promise<RunRow | undefined> {
+  return withLabel(db).where('runs.id', '=', id).executeTakeFirst();
+}
+
+export async function findRunByIdempotencyKey(
+  db: Kysely<Database>,
+  projectId: string,
+  key: string,
+): Promise<RunRow | undefined> {
+  return withLabel(db).where('runs.project_id', '=', projectId).where('runs.idempotency_key', '=', key).executeTakeFirst();
+}
+
+export async function listRuns(
+  db: Kysely<Database>,
+  projectId: string,
+  filter: { containerId: string | null; status: string | null },
+  page: Page,
+): Promise<{ rows: RunRow[]; total: number }> {
+  let rowsQ = withLabel(db).where('runs.project_id', '=', projectId);
+  let countQ = db
+    .selectFrom('runs')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('project_id', '=', projectId);
+  if (filter.containerId !== null) {
+    rowsQ = rowsQ.where('runs.container_id', '=', filter.containerId);
+    countQ = countQ.where('container_id', '=', filter.containerId);
+  }
+  if (filter.status !== null) {
+    rowsQ = rowsQ.where('runs.status', '=', filter.status);
+    countQ = countQ.where('status', '=', filter.status);
+  }
+  const [rows, count] = await Promise.all([
+    rowsQ.orderBy('runs.created_at', 'desc').orderBy('runs.id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    countQ.executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export async function updateRun(db: Kysely<Database>, id: string, patch: Partial<RunTable>): Promise<void> {
+  await db.updateTable('runs').set(patch).where('id', '=', id).execute();
+}
+
+/** Moves a run to a new status only from one of the given ones; returns whether it moved. */
+export async function transitionRun(
+  db: Kysely<Database>,
+  id: string,
+  from: readonly string[],
+  patch: Partial<RunTable> & { status: string },
+): Promise<boolean> {
+  const result = await db.updateTable('runs').set(patch).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function runsToResume(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('runs')
+    .select('id')
+    .where('status', 'in', ['queued', 'running'])
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export async function cancelRequested(db: Kysely<Database>, id: string): Promise<boolean> {
+  const row = await db.selectFrom('runs').select('cancel_requested').where('id', '=', id).executeTakeFirst();
+  return (row?.cancel_requested ?? 0) === 1;
+}
+
+/** Per-sample rows are written once: a position already stored is skipped, never overwritten. */
+export async function insertSamples(db: Kysely<Database>, rows: RunSampleTable[]): Promise<void> {
+  if (rows.length === 0) return;
+  // Stay under SQLite's bound-parameter limit (32766): 21 columns a row.
+  for (let i = 0; i < rows.length; i += 1000) {
+    await db
+      .insertInto('run_samples')
+      .values(rows.slice(i, i + 1000))
+      .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing())
+      .execute();
+  }
+}
+
+export async function insertGenerations(db: Kysely<Database>, rows: RunGenerationTable[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('run_generations')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'side', 'position']).doNothing())
+    .execute();
+}
+
+/** The (evaluator, position) pairs of a launch already stored within [from, to). */
+export async function donePositions(
+  db: Kysely<Database>,
+  runId: string,
+  launch: number,
+  from: number,
+  to: number,
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('run_samples')
+    .select(['evaluator_id', 'position'])
+    .where('run_id', '=', runId)
+    .where('launch_index', '=', launch)
+    .where('position', '>=', from)
+    .where('position', '<', to)
+    .execute();
+  return new Set(rows.map((r) => `${r.evaluator_id}:${r.position}`));
+}
+
+export async function storedGenerations(
+  db: Kysely<Database>,
+  runId: string,
+  launch: number,
+  side: string,
+  from: number,
+  to: number,
+): Promise<Map<number, Selectable<RunGenerationTable>>> {
+  const rows = await db
+    .selectFrom('run_generations')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('launch_index', '=', launch)
+    .where('side', '=', side)
+    .where('position', '>=', from)
+    .where('position', '<', to)
+    .execute();
+  return new Map(rows.map((r) => [r.position, r]));
+}
+
+export async function countSamples(db: Kysely<Database>, runId: string): Promise<number> {
+  const row = await db
+    .selectFrom('run_samples')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('run_id', '=', runId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function listSamples(
+  db: Kysely<Database>,
+  runId: string,
+  filter: { launch?: number; evaluatorId?: string; passed?: boolean; errored?: boolean },
+  page: Page,
+): Promise<{ rows: Selectable<RunSampleTable>[]; total: number }> {
+  let q = db.selectFrom('run_samples').where('run_id', '=', runId);
+  if (filter.launch !== undefined) q = q.where('launch_index', '=', filter.launch);
+  if (filter.evaluatorId !== undefined) q = q.where('evaluator_id', '=', filter.evaluatorId);
+  if (filter.passed !== undefined) q = q.where('passed', '=', filter.passed ? 1 : 0);
+  if (filter.errored !== undefined) q = q.where('status', filter.errored ? '=' : '<>', 'error');
+  const [rows, count] = await Promise.all([
+    q
+      .selectAll()
+      .orderBy('launch_index')
+      .orderBy('position')
+      .orderBy('evaluator_id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

@@ -1,0 +1,96 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { principalOf } from '../http/guard.js';
+import { pageOf, responses } from '../http/schemas.js';
+import { streamRunEvents } from './events.js';
+import { CreateRun, ListRunsQuery, ListSamplesQuery, Run, RunIdParam, RunList, SampleList } from './schemas.js';
+import { listSamples } from './samples.js';
+import * as service from './service.js';
+
+const tags = ['evaluation runs'];
+
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Same key and body → same run' })),
+});
+
+export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> = async (app, { ctx }) => {
+  app.get(
+    '/v1/evaluation/runs',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: { tags, summary: 'List evaluation runs, newest first', querystring: ListRunsQuery, response: responses({ 200: RunList }, 422) },
+    },
+    async (req) => service.listRuns(ctx, principalOf(req).projectId, req.query, pageOf(req.query)),
+  );
+
+  app.post(
+    '/v1/evaluation/runs',
+    {
+      config: { permission: 'evaluation:write' },
+      schema: {
+        tags,
+        summary: 'Launch an evaluation run',
+        headers: IdempotencyHeaders,
+        body: CreateRun,
+        response: responses({ 201: Run }, 404, 409, 413, 415, 422, 501),
+      },
+    },
+    async (req, reply) => {
+      const run = await service.createRun(ctx, principalOf(req).projectId, req.body, req.headers['idempotency-key'] ?? null);
+      return reply.code(201).send(run);
+    },
+  );
+
+  app.get(
+    '/v1/evaluation/runs/:run_id',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: { tags, summary: 'Get an evaluation run', params: RunIdParam, response: responses({ 200: Run }, 404, 422) },
+    },
+    async (req) => service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
+  );
+
+  app.post(
+    '/v1/evaluation/runs/:run_id/cancel',
+    {
+      config: { permission: 'evaluation:write' },
+      schema: { tags, summary: 'Cancel a queued or running run; partial results are kept', params: RunIdParam, response: responses({ 200: Run }, 404, 409, 422) },
+    },
+    async (req) => service.cancelRun(ctx, principalOf(req).projectId, req.params.run_id),
+  );
+
+  app.get(
+    '/v1/evaluation/runs/:run_id/samples',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: {
+        tags,
+        summary: 'Per-sample results: one row per launch, evaluator and position',
+        params: RunIdParam,
+        querystring: ListSamplesQuery,
+        response: responses({ 200: SampleList }, 404, 422),
+      },
+    },
+    async (req) => {
+      const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
+      return listSamples(ctx.db, run, req.query, pageOf(req.query));
+    },
+  );
+
+  app.get(
+    '/v1/evaluation/runs/:run_id/events',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: {
+        tags,
+        summary: 'Server-sent events: status changes and progress, ending with the terminal status',
+        params: RunIdParam,
+        response: responses({ 200: Type.String({ description: 'text/event-stream' }) }, 404, 422),
+      },
+    },
+    async (req, reply) => {
+      const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
+      await streamRunEvents(ctx.db, run.id, req, reply);
+    },
+  );
+};

@@ -1,0 +1,197 @@
+import { ApiError } from '../../http/errors.js';
+import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
+import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
+import { render, type TemplateValues, variablesOf } from './template.js';
+import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
+
+export interface JudgeDefinition {
+  mode: string;
+  model: string | null;
+  prompt: string | null;
+  inference_parameters: Record<string, unknown>;
+  pass_threshold: number | null;
+}
+
+/** Calls the judge model: already bound to the resolved model and to the run's concurrency and back-off. */
+export type JudgeCall = (request: ChatRequest, signal: AbortSignal) => Promise<CompletionResult>;
+
+const POINTWISE_SYSTEM =
+  'You are an impartial evaluator. Follow the instructions, then reply with only a JSON object ' +
+  '{"score": <number>, "reasoning": "<one or two sentences>"}.';
+const PAIRWISE_SYSTEM =
+  'You are an impartial evaluator comparing two responses, A and B, to the same input. Judge only their ' +
+  'quality, not their order or length. Reply with only a JSON object {"winner": "A" | "B" | "tie", "reasoning": "<short>"}.';
+
+/** The item fields a judge needs at a position, beyond the sample output every judge reads. */
+export function judgeNeeds(def: JudgeDefinition): { expected: boolean; baseline: boolean } {
+  const vars = variablesOf(def.prompt ?? '');
+  return { expected: vars.has('expected'), baseline: def.mode === 'pairwise' };
+}
+
+function valuesOf(input: ScoreInput): TemplateValues {
+  const s = input.sample;
+  const g = input.groundTruth;
+  return {
+    input: s?.input ?? g?.input ?? null,
+    output: s?.output ?? null,
+    expected: g?.expected ?? s?.expected ?? null,
+    baseline: input.baseline?.output ?? null,
+    metadata: { ...(g?.metadata ?? {}), ...(s?.metadata ?? {}) },
+  };
+}
+
+function pointwisePrompt(template: string): string {
+  return variablesOf(template).has('output') ? template : `${template}\n\nInput:\n{{input}}\n\nOutput:\n{{output}}`;
+}
+
+function pairwisePrompt(template: string): string {
+  const vars = variablesOf(template);
+  if (vars.has('output_a') && vars.has('output_b')) return template;
+  return `${template}\n\nInput:\n{{input}}\n\nResponse A:\n{{output_a}}\n\nResponse B:\n{{output_b}}`;
+}
+
+interface Tally {
+  calls: number;
+  prompt: number;
+  completion: number;
+  cost: number;
+  latency: number;
+  lastText: string;
+}
+
+/** One call whose reply must parse; an unparseable reply is retried once, then reported as an error. */
+async function ask<T>(
+  call: JudgeCall,
+  request: ChatRequest,
+  parse: (text: string) => T | null,
+  tally: Tally,
+  signal: AbortSignal,
+): Promise<T | null> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const result = await call(request, signal);
+    tally.calls += 1;
+    tally.prompt += result.usage?.prompt_tokens ?? 0;
+    tally.completion += result.usage?.completion_tokens ?? 0;
+    tally.cost += result.cost;
+    tally.latency += result.latencyMs;
+    tally.lastText = result.text;
+    const parsed = parse(result.text);
+    if (parsed !== null) return parsed;
+  }
+  return null;
+}
+
+function outcome(tally: Tally, fields: Partial<ScoreOutcome>): ScoreOutcome {
+  return {
+    score: null,
+    passed: null,
+    reason: null,
+    error: null,
+    logs: null,
+    usage: { prompt_tokens: tally.prompt, completion_tokens: tally.completion },
+    cost: tally.cost,
+    latencyMs: tally.latency,
+    extra: { calls: tally.calls },
+    ...fields,
+  };
+}
+
+function passedOf(def: JudgeDefinition, score: number): boolean | null {
+  return def.pass_threshold === null ? null : score >= def.pass_threshold;
+}
+
+/** Pairwise score for the sample: 1 wins both orders, 0 loses both, 0.5 otherwise. */
+export function pairwiseScore(first: Winner, second: Winner): { score: number; inconsistent: boolean } {
+  // In the first order the sample is A; in the second it is B.
+  const sampleWinsFirst = first === 'A';
+  const sampleWinsSecond = second === 'B';
+  const sampleLosesFirst = first === 'B';
+  const sampleLosesSecond = second === 'A';
+  const mirrored =
+    (sampleWinsFirst && sampleWinsSecond) || (sampleLosesFirst && sampleLosesSecond) || (first === 'tie' && second === 'tie');
+  let score = 0.5;
+  if (sampleWinsFirst && sampleWinsSecond) score = 1;
+  else if (sampleLosesFirst && sampleLosesSecond) score = 0;
+  return { score, inconsistent: !mirrored };
+}
+
+export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer {
+  const params = def.inference_parameters;
+  const template = def.prompt ?? '';
+
+  async function pointwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
+    const tally: Tally = { calls: 0, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' };
+    const messages: ChatMessage[] = [
+      { role: 'system', content: POINTWISE_SYSTEM },
+      { role: 'user', content: render(pointwisePrompt(template), valuesOf(input)) },
+    ];
+    const request: ChatRequest = {
+      ...params,
+      model: def.model ?? '',
+      messages,
+      response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: POINTWISE_SCHEMA } },
+    };
+    const verdict = await ask(call, request, parsePointwise, tally, signal);
+    if (!verdict) {
+      return outcome(tally, {
+        error: { code: 'judge_unparseable', message: 'The judge did not reply with {"score": number} twice' },
+        logs: tally.lastText.slice(0, 2000),
+      });
+    }
+    return outcome(tally, { score: verdict.score, passed: passedOf(def, verdict.score), reason: verdict.reasoning });
+  }
+
+  async function pairwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
+    const tally: Tally = { calls: 0, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' };
+    const values = valuesOf(input);
+    const prompt = pairwisePrompt(template);
+    const requestFor = (a: unknown, b: unknown): ChatRequest => ({
+      ...params,
+      model: def.model ?? '',
+      messages: [
+        { role: 'system', content: PAIRWISE_SYSTEM },
+        { role: 'user', content: render(prompt, { ...values, output_a: a, output_b: b }) },
+      ],
+      response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: PAIRWISE_SCHEMA } },
+    });
+    // Both orders, so that a judge's preference for a position cancels out.
+    const [first, second] = await Promise.all([
+      ask(call, requestFor(values.output, values.baseline), parsePairwise, tally, signal),
+      ask(call, requestFor(values.baseline, values.output), parsePairwise, tally, signal),
+    ]);
+    if (!first || !second) {
+      return outcome(tally, {
+        error: { code: 'judge_unparseable', message: 'The judge did not reply with {"winner": "A"|"B"|"tie"} twice' },
+        logs: tally.lastText.slice(0, 2000),
+      });
+    }
+    const { score, inconsistent } = pairwiseScore(first.winner, second.winner);
+    return outcome(tally, {
+      score,
+      passed: passedOf(def, score),
+      reason: `sample as A: ${first.reasoning} | sample as B: ${second.reasoning}`,
+      extra: { calls: tally.calls, verdicts: [first.winner, second.winner], inconsistent },
+    });
+  }
+
+  const scoreOne = def.mode === 'pairwise' ? pairwise : pointwise;
+
+  return {
+    async scoreBatch(inputs, signal) {
+      return Promise.all(
+        inputs.map(async (input) => {
+          try {
+            return await scoreOne(input, signal);
+          } catch (err) {
+            if (signal.aborted) throw err;
+            const e = err instanceof ApiError ? err : null;
+            return outcome({ calls: 1, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' }, {
+              error: { code: e?.code ?? 'judge_failed', message: e?.message ?? 'The judge call failed' },
+            });
+          }
+        }),
+      );
+    },
+    async close() {},
+  };
+}

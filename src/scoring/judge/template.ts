@@ -1,0 +1,43 @@
+/** Values a judge prompt can reference: {{input}}, {{output}}, {{expected}}, {{baseline}}, {{metadata.key}}. */
+export interface TemplateValues {
+  input: unknown;
+  output: unknown;
+  expected: unknown;
+  baseline?: unknown;
+  output_a?: unknown;
+  output_b?: unknown;
+  metadata: Record<string, unknown>;
+}
+
+const VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
+
+/** Text as a judge should read it: strings as they are, message lists as "role: content" lines, the rest as JSON. */
+export function asText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((m) => m && typeof m === 'object' && 'role' in m)) {
+    return value
+      .map((m: { role: unknown; content?: unknown }) => `${String(m.role)}: ${asText(m.content)}`)
+      .join('\n');
+  }
+  return JSON.stringify(value);
+}
+
+function lookup(values: TemplateValues, path: string): unknown {
+  const [head, ...rest] = path.split('.');
+  let current: unknown = (values as unknown as Record<string, unknown>)[head ?? ''];
+  for (const key of rest) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+export function render(template: string, values: TemplateValues): string {
+  return template.replace(VARIABLE, (_m, path: string) => asText(lookup(values, path)));
+}
+
+/** The variables a template uses, e.g. to tell whether a judge needs `expected`. */
+export function variablesOf(template: string): Set<string> {
+  return new Set([...template.matchAll(VARIABLE)].map((m) => (m[1] ?? '').split('.')[0] ?? ''));
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { ModelGate } from '../../src/engine/model-gate.js';
+import { layout, type PlannedSide, type RunPlan } from '../../src/engine/plan.js';
+import { ApiError } from '../../src/http/errors.js';
+import { pairwiseScore } from '../../src/scoring/judge/scorer.js';
+import { render, variablesOf } from '../../src/scoring/judge/template.js';
+import { parsePairwise, parsePointwise } from '../../src/scoring/judge/verdict.js';
+
+const side = (type: PlannedSide['type'], start: number, end: number, models: string[] = []): PlannedSide => ({
+  type,
+  ref: type === 'generate' ? null : 'x',
+  models,
+  range: { start, end },
+});
+
+// These units do not touch a database: run them once.
+describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('engine units', () => {
+  it('lays out aligned sides within their ranges and reports a short source', () => {
+    const plan: Pick<RunPlan, 'sides' | 'generated'> = {
+      sides: { sample: side('dataset', 0, 100), ground_truth: side('container', 10, 30), baseline: null },
+      generated: null,
+    };
+    const l = layout(plan, { sample: 40, ground_truth: 25 });
+    expect(l.positions).toBe(40); // the longer side: sample has 40 of its 100
+    expect(l.expected).toBe(100);
+    expect(l.offsets).toEqual({ sample: 0, ground_truth: 10, baseline: null });
+  });
+
+  it('takes a generate side’s inputs from the other side and applies its own range', () => {
+    const plan: Pick<RunPlan, 'sides' | 'generated'> = {
+      sides: { sample: side('generate', 2, 5, ['m']), ground_truth: side('dataset', 10, 20), baseline: null },
+      generated: 'sample',
+    };
+    const l = layout(plan, { ground_truth: 1000 });
+    expect(l.positions).toBe(3);
+    expect(l.expected).toBe(3);
+    expect(l.offsets.ground_truth).toBe(12);
+    expect(layout(plan, { ground_truth: 13 }).positions).toBe(1);
+  });
+
+  it('scores pairwise verdicts over both orders and flags inconsistency', () => {
+    expect(pairwiseScore('A', 'B')).toEqual({ score: 1, inconsistent: false });
+    expect(pairwiseScore('B', 'A')).toEqual({ score: 0, inconsistent: false });
+    expect(pairwiseScore('tie', 'tie')).toEqual({ score: 0.5, inconsistent: false });
+    // A judge that always prefers the first position: cancels to a tie, flagged.
+    expect(pairwiseScore('A', 'A')).toEqual({ score: 0.5, inconsistent: true });
+    expect(pairwiseScore('A', 'tie')).toEqual({ score: 0.5, inconsistent: true });
+  });
+
+  it('parses judge replies strictly', () => {
+    expect(parsePointwise('{"score": 4, "reasoning": "ok"}')).toEqual({ score: 4, reasoning: 'ok' });
+    expect(parsePointwise('```json\n{"score": "0.5"}\n```')).toEqual({ score: 0.5, reasoning: '' });
+    expect(parsePointwise('I give it a 7')).toBeNull();
+    expect(parsePointwise('{"score": "high"}')).toBeNull();
+    expect(parsePairwise('{"winner":"b"}')?.winner).toBe('B');
+    expect(parsePairwise('{"winner":"C"}')).toBeNull();
+  });
+
+  it('renders templates with nested metadata and message lists', () => {
+    const text = render('Q: {{input}} A: {{ output }} E: {{expected}} T: {{metadata.topic}}', {
+      input: [{ role: 'user', content: 'hi' }],
+      output: 'hello',
+      expected: null,
+      metadata: { topic: 'greeting' },
+    });
+    expect(text).toBe('Q: user: hi A: hello E:  T: greeting');
+    expect(variablesOf('{{expected}} and {{metadata.a}}')).toEqual(new Set(['expected', 'metadata']));
+  });
+
+  it('pauses a model lane on 429 and resumes after Retry-After', async () => {
+    const gate = new ModelGate({ concurrency: 2, transientRetries: 1, maxRateLimitWaits: 5 });
+    let calls = 0;
+    const started = Date.now();
+    const result = await gate.run(
+      'm',
+      async () => {
+        calls++;
+        if (calls === 1) throw new ApiError('rate_limit_exceeded', 'slow down', { retry_after: 1 });
+        return 'ok';
+      },
+      new AbortController().signal,
+    );
+    expect(result).toBe('ok');
+    expect(calls).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('bounds calls in flight per model', async () => {
+    const gate = new ModelGate({ concurrency: 3, transientRetries: 0, maxRateLimitWaits: 0 });
+    let inFlight = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        gate.run(
+          'm',
+          async () => {
+            inFlight++;
+            peak = Math.max(peak, inFlight);
+            await new Promise((r) => setTimeout(r, 5));
+            inFlight--;
+          },
+          new AbortController().signal,
+        ),
+      ),
+    );
+    expect(peak).toBe(3);
+  });
+});
