@@ -18,13 +18,14 @@ export function registerServeCommands(program: Command): void {
       const address = app.server.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres';
-      process.stdout.write(`Evalgate listening on http://${config.host}:${port} (database: ${db})\n`);
+      // One write, so that whoever reads the address also gets the key.
+      let banner = `Evalgate listening on http://${config.host}:${port} (database: ${db})\n`;
       if (key) {
-        process.stdout.write(
+        banner +=
           `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
-            `Try: curl -H 'Authorization: Bearer ${key}' http://${config.host}:${port}/v1/evaluators\n`,
-        );
+          `Try: curl -H 'Authorization: Bearer ${key}' http://${config.host}:${port}/v1/evaluators\n`;
       }
+      process.stdout.write(banner);
       let stopping = false;
       const stop = async () => {
         if (stopping) return;

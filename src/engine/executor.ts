@@ -54,6 +54,7 @@ function generatedItem(base: Item | null, gen: { output: string | null } | undef
 
 class RunExecution {
   private readonly scorers = new Map<string, Scorer>();
+  private readonly models = new Map<string, Promise<ResolvedModel>>();
   private readonly progress: Progress;
   private lastFlush = 0;
 
@@ -70,7 +71,14 @@ class RunExecution {
   }
 
   private async call(slug: string, request: Parameters<ProviderCaller['complete']>[1]): Promise<CompletionResult> {
-    const model = await this.deps.resolveModel(this.plan.projectId, slug);
+    // Resolved once per run: a registry look-up per call would cost a database round trip each.
+    let resolved = this.models.get(slug);
+    if (!resolved) {
+      resolved = this.deps.resolveModel(this.plan.projectId, slug);
+      resolved.catch(() => this.models.delete(slug));
+      this.models.set(slug, resolved);
+    }
+    const model = await resolved;
     return this.deps.gate.run(slug, () => this.deps.providers.complete(model, request, { signal: this.signal }), this.signal);
   }
 
@@ -98,7 +106,6 @@ class RunExecution {
     const to = from + inputs.length;
     const stored = await repo.storedGenerations(this.deps.db, this.runId, launch, side, from, to);
     const fresh: RunGenerationTable[] = [];
-    const defaults = (await this.deps.resolveModel(this.plan.projectId, model)).defaultParameters;
     await Promise.all(
       inputs.map(async (item, i) => {
         const position = from + i;
@@ -119,12 +126,9 @@ class RunExecution {
           created_at: nowIso(),
         };
         try {
-          const { system, ...params } = defaults as { system?: unknown } & Record<string, unknown>;
+          // The model's registry default_parameters are applied by the provider layer.
           const messages = toMessages(item.input);
-          if (typeof system === 'string' && !messages.some((m) => m.role === 'system')) {
-            messages.unshift({ role: 'system', content: system });
-          }
-          const result = await this.call(model, { ...params, model, messages, stream: false });
+          const result = await this.call(model, { model, messages, stream: false });
           row.output = result.text;
           row.usage = json(result.usage);
           row.cost = result.cost;

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type ExecutionDeps, executeRun, SHUTDOWN } from './executor.js';
 
 /**
@@ -31,6 +32,8 @@ export function createInlineRunner(deps: ExecutionDeps, options: InlineRunnerOpt
       const runId = queue.shift()!;
       if (active.has(runId)) continue;
       const controller = new AbortController();
+      // Every call in flight of the run listens to this one signal.
+      setMaxListeners(0, controller.signal);
       const done = executeRun(deps, runId, controller.signal)
         .catch((err: unknown) => options.onError?.(runId, err))
         .finally(() => {
