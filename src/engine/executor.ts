@@ -38,6 +38,8 @@ interface Progress {
   startedAt: number;
 }
 
+type Totals = Awaited<ReturnType<typeof usageTotals>>;
+
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 
 function generatedItem(base: Item | null, gen: { output: string | null } | undefined, model: string): Item | null {
@@ -58,6 +60,10 @@ class RunExecution {
   private readonly progress: Progress;
   private lastFlush = 0;
 
+  /**
+   * @param resumed whether rows may already exist (a restart): only then are stored positions looked up.
+   * @param usage totals so far, kept up to date in memory so progress updates cost no aggregate query.
+   */
   constructor(
     private readonly deps: ExecutionDeps,
     private readonly runId: string,
@@ -65,6 +71,8 @@ class RunExecution {
     private readonly layout: Layout,
     private readonly signal: AbortSignal,
     done: number,
+    private readonly resumed: boolean,
+    private readonly usage: Totals,
   ) {
     const total = layout.positions * plan.launches.length * plan.evaluators.length;
     this.progress = { done, total, startedAt: Date.now() };
@@ -104,7 +112,9 @@ class RunExecution {
     from: number,
   ): Promise<Map<number, { output: string | null }>> {
     const to = from + inputs.length;
-    const stored = await repo.storedGenerations(this.deps.db, this.runId, launch, side, from, to);
+    const stored = this.resumed
+      ? await repo.storedGenerations(this.deps.db, this.runId, launch, side, from, to)
+      : new Map<number, RunGenerationTable>();
     const fresh: RunGenerationTable[] = [];
     await Promise.all(
       inputs.map(async (item, i) => {
@@ -144,6 +154,7 @@ class RunExecution {
       }),
     );
     await repo.insertGenerations(this.deps.db, fresh);
+    for (const r of fresh) this.tally(this.usage.generation, 1, r);
     const outputs = new Map<number, { output: string | null }>();
     for (const r of [...stored.values(), ...fresh]) outputs.set(r.position, { output: r.error ? null : r.output });
     return outputs;
@@ -159,7 +170,7 @@ class RunExecution {
 
   private async chunk(launch: Launch, from: number, to: number): Promise<void> {
     const { db } = this.deps;
-    const done = await repo.donePositions(db, this.runId, launch.index, from, to);
+    const done = this.resumed ? await repo.donePositions(db, this.runId, launch.index, from, to) : new Set<string>();
     if (done.size >= (to - from) * this.plan.evaluators.length) return;
     const items: ChunkItems = await loadChunk(this.plan, this.layout, this.deps.readItems, from, to);
     const generationFailed = new Set<number>();
@@ -210,6 +221,7 @@ class RunExecution {
       }),
     );
     await repo.insertSamples(db, rows);
+    for (const r of rows) this.tally(this.usage.judge, r.calls, r);
     this.progress.done += rows.length;
     await this.flushProgress(false);
   }
@@ -252,19 +264,29 @@ class RunExecution {
     };
   }
 
+  private tally(
+    into: Record<string, number>,
+    calls: number,
+    r: { cost: number; prompt_tokens: number; completion_tokens: number },
+  ): void {
+    into.calls = (into.calls ?? 0) + calls;
+    into.cost = (into.cost ?? 0) + r.cost;
+    into.prompt_tokens = (into.prompt_tokens ?? 0) + r.prompt_tokens;
+    into.completion_tokens = (into.completion_tokens ?? 0) + r.completion_tokens;
+  }
+
   async flushProgress(force: boolean): Promise<void> {
     const now = Date.now();
     if (!force && now - this.lastFlush < 1000) return;
     this.lastFlush = now;
-    const usage = await usageTotals(this.deps.db, this.runId);
     await repo.updateRun(this.deps.db, this.runId, {
-      metrics: JSON.stringify(this.metrics(usage)),
-      spend: usage.judge.cost! + usage.generation.cost!,
+      metrics: JSON.stringify(this.metrics(this.usage)),
+      spend: (this.usage.judge.cost ?? 0) + (this.usage.generation.cost ?? 0),
       updated_at: nowIso(),
     });
   }
 
-  metrics(usage: Awaited<ReturnType<typeof usageTotals>>): Record<string, unknown> {
+  metrics(usage: Totals): Record<string, unknown> {
     return {
       progress: { done: this.progress.done, total: this.progress.total },
       duration_ms: Date.now() - this.progress.startedAt,
@@ -353,7 +375,10 @@ export async function executeRun(deps: ExecutionDeps, runId: string, signal: Abo
     ground_truth: plan.sides.ground_truth.type === 'generate' ? 0 : await deps.countItems(plan.sides.ground_truth),
   };
   const lay = layout(plan, counts);
-  const execution = new RunExecution(deps, runId, plan, lay, signal, await repo.countSamples(deps.db, runId));
+  const usage = await usageTotals(deps.db, runId);
+  const done = await repo.countSamples(deps.db, runId);
+  const resumed = done > 0 || (usage.generation.calls ?? 0) > 0;
+  const execution = new RunExecution(deps, runId, plan, lay, signal, done, resumed, usage);
   const callIds: (string | null)[] = [];
   try {
     for (const launch of plan.launches) {

@@ -1,0 +1,112 @@
+/** Helpers shared by the benchmarks: start `evalgate serve` as a child process and read its memory. */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+export function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i !== -1 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+/** Peak (VmHWM) and current (VmRSS) resident set size of a process, MB. */
+export function rssMb(pid: number): { peak: number; now: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? 0);
+  return { peak: Math.round(kb('VmHWM') / 102.4) / 10, now: Math.round(kb('VmRSS') / 102.4) / 10 };
+}
+
+let built = false;
+
+/** The server runs from the build, like `npm start` (`--tsx` runs the sources through tsx instead). */
+function serverEntry(): string[] {
+  if (process.argv.includes('--tsx')) return ['--import', 'tsx', 'src/cli/main.ts'];
+  if (!built) {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+    built = true;
+  }
+  return ['dist/cli/main.js'];
+}
+
+/** Runs `bench/mock-server.ts` in a process of its own, so the mock does not compete with the caller. */
+export function startMockProcess(env: Record<string, string>): Promise<{ url: string; baseUrl: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/mock-server.ts'], {
+    cwd: ROOT,
+    env: { ...(process.env as Record<string, string>), ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      const { url } = JSON.parse(line) as { url: string };
+      resolve({
+        url,
+        baseUrl: `${url}/v1`,
+        stop: async () => {
+          child.kill('SIGTERM');
+          await new Promise((r) => child.once('exit', r));
+        },
+      });
+    });
+    child.once('exit', (code) => reject(new Error(`mock server exited with ${code}`)));
+  });
+}
+
+export interface BenchServer {
+  child: ChildProcess;
+  url: string;
+  key: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `evalgate serve` on a fresh data directory (SQLite unless `env` names a database) and waits for
+ * the URL and the API key it prints on its first start.
+ */
+export function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
+  const child = spawn(process.execPath, [...nodeArgs, ...serverEntry(), 'serve', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...(process.env as Record<string, string>), EVALGATE_DATA_DIR: dataDir, EVALGATE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  return new Promise((resolve, reject) => {
+    let url = '';
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const listening = /listening on (http:\/\/\S+)/.exec(line);
+      if (listening) url = listening[1]!;
+      const key = /^\s+(eg_\S+)\s*$/.exec(line);
+      if (key && url) resolve({ child, url, key: key[1]!, dataDir, stop });
+    });
+    child.once('exit', (code) => reject(new Error(`evalgate serve exited with ${code} before it was ready`)));
+  });
+}
+
+/** A JSON API call with the server's key. */
+export async function api<T = any>(server: BenchServer, method: string, route: string, body?: unknown): Promise<T> {
+  const res = await fetch(server.url + route, {
+    method,
+    headers: {
+      authorization: `Bearer ${server.key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as T;
+  if (res.status >= 400) throw new Error(`${method} ${route} answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
+  return json;
+}

@@ -1,0 +1,122 @@
+/**
+ * Evaluation run benchmark: a judge run over N positions (default 100,000) against the mock upstream with
+ * a fixed latency (default 50 ms) and a per-model concurrency (default 256). The best any executor can do
+ * is concurrency ÷ latency samples per second; the benchmark reports how close Evalgate gets, its peak
+ * RSS, and the time from the 201 to the first stored result.
+ *
+ *   npm run bench:runs
+ *   npm run bench:runs -- --positions 20000 --latency-ms 20 --concurrency 128
+ *   npm run bench:runs -- --cpu-prof        # writes the server's CPU profile under bench/out/
+ */
+import { Readable } from 'node:stream';
+import { api, arg, rssMb, startMockProcess, startServer } from './lib.js';
+
+const positions = Number(arg('positions', '100000'));
+const latencyMs = Number(arg('latency-ms', '50'));
+const concurrency = Number(arg('concurrency', '256'));
+
+async function upload(server: Awaited<ReturnType<typeof startServer>>, label: string): Promise<void> {
+  function* lines() {
+    let chunk = '';
+    for (let i = 0; i < positions; i++) {
+      chunk += `${JSON.stringify({ input: `Question ${i}`, output: `Answer ${i}`, expected: `Answer ${i}` })}\n`;
+      if (chunk.length > 256 * 1024) {
+        yield Buffer.from(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) yield Buffer.from(chunk);
+  }
+  const res = await fetch(`${server.url}/v1/datasets?label=${label}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/x-ndjson' },
+    body: Readable.toWeb(Readable.from(lines())) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+  if (res.status !== 201) throw new Error(`dataset upload answered ${res.status}: ${await res.text()}`);
+}
+
+async function main(): Promise<void> {
+  const mock = await startMockProcess({
+    MOCK_LATENCY_MS: String(latencyMs),
+    MOCK_REPLY_JSON: JSON.stringify({ score: 1, reasoning: 'ok' }),
+  });
+  const profile = process.argv.includes('--cpu-prof') ? ['--cpu-prof', '--cpu-prof-dir=bench/out'] : [];
+  const server = await startServer(
+    {
+      EVALGATE_MODEL_CONCURRENCY: String(concurrency),
+      EVALGATE_UPSTREAM_CONNECTIONS: String(concurrency),
+      EVALGATE_RUN_CHUNK_SIZE: String(Math.max(256, concurrency)),
+    },
+    profile,
+  );
+  try {
+    await api(server, 'POST', '/v1/models', {
+      label: 'judge',
+      provider: 'openai-compatible',
+      base_url: mock.baseUrl,
+      upstream_model: 'judge',
+      input_price_per_mtok: 0.15,
+      output_price_per_mtok: 0.6,
+    });
+    await api(server, 'POST', '/v1/containers', { label: 'bench' });
+    await upload(server, 'bench');
+    const judge = await api(server, 'POST', '/v1/evaluators', {
+      type: 'judge',
+      name: 'bench-judge',
+      model: 'judge',
+      prompt: 'Is {{output}} equal to {{expected}}?',
+      pass_threshold: 0.5,
+    });
+    const baseRss = rssMb(server.child.pid!).now;
+    const src = { type: 'dataset', dataset: 'bench', range: `0:${positions}` };
+    const t0 = performance.now();
+    const run = await api(server, 'POST', '/v1/evaluation/runs', {
+      container: 'bench',
+      evaluators: [judge.id],
+      sample: src,
+      ground_truth: src,
+    });
+    let firstResultMs: number | null = null;
+    let status = run.status as string;
+    while (!['completed', 'error', 'cancelled'].includes(status)) {
+      await new Promise((r) => setTimeout(r, firstResultMs === null ? 10 : 250));
+      if (firstResultMs === null) {
+        const samples = await api(server, 'GET', `/v1/evaluation/runs/${run.id}/samples?limit=1`);
+        if (samples.total > 0) firstResultMs = performance.now() - t0;
+      }
+      status = (await api(server, 'GET', `/v1/evaluation/runs/${run.id}`)).status;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const done = await api(server, 'GET', `/v1/evaluation/runs/${run.id}`);
+    const perEval = done.results.per_model[0].per_eval[judge.id];
+    const samplesPerS = perEval.num_scored / seconds;
+    const bound = concurrency / (latencyMs / 1000);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          positions,
+          status,
+          scored: perEval.num_scored,
+          errors: perEval.num_errors,
+          seconds: Math.round(seconds * 100) / 100,
+          samples_per_s: Math.round(samplesPerS),
+          bound_per_s: bound,
+          ratio: Math.round((samplesPerS / bound) * 1000) / 1000,
+          first_result_ms: firstResultMs === null ? null : Math.round(firstResultMs),
+          server_peak_rss_mb: rssMb(server.child.pid!).peak,
+          server_rss_before_run_mb: baseRss,
+          spend_usd: done.spend,
+          settings: { latency_ms: latencyMs, concurrency },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    await server.stop();
+    await mock.stop();
+  }
+}
+
+await main();
