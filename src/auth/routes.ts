@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { principalOf } from '../http/guard.js';
 import { ListOf, Nullable, PageQuery, pageOf, responses } from '../http/schemas.js';
-import { createKey, listKeys, revokeKey } from './key-store.js';
+import { createKey, listKeys, revokeKey, validatePermissions } from './key-store.js';
 
 const tags = ['api-keys'];
 
@@ -64,6 +64,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     async (req, reply) => {
       const principal = principalOf(req);
       const permissions = req.body.permissions ?? [...principal.permissions];
+      validatePermissions(permissions, ['body', 'permissions']);
       // A key can hand out only what it holds itself.
       const beyond = permissions.filter((p) => !covers(principal.permissions, p));
       if (beyond.length) {

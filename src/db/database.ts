@@ -78,3 +78,26 @@ export function isForeignKeyViolation(err: unknown): boolean {
   const code = (err as { code: unknown }).code;
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '3D000', // invalid_catalog_name: the database is gone
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+]);
+
+/** True when an error means the database cannot be reached (as opposed to a wrong query). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  return /connection is not open|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed/i.test(
+    err.message,
+  );
+}

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { ApiError, type ErrorCode, type ValidationIssue } from './errors.js';
 import { toIssues } from './validation.js';
 
@@ -52,6 +53,9 @@ export function toApiError(err: unknown, requestId: string): ApiError {
     if (status < 500 && byStatus) return new ApiError(byStatus, err.message);
     if (status === 400) return new ApiError('bad_request', err.message);
   }
+  if (isDatabaseUnavailable(err)) {
+    return new ApiError('upstream_unavailable', 'The database is unavailable; try again shortly', { request_id: requestId });
+  }
   return new ApiError('internal_error', 'Internal server error', { request_id: requestId });
 }
 
@@ -72,16 +76,29 @@ export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
     .send(errorBody(e));
 }
 
+/**
+ * Fastify's `frameworkErrors` option: failures found while routing, before any hook runs (a path with
+ * bad percent-encoding, a path parameter longer than the router's limit), answered with the envelope.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const e =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? ApiError.invalid(['path'], 'A path parameter is too long', 'string_too_long')
+      : toApiError(err, request.id);
+  sendError(reply, e);
+}
+
+function routeNotFound(request: FastifyRequest): ApiError {
+  return new ApiError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // Fastify parses the body even for a request that matches no route; its failures must not hide the 404.
+    if (request.is404) return sendError(reply, routeNotFound(request));
     const e = toApiError(err, request.id);
     if (e.status >= 500 && e.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     return sendError(reply, e);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      reply,
-      new ApiError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`),
-    ),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
 }

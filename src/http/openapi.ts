@@ -1,11 +1,22 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { ErrorEnvelope } from './schemas.js';
 
 export const API_VERSION = '1.0.0';
 
+/** Methods on which Fastify reads a request body, whether or not the route declares one. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /** OpenAPI 3.1 from the route schemas, served at /openapi.json, with a browsable page at /docs. */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  // Any route on those methods can answer 413 (body too large) and 415 (not JSON): documented here for
+  // all of them. Added before the swagger plugin's own hook, so that the document sees it.
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
+    route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

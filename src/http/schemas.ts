@@ -52,7 +52,10 @@ export const PageQuery = {
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1..100' }),
   ),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' })),
+  // Bounded so that every accepted value is an exact integer that both databases take as an OFFSET.
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Items to skip' }),
+  ),
 };
 
 export interface Page {

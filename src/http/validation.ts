@@ -6,15 +6,68 @@ import type { ValidationIssue } from './errors.js';
 // ajv-formats ships CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const common: Options = { allErrors: true, strict: false, removeAdditional: false, useDefaults: true };
+// strictNumbers: Infinity (e.g. from 1e400) and NaN are not numbers here; they cannot be stored or serialized.
+const common: Options = {
+  allErrors: true,
+  strict: false,
+  strictNumbers: true,
+  removeAdditional: false,
+  useDefaults: true,
+};
 
 /** Bodies are checked strictly; query strings, paths and headers are text, so they are coerced. */
 const strict = addFormats(new Ajv({ ...common, coerceTypes: false }));
 const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
 
+/**
+ * Values no database stores faithfully, found anywhere in an input: U+0000 in a string or key
+ * (PostgreSQL text cannot hold it) and non-finite numbers (ajv's coercion turns "1e400" into Infinity
+ * without applying `strictNumbers`). Returns ajv-style errors at their JSON pointers.
+ */
+function unstorable(value: unknown, at: string, out: ErrorObject[]): ErrorObject[] {
+  const fail = (keyword: string, instancePath: string) => {
+    out.push({ keyword, instancePath, schemaPath: '#', params: {} });
+  };
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) fail('nul', at);
+  } else if (typeof value === 'number') {
+    if (!Number.isFinite(value)) fail('finite', at);
+  } else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) unstorable(v, `${at}/${i}`, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const child = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (k.includes('\u0000')) fail('nul', child);
+      else unstorable(v, child, out);
+    }
+  }
+  return out;
+}
+
+type Validator = ((data: unknown, ctx?: unknown) => boolean) & {
+  errors?: ErrorObject[] | null;
+  schemaEnv?: unknown;
+};
+
+/**
+ * Ajv's validator, plus one rule for every input of every route: nothing `unstorable`, so that SQLite
+ * and PostgreSQL accept exactly the same requests and every accepted value reads back as it was sent.
+ */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strict : coercing;
-  return ajv.compile(schema as object);
+  const validate = ajv.compile(schema as object);
+  const checked: Validator = (data, ctx) => {
+    if (!validate(data, ctx as never)) {
+      checked.errors = validate.errors ?? null;
+      return false;
+    }
+    const errors = unstorable(data, '', []);
+    checked.errors = errors.length ? errors : null;
+    return errors.length === 0;
+  };
+  // Fastify passes the parent object to validators that have one, so root values can be coerced.
+  checked.schemaEnv = validate.schemaEnv;
+  return checked;
 };
 
 const PART: Record<string, string> = {
@@ -61,6 +114,10 @@ function describe(e: ErrorObject): { msg: string; type: string; extra?: string }
     }
     case 'format':
       return { msg: `Input should be a valid ${p.format}`, type: 'format' };
+    case 'nul':
+      return { msg: 'String must not contain NUL (\\u0000) characters', type: 'string_nul' };
+    case 'finite':
+      return { msg: 'Input should be a finite number', type: 'finite_number' };
     case 'anyOf':
     case 'oneOf':
       return { msg: 'Input does not match any allowed shape', type: 'union' };

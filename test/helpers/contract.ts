@@ -69,25 +69,27 @@ export class ContractChecker {
 
   check(method: string, url: string, status: number, body: unknown, contentType: string): void {
     const where = `${method} ${url} → ${status}`;
-    if (status >= 400 && status !== 422 && contentType.includes('json') && !this.envelope(body)) {
+    const pathOnly = url.split('?')[0]!;
+    // Literal templates win over parameterised ones, as in the router.
+    const candidates = this.routes.filter((r) => r.method === method && r.regex.test(pathOnly));
+    const route = candidates.find((r) => !r.template.includes('{')) ?? candidates[0];
+    const responses = route ? (this.doc.paths[route.template]?.[method.toLowerCase()]?.responses ?? {}) : {};
+    const documented = responses[String(status)];
+    const schema = documented?.content?.['application/json']?.schema as { properties?: object } | undefined;
+    // An error answers exactly the envelope, unless the route documents another body for it (/healthz's 503).
+    const ownErrorBody = schema !== undefined && !('error' in (schema.properties ?? {})) && status !== 422;
+    if (status >= 400 && status !== 422 && contentType.includes('json') && !ownErrorBody && !this.envelope(body)) {
       throw new Error(`${where}: error body is not exactly the envelope: ${JSON.stringify(body)}`);
     }
     if (status === 422 && !this.validation(body)) {
       throw new Error(`${where}: 422 body is not the validation shape: ${JSON.stringify(body)}`);
     }
-    const pathOnly = url.split('?')[0]!;
-    // Literal templates win over parameterised ones, as in the router.
-    const candidates = this.routes.filter((r) => r.method === method && r.regex.test(pathOnly));
-    const route = candidates.find((r) => !r.template.includes('{')) ?? candidates[0];
     if (!route) {
       if (status !== 404 && status !== 405) throw new Error(`${where}: route is not in the OpenAPI document`);
       return;
     }
-    const responses = this.doc.paths[route.template]?.[method.toLowerCase()]?.responses ?? {};
-    const documented = responses[String(status)];
     if (!documented)
       throw new Error(`${where}: status ${status} is not documented for ${method} ${route.template}`);
-    const schema = documented.content?.['application/json']?.schema;
     if (!schema || !contentType.includes('json')) return;
     const key = `${method} ${route.template} ${status}`;
     let validate = this.cache.get(key);

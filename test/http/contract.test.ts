@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_STATUS } from '../../src/http/errors.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { documentedRoutes, openApiDocument } from '../helpers/routes.js';
+
+/** Statuses the contract (section 7.3) and the design (section 5: 405, 413, 415) allow. */
+const ALLOWED_STATUSES = [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 501, 503];
+/** Every authenticated route can answer these. */
+const GUARDED = ['400', '401', '403', '429', '500', '503'];
+
+let h: Harness;
+let doc: any;
+beforeAll(async () => {
+  h = await startHarness();
+  doc = await openApiDocument(h);
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const jsonSchema = (response: any) => response?.content?.['application/json']?.schema;
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1 with API version 1.0.0 and describes /healthz', async () => {
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(doc.info.version).toBe('1.0.0');
+    const health = doc.paths['/healthz'].get;
+    expect(Object.keys(health.responses).sort()).toEqual(['200', '503']);
+    expect(jsonSchema(health.responses['200'])).toMatchObject({
+      required: ['ok'],
+      additionalProperties: false,
+    });
+    expect((await h.call('GET', '/docs', { key: null, unchecked: true })).status).toBeLessThan(400);
+  });
+
+  it('documents every error response of every route, each as the envelope or the 422 shape', async () => {
+    const routes = await documentedRoutes(h);
+    expect(routes.length).toBeGreaterThanOrEqual(13);
+    for (const r of routes) {
+      const where = `${r.method} ${r.template}`;
+      const statuses = Object.keys(r.operation.responses);
+      const expected = [...GUARDED];
+      const hasInput = r.hasBody || (r.operation.parameters ?? []).length > 0;
+      if (hasInput) expected.push('422');
+      if (r.params.length) expected.push('404');
+      // Fastify reads a body on these methods whether or not the route declares one.
+      if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)) expected.push('413', '415');
+      expect(statuses, where).toEqual(expect.arrayContaining(expected));
+      expect(
+        statuses.some((s) => s.startsWith('2')),
+        where,
+      ).toBe(true);
+      for (const status of statuses.filter((s) => Number(s) >= 400)) {
+        expect(ALLOWED_STATUSES, `${where} ${status}`).toContain(Number(status));
+        const schema = jsonSchema(r.operation.responses[status]);
+        if (status === '422') {
+          expect(schema, where).toMatchObject({ required: ['detail'], additionalProperties: false });
+          expect(schema.properties.detail.items.required.sort()).toEqual(['loc', 'msg', 'type']);
+        } else {
+          expect(schema, `${where} ${status}`).toMatchObject({
+            required: ['error'],
+            additionalProperties: false,
+            properties: { error: { required: ['code', 'message'], additionalProperties: false } },
+          });
+          // Every code the envelope admits for this status exists in the server's table.
+          const codes: string[] = schema.properties.error.properties.code.enum;
+          expect(codes.some((c) => ERROR_STATUS[c as keyof typeof ERROR_STATUS] === Number(status))).toBe(
+            true,
+          );
+        }
+      }
+    }
+  });
+
+  it("agrees with ERROR_STATUS: the envelope's codes are exactly the server's, with allowed statuses", () => {
+    const envelope = jsonSchema(doc.paths['/v1/evaluators'].get.responses['401']);
+    const codes: string[] = envelope.properties.error.properties.code.enum;
+    expect([...codes].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+    for (const [code, status] of Object.entries(ERROR_STATUS))
+      expect(ALLOWED_STATUSES, code).toContain(status);
+    expect(ERROR_STATUS).toMatchObject({
+      invalid_json: 400,
+      invalid_api_key: 401,
+      permission_denied: 403,
+      not_found: 404,
+      conflict: 409,
+      payload_too_large: 413,
+      unsupported_media_type: 415,
+      validation_error: 422,
+      rate_limit_exceeded: 429,
+      internal_error: 500,
+      not_implemented: 501,
+      upstream_unavailable: 503,
+    });
+  });
+});
+
+describe('errors outside the routes', () => {
+  it('answers 400 invalid_json for malformed, empty, prototype-polluting or too deep JSON', async () => {
+    for (const raw of [
+      '{"label":',
+      '{"label": "a",}',
+      '',
+      '{"__proto__": {"x": 1}, "label": "a"}',
+      '['.repeat(100),
+    ]) {
+      const res = await h.call('POST', '/v1/containers', {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, raw.slice(0, 20)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_json');
+    }
+  });
+
+  it('answers 415 unsupported_media_type for bodies that are not JSON', async () => {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const res = await h.call('POST', '/v1/evaluators', {
+        raw: 'label=a',
+        headers: { 'content-type': type },
+      });
+      expect(res.status, type).toBe(415);
+      expect(res.body.error.code).toBe('unsupported_media_type');
+    }
+    // application/*+json is JSON too.
+    const vendor = await h.call('POST', '/v1/containers', {
+      raw: '{"label":"vendor"}',
+      headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' },
+    });
+    expect(vendor.status).toBe(201);
+  });
+
+  it('answers 404 not_found with the envelope for unknown routes and methods', async () => {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['GET', '/v1/nope'],
+      ['GET', '/v1/containers/a/b'],
+      ['PUT', '/v1/evaluators'],
+      ['POST', '/v1/evaluators/x'],
+    ] as const) {
+      const res = await h.call(method, path, { key: null });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    }
+    // Whatever the body: a route that does not exist is a 404, not a complaint about the body.
+    for (const [raw, type] of [
+      ['{"broken": ', 'application/json'],
+      ['plain', 'text/plain'],
+    ]) {
+      const res = await h.call('PUT', '/v1/evaluators', { raw, headers: { 'content-type': type! } });
+      expect(res.status, type).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    }
+  });
+
+  it('answers the envelope for paths the router cannot decode and 422 for overlong path parameters', async () => {
+    const bad = await h.call('GET', '/v1/containers/%E0%A4%A');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('bad_request');
+    const long = await h.call('GET', `/v1/evaluators/${'a'.repeat(600)}`);
+    expect(long.status).toBe(422);
+    expect(long.body.detail[0].loc[0]).toBe('path');
+  });
+
+  it('refuses NUL characters and non-finite numbers with 422 on both databases', async () => {
+    const nul = await h.call('POST', '/v1/containers', { body: { label: 'nul', description: 'a\u0000b' } });
+    expect(nul.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'description'], type: 'string_nul' }),
+    ]);
+    expect((await h.call('GET', '/v1/containers/a%00b')).body.detail[0].loc).toEqual(['path', 'container']);
+    const inf = await h.call('POST', '/v1/evaluators', {
+      raw: '{"type":"judge","model":"m","prompt":"p","pass_threshold":1e400}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(inf.body.detail[0].loc).toEqual(['body', 'pass_threshold']);
+    expect((await h.call('GET', '/v1/evaluators?limit=1e400')).body.detail[0].loc).toEqual([
+      'query',
+      'limit',
+    ]);
+    // Nothing was stored: listing still works.
+    expect((await h.call('GET', '/v1/evaluators')).status).toBe(200);
+  });
+});
+
+describe('limits and failures (own app instances)', () => {
+  it('answers 413 payload_too_large above EVALGATE_BODY_LIMIT', async () => {
+    const small = await startHarness({ env: { EVALGATE_BODY_LIMIT: '2048' } });
+    try {
+      const fits = await small.call('POST', '/v1/containers', {
+        body: { label: 'fits', description: 'x'.repeat(1900) },
+      });
+      expect(fits.status).toBe(201);
+      const big = await small.call('POST', '/v1/containers', {
+        body: { label: 'big', description: 'x'.repeat(3000) },
+      });
+      expect(big.status).toBe(413);
+      expect(big.body.error.code).toBe('payload_too_large');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('leaks nothing when the database fails: only the envelope, with the request id', async () => {
+    const broken = await startHarness();
+    try {
+      const fresh = await broken.key(['*']);
+      expect((await broken.call('GET', '/v1/containers')).status).toBe(200);
+      await broken.app.deps.database.close();
+      // The admin key is cached, so the request reaches the route and fails there.
+      const res = await broken.call('GET', '/v1/containers', { headers: { 'x-request-id': 'trace-me-42' } });
+      expect([500, 503]).toContain(res.status);
+      expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message']);
+      expect(res.body.error.details).toEqual({ request_id: 'trace-me-42' });
+      const uncached = await broken.call('GET', '/v1/evaluators', { key: fresh.key });
+      expect(uncached.status).toBe(503);
+      expect(uncached.body.error.code).toBe('upstream_unavailable');
+      for (const text of [res.text, uncached.text]) {
+        expect(text).not.toMatch(
+          /select|from|sqlite|postgres|kysely|destroyed|driver|stack|\.ts\b|\.js\b|\bat /i,
+        );
+      }
+    } finally {
+      await broken.close();
+    }
+  });
+});
