@@ -54,6 +54,12 @@ function generatedItem(base: Item | null, gen: { output: string | null } | undef
   };
 }
 
+/** `score >= pass_threshold` when a threshold is set, else the evaluator's own verdict, else unknown. */
+function passedOf(ev: EvaluatorSnapshot, o: Partial<ScoreOutcome>): number | null {
+  if (ev.pass_threshold !== null && typeof o.score === 'number') return o.score >= ev.pass_threshold ? 1 : 0;
+  return o.passed === null || o.passed === undefined ? null : o.passed ? 1 : 0;
+}
+
 class RunExecution {
   private readonly scorers = new Map<string, Scorer>();
   private readonly models = new Map<string, Promise<ResolvedModel>>();
@@ -244,7 +250,7 @@ class RunExecution {
       item_id: s?.id ?? g?.id ?? null,
       status,
       score: status === 'scored' ? (o.score ?? null) : null,
-      passed: status === 'scored' && o.passed !== null && o.passed !== undefined ? (o.passed ? 1 : 0) : null,
+      passed: status === 'scored' ? passedOf(ev, o) : null,
       reasoning: o.reason ?? null,
       error: json(o.error ?? null),
       logs: o.logs ?? null,
