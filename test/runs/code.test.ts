@@ -1,3 +1,5 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
@@ -10,7 +12,8 @@ let mock: MockUpstream;
 beforeAll(async () => {
   // The judge gives 0.5 to everything, so its aggregates are easy to tell from the code evaluator's.
   mock = await startMockUpstream({ reply: () => ({ json: { score: 0.5, reasoning: 'meh' } }) });
-  h = await startHarness();
+  // An empty wheel directory as the only package source: installs fail fast and offline.
+  h = await startHarness({ env: { EVALGATE_PIP_FIND_LINKS: mkdtempSync(path.join(tmpdir(), 'evalgate-wheels-')) } });
   await h.call('POST', '/v1/models', {
     body: { label: 'judge', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'j' },
   });
@@ -82,6 +85,21 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('runs with code eva
     const errors = await h.call('GET', `/v1/evaluation/runs/${run.id}/samples?evaluator=numeric&errored=true`);
     expect(errors.body.data).toHaveLength(1);
     expect(errors.body.data[0].error.message).toMatch(/not a number: eight/);
+  });
+
+  it('fails the run with requirements_install_failed when a requirement cannot be installed', async () => {
+    const id = await evaluator({
+      type: 'code',
+      name: 'needs-missing',
+      source: 'def evaluate(sample, ground_truth, baseline):\n    return 1\n',
+      requirements: ['evalgate-no-such-package==1.0'],
+    });
+    const run = await runToEnd([id]);
+    expect(run.status).toBe('error');
+    expect(run.error.code).toBe('requirements_install_failed');
+    expect(run.error.message).toMatch(/evalgate-no-such-package/);
+    expect(run.error_at).not.toBeNull();
+    expect(run.finished_at).not.toBeNull();
   });
 
   it('records escapes from the sandbox as per-sample errors while the run completes', async () => {
