@@ -1,3 +1,5 @@
+import type { ColumnType } from 'kysely';
+
 /** Timestamps are ISO-8601 strings in UTC; JSON documents are stored as text. Same shape on both dialects. */
 export interface OrganizationTable {
   id: string;
@@ -65,6 +67,152 @@ export interface MetaTable {
   updated_at: string;
 }
 
+export interface RunTable {
+  id: string;
+  project_id: string;
+  container_id: string;
+  status: string;
+  environment: string;
+  /** JSON array of evaluator ids. */
+  evaluators: string;
+  /** JSON array of the dataset ids any side uses (for "dataset in use" checks). */
+  dataset_ids: string;
+  sample: string | null;
+  ground_truth: string | null;
+  baseline: string | null;
+  config: string;
+  metadata: string | null;
+  /** JSON snapshot of everything execution needs: sides, launches, evaluator definitions. */
+  plan: string;
+  results: string | null;
+  metrics: string | null;
+  spend: number | null;
+  error: string | null;
+  process_id: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  cancel_requested: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error_at: string | null;
+  updated_at: string;
+}
+
+export interface RunSampleTable {
+  run_id: string;
+  launch_index: number;
+  evaluator_id: string;
+  position: number;
+  item_id: string | null;
+  /** scored | error | missing */
+  status: string;
+  score: number | null;
+  passed: number | null;
+  reasoning: string | null;
+  error: string | null;
+  logs: string | null;
+  input: string | null;
+  output: string | null;
+  expected: string | null;
+  baseline: string | null;
+  usage: string | null;
+  cost: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Model calls made for this row (judge calls, retries included). */
+  calls: number;
+  /** Pairwise: 1 when the two orders disagreed beyond a tie. */
+  inconsistent: number | null;
+  latency_ms: number | null;
+  extra: string | null;
+  created_at: string;
+}
+
+export interface RunGenerationTable {
+  run_id: string;
+  launch_index: number;
+  side: string;
+  position: number;
+  model: string;
+  output: string | null;
+  error: string | null;
+  usage: string | null;
+  cost: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  latency_ms: number | null;
+  created_at: string;
+}
+
+export interface DatasetTable {
+  id: string;
+  project_id: string;
+  label: string;
+  description: string | null;
+  metadata: string;
+  item_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DatasetItemTable {
+  dataset_id: string;
+  /** 0-based order of the item in the dataset. */
+  position: number;
+  /** The row as uploaded (a JSON object). */
+  data: string;
+}
+
+export interface ModelTable {
+  id: string;
+  project_id: string;
+  label: string;
+  provider: 'openai-compatible' | 'anthropic';
+  base_url: string;
+  upstream_model: string;
+  /** AES-256-GCM ciphertext of the credential (see catalog/models/crypto.ts), or null. */
+  api_key_encrypted: string | null;
+  api_key_last4: string | null;
+  input_price_per_mtok: number | null;
+  output_price_per_mtok: number | null;
+  context_window: number | null;
+  default_parameters: string;
+  /** JSON array of model slugs. */
+  fallbacks: string;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** bigint columns: PostgreSQL returns them as text, SQLite as numbers. */
+type BigIntColumn = ColumnType<number | string, number, number>;
+
+export interface TaskLogCounterTable {
+  container_id: string;
+  last_seq: BigIntColumn;
+}
+
+export interface TaskLogTable {
+  id: string;
+  project_id: string;
+  container_id: string;
+  seq: BigIntColumn;
+  model: string;
+  /** JSON: the request messages. */
+  input: string;
+  output: string | null;
+  request: string;
+  response: string;
+  usage: string | null;
+  latency_ms: number;
+  cost: number;
+  status: 'success' | 'error';
+  error: string | null;
+  metadata: string;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   projects: ProjectTable;
@@ -72,4 +220,12 @@ export interface Database {
   containers: ContainerTable;
   evaluators: EvaluatorTable;
   evalgate_meta: MetaTable;
+  datasets: DatasetTable;
+  dataset_items: DatasetItemTable;
+  models: ModelTable;
+  task_log_counters: TaskLogCounterTable;
+  task_logs: TaskLogTable;
+  runs: RunTable;
+  run_samples: RunSampleTable;
+  run_generations: RunGenerationTable;
 }

@@ -19,6 +19,11 @@ const common: Options = {
 const strict = addFormats(new Ajv({ ...common, coerceTypes: false }));
 const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
 
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /**
  * Values no database stores faithfully, found anywhere in an input: U+0000 in a string or key
  * (PostgreSQL text cannot hold it) and non-finite numbers (ajv's coercion turns "1e400" into Infinity
@@ -34,7 +39,8 @@ function unstorable(value: unknown, at: string, out: ErrorObject[]): ErrorObject
     if (!Number.isFinite(value)) fail('finite', at);
   } else if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) unstorable(v, `${at}/${i}`, out);
-  } else if (value !== null && typeof value === 'object') {
+  } else if (value !== null && typeof value === 'object' && isPlainObject(value)) {
+    // Only parsed JSON is walked (nested at most MAX_JSON_DEPTH); streams and other objects are not data.
     for (const [k, v] of Object.entries(value)) {
       const child = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
       if (k.includes('\u0000')) fail('nul', child);

@@ -1,9 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001_foundation.js';
+import * as m002 from './002_catalog.js';
+import * as m003 from './003_runs.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
   '001_foundation': m001,
+  '002_catalog': m002,
+  '003_runs': m003,
 };
 
 export const migrationProvider: MigrationProvider = {

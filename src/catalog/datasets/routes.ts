@@ -1,0 +1,143 @@
+import path from 'node:path';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.js';
+import { principalOf } from '../../http/guard.js';
+import { pageOf, responses } from '../../http/schemas.js';
+import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../ndjson.js';
+import {
+  CreateDataset,
+  Dataset,
+  DatasetDeleted,
+  DatasetIdParam,
+  DatasetItemList,
+  DatasetList,
+  DatasetRefParam,
+  ListDatasetsQuery,
+  ListItemsQuery,
+  PatchDataset,
+  UploadDatasetQuery,
+} from './schemas.js';
+import * as service from './service.js';
+
+const tags = ['datasets'];
+
+const JsonLines = Type.Unknown({
+  description: 'One JSON object per line (label and description as query parameters); gzip allowed',
+});
+
+export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const { db, config } = deps;
+  const ctx: service.DatasetContext = {
+    db,
+    spoolDir: path.join(config.dataDir, 'tmp'),
+    uploadLimit: config.uploadLimit,
+    maxRowChars: config.bodyLimit,
+  };
+  installNdjsonParser(app);
+
+  app.post(
+    '/v1/datasets',
+    {
+      config: { permission: 'data:write' },
+      preValidation: jsonOrLines(CreateDataset),
+      schema: {
+        tags,
+        summary: 'Create a dataset from a JSON body or a streamed JSON-lines upload',
+        querystring: UploadDatasetQuery,
+        body: {
+          content: {
+            'application/json': { schema: CreateDataset },
+            'application/x-ndjson': { schema: JsonLines },
+          },
+        },
+        response: responses({ 201: Dataset }, 409, 413, 415, 422),
+      },
+    },
+    async (req, reply) => {
+      const projectId = principalOf(req).projectId;
+      const created =
+        bodyKind(req) === 'json'
+          ? await service.createDataset(ctx, projectId, req.body as CreateDataset)
+          : await service.uploadDataset(ctx, projectId, req.query, uploadStream(req));
+      return reply.code(201).send(created);
+    },
+  );
+
+  app.get(
+    '/v1/datasets',
+    {
+      config: { permission: 'data:read' },
+      schema: {
+        tags,
+        summary: 'List datasets, newest first',
+        querystring: ListDatasetsQuery,
+        response: responses({ 200: DatasetList }, 422),
+      },
+    },
+    async (req) => service.listDatasets(db, principalOf(req).projectId, pageOf(req.query)),
+  );
+
+  app.get(
+    '/v1/datasets/:dataset',
+    {
+      config: { permission: 'data:read' },
+      schema: {
+        tags,
+        summary: 'Get a dataset by id or label',
+        params: DatasetRefParam,
+        response: responses({ 200: Dataset }, 404, 422),
+      },
+    },
+    async (req) =>
+      service.toDataset(await service.requireDataset(db, principalOf(req).projectId, req.params.dataset)),
+  );
+
+  app.patch(
+    '/v1/datasets/:dataset',
+    {
+      config: { permission: 'data:write' },
+      schema: {
+        tags,
+        summary: 'Update the label, description or metadata of a dataset (its rows are immutable)',
+        params: DatasetRefParam,
+        body: PatchDataset,
+        response: responses({ 200: Dataset }, 404, 409, 413, 415, 422),
+      },
+    },
+    async (req) => service.patchDataset(db, principalOf(req).projectId, req.params.dataset, req.body),
+  );
+
+  app.delete(
+    '/v1/datasets/:id',
+    {
+      config: { permission: 'data:write' },
+      schema: {
+        tags,
+        summary: 'Delete a dataset by id (409 while a queued or running run uses it)',
+        params: DatasetIdParam,
+        response: responses({ 200: DatasetDeleted }, 404, 409, 422),
+      },
+    },
+    async (req) => {
+      const { id } = await service.deleteDataset(db, principalOf(req).projectId, req.params.id);
+      return { object: 'dataset' as const, id, deleted: true as const };
+    },
+  );
+
+  app.get(
+    '/v1/datasets/:dataset/items',
+    {
+      config: { permission: 'data:read' },
+      schema: {
+        tags,
+        summary: 'Rows of a dataset in position order; ?range=start:end selects a slice',
+        params: DatasetRefParam,
+        querystring: ListItemsQuery,
+        response: responses({ 200: DatasetItemList }, 404, 422),
+      },
+    },
+    async (req) =>
+      service.listItems(db, principalOf(req).projectId, req.params.dataset, req.query, pageOf(req.query)),
+  );
+};

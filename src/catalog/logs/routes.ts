@@ -1,0 +1,77 @@
+import path from 'node:path';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.js';
+import { principalOf } from '../../http/guard.js';
+import { pageOf, responses } from '../../http/schemas.js';
+import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../ndjson.js';
+import {
+  ContainerLogsParam,
+  type ImportLog,
+  ImportLogs,
+  ListLogsQuery,
+  LogImport,
+  TaskLogList,
+} from './schemas.js';
+import * as service from './service.js';
+
+const tags = ['logs'];
+
+const JsonLines = Type.Unknown({
+  description: 'One task log entry (as in the JSON array form) per line; gzip allowed',
+});
+
+export const logRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const { db, config } = deps;
+  const ctx: service.LogContext = {
+    db,
+    spoolDir: path.join(config.dataDir, 'tmp'),
+    uploadLimit: config.uploadLimit,
+    maxRowChars: config.bodyLimit,
+  };
+  installNdjsonParser(app);
+
+  app.get(
+    '/v1/containers/:container/logs',
+    {
+      config: { permission: 'logs:read' },
+      schema: {
+        tags,
+        summary: "A container's task logs in seq order, optionally of one model or since a time",
+        params: ContainerLogsParam,
+        querystring: ListLogsQuery,
+        response: responses({ 200: TaskLogList }, 404, 422),
+      },
+    },
+    async (req) =>
+      service.listLogs(db, principalOf(req).projectId, req.params.container, req.query, pageOf(req.query)),
+  );
+
+  app.post(
+    '/v1/containers/:container/logs',
+    {
+      config: { permission: 'logs:write' },
+      preValidation: jsonOrLines(ImportLogs),
+      schema: {
+        tags,
+        summary: 'Import task logs recorded elsewhere: a JSON array or streamed JSON lines, all or nothing',
+        params: ContainerLogsParam,
+        body: {
+          content: {
+            'application/json': { schema: ImportLogs },
+            'application/x-ndjson': { schema: JsonLines },
+          },
+        },
+        response: responses({ 201: LogImport }, 404, 413, 415, 422),
+      },
+    },
+    async (req, reply) => {
+      const projectId = principalOf(req).projectId;
+      const result =
+        bodyKind(req) === 'json'
+          ? await service.importLogs(db, projectId, req.params.container, req.body as ImportLog[])
+          : await service.importLogLines(ctx, projectId, req.params.container, uploadStream(req));
+      return reply.code(201).send(result);
+    },
+  );
+};

@@ -1,0 +1,184 @@
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { ApiError, type ValidationIssue } from '../../http/errors.js';
+import type { ListResponse, Page } from '../../http/schemas.js';
+import { toIssues, validatorCompiler } from '../../http/validation.js';
+import { newId, nowIso } from '../../shared/ids.js';
+import { type JsonObject, parseJson } from '../../shared/json.js';
+import { requireContainer } from '../containers/service.js';
+import { parseLine, spoolNdjson } from '../ndjson.js';
+import { pageWindow, parseRange } from '../range.js';
+import * as repo from './repository.js';
+import { ImportLog, type LogImport, type TaskLog } from './schemas.js';
+
+export interface LogContext {
+  db: Kysely<Database>;
+  spoolDir: string;
+  uploadLimit: number;
+  maxRowChars: number;
+}
+
+export function toTaskLog(row: repo.LogRow): TaskLog {
+  return {
+    object: 'task_log',
+    id: row.id,
+    project_id: row.project_id,
+    container_id: row.container_id,
+    seq: Number(row.seq),
+    model: row.model,
+    input: parseJson<unknown>(row.input, null),
+    output: row.output,
+    request: parseJson<unknown>(row.request, null),
+    response: parseJson<unknown>(row.response, null),
+    usage: parseJson<TaskLog['usage']>(row.usage, null),
+    latency_ms: Number(row.latency_ms),
+    cost: Number(row.cost),
+    status: row.status,
+    error: parseJson<TaskLog['error']>(row.error, null),
+    metadata: parseJson<JsonObject>(row.metadata, {}),
+    created_at: row.created_at,
+  };
+}
+
+export async function listLogs(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string,
+  query: { range?: string; model?: string; since?: string },
+  page: Page,
+): Promise<ListResponse<TaskLog>> {
+  const container = await requireContainer(db, projectId, ref);
+  const range = query.range === undefined ? null : parseRange(query.range, ['query', 'range']);
+  const filter: repo.LogFilter = {};
+  if (query.model !== undefined) filter.model = query.model;
+  if (query.since !== undefined) filter.since = new Date(query.since).toISOString();
+  const count = await repo.countLogs(db, container.id, filter);
+  const { from, to, total } = pageWindow(range, page, count);
+  const rows = await repo.readLogs(db, container.id, filter, from, to);
+  return { object: 'list', data: rows.map(toTaskLog), total };
+}
+
+const record = (v: unknown): JsonObject | null =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as JsonObject) : null;
+
+/** An imported entry (already valid against ImportLog) as a row without seq; derives what is omitted. */
+function draftOfImport(entry: ImportLog, projectId: string, containerId: string, now: string): repo.LogDraft {
+  const request = record(entry.request);
+  const response = record(entry.response);
+  const firstChoice = record((response?.choices as unknown[] | undefined)?.[0]);
+  const content = record(firstChoice?.message)?.content;
+  const usage = entry.usage !== undefined ? entry.usage : (record(response?.usage) ?? null);
+  const error = entry.error ?? null;
+  return {
+    id: newId('log'),
+    project_id: projectId,
+    container_id: containerId,
+    model: entry.model,
+    input: JSON.stringify(entry.input !== undefined ? entry.input : (request?.messages ?? null)),
+    output: entry.output !== undefined ? entry.output : typeof content === 'string' ? content : null,
+    request: JSON.stringify(entry.request ?? null),
+    response: JSON.stringify(entry.response ?? null),
+    usage: usage === null ? null : JSON.stringify(usage),
+    latency_ms: entry.latency_ms ?? 0,
+    cost: entry.cost ?? 0,
+    status: entry.status ?? (error ? 'error' : 'success'),
+    error: error === null ? null : JSON.stringify(error),
+    metadata: JSON.stringify(entry.metadata ?? {}),
+    created_at: entry.created_at !== undefined ? new Date(entry.created_at).toISOString() : now,
+  };
+}
+
+/** Stores the drafts under consecutive seqs in one transaction; all or nothing. */
+async function store(
+  db: Kysely<Database>,
+  containerId: string,
+  count: number,
+  drafts: AsyncIterable<repo.LogDraft> | Iterable<repo.LogDraft>,
+): Promise<LogImport> {
+  if (count === 0) {
+    return {
+      object: 'task_log.import',
+      container_id: containerId,
+      imported: 0,
+      first_seq: null,
+      last_seq: null,
+    };
+  }
+  const first = await db.transaction().execute(async (trx) => {
+    const start = await repo.reserveSeqs(trx, containerId, count);
+    if (start === null) throw ApiError.notFound('Container', containerId);
+    let seq = start;
+    let rows: repo.NewLogRow[] = [];
+    for await (const d of drafts) {
+      rows.push({ ...d, seq: seq++ });
+      if (rows.length >= 500) {
+        await repo.insertLogRows(trx, rows);
+        rows = [];
+      }
+    }
+    await repo.insertLogRows(trx, rows);
+    if (seq - start !== count) throw new Error(`log import: ${seq - start} rows, expected ${count}`);
+    return start;
+  });
+  return {
+    object: 'task_log.import',
+    container_id: containerId,
+    imported: count,
+    first_seq: first,
+    last_seq: first + count - 1,
+  };
+}
+
+export async function importLogs(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string,
+  entries: ImportLog[],
+): Promise<LogImport> {
+  const container = await requireContainer(db, projectId, ref);
+  const now = nowIso();
+  const drafts = entries.map((e) => draftOfImport(e, projectId, container.id, now));
+  return store(db, container.id, drafts.length, drafts);
+}
+
+let checkEntry: ReturnType<typeof validatorCompiler> | null = null;
+
+function entryIssues(value: unknown): ValidationIssue[] {
+  checkEntry ??= validatorCompiler({ schema: ImportLog, httpPart: 'body', method: 'POST', url: '' });
+  if (checkEntry(value)) return [];
+  const errors = (checkEntry as unknown as { errors?: Parameters<typeof toIssues>[1] | null }).errors ?? [];
+  // toIssues puts 'body' first; the caller adds ['body', 'line', n].
+  return toIssues('body', errors).map((i) => ({ ...i, loc: i.loc.slice(1) }));
+}
+
+/** A JSON-lines import, streamed through a spool; a bad line is a 422 naming it, with nothing stored. */
+export async function importLogLines(
+  ctx: LogContext,
+  projectId: string,
+  ref: string,
+  body: Readable,
+): Promise<LogImport> {
+  const container = await requireContainer(ctx.db, projectId, ref);
+  const now = nowIso();
+  const spool = await spoolNdjson(body, {
+    dir: ctx.spoolDir,
+    maxBytes: ctx.uploadLimit,
+    maxLineChars: ctx.maxRowChars,
+    check(text) {
+      const parsed = parseLine(text);
+      if ('error' in parsed) return [{ loc: [], msg: parsed.error, type: 'json_invalid' }];
+      return entryIssues(parsed.value);
+    },
+  });
+  try {
+    const drafts = async function* () {
+      for await (const line of spool.rows()) {
+        yield draftOfImport(JSON.parse(line) as ImportLog, projectId, container.id, now);
+      }
+    };
+    return await store(ctx.db, container.id, spool.count, drafts());
+  } finally {
+    await spool.remove();
+  }
+}

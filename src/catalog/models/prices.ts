@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export type FrontierProvider = 'openai' | 'anthropic';
+
+/** One dated price of the bundled table (data/prices.json). */
+export interface PriceEntry {
+  provider: FrontierProvider;
+  model: string;
+  aliases: string[];
+  inputPerMtok: number;
+  outputPerMtok: number;
+  contextWindow: number | null;
+  /** The day the price was read (YYYY-MM-DD). */
+  asOf: string;
+  source: string;
+}
+
+export interface PriceTable {
+  entries: PriceEntry[];
+  /** The entry of a provider's model name or alias. */
+  find(provider: FrontierProvider, model: string): PriceEntry | undefined;
+}
+
+// src/catalog/models and dist/catalog/models both sit three levels below the package root.
+const BUNDLED = fileURLToPath(new URL('../../../data/prices.json', import.meta.url));
+
+const cache = new Map<string, PriceTable>();
+
+function fail(file: string, what: string): never {
+  throw new Error(`price table ${file}: ${what}`);
+}
+
+function parseEntry(file: string, raw: unknown, i: number): PriceEntry {
+  if (typeof raw !== 'object' || raw === null) fail(file, `models[${i}] is not an object`);
+  const r = raw as Record<string, unknown>;
+  const str = (k: string) => {
+    const v = r[k];
+    if (typeof v !== 'string' || v === '') fail(file, `models[${i}].${k} must be a non-empty string`);
+    return v;
+  };
+  const price = (k: string) => {
+    const v = r[k];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      fail(file, `models[${i}].${k} must be a number >= 0`);
+    return v;
+  };
+  const provider = str('provider');
+  if (provider !== 'openai' && provider !== 'anthropic')
+    fail(file, `models[${i}].provider must be openai or anthropic`);
+  const aliases = r.aliases ?? [];
+  if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string'))
+    fail(file, `models[${i}].aliases must be an array of strings`);
+  const asOf = str('as_of');
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail(file, `models[${i}].as_of must be a YYYY-MM-DD date`);
+  const context = r.context_window;
+  return {
+    provider,
+    model: str('model'),
+    aliases: aliases as string[],
+    inputPerMtok: price('input_usd_per_mtok'),
+    outputPerMtok: price('output_usd_per_mtok'),
+    contextWindow: typeof context === 'number' && Number.isInteger(context) && context > 0 ? context : null,
+    asOf,
+    source: str('source'),
+  };
+}
+
+function load(file: string): PriceTable {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    fail(file, (err as Error).message);
+  }
+  const models = (doc as { models?: unknown } | null)?.models;
+  if (!Array.isArray(models)) fail(file, 'expected {"models": [...]}');
+  const entries = models.map((m, i) => parseEntry(file, m, i));
+  const index = new Map<string, PriceEntry>();
+  for (const e of entries) {
+    for (const name of [e.model, ...e.aliases]) index.set(`${e.provider}/${name}`, e);
+  }
+  return { entries, find: (provider, model) => index.get(`${provider}/${model}`) };
+}
+
+/** The price table, read once per process (lazily, on first use). `file` replaces the bundled table. */
+export function priceTable(file: string | null = null): PriceTable {
+  const target = file ?? BUNDLED;
+  let table = cache.get(target);
+  if (!table) {
+    table = load(target);
+    cache.set(target, table);
+  }
+  return table;
+}

@@ -1,0 +1,191 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import type { UpstreamPolicySettings } from '../../config.js';
+
+/**
+ * Where registered models may send requests (and their credentials). Link-local and cloud-metadata
+ * addresses are never allowed; loopback and private ranges are allowed (a self-hosted vLLM or Ollama is
+ * the common case) unless the operator blocks them; an allow-list can narrow everything to named hosts.
+ * The same rules run at registration (on the URL and on what its host name resolves to) and again on
+ * the address actually connected to, so DNS cannot be used to get around them.
+ */
+export type UpstreamPolicy = UpstreamPolicySettings;
+
+export type UpstreamVerdict = { ok: true } | { ok: false; reason: string };
+
+export type AddressClass = 'metadata' | 'link_local' | 'reserved' | 'loopback' | 'private' | 'public';
+
+export type LookupFn = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const METADATA_HOSTS = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
+
+type Rule = [network: string, prefix: number];
+
+const V4: Record<Exclude<AddressClass, 'public'>, Rule[]> = {
+  // AWS/GCP/Azure/OpenStack (and AWS ECS task metadata) inside link-local; Alibaba on 100.100.100.200.
+  metadata: [
+    ['169.254.169.254', 32],
+    ['169.254.170.2', 32],
+    ['100.100.100.200', 32],
+  ],
+  link_local: [['169.254.0.0', 16]],
+  reserved: [
+    ['0.0.0.0', 8],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
+  ],
+  loopback: [['127.0.0.0', 8]],
+  private: [
+    ['10.0.0.0', 8],
+    ['172.16.0.0', 12],
+    ['192.168.0.0', 16],
+    ['100.64.0.0', 10],
+    ['198.18.0.0', 15],
+  ],
+};
+
+const V6: Record<Exclude<AddressClass, 'public'>, Rule[]> = {
+  metadata: [['fd00:ec2::254', 128]],
+  link_local: [['fe80::', 10]],
+  reserved: [
+    ['::', 128],
+    ['ff00::', 8],
+  ],
+  loopback: [['::1', 128]],
+  private: [['fc00::', 7]],
+};
+
+/** Checked in this order, so the most specific class names an address (e.g. ::1 is loopback). */
+const ORDER = ['metadata', 'link_local', 'loopback', 'private', 'reserved'] as const;
+
+function buildLists(): Map<(typeof ORDER)[number], BlockList> {
+  const lists = new Map<(typeof ORDER)[number], BlockList>();
+  for (const cls of ORDER) {
+    const list = new BlockList();
+    for (const [net, prefix] of V4[cls]) {
+      list.addSubnet(net, prefix, 'ipv4');
+      // IPv4 embedded in IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d).
+      for (const embed of ['::ffff:', '::', '64:ff9b::'])
+        list.addSubnet(`${embed}${net}`, 96 + prefix, 'ipv6');
+    }
+    for (const [net, prefix] of V6[cls]) list.addSubnet(net, prefix, 'ipv6');
+    lists.set(cls, list);
+  }
+  return lists;
+}
+
+let lists: Map<(typeof ORDER)[number], BlockList> | null = null;
+
+function stripBrackets(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/** The class of an IP address; 'reserved' for text that is not one. */
+export function classifyAddress(ip: string): AddressClass {
+  const address = stripBrackets(ip).split('%')[0]!;
+  const family = isIP(address);
+  if (family === 0) return 'reserved';
+  lists ??= buildLists();
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  for (const cls of ORDER) if (lists.get(cls)!.check(address, type)) return cls;
+  return 'public';
+}
+
+const DESCRIBE: Record<Exclude<AddressClass, 'public'>, string> = {
+  metadata: 'a cloud metadata address, which is never allowed',
+  link_local: 'a link-local address (169.254.0.0/16, fe80::/10), which is never allowed',
+  reserved: 'an unspecified, multicast or reserved address, which is never allowed',
+  loopback: 'a loopback address, refused because EVALGATE_BLOCK_PRIVATE_UPSTREAMS=1',
+  private: 'a private-network address, refused because EVALGATE_BLOCK_PRIVATE_UPSTREAMS=1',
+};
+
+export function addressVerdict(ip: string, policy: UpstreamPolicy): UpstreamVerdict {
+  const cls = classifyAddress(ip);
+  if (cls === 'public') return { ok: true };
+  if ((cls === 'loopback' || cls === 'private') && !policy.blockPrivate) return { ok: true };
+  return { ok: false, reason: `${ip} is ${DESCRIBE[cls]}` };
+}
+
+/** For the connector: may a connection to this (resolved) address be opened? */
+export function isAddressAllowed(ip: string, policy: UpstreamPolicy): boolean {
+  return addressVerdict(ip, policy).ok;
+}
+
+function hostAllowed(host: string, allowed: string[]): boolean {
+  return allowed.some((entry) => {
+    const e = stripBrackets(entry);
+    if (e.startsWith('*.')) return host.endsWith(e.slice(1));
+    return host === e;
+  });
+}
+
+function normalHost(url: URL): string {
+  return stripBrackets(url.hostname.toLowerCase()).replace(/\.$/, '');
+}
+
+/** The rules that need no DNS: scheme, credentials, metadata names, IP literals, the allow-list. */
+export function checkUpstreamUrl(url: string, policy: UpstreamPolicy): UpstreamVerdict {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { ok: false, reason: 'not a valid absolute URL' };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    return {
+      ok: false,
+      reason: `scheme '${parsed.protocol.slice(0, -1)}' is not allowed; use http or https`,
+    };
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    return { ok: false, reason: 'credentials in the URL are not allowed; send them as api_key' };
+  }
+  const host = normalHost(parsed);
+  if (METADATA_HOSTS.has(host) || host.endsWith('.metadata.google.internal')) {
+    return { ok: false, reason: `${host} is a cloud metadata host name, which is never allowed` };
+  }
+  if (isIP(host)) {
+    const verdict = addressVerdict(host, policy);
+    if (!verdict.ok) return verdict;
+  } else if (policy.blockPrivate && (host === 'localhost' || host.endsWith('.localhost'))) {
+    return { ok: false, reason: `${host} is ${DESCRIBE.loopback}` };
+  }
+  if (policy.allowedHosts && !hostAllowed(host, policy.allowedHosts)) {
+    return { ok: false, reason: `host ${host} is not in EVALGATE_ALLOWED_UPSTREAM_HOSTS` };
+  }
+  return { ok: true };
+}
+
+const systemLookup: LookupFn = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+/**
+ * `checkUpstreamUrl`, then every address the host name resolves to. A name that does not resolve (yet)
+ * passes: nothing can be reached through it, and the connect-time check still applies to it later.
+ */
+export async function checkUpstreamUrlResolved(
+  url: string,
+  policy: UpstreamPolicy,
+  lookup: LookupFn = systemLookup,
+): Promise<UpstreamVerdict> {
+  const first = checkUpstreamUrl(url, policy);
+  if (!first.ok) return first;
+  const host = normalHost(new URL(url));
+  if (isIP(host)) return first;
+  let addresses: { address: string }[];
+  try {
+    addresses = await lookup(host);
+  } catch {
+    return { ok: true };
+  }
+  for (const { address } of addresses) {
+    const verdict = addressVerdict(address, policy);
+    if (!verdict.ok) return { ok: false, reason: `host ${host} resolves to ${verdict.reason}` };
+  }
+  return { ok: true };
+}

@@ -1,0 +1,239 @@
+import { setImmediate as yieldTurn } from 'node:timers/promises';
+import { type Kysely, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { insertContainer } from '../../src/catalog/containers/repository.js';
+import type { LogWriter, TaskLogRecord } from '../../src/catalog/logs/types.js';
+import { createLogWriter } from '../../src/catalog/logs/writer.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
+import type { Database } from '../../src/db/schema.js';
+import { newId, nowIso } from '../../src/shared/ids.js';
+import { ensureProject } from '../../src/tenancy/projects.js';
+import { type FreshDatabase, freshDatabase, PG_ADMIN_URL, testDbKind } from '../helpers/databases.js';
+import { waitFor } from '../helpers/wait.js';
+
+let fresh: FreshDatabase;
+let handle: DatabaseHandle;
+let projectId: string;
+let containers: string[];
+
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  handle = await openDatabase(fresh.url);
+  await handle.migrate();
+  projectId = (await ensureProject(handle.db, 'writer')).id;
+  containers = [];
+  for (let i = 0; i < 5; i++) {
+    const id = newId('ctr');
+    const now = nowIso();
+    await insertContainer(handle.db, {
+      id,
+      project_id: projectId,
+      label: `c${i}`,
+      description: null,
+      metadata: '{}',
+      created_at: now,
+      updated_at: now,
+    });
+    containers.push(id);
+  }
+});
+afterEach(async () => {
+  await handle.close();
+  await fresh.drop();
+});
+
+function record(containerId: string, n: number): TaskLogRecord {
+  return {
+    id: newId('log'),
+    projectId,
+    containerId,
+    model: 'openai/gpt-4o-mini',
+    input: [{ role: 'user', content: `question ${n}` }],
+    output: `answer ${n}`,
+    request: { messages: [{ role: 'user', content: `question ${n}` }] },
+    response: { id: `resp-${n}` },
+    usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    latencyMs: 12,
+    cost: 0.00001,
+    status: 'success',
+    error: null,
+    metadata: { n },
+    createdAt: nowIso(),
+  };
+}
+
+/** Calls write and measures it: a caller must never wait on the database, and never see an error. */
+function timedWrite(writer: LogWriter, r: TaskLogRecord, worst: { ms: number }): void {
+  const t0 = performance.now();
+  writer.write(r);
+  worst.ms = Math.max(worst.ms, performance.now() - t0);
+}
+
+/** Every stored log of the container, in seq order; checks that seqs are exactly 1..n. */
+async function storedSeqs(db: Kysely<Database>, containerId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('task_logs')
+    .select(['id', 'seq'])
+    .where('container_id', '=', containerId)
+    .orderBy('seq')
+    .execute();
+  rows.forEach((r, i) => {
+    if (Number(r.seq) !== i + 1) throw new Error(`container ${containerId}: seq ${r.seq} at position ${i}`);
+  });
+  return rows.map((r) => r.id);
+}
+
+describe('log writer', () => {
+  it('stores 100,000 records from 200 concurrent callers, gap-free and in order per container', {
+    timeout: 240_000,
+  }, async () => {
+    const writer = createLogWriter(handle.db, { batchSize: 1000, flushMs: 20, maxBuffered: 200_000 });
+    const sent = new Map<string, string[]>(containers.map((c) => [c, []]));
+    const worst = { ms: 0 };
+    const caller = async (k: number) => {
+      for (let i = 0; i < 500; i++) {
+        const c = containers[(k + i) % containers.length]!;
+        const r = record(c, k * 500 + i);
+        sent.get(c)!.push(r.id);
+        timedWrite(writer, r, worst);
+        if (i % 25 === 0) await yieldTurn();
+      }
+    };
+    await Promise.all(Array.from({ length: 200 }, (_, k) => caller(k)));
+    await writer.close();
+    expect(writer.stats()).toEqual({ accepted: 100_000, written: 100_000, failed: 0, buffered: 0 });
+    for (const c of containers) {
+      // Within a container, seq order is the order the records were written in.
+      expect(await storedSeqs(handle.db, c)).toEqual(sent.get(c));
+    }
+    expect(worst.ms).toBeLessThan(50);
+  });
+
+  it('gives two writers on separate connections (two processes) disjoint, gap-free seqs', {
+    timeout: 120_000,
+  }, async () => {
+    const second = await openDatabase(fresh.url);
+    try {
+      const writers = [handle, second].map((d) => createLogWriter(d.db, { batchSize: 50, flushMs: 5 }));
+      const ids = new Set<string>();
+      await Promise.all(
+        writers.map(async (w, k) => {
+          for (let i = 0; i < 4000; i++) {
+            const r = record(containers[i % 2]!, i + k * 10_000);
+            ids.add(r.id);
+            w.write(r);
+            if (i % 100 === 0) await yieldTurn();
+          }
+          await w.close();
+        }),
+      );
+      for (const w of writers) expect(w.stats().failed).toBe(0);
+      const stored = [
+        ...(await storedSeqs(handle.db, containers[0]!)),
+        ...(await storedSeqs(handle.db, containers[1]!)),
+      ];
+      expect(stored).toHaveLength(8000);
+      expect(new Set(stored)).toEqual(ids);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('drops and counts records of deleted containers without losing the rest of the batch', async () => {
+    const writer = createLogWriter(handle.db, { batchSize: 100, flushMs: 5 });
+    const gone = newId('ctr');
+    for (let i = 0; i < 10; i++) writer.write(record(i % 2 ? gone : containers[0]!, i));
+    await writer.flush();
+    expect(writer.stats()).toMatchObject({ accepted: 10, written: 5, failed: 5 });
+    expect(await storedSeqs(handle.db, containers[0]!)).toHaveLength(5);
+    await writer.close();
+    writer.write(record(containers[0]!, 99));
+    expect(writer.stats().failed).toBe(6);
+  });
+
+  it('keeps accepting while the database is down, counts what it could not write, and recovers', {
+    timeout: 120_000,
+  }, async () => {
+    const writer = createLogWriter(handle.db, { batchSize: 20, flushMs: 10, maxBuffered: 500 });
+    const outage = await databaseOutage(handle, fresh);
+    const worst = { ms: 0 };
+    let n = 0;
+    let thrown = 0;
+    const writeFor = async (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        try {
+          timedWrite(writer, record(containers[n % 3]!, n++), worst);
+        } catch {
+          thrown++;
+        }
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    };
+
+    await writeFor(500);
+    await writer.flush();
+    const before = writer.stats();
+    expect(before.written).toBeGreaterThan(0);
+    expect(before.failed).toBe(0);
+
+    await outage.stop();
+    await writeFor(1500);
+    await waitFor(() => writer.stats().failed > 0, 20_000, 'failures to be counted');
+    const during = writer.stats();
+    expect(during.failed).toBeGreaterThan(before.failed);
+
+    await outage.start();
+    await writer.flush();
+    const failedAfterOutage = writer.stats().failed;
+    await writeFor(500);
+    await writer.close();
+    const after = writer.stats();
+    expect(thrown).toBe(0);
+    expect(worst.ms).toBeLessThan(50);
+    expect(after.written).toBeGreaterThan(during.written);
+    expect(after.failed).toBe(failedAfterOutage);
+    expect(after.written + after.failed).toBe(n);
+    // What was written is all there, and the failed batches left no gap in any container's seqs.
+    let stored = 0;
+    for (const c of containers.slice(0, 3)) stored += (await storedSeqs(handle.db, c)).length;
+    expect(stored).toBe(after.written);
+  });
+});
+
+/** Makes the writer's database refuse work, and then accept it again. */
+async function databaseOutage(
+  target: DatabaseHandle,
+  db: FreshDatabase,
+): Promise<{ stop(): Promise<void>; start(): Promise<void> }> {
+  if (testDbKind() === 'sqlite') {
+    // Another connection holds the write lock: every write transaction of the writer fails (SQLITE_BUSY).
+    await sql`pragma busy_timeout = 20`.execute(target.db);
+    const { default: SQLite } = await import('better-sqlite3');
+    const blocker = new SQLite(db.url.slice('sqlite:'.length));
+    return {
+      async stop() {
+        blocker.exec('BEGIN EXCLUSIVE');
+      },
+      async start() {
+        blocker.exec('COMMIT');
+        blocker.close();
+      },
+    };
+  }
+  // PostgreSQL: refuse new connections and end the existing ones, as when the server goes away.
+  const { default: pg } = await import('pg');
+  const name = new URL(db.url).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  return {
+    async stop() {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+    },
+    async start() {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await admin.end();
+    },
+  };
+}
