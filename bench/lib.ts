@@ -25,17 +25,23 @@ let built = false;
 function serverEntry(): string[] {
   if (process.argv.includes('--tsx')) return ['--import', 'tsx', 'src/cli/main.ts'];
   if (!built) {
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    });
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: ROOT,
+        stdio: 'inherit',
+      },
+    );
     built = true;
   }
   return ['dist/cli/main.js'];
 }
 
 /** Runs `bench/mock-server.ts` in a process of its own, so the mock does not compete with the caller. */
-export function startMockProcess(env: Record<string, string>): Promise<{ url: string; baseUrl: string; stop(): Promise<void> }> {
+export function startMockProcess(
+  env: Record<string, string>,
+): Promise<{ url: string; baseUrl: string; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/mock-server.ts'], {
     cwd: ROOT,
     env: { ...(process.env as Record<string, string>), ...env },
@@ -73,7 +79,12 @@ export function startServer(env: Record<string, string> = {}, nodeArgs: string[]
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
   const child = spawn(process.execPath, [...nodeArgs, ...serverEntry(), 'serve', '--port', '0'], {
     cwd: ROOT,
-    env: { ...(process.env as Record<string, string>), EVALGATE_DATA_DIR: dataDir, EVALGATE_LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...(process.env as Record<string, string>),
+      EVALGATE_DATA_DIR: dataDir,
+      EVALGATE_LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const stop = async () => {
@@ -97,7 +108,12 @@ export function startServer(env: Record<string, string> = {}, nodeArgs: string[]
 }
 
 /** A JSON API call with the server's key. */
-export async function api<T = any>(server: BenchServer, method: string, route: string, body?: unknown): Promise<T> {
+export async function api<T = any>(
+  server: BenchServer,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(server.url + route, {
     method,
     headers: {
@@ -107,6 +123,7 @@ export async function api<T = any>(server: BenchServer, method: string, route: s
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = (await res.json()) as T;
-  if (res.status >= 400) throw new Error(`${method} ${route} answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
+  if (res.status >= 400)
+    throw new Error(`${method} ${route} answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
   return json;
 }

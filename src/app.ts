@@ -1,21 +1,32 @@
+import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { createAuthenticator } from './auth/authenticator.js';
 import { apiKeyRoutes } from './auth/routes.js';
 import { containerRoutes } from './catalog/containers/routes.js';
+import { datasetRoutes } from './catalog/datasets/routes.js';
+import { logRoutes } from './catalog/logs/routes.js';
+import { createLogWriter } from './catalog/logs/writer.js';
+import { decodeSecretKey } from './catalog/models/crypto.js';
+import { priceTable } from './catalog/models/prices.js';
+import { modelRoutes } from './catalog/models/routes.js';
 import type { Config } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import type { Deps } from './deps.js';
+import { createRunner } from './engine/compose.js';
 import { evaluatorRoutes } from './evaluators/routes.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { installGuard } from './http/guard.js';
 import { healthRoutes } from './http/health.js';
 import { installJsonParser } from './http/json-parser.js';
 import { installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
+import { createProviders } from './inference/compose.js';
+import { inferenceRoutes } from './inference/routes.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
 import { createRedisLimiter } from './ratelimit/redis.js';
+import { runRoutes } from './runs/routes.js';
 import { loadOrCreateSecret } from './shared/secrets.js';
 
 export interface App {
@@ -31,10 +42,15 @@ async function createLimiter(config: Config): Promise<RateLimiter> {
 
 /** The composition root: every backend is chosen here, from the typed config, and nowhere else. */
 export async function createApp(config: Config, options: { database?: DatabaseHandle } = {}): Promise<App> {
+  // An operator's own price table is read first, so that a broken file stops the start, not every call.
+  if (config.pricesFile) priceTable(config.pricesFile);
   const database = options.database ?? (await openDatabase(config.databaseUrl));
   await database.migrate();
   const pepper = config.keyPepper ?? loadOrCreateSecret(config.dataDir, 'key-pepper');
   const limiter = await createLimiter(config);
+  const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
+  const logWriter = createLogWriter(database.db, config.logWriter);
+  const providers = createProviders(config, { db: database.db, config, secretKey });
   const deps: Deps = {
     config,
     database,
@@ -42,17 +58,26 @@ export async function createApp(config: Config, options: { database?: DatabaseHa
     pepper,
     limiter,
     auth: createAuthenticator(database.db, pepper, config.keyCacheMs),
+    secretKey,
+    logWriter,
+    providers,
   };
 
   const server = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
-    requestIdHeader: 'x-request-id',
+    // A caller's X-Request-Id is kept when it is a plausible id; anything else gets a fresh one.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    },
     // Per-request log lines only at debug level: at info they would dominate the cost of a gateway call.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
   installErrorHandling(server);
@@ -62,14 +87,26 @@ export async function createApp(config: Config, options: { database?: DatabaseHa
   await server.register(healthRoutes, { deps });
   await server.register(apiKeyRoutes, { deps });
   await server.register(containerRoutes, { deps });
+  await server.register(logRoutes, { deps });
+  await server.register(datasetRoutes, { deps });
+  await server.register(modelRoutes, { deps });
   await server.register(evaluatorRoutes, { deps });
+  await server.register(inferenceRoutes, { deps });
+  const runs = createRunner(deps, (msg) => server.log.warn(msg));
+  await server.register(runRoutes, { ctx: runs.context });
   await server.ready();
+  // Runs left queued or running by a previous process continue where they stopped.
+  await runs.runner.start(runs.resumable);
 
   return {
     server,
     deps,
     async close() {
       await server.close();
+      await runs.runner.close();
+      await providers.close();
+      // After the server (no new calls), before the database: what is buffered gets written.
+      await logWriter.close();
       await limiter.close();
       if (!options.database) await database.close();
     },

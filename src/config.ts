@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { decodeSecretKey } from './catalog/models/crypto.js';
 
 /** Every setting of the service, parsed once at start from `EVALGATE_*` variables and CLI flags. */
 export interface Config {
@@ -20,6 +22,96 @@ export interface Config {
   keyCacheMs: number;
   /** Python interpreter used to check code evaluators. */
   python: string;
+  /** How evaluation runs execute. */
+  runs: RunSettings;
+  /** How the gateway talks to upstream model providers (one connection pool per origin). */
+  upstream: UpstreamConfig;
+  /** Whether gateway calls are recorded as task logs (`EVALGATE_RECORDING=0` turns it off). */
+  recording: boolean;
+  /** How long a resolved model (registry look-up) is reused by the gateway, in milliseconds. */
+  modelCacheMs: number;
+  /** Frontier providers, enabled by the operator's credentials; those go only to these base URLs. */
+  providers: { openai: ProviderSettings; anthropic: ProviderSettings };
+  /** 32-byte master key for credentials stored in the database; generated into dataDir when unset. */
+  secretKey: Buffer | null;
+  /** Which upstream addresses registered models may point at. */
+  upstreamPolicy: UpstreamPolicySettings;
+  /** Batching of the task log writer. */
+  logWriter: { batchSize: number; flushMs: number; maxBuffered: number };
+  /** Largest streamed upload (JSON-lines datasets and task log imports), in bytes. */
+  uploadLimit: number;
+  /** A price table that replaces the bundled data/prices.json. */
+  pricesFile: string | null;
+  /** Code evaluators: workers, the bubblewrap sandbox and requirement installs. */
+  codeEvaluators: CodeEvaluatorSettings;
+}
+
+export interface ProviderSettings {
+  /** The operator's credential; null leaves the provider disabled. */
+  apiKey: string | null;
+  /** Without a trailing slash, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+}
+
+export interface UpstreamPolicySettings {
+  /** Refuse loopback and private ranges too (`EVALGATE_BLOCK_PRIVATE_UPSTREAMS=1`). */
+  blockPrivate: boolean;
+  /** Lower-case host names (`*.example.com` wildcards allowed); null allows every host. */
+  allowedHosts: string[] | null;
+}
+
+export interface UpstreamConfig {
+  /** Connections per upstream origin. */
+  connections: number;
+  connectTimeoutMs: number;
+  /** Time to the response headers (for non-streamed calls this includes the whole generation). */
+  headersTimeoutMs: number;
+  /** Longest silence between two body chunks. */
+  bodyTimeoutMs: number;
+  /** Idle keep-alive connections are closed after this long. */
+  keepAliveMs: number;
+  /** Retries after the first attempt on connection errors, timeouts and 5xx. */
+  retries: number;
+  /** Back-off base: attempt n waits a jittered base * 2^n, capped by retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+}
+
+export interface RunSettings {
+  /** Environment names runs may target (`environment`, default `main`). */
+  environments: string[];
+  /** Judge and generation calls in flight per model. */
+  modelConcurrency: number;
+  /** Runs executing at once in one process. */
+  maxConcurrentRuns: number;
+  /** Positions per chunk of work. */
+  chunkSize: number;
+}
+
+export interface CodeEvaluatorSettings {
+  /** Python workers running at once in this process (`EVALGATE_CODE_WORKERS`, default: CPUs). */
+  workers: number;
+  /** Positions per request line sent to a worker. */
+  batchSize: number;
+  /** Run without a sandbox (rlimits only) where bubblewrap cannot start. */
+  unsafe: boolean;
+  sandbox: {
+    /** The bubblewrap executable. */
+    bwrap: string;
+    /** Wall-clock limit of one sample, enforced from Node (kill and respawn). */
+    timeoutMs: number;
+    /** A worker is replaced after this many samples. */
+    recycleAfter: number;
+    /** First uid workers drop to when the service runs as root. */
+    uidBase: number;
+    limits: { memoryMb: number; cpuSeconds: number; processes: number; fileSizeMb: number; tmpMb: number };
+  };
+  pip: {
+    indexUrl: string | null;
+    /** Directories or URLs of wheels (`EVALGATE_PIP_FIND_LINKS`, comma-separated). */
+    findLinks: string[];
+    timeoutMs: number;
+  };
 }
 
 export type Env = Record<string, string | undefined>;
@@ -49,6 +141,88 @@ function databaseUrl(raw: string | null, dataDir: string): string {
   throw new ConfigError(
     `EVALGATE_DATABASE_URL must start with postgres://, postgresql:// or sqlite:, got "${raw.replace(/\/\/[^@]*@/, '//***@')}"`,
   );
+}
+
+function environmentsOf(raw: string | undefined): string[] {
+  const names = (text(raw) ?? 'main')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  for (const n of names) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(n)) {
+      throw new ConfigError(`EVALGATE_ENVIRONMENTS entries must be letters, digits, _ or -, got "${n}"`);
+    }
+  }
+  return names.includes('main') ? names : ['main', ...names];
+}
+
+function baseUrl(name: string, raw: string | undefined, fallback: string): string {
+  const value = text(raw) ?? fallback;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+function secretKey(raw: string | undefined): Buffer | null {
+  const value = text(raw);
+  if (value === null) return null;
+  try {
+    return decodeSecretKey(value);
+  } catch (err) {
+    throw new ConfigError(`EVALGATE_SECRET_KEY: ${(err as Error).message}`);
+  }
+}
+
+function hostList(raw: string | undefined): string[] | null {
+  const value = text(raw);
+  if (value === null) return null;
+  return value
+    .split(',')
+    .map((h) => h.trim().toLowerCase().replace(/\.$/, ''))
+    .filter((h) => h !== '');
+}
+
+function codeEvaluatorSettings(env: Env): CodeEvaluatorSettings {
+  const cpus = Math.max(1, availableParallelism());
+  return {
+    workers: int('EVALGATE_CODE_WORKERS', env.EVALGATE_CODE_WORKERS, cpus, 1, 1024),
+    batchSize: int('EVALGATE_CODE_BATCH_SIZE', env.EVALGATE_CODE_BATCH_SIZE, 1000, 1, 100_000),
+    unsafe: int('EVALGATE_UNSAFE_CODE_EVALUATORS', env.EVALGATE_UNSAFE_CODE_EVALUATORS, 0, 0, 1) === 1,
+    sandbox: {
+      bwrap: text(env.EVALGATE_BWRAP) ?? 'bwrap',
+      timeoutMs: int('EVALGATE_SANDBOX_TIMEOUT_MS', env.EVALGATE_SANDBOX_TIMEOUT_MS, 10_000, 10, 3_600_000),
+      recycleAfter: int(
+        'EVALGATE_SANDBOX_RECYCLE_SAMPLES',
+        env.EVALGATE_SANDBOX_RECYCLE_SAMPLES,
+        100_000,
+        1,
+        1_000_000_000,
+      ),
+      uidBase: int('EVALGATE_SANDBOX_UID_BASE', env.EVALGATE_SANDBOX_UID_BASE, 200_000, 1000, 3_000_000_000),
+      limits: {
+        memoryMb: int('EVALGATE_SANDBOX_MEMORY_MB', env.EVALGATE_SANDBOX_MEMORY_MB, 2048, 64, 1_048_576),
+        cpuSeconds: int('EVALGATE_SANDBOX_CPU_SECONDS', env.EVALGATE_SANDBOX_CPU_SECONDS, 600, 1, 86_400),
+        processes: int('EVALGATE_SANDBOX_MAX_PROCESSES', env.EVALGATE_SANDBOX_MAX_PROCESSES, 64, 1, 65_536),
+        fileSizeMb: int('EVALGATE_SANDBOX_FILE_SIZE_MB', env.EVALGATE_SANDBOX_FILE_SIZE_MB, 64, 1, 1_048_576),
+        tmpMb: int('EVALGATE_SANDBOX_TMP_MB', env.EVALGATE_SANDBOX_TMP_MB, 64, 1, 1_048_576),
+      },
+    },
+    pip: {
+      indexUrl: text(env.EVALGATE_PIP_INDEX_URL),
+      findLinks: (text(env.EVALGATE_PIP_FIND_LINKS) ?? '')
+        .split(',')
+        .map((l) => l.trim())
+        .filter((l) => l !== ''),
+      timeoutMs: int('EVALGATE_PIP_TIMEOUT_MS', env.EVALGATE_PIP_TIMEOUT_MS, 600_000, 1000, 86_400_000),
+    },
+  };
 }
 
 /** Flags given on the command line override the environment. */
@@ -95,5 +269,83 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     bodyLimit: int('EVALGATE_BODY_LIMIT', env.EVALGATE_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
     keyCacheMs: int('EVALGATE_KEY_CACHE_MS', env.EVALGATE_KEY_CACHE_MS, 10_000, 0, 3_600_000),
     python: text(env.EVALGATE_PYTHON) ?? 'python3',
+    runs: {
+      environments: environmentsOf(env.EVALGATE_ENVIRONMENTS),
+      modelConcurrency: int('EVALGATE_MODEL_CONCURRENCY', env.EVALGATE_MODEL_CONCURRENCY, 32, 1, 4096),
+      maxConcurrentRuns: int('EVALGATE_MAX_CONCURRENT_RUNS', env.EVALGATE_MAX_CONCURRENT_RUNS, 4, 1, 256),
+      chunkSize: int('EVALGATE_RUN_CHUNK_SIZE', env.EVALGATE_RUN_CHUNK_SIZE, 256, 1, 100_000),
+    },
+    upstream: {
+      connections: int('EVALGATE_UPSTREAM_CONNECTIONS', env.EVALGATE_UPSTREAM_CONNECTIONS, 256, 1, 65_536),
+      connectTimeoutMs: int(
+        'EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS',
+        env.EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
+        10_000,
+        1,
+        600_000,
+      ),
+      headersTimeoutMs: int(
+        'EVALGATE_UPSTREAM_HEADERS_TIMEOUT_MS',
+        env.EVALGATE_UPSTREAM_HEADERS_TIMEOUT_MS,
+        600_000,
+        1,
+        3_600_000,
+      ),
+      bodyTimeoutMs: int(
+        'EVALGATE_UPSTREAM_BODY_TIMEOUT_MS',
+        env.EVALGATE_UPSTREAM_BODY_TIMEOUT_MS,
+        300_000,
+        1,
+        3_600_000,
+      ),
+      keepAliveMs: int(
+        'EVALGATE_UPSTREAM_KEEPALIVE_MS',
+        env.EVALGATE_UPSTREAM_KEEPALIVE_MS,
+        60_000,
+        1,
+        3_600_000,
+      ),
+      retries: int('EVALGATE_UPSTREAM_RETRIES', env.EVALGATE_UPSTREAM_RETRIES, 2, 0, 10),
+      retryBaseMs: int(
+        'EVALGATE_UPSTREAM_RETRY_BASE_MS',
+        env.EVALGATE_UPSTREAM_RETRY_BASE_MS,
+        200,
+        0,
+        60_000,
+      ),
+      retryMaxMs: int(
+        'EVALGATE_UPSTREAM_RETRY_MAX_MS',
+        env.EVALGATE_UPSTREAM_RETRY_MAX_MS,
+        5_000,
+        0,
+        600_000,
+      ),
+    },
+    recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
+    modelCacheMs: int('EVALGATE_MODEL_CACHE_MS', env.EVALGATE_MODEL_CACHE_MS, 5_000, 0, 3_600_000),
+    providers: {
+      openai: {
+        apiKey: text(env.OPENAI_API_KEY),
+        baseUrl: baseUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL, 'https://api.openai.com/v1'),
+      },
+      anthropic: {
+        apiKey: text(env.ANTHROPIC_API_KEY),
+        baseUrl: baseUrl('ANTHROPIC_BASE_URL', env.ANTHROPIC_BASE_URL, 'https://api.anthropic.com/v1'),
+      },
+    },
+    secretKey: secretKey(env.EVALGATE_SECRET_KEY),
+    upstreamPolicy: {
+      blockPrivate:
+        int('EVALGATE_BLOCK_PRIVATE_UPSTREAMS', env.EVALGATE_BLOCK_PRIVATE_UPSTREAMS, 0, 0, 1) === 1,
+      allowedHosts: hostList(env.EVALGATE_ALLOWED_UPSTREAM_HOSTS),
+    },
+    logWriter: {
+      batchSize: int('EVALGATE_LOG_BATCH_SIZE', env.EVALGATE_LOG_BATCH_SIZE, 500, 1, 10_000),
+      flushMs: int('EVALGATE_LOG_FLUSH_MS', env.EVALGATE_LOG_FLUSH_MS, 200, 1, 60_000),
+      maxBuffered: int('EVALGATE_LOG_MAX_BUFFERED', env.EVALGATE_LOG_MAX_BUFFERED, 50_000, 1, 10_000_000),
+    },
+    uploadLimit: int('EVALGATE_UPLOAD_LIMIT', env.EVALGATE_UPLOAD_LIMIT, 4 * 1024 ** 3, 1024, 1024 ** 4),
+    pricesFile: text(env.EVALGATE_PRICES_FILE),
+    codeEvaluators: codeEvaluatorSettings(env),
   };
 }

@@ -155,6 +155,7 @@ export async function usageTotals(
       .where('run_id', '=', runId)
       .executeTakeFirstOrThrow(),
   ]);
-  const n = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)]));
+  const n = (o: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)]));
   return { judge: n(j), generation: n(g) };
 }

@@ -5,12 +5,19 @@ import type { Database, RunGenerationTable, RunSampleTable } from '../db/schema.
 import type { CompletionResult, ProviderCaller } from '../inference/types.js';
 import * as repo from '../runs/repository.js';
 import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
-import { type ScoreInput, type ScoreOutcome, ScorerSetupError, type Scorer } from '../scoring/types.js';
+import { type ScoreInput, type ScoreOutcome, type Scorer, ScorerSetupError } from '../scoring/types.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import { aggregate, type LaunchOutcome, usageTotals } from './aggregate.js';
 import type { ModelGate } from './model-gate.js';
-import { type EvaluatorSnapshot, type Launch, type Layout, layout, type PlannedSide, type RunPlan } from './plan.js';
+import {
+  type EvaluatorSnapshot,
+  type Launch,
+  type Layout,
+  layout,
+  type PlannedSide,
+  type RunPlan,
+} from './plan.js';
 import { type ChunkItems, type ItemReader, isBlank, loadChunk, toMessages } from './positions.js';
 
 /** Everything execution needs, as a plain object of functions (a production and a test factory build it). */
@@ -42,7 +49,11 @@ type Totals = Awaited<ReturnType<typeof usageTotals>>;
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 
-function generatedItem(base: Item | null, gen: { output: string | null } | undefined, model: string): Item | null {
+function generatedItem(
+  base: Item | null,
+  gen: { output: string | null } | undefined,
+  model: string,
+): Item | null {
   if (!gen || gen.output === null) return null;
   return {
     id: base?.id ?? '',
@@ -84,7 +95,10 @@ class RunExecution {
     this.progress = { done, total, startedAt: Date.now() };
   }
 
-  private async call(slug: string, request: Parameters<ProviderCaller['complete']>[1]): Promise<CompletionResult> {
+  private async call(
+    slug: string,
+    request: Parameters<ProviderCaller['complete']>[1],
+  ): Promise<CompletionResult> {
     // Resolved once per run: a registry look-up per call would cost a database round trip each.
     let resolved = this.models.get(slug);
     if (!resolved) {
@@ -93,7 +107,11 @@ class RunExecution {
       this.models.set(slug, resolved);
     }
     const model = await resolved;
-    return this.deps.gate.run(slug, () => this.deps.providers.complete(model, request, { signal: this.signal }), this.signal);
+    return this.deps.gate.run(
+      slug,
+      () => this.deps.providers.complete(model, request, { signal: this.signal }),
+      this.signal,
+    );
   }
 
   private async scorer(ev: EvaluatorSnapshot, launch: number): Promise<Scorer> {
@@ -154,7 +172,10 @@ class RunExecution {
         } catch (err) {
           if (this.signal.aborted) throw err;
           const e = err as { code?: string; message?: string };
-          row.error = JSON.stringify({ code: e.code ?? 'generation_failed', message: e.message ?? 'generation failed' });
+          row.error = JSON.stringify({
+            code: e.code ?? 'generation_failed',
+            message: e.message ?? 'generation failed',
+          });
         }
         fresh.push(row);
       }),
@@ -162,7 +183,8 @@ class RunExecution {
     await repo.insertGenerations(this.deps.db, fresh);
     for (const r of fresh) this.tally(this.usage.generation, 1, r);
     const outputs = new Map<number, { output: string | null }>();
-    for (const r of [...stored.values(), ...fresh]) outputs.set(r.position, { output: r.error ? null : r.output });
+    for (const r of [...stored.values(), ...fresh])
+      outputs.set(r.position, { output: r.error ? null : r.output });
     return outputs;
   }
 
@@ -176,7 +198,9 @@ class RunExecution {
 
   private async chunk(launch: Launch, from: number, to: number): Promise<void> {
     const { db } = this.deps;
-    const done = this.resumed ? await repo.donePositions(db, this.runId, launch.index, from, to) : new Set<string>();
+    const done = this.resumed
+      ? await repo.donePositions(db, this.runId, launch.index, from, to)
+      : new Set<string>();
     if (done.size >= (to - from) * this.plan.evaluators.length) return;
     const items: ChunkItems = await loadChunk(this.plan, this.layout, this.deps.readItems, from, to);
     const generationFailed = new Set<number>();
@@ -193,7 +217,9 @@ class RunExecution {
     if (baselineSide?.type === 'generate' && baselineSide.models[0]) {
       const inputs = items.sample.map((s, i) => s ?? items.ground_truth[i] ?? null);
       const gens = await this.generate(0, 'baseline', baselineSide.models[0], inputs, from);
-      items.baseline = inputs.map((base, i) => generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? ''));
+      items.baseline = inputs.map((base, i) =>
+        generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? ''),
+      );
     }
 
     const rows: RunSampleTable[] = [];
@@ -210,7 +236,14 @@ class RunExecution {
             baseline: items.baseline[i] ?? null,
           };
           if (generationFailed.has(p)) {
-            rows.push(this.row(launch.index, ev, input, 'error', { error: { code: 'generation_failed', message: 'The model did not generate an output for this position' } }));
+            rows.push(
+              this.row(launch.index, ev, input, 'error', {
+                error: {
+                  code: 'generation_failed',
+                  message: 'The model did not generate an output for this position',
+                },
+              }),
+            );
           } else if (this.missingFor(ev, input)) {
             rows.push(this.row(launch.index, ev, input, 'missing', {}));
           } else {
@@ -378,7 +411,8 @@ export async function executeRun(deps: ExecutionDeps, runId: string, signal: Abo
   });
   const counts = {
     sample: plan.sides.sample.type === 'generate' ? 0 : await deps.countItems(plan.sides.sample),
-    ground_truth: plan.sides.ground_truth.type === 'generate' ? 0 : await deps.countItems(plan.sides.ground_truth),
+    ground_truth:
+      plan.sides.ground_truth.type === 'generate' ? 0 : await deps.countItems(plan.sides.ground_truth),
   };
   const lay = layout(plan, counts);
   const usage = await usageTotals(deps.db, runId);

@@ -16,7 +16,10 @@ export interface GateOptions {
  * slows down instead of failing.
  */
 export class ModelGate {
-  private readonly lanes = new Map<string, { active: number; waiting: (() => void)[]; pausedUntil: number }>();
+  private readonly lanes = new Map<
+    string,
+    { active: number; waiting: (() => void)[]; pausedUntil: number }
+  >();
 
   constructor(private readonly options: GateOptions) {}
 

@@ -76,7 +76,10 @@ const clampLen = (available: number, r: Range) => Math.max(0, Math.min(available
  * by position within their own ranges. A generate side takes its inputs from the other side's slice and
  * applies its own range to it.
  */
-export function layout(plan: Pick<RunPlan, 'sides' | 'generated'>, counts: Partial<Record<SideName, number>>): Layout {
+export function layout(
+  plan: Pick<RunPlan, 'sides' | 'generated'>,
+  counts: Partial<Record<SideName, number>>,
+): Layout {
   const { sample, ground_truth, baseline } = plan.sides;
   const offsets: Record<SideName, number | null> = {
     sample: sample.type === 'generate' ? null : sample.range.start,
@@ -92,10 +95,16 @@ export function layout(plan: Pick<RunPlan, 'sides' | 'generated'>, counts: Parti
     offsets[sourceName] = source.range.start + gen.range.start;
     return { positions, expected: gen.range.end - gen.range.start, offsets };
   }
-  const lengths = [clampLen(counts.sample ?? 0, sample.range), clampLen(counts.ground_truth ?? 0, ground_truth.range)];
+  const lengths = [
+    clampLen(counts.sample ?? 0, sample.range),
+    clampLen(counts.ground_truth ?? 0, ground_truth.range),
+  ];
   return {
     positions: Math.max(...lengths),
-    expected: Math.max(sample.range.end - sample.range.start, ground_truth.range.end - ground_truth.range.start),
+    expected: Math.max(
+      sample.range.end - sample.range.start,
+      ground_truth.range.end - ground_truth.range.start,
+    ),
     offsets,
   };
 }

@@ -24,7 +24,11 @@ export async function insertRun(db: Kysely<Database>, row: RunTable): Promise<bo
   }
 }
 
-export async function findRun(db: Kysely<Database>, projectId: string, id: string): Promise<RunRow | undefined> {
+export async function findRun(
+  db: Kysely<Database>,
+  projectId: string,
+  id: string,
+): Promise<RunRow | undefined> {
   return withLabel(db).where('runs.project_id', '=', projectId).where('runs.id', '=', id).executeTakeFirst();
 }
 
@@ -37,7 +41,10 @@ export async function findRunByIdempotencyKey(
   projectId: string,
   key: string,
 ): Promise<RunRow | undefined> {
-  return withLabel(db).where('runs.project_id', '=', projectId).where('runs.idempotency_key', '=', key).executeTakeFirst();
+  return withLabel(db)
+    .where('runs.project_id', '=', projectId)
+    .where('runs.idempotency_key', '=', key)
+    .executeTakeFirst();
 }
 
 export async function listRuns(
@@ -60,7 +67,12 @@ export async function listRuns(
     countQ = countQ.where('status', '=', filter.status);
   }
   const [rows, count] = await Promise.all([
-    rowsQ.orderBy('runs.created_at', 'desc').orderBy('runs.id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    rowsQ
+      .orderBy('runs.created_at', 'desc')
+      .orderBy('runs.id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
     countQ.executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
@@ -77,7 +89,12 @@ export async function transitionRun(
   from: readonly string[],
   patch: Partial<RunTable> & { status: string },
 ): Promise<boolean> {
-  const result = await db.updateTable('runs').set(patch).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  const result = await db
+    .updateTable('runs')
+    .set(patch)
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 

@@ -3,14 +3,24 @@ import { Type } from 'typebox';
 import { principalOf } from '../http/guard.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { streamRunEvents } from './events.js';
-import { CreateRun, ListRunsQuery, ListSamplesQuery, Run, RunIdParam, RunList, SampleList } from './schemas.js';
 import { listSamples } from './samples.js';
+import {
+  CreateRun,
+  ListRunsQuery,
+  ListSamplesQuery,
+  Run,
+  RunIdParam,
+  RunList,
+  SampleList,
+} from './schemas.js';
 import * as service from './service.js';
 
 const tags = ['evaluation runs'];
 
 const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Same key and body → same run' })),
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Same key and body → same run' }),
+  ),
 });
 
 export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> = async (app, { ctx }) => {
@@ -18,7 +28,12 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> =
     '/v1/evaluation/runs',
     {
       config: { permission: 'evaluation:read' },
-      schema: { tags, summary: 'List evaluation runs, newest first', querystring: ListRunsQuery, response: responses({ 200: RunList }, 422) },
+      schema: {
+        tags,
+        summary: 'List evaluation runs, newest first',
+        querystring: ListRunsQuery,
+        response: responses({ 200: RunList }, 422),
+      },
     },
     async (req) => service.listRuns(ctx, principalOf(req).projectId, req.query, pageOf(req.query)),
   );
@@ -36,7 +51,12 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> =
       },
     },
     async (req, reply) => {
-      const run = await service.createRun(ctx, principalOf(req).projectId, req.body, req.headers['idempotency-key'] ?? null);
+      const run = await service.createRun(
+        ctx,
+        principalOf(req).projectId,
+        req.body,
+        req.headers['idempotency-key'] ?? null,
+      );
       return reply.code(201).send(run);
     },
   );
@@ -45,16 +65,27 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> =
     '/v1/evaluation/runs/:run_id',
     {
       config: { permission: 'evaluation:read' },
-      schema: { tags, summary: 'Get an evaluation run', params: RunIdParam, response: responses({ 200: Run }, 404, 422) },
+      schema: {
+        tags,
+        summary: 'Get an evaluation run',
+        params: RunIdParam,
+        response: responses({ 200: Run }, 404, 422),
+      },
     },
-    async (req) => service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
+    async (req) =>
+      service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
   );
 
   app.post(
     '/v1/evaluation/runs/:run_id/cancel',
     {
       config: { permission: 'evaluation:write' },
-      schema: { tags, summary: 'Cancel a queued or running run; partial results are kept', params: RunIdParam, response: responses({ 200: Run }, 404, 409, 422) },
+      schema: {
+        tags,
+        summary: 'Cancel a queued or running run; partial results are kept',
+        params: RunIdParam,
+        response: responses({ 200: Run }, 404, 409, 422),
+      },
     },
     async (req) => service.cancelRun(ctx, principalOf(req).projectId, req.params.run_id),
   );

@@ -41,7 +41,8 @@ export async function listSamples(
   if (evaluatorId !== undefined) {
     // Evaluators may be named by id or by the name they had when the run was created.
     const plan = parseJson<RunPlan | null>(run.plan, null);
-    evaluatorId = plan?.evaluators.find((e) => e.id === evaluatorId || e.name === evaluatorId)?.id ?? evaluatorId;
+    evaluatorId =
+      plan?.evaluators.find((e) => e.id === evaluatorId || e.name === evaluatorId)?.id ?? evaluatorId;
   }
   const { rows, total } = await repo.listSamples(
     db,

@@ -15,7 +15,9 @@ export const RANGE_PATTERN = '^\\d+:\\d+$';
 export const DataSource = Type.Object(
   {
     type: Type.Optional(Type.Enum(['dataset', 'container', 'generate'], { default: 'generate' })),
-    dataset: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' })),
+    dataset: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' }),
+    ),
     container: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'type=container: container id or label' }),
     ),
@@ -27,10 +29,18 @@ export const DataSource = Type.Object(
       }),
     ),
     range: Type.Optional(
-      Nullable(Type.String({ pattern: RANGE_PATTERN, description: 'start:end, 0-based, end exclusive; default 0:100' })),
+      Nullable(
+        Type.String({
+          pattern: RANGE_PATTERN,
+          description: 'start:end, 0-based, end exclusive; default 0:100',
+        }),
+      ),
     ),
   },
-  { additionalProperties: false, description: 'Data source: dataset, container task logs, or generated completions' },
+  {
+    additionalProperties: false,
+    description: 'Data source: dataset, container task logs, or generated completions',
+  },
 );
 export type DataSource = Static<typeof DataSource>;
 
@@ -115,7 +125,9 @@ export const Run = Type.Object({
   started_at: Nullable(Type.String()),
   finished_at: Nullable(Type.String()),
   error_at: Nullable(Type.String()),
-  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true })),
+  error: Nullable(
+    Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
+  ),
   process_id: Nullable(Type.String()),
   evaluators: Nullable(Type.Array(Type.String())),
   container: Nullable(Type.String()),

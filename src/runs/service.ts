@@ -43,15 +43,27 @@ function sideIssues(name: SideName, source: DataSource): ValidationIssue[] {
   for (const field of ['dataset', 'container', 'models']) {
     const given = (source as Record<string, unknown>)[field] !== undefined;
     if (allowed.includes(field) && !given) {
-      issues.push({ loc: ['body', name, field], msg: `Field required for a ${type} data source`, type: 'missing' });
+      issues.push({
+        loc: ['body', name, field],
+        msg: `Field required for a ${type} data source`,
+        type: 'missing',
+      });
     } else if (!allowed.includes(field) && given) {
-      issues.push({ loc: ['body', name, field], msg: `Not allowed in a ${type} data source`, type: 'extra_forbidden' });
+      issues.push({
+        loc: ['body', name, field],
+        msg: `Not allowed in a ${type} data source`,
+        type: 'extra_forbidden',
+      });
     }
   }
   if (source.range) {
     const r = parseRange(source.range);
     if (r.start > r.end) {
-      issues.push({ loc: ['body', name, 'range'], msg: 'range start must not be greater than its end', type: 'value_error' });
+      issues.push({
+        loc: ['body', name, 'range'],
+        msg: 'range start must not be greater than its end',
+        type: 'value_error',
+      });
     }
   }
   return issues;
@@ -61,7 +73,11 @@ function sideIssues(name: SideName, source: DataSource): ValidationIssue[] {
 function validateShape(body: CreateRun, environments: readonly string[]): void {
   const issues: ValidationIssue[] = [];
   if (!body.sample && !body.ground_truth) {
-    issues.push({ loc: ['body'], msg: 'At least one of sample and ground_truth must be provided', type: 'value_error' });
+    issues.push({
+      loc: ['body'],
+      msg: 'At least one of sample and ground_truth must be provided',
+      type: 'value_error',
+    });
   }
   for (const name of ['sample', 'ground_truth', 'baseline'] as const) {
     const s = body[name];
@@ -76,8 +92,16 @@ function validateShape(body: CreateRun, environments: readonly string[]): void {
       type: 'value_error',
     });
   }
-  if (body.baseline && (body.baseline.type ?? 'generate') === 'generate' && (body.baseline.models?.length ?? 0) > 1) {
-    issues.push({ loc: ['body', 'baseline', 'models'], msg: 'A generate baseline takes exactly one model', type: 'too_long' });
+  if (
+    body.baseline &&
+    (body.baseline.type ?? 'generate') === 'generate' &&
+    (body.baseline.models?.length ?? 0) > 1
+  ) {
+    issues.push({
+      loc: ['body', 'baseline', 'models'],
+      msg: 'A generate baseline takes exactly one model',
+      type: 'too_long',
+    });
   }
   const env = body.environment ?? 'main';
   if (!environments.includes(env)) {
@@ -100,7 +124,12 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-async function resolveModelRef(ctx: RunContext, projectId: string, ref: string, loc: (string | number)[]): Promise<ResolvedModel> {
+async function resolveModelRef(
+  ctx: RunContext,
+  projectId: string,
+  ref: string,
+  loc: (string | number)[],
+): Promise<ResolvedModel> {
   try {
     return await ctx.catalog.resolveModel(projectId, ref);
   } catch (err) {
@@ -123,12 +152,22 @@ async function resolveSide(
   const range = parseRange(source.range);
   if (type === 'dataset') {
     const ds = await ctx.catalog.findDataset(projectId, source.dataset ?? '');
-    if (!ds) throw new ApiError('not_found', `Dataset '${source.dataset}' not found`, { resource: 'dataset', ref: source.dataset, loc: ['body', name, 'dataset'] });
+    if (!ds)
+      throw new ApiError('not_found', `Dataset '${source.dataset}' not found`, {
+        resource: 'dataset',
+        ref: source.dataset,
+        loc: ['body', name, 'dataset'],
+      });
     return { type, ref: ds.id, models: [], range };
   }
   if (type === 'container') {
     const c = await findContainer(ctx.db, projectId, source.container ?? '');
-    if (!c) throw new ApiError('not_found', `Container '${source.container}' not found`, { resource: 'container', ref: source.container, loc: ['body', name, 'container'] });
+    if (!c)
+      throw new ApiError('not_found', `Container '${source.container}' not found`, {
+        resource: 'container',
+        ref: source.container,
+        loc: ['body', name, 'container'],
+      });
     return { type, ref: c.id, models: [], range };
   }
   const models = source.models ?? [];
@@ -184,17 +223,34 @@ async function snapshotEvaluators(
   const snapshots: EvaluatorSnapshot[] = [];
   for (const [i, ref] of refs.entries()) {
     const row = await requireEvaluator(ctx.db, projectId, ref).catch((err: unknown) => {
-      if (err instanceof ApiError) throw new ApiError('not_found', `Evaluator '${ref}' not found`, { resource: 'evaluator', ref, loc: ['body', 'evaluators', i] });
+      if (err instanceof ApiError)
+        throw new ApiError('not_found', `Evaluator '${ref}' not found`, {
+          resource: 'evaluator',
+          ref,
+          loc: ['body', 'evaluators', i],
+        });
       throw err;
     });
     if (row.container_id !== null && row.container_id !== containerId) {
-      issues.push({ loc: ['body', 'evaluators', i], msg: `Evaluator '${ref}' belongs to container '${row.container_label}'`, type: 'value_error' });
+      issues.push({
+        loc: ['body', 'evaluators', i],
+        msg: `Evaluator '${ref}' belongs to container '${row.container_label}'`,
+        type: 'value_error',
+      });
     }
     if (row.mode === 'pairwise' && !hasBaseline) {
-      issues.push({ loc: ['body', 'baseline'], msg: `Pairwise evaluator '${ref}' needs a baseline`, type: 'missing' });
+      issues.push({
+        loc: ['body', 'baseline'],
+        msg: `Pairwise evaluator '${ref}' needs a baseline`,
+        type: 'missing',
+      });
     }
     if (snapshots.some((s) => s.id === row.id)) {
-      issues.push({ loc: ['body', 'evaluators', i], msg: `Evaluator '${ref}' is listed twice`, type: 'value_error' });
+      issues.push({
+        loc: ['body', 'evaluators', i],
+        msg: `Evaluator '${ref}' is listed twice`,
+        type: 'value_error',
+      });
     }
     snapshots.push({
       id: row.id,
@@ -216,19 +272,30 @@ async function snapshotEvaluators(
     const model = await resolveModelRef(ctx, projectId, ev.model, ['body', 'evaluators', i]);
     const wantsMessages = ev.api === 'messages';
     if (ev.api && wantsMessages !== (model.provider === 'anthropic')) {
-      throw ApiError.invalid(['body', 'evaluators', i], `Evaluator '${ev.name}' asks for api '${ev.api}' but its model is served by ${model.provider}`);
+      throw ApiError.invalid(
+        ['body', 'evaluators', i],
+        `Evaluator '${ev.name}' asks for api '${ev.api}' but its model is served by ${model.provider}`,
+      );
     }
   }
   if (snapshots.some((s) => s.type === 'code')) {
     const sandbox = await ctx.catalog.sandbox();
     if (!sandbox.available) {
-      throw new ApiError('sandbox_unavailable', `Code evaluators cannot run here: ${sandbox.reason ?? 'no sandbox'}`);
+      throw new ApiError(
+        'sandbox_unavailable',
+        `Code evaluators cannot run here: ${sandbox.reason ?? 'no sandbox'}`,
+      );
     }
   }
   return snapshots;
 }
 
-export async function createRun(ctx: RunContext, projectId: string, body: CreateRun, idempotencyKey: string | null): Promise<Run> {
+export async function createRun(
+  ctx: RunContext,
+  projectId: string,
+  body: CreateRun,
+  idempotencyKey: string | null,
+): Promise<Run> {
   validateShape(body, ctx.environments);
   const requestHash = createHash('sha256').update(stableJson(body)).digest('hex');
   if (idempotencyKey !== null) {
@@ -238,9 +305,18 @@ export async function createRun(ctx: RunContext, projectId: string, body: Create
   const container = await requireContainer(ctx.db, projectId, body.container);
   const sample = await resolveSide(ctx, projectId, 'sample', body.sample, container.id);
   const groundTruth = await resolveSide(ctx, projectId, 'ground_truth', body.ground_truth, container.id);
-  const baseline = body.baseline ? await resolveSide(ctx, projectId, 'baseline', body.baseline, container.id) : null;
-  const evaluators = await snapshotEvaluators(ctx, projectId, body.evaluators, container.id, baseline !== null);
-  const generated = sample.type === 'generate' ? 'sample' : groundTruth.type === 'generate' ? 'ground_truth' : null;
+  const baseline = body.baseline
+    ? await resolveSide(ctx, projectId, 'baseline', body.baseline, container.id)
+    : null;
+  const evaluators = await snapshotEvaluators(
+    ctx,
+    projectId,
+    body.evaluators,
+    container.id,
+    baseline !== null,
+  );
+  const generated =
+    sample.type === 'generate' ? 'sample' : groundTruth.type === 'generate' ? 'ground_truth' : null;
   const sides = { sample, ground_truth: groundTruth, baseline };
   const plan: RunPlan = {
     projectId,
@@ -251,7 +327,9 @@ export async function createRun(ctx: RunContext, projectId: string, body: Create
     evaluators,
   };
   const now = nowIso();
-  const datasetIds = [...new Set([sample, groundTruth, baseline].filter((s) => s?.type === 'dataset').map((s) => s?.ref ?? ''))];
+  const datasetIds = [
+    ...new Set([sample, groundTruth, baseline].filter((s) => s?.type === 'dataset').map((s) => s?.ref ?? '')),
+  ];
   const row = {
     id: newId('run'),
     project_id: projectId,
@@ -291,9 +369,13 @@ export async function createRun(ctx: RunContext, projectId: string, body: Create
 
 function sameRequest(existing: repo.RunRow, requestHash: string): Run {
   if (existing.request_hash !== requestHash) {
-    throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body', {
-      run_id: existing.id,
-    });
+    throw new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used with a different request body',
+      {
+        run_id: existing.id,
+      },
+    );
   }
   return toRun(existing);
 }
@@ -316,7 +398,12 @@ export async function listRuns(
     if (!c) return { object: 'list', data: [], total: 0 };
     containerId = c.id;
   }
-  const { rows, total } = await repo.listRuns(ctx.db, projectId, { containerId, status: filter.status ?? null }, page);
+  const { rows, total } = await repo.listRuns(
+    ctx.db,
+    projectId,
+    { containerId, status: filter.status ?? null },
+    page,
+  );
   return { object: 'list', data: rows.map(toRun), total };
 }
 
@@ -328,7 +415,11 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
   await repo.updateRun(ctx.db, id, { cancel_requested: 1, updated_at: nowIso() });
   // A run not yet picked up ends here; a running one is stopped by its executor.
   const now = nowIso();
-  await repo.transitionRun(ctx.db, id, ['queued'], { status: 'cancelled', finished_at: now, updated_at: now });
+  await repo.transitionRun(ctx.db, id, ['queued'], {
+    status: 'cancelled',
+    finished_at: now,
+    updated_at: now,
+  });
   await ctx.runner.cancel(id);
   return toRun(await requireRun(ctx.db, projectId, id));
 }

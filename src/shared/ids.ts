@@ -6,6 +6,7 @@ export type IdPrefix = 'org' | 'prj' | 'key' | 'ctr' | 'ds' | 'mdl' | 'evl' | 'r
 
 let lastMs = 0;
 let lastRandom: Buffer = Buffer.alloc(10);
+let lastTime = '';
 
 function encode(bytes: Uint8Array, chars: number): string {
   let out = '';
@@ -46,10 +47,12 @@ export function newId(prefix: IdPrefix): string {
   } else {
     lastMs = now;
     lastRandom = randomBytes(10);
+    // The time part changes once per millisecond; ids made within it reuse it (gateway hot path).
+    let time = '';
+    for (let ms = lastMs, i = 0; i < 10; i++, ms = Math.floor(ms / 32)) time = CROCKFORD[ms % 32] + time;
+    lastTime = time;
   }
-  let time = '';
-  for (let ms = lastMs, i = 0; i < 10; i++, ms = Math.floor(ms / 32)) time = CROCKFORD[ms % 32] + time;
-  return `${prefix}_${time}${encode(lastRandom, 16)}`;
+  return `${prefix}_${lastTime}${encode(lastRandom, 16)}`;
 }
 
 export function nowIso(): string {

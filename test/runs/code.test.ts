@@ -13,7 +13,9 @@ beforeAll(async () => {
   // The judge gives 0.5 to everything, so its aggregates are easy to tell from the code evaluator's.
   mock = await startMockUpstream({ reply: () => ({ json: { score: 0.5, reasoning: 'meh' } }) });
   // An empty wheel directory as the only package source: installs fail fast and offline.
-  h = await startHarness({ env: { EVALGATE_PIP_FIND_LINKS: mkdtempSync(path.join(tmpdir(), 'evalgate-wheels-')) } });
+  h = await startHarness({
+    env: { EVALGATE_PIP_FIND_LINKS: mkdtempSync(path.join(tmpdir(), 'evalgate-wheels-')) },
+  });
   await h.call('POST', '/v1/models', {
     body: { label: 'judge', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'j' },
   });
@@ -48,14 +50,24 @@ async function runToEnd(evaluators: string[]) {
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const terminal = ['completed', 'error', 'cancelled'];
-  await waitFor(async () => terminal.includes((await h.call('GET', `/v1/evaluation/runs/${created.body.id}`)).body.status), 60_000);
+  await waitFor(
+    async () =>
+      terminal.includes((await h.call('GET', `/v1/evaluation/runs/${created.body.id}`)).body.status),
+    60_000,
+  );
   return (await h.call('GET', `/v1/evaluation/runs/${created.body.id}`)).body;
 }
 
 // Code evaluators run sandboxed Python; the database under the run does not change that, so once is enough.
 describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('runs with code evaluators', () => {
   it('aggregates a run that mixes a judge and a code evaluator', async () => {
-    const judge = await evaluator({ type: 'judge', name: 'j', model: 'judge', prompt: 'Rate {{output}}', pass_threshold: 0.6 });
+    const judge = await evaluator({
+      type: 'judge',
+      name: 'j',
+      model: 'judge',
+      prompt: 'Rate {{output}}',
+      pass_threshold: 0.6,
+    });
     const code = await evaluator({
       type: 'code',
       name: 'numeric',
@@ -73,16 +85,32 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('runs with code eva
     expect(run.status).toBe('completed');
     const perEval = run.results.per_model[0].per_eval;
     // Judge: 0.5 everywhere, below its 0.6 threshold.
-    expect(perEval[judge]).toMatchObject({ num_total: 4, num_scored: 4, num_passed: 0, num_failed: 4, avg_score: 0.5, accuracy: 0 });
+    expect(perEval[judge]).toMatchObject({
+      num_total: 4,
+      num_scored: 4,
+      num_passed: 0,
+      num_failed: 4,
+      avg_score: 0.5,
+      accuracy: 0,
+    });
     // Code: 2 right, 1 wrong, 1 exception ("eight").
-    expect(perEval[code]).toMatchObject({ num_total: 4, num_scored: 3, num_passed: 2, num_failed: 1, num_errors: 1 });
+    expect(perEval[code]).toMatchObject({
+      num_total: 4,
+      num_scored: 3,
+      num_passed: 2,
+      num_failed: 1,
+      num_errors: 1,
+    });
     expect(perEval[code].avg_score).toBeCloseTo(2 / 3);
     expect(perEval[code].accuracy).toBeCloseTo(2 / 3);
     // Per model and overall: means of the per-evaluator figures.
     expect(run.results.per_model[0].avg_score).toBeCloseTo((0.5 + 2 / 3) / 2);
     expect(run.results.per_model[0].avg_accuracy).toBeCloseTo((0 + 2 / 3) / 2);
     expect(run.results.overall.avg_score).toBeCloseTo((0.5 + 2 / 3) / 2);
-    const errors = await h.call('GET', `/v1/evaluation/runs/${run.id}/samples?evaluator=numeric&errored=true`);
+    const errors = await h.call(
+      'GET',
+      `/v1/evaluation/runs/${run.id}/samples?evaluator=numeric&errored=true`,
+    );
     expect(errors.body.data).toHaveLength(1);
     expect(errors.body.data[0].error.message).toMatch(/not a number: eight/);
   });
@@ -110,18 +138,32 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('runs with code eva
         type: 'code',
         name,
         // Position 2 attacks; the others score 1, so damage would show in their counts.
-        source: ['import os, socket', 'def evaluate(sample, ground_truth, baseline):', '    if sample["input"] == "3+3":', ...body.map((l) => `        ${l}`), '    return 1'].join('\n'),
+        source: [
+          'import os, socket',
+          'def evaluate(sample, ground_truth, baseline):',
+          '    if sample["input"] == "3+3":',
+          ...body.map((l) => `        ${l}`),
+          '    return 1',
+        ].join('\n'),
       });
     const ids = [
       await attack('own-port', [`socket.create_connection(("127.0.0.1", ${port}), timeout=2)`]),
       await attack('read-db', [`open(${JSON.stringify(dbFile)}, "rb").read()`]),
-      await attack('pepper', ['v = os.environ.get("EVALGATE_KEY_PEPPER")', 'assert v is None, "pepper visible"', 'raise RuntimeError("clean env")']),
+      await attack('pepper', [
+        'v = os.environ.get("EVALGATE_KEY_PEPPER")',
+        'assert v is None, "pepper visible"',
+        'raise RuntimeError("clean env")',
+      ]),
       await attack('kill-parent', ['os.kill(os.getppid(), 9)', 'raise RuntimeError("still here")']),
     ];
     const run = await runToEnd(ids);
     expect(run.status).toBe('completed');
     for (const id of ids) {
-      expect(run.results.per_model[0].per_eval[id]).toMatchObject({ num_total: 4, num_scored: 3, num_errors: 1 });
+      expect(run.results.per_model[0].per_eval[id]).toMatchObject({
+        num_total: 4,
+        num_scored: 3,
+        num_errors: 1,
+      });
     }
     const errors = await h.call('GET', `/v1/evaluation/runs/${run.id}/samples?errored=true`);
     expect(errors.body.data.map((d: any) => d.error.message).join('\n')).not.toMatch(/pepper visible/);

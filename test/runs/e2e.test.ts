@@ -68,9 +68,17 @@ beforeAll(async () => {
   h = await startHarness();
   const register = (label: string, upstream: string, prices = {}) =>
     h.call('POST', '/v1/models', {
-      body: { label, provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: upstream, ...prices },
+      body: {
+        label,
+        provider: 'openai-compatible',
+        base_url: mock.baseUrl,
+        upstream_model: upstream,
+        ...prices,
+      },
     });
-  expect((await register('judge', 'judge-model', { input_price_per_mtok: 1, output_price_per_mtok: 2 })).status).toBe(201);
+  expect(
+    (await register('judge', 'judge-model', { input_price_per_mtok: 1, output_price_per_mtok: 2 })).status,
+  ).toBe(201);
   for (const m of ['gen-a', 'gen-b', 'gen-c']) expect((await register(m, m)).status).toBe(201);
   await h.call('POST', '/v1/containers', { body: { label: 'support' } });
 });
@@ -84,18 +92,33 @@ describe('evaluation runs end to end', () => {
     for (const q of ['good answer please', 'bad one', 'another good one']) {
       const res = await fetch(`${h.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${h.admin.key}`, 'content-type': 'application/json', 'x-evalgate-container': 'support' },
+        headers: {
+          authorization: `Bearer ${h.admin.key}`,
+          'content-type': 'application/json',
+          'x-evalgate-container': 'support',
+        },
         body: JSON.stringify({ model: 'gen-a', messages: [{ role: 'user', content: q }] }),
       });
       expect(res.status).toBe(200);
     }
     await waitFor(async () => (await h.call('GET', '/v1/containers/support/logs')).body.total === 3);
     const id = await judge('logs-quality', 'Is this good? OUT<<{{output}}>>');
-    const r = await run({ container: 'support', evaluators: [id], sample: { type: 'container', container: 'support' } });
+    const r = await run({
+      container: 'support',
+      evaluators: [id],
+      sample: { type: 'container', container: 'support' },
+    });
     expect(r.ground_truth.type).toBe('container');
     const e = r.results.per_model[0].per_eval[id];
     // Outputs are "gen-a:<question>": two mention "good".
-    expect(e).toMatchObject({ num_total: 3, num_scored: 3, num_passed: 2, num_failed: 1, num_errors: 0, num_missing: 0 });
+    expect(e).toMatchObject({
+      num_total: 3,
+      num_scored: 3,
+      num_passed: 2,
+      num_failed: 1,
+      num_errors: 0,
+      num_missing: 0,
+    });
     expect(e.avg_score).toBeCloseTo(2 / 3);
     expect(e.accuracy).toBeCloseTo(2 / 3);
     expect(e.break_reason).toBe('source_exhausted'); // 3 logs of the default 0:100
@@ -114,7 +137,14 @@ describe('evaluation runs end to end', () => {
     const src = { type: 'dataset', dataset: 'qa' };
     const r = await run({ container: 'support', evaluators: [id], sample: src, ground_truth: src });
     const e = r.results.per_model[0].per_eval[id];
-    expect(e).toMatchObject({ num_total: 5, num_scored: 4, num_passed: 3, num_failed: 1, num_missing: 1, num_errors: 0 });
+    expect(e).toMatchObject({
+      num_total: 5,
+      num_scored: 4,
+      num_passed: 3,
+      num_failed: 1,
+      num_missing: 1,
+      num_errors: 0,
+    });
     expect(e.accuracy).toBeCloseTo(0.75);
     expect(e.avg_score).toBeCloseTo(0.75);
     expect(e.expected_count).toBe(100);
@@ -125,7 +155,13 @@ describe('evaluation runs end to end', () => {
     expect(r.finished_at).not.toBeNull();
     const samples = await h.call('GET', `/v1/evaluation/runs/${r.id}/samples?passed=false`);
     expect(samples.body.total).toBe(1);
-    expect(samples.body.data[0]).toMatchObject({ position: 2, output: 'oslo', expected: 'lima', score: 0, passed: false });
+    expect(samples.body.data[0]).toMatchObject({
+      position: 2,
+      output: 'oslo',
+      expected: 'lima',
+      score: 0,
+      passed: false,
+    });
   });
 
   it('(c) generates with three models, one launch each, reusing one generation per position', async () => {
@@ -157,7 +193,9 @@ describe('evaluation runs end to end', () => {
   it('(d) judges pairwise in both orders so that a first-position bias cancels', async () => {
     await dataset('pair-sample', [{ output: 'much longer answer' }, { output: 'same' }, { output: 'tiny' }]);
     await dataset('pair-base', [{ output: 'short' }, { output: 'same' }, { output: 'much longer baseline' }]);
-    const id = await judge('versus', 'Which is better? A<<{{output_a}}>> B<<{{output_b}}>>', { mode: 'pairwise' });
+    const id = await judge('versus', 'Which is better? A<<{{output_a}}>> B<<{{output_b}}>>', {
+      mode: 'pairwise',
+    });
     const r = await run({
       container: 'support',
       evaluators: [id],
@@ -176,16 +214,33 @@ describe('evaluation runs end to end', () => {
   });
 
   it('(e) stops at the end of the data when the range reaches beyond it', async () => {
-    await dataset('short', [1, 2, 3, 4, 5].map((i) => ({ input: `q${i}`, output: `a${i}`, expected: `a${i}` })));
+    await dataset(
+      'short',
+      [1, 2, 3, 4, 5].map((i) => ({ input: `q${i}`, output: `a${i}`, expected: `a${i}` })),
+    );
     const id = await judge('exact-short', 'OUT<<{{output}}>> EXP<<{{expected}}>>');
     const src = { type: 'dataset', dataset: 'short', range: '3:10' };
     const r = await run({ container: 'support', evaluators: [id], sample: src, ground_truth: src });
     const e = r.results.per_model[0].per_eval[id];
-    expect(e).toMatchObject({ num_total: 2, num_scored: 2, num_passed: 2, expected_count: 7, break_reason: 'source_exhausted' });
+    expect(e).toMatchObject({
+      num_total: 2,
+      num_scored: 2,
+      num_passed: 2,
+      expected_count: 7,
+      break_reason: 'source_exhausted',
+    });
     const s = await h.call('GET', `/v1/evaluation/runs/${r.id}/samples`);
     expect(s.body.data.map((d: any) => d.output)).toEqual(['a4', 'a5']);
-    const exact = await run({ container: 'support', evaluators: [id], sample: { ...src, range: '1:3' }, ground_truth: { ...src, range: '1:3' } });
-    expect(exact.results.per_model[0].per_eval[id]).toMatchObject({ num_total: 2, break_reason: 'expected_count_reached' });
+    const exact = await run({
+      container: 'support',
+      evaluators: [id],
+      sample: { ...src, range: '1:3' },
+      ground_truth: { ...src, range: '1:3' },
+    });
+    expect(exact.results.per_model[0].per_eval[id]).toMatchObject({
+      num_total: 2,
+      break_reason: 'expected_count_reached',
+    });
   });
 
   it('(f) counts unparseable judge replies as errors after one retry, never as scores', async () => {
@@ -206,7 +261,10 @@ describe('evaluation runs end to end', () => {
     // 1 + 2 (flaky) + 1 + 2 × 2 (garbage) judge calls.
     expect(r.metrics.judge.calls).toBe(8);
     const errors = await h.call('GET', `/v1/evaluation/runs/${r.id}/samples?errored=true`);
-    expect(errors.body.data.map((d: any) => d.error.code)).toEqual(['judge_unparseable', 'judge_unparseable']);
+    expect(errors.body.data.map((d: any) => d.error.code)).toEqual([
+      'judge_unparseable',
+      'judge_unparseable',
+    ]);
     expect(errors.body.data.every((d: any) => d.score === null)).toBe(true);
   });
 });

@@ -13,16 +13,31 @@ afterAll(async () => {
   await mock?.close();
 });
 
-type Call = <T = any>(method: string, path: string, body?: unknown) => Promise<{ status: number; body: T }>;
+type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
 async function setUp(call: Call, rows: number) {
-  await call('POST', '/v1/models', { label: 'judge', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'j' });
+  await call('POST', '/v1/models', {
+    label: 'judge',
+    provider: 'openai-compatible',
+    base_url: mock.baseUrl,
+    upstream_model: 'j',
+  });
   await call('POST', '/v1/containers', { label: 'c' });
   const items = Array.from({ length: rows }, (_, i) => ({ input: `q${i}`, output: `a${i}` }));
   expect((await call('POST', '/v1/datasets', { label: 'big', items })).status).toBe(201);
-  const ev = await call('POST', '/v1/evaluators', { type: 'judge', name: 'j', model: 'judge', prompt: 'Rate {{output}}' });
+  const ev = await call('POST', '/v1/evaluators', {
+    type: 'judge',
+    name: 'j',
+    model: 'judge',
+    prompt: 'Rate {{output}}',
+  });
   const src = { type: 'dataset', dataset: 'big', range: `0:${rows}` };
-  const run = await call('POST', '/v1/evaluation/runs', { container: 'c', evaluators: [ev.body.id], sample: src, ground_truth: src });
+  const run = await call('POST', '/v1/evaluation/runs', {
+    container: 'c',
+    evaluators: [ev.body.id],
+    sample: src,
+    ground_truth: src,
+  });
   expect(run.status).toBe(201);
   return run.body.id as string;
 }
@@ -38,10 +53,17 @@ describe('run lifecycle', () => {
     mock.set({ latencyMs: 20 });
     const call: Call = (method, path, body) => h.call(method, path, { body });
     const id = await setUp(call, 10_000);
-    await waitFor(async () => ((await call('GET', `/v1/evaluation/runs/${id}`)).body.metrics?.progress?.done ?? 0) > 0, 15_000);
+    await waitFor(
+      async () => ((await call('GET', `/v1/evaluation/runs/${id}`)).body.metrics?.progress?.done ?? 0) > 0,
+      15_000,
+    );
     const asked = Date.now();
     expect((await call('POST', `/v1/evaluation/runs/${id}/cancel`)).status).toBe(200);
-    await waitFor(async () => (await call('GET', `/v1/evaluation/runs/${id}`)).body.status === 'cancelled', 1_000, 'cancelled within 1 s');
+    await waitFor(
+      async () => (await call('GET', `/v1/evaluation/runs/${id}`)).body.status === 'cancelled',
+      1_000,
+      'cancelled within 1 s',
+    );
     const elapsed = Date.now() - asked;
     const run = (await call('GET', `/v1/evaluation/runs/${id}`)).body;
     const e = Object.values(run.results.per_model[0].per_eval)[0] as Record<string, number | string>;
@@ -105,7 +127,10 @@ describe('restart', () => {
     const call: Call = async (method, path, body) => {
       const res = await fetch(server.url + path, {
         method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return { status: res.status, body: await res.json() };
@@ -113,7 +138,11 @@ describe('restart', () => {
     const rows = 2_000;
     try {
       const id = await setUp(call, rows);
-      await waitFor(async () => ((await call('GET', `/v1/evaluation/runs/${id}`)).body.metrics?.progress?.done ?? 0) >= 300, 20_000);
+      await waitFor(
+        async () =>
+          ((await call('GET', `/v1/evaluation/runs/${id}`)).body.metrics?.progress?.done ?? 0) >= 300,
+        20_000,
+      );
       server.child.kill('SIGKILL');
       await new Promise((r) => server.child.once('exit', r));
       const doneBefore = mock.stats.requests;
@@ -121,7 +150,10 @@ describe('restart', () => {
 
       server = await startServer(env);
       expect(server.key).toBeNull(); // not a first start
-      await waitFor(async () => (await call('GET', `/v1/evaluation/runs/${id}`)).body.status === 'completed', 30_000);
+      await waitFor(
+        async () => (await call('GET', `/v1/evaluation/runs/${id}`)).body.status === 'completed',
+        30_000,
+      );
       const run = (await call('GET', `/v1/evaluation/runs/${id}`)).body;
       const e = Object.values(run.results.per_model[0].per_eval)[0] as Record<string, number>;
       expect(e).toMatchObject({ num_total: rows, num_scored: rows, num_errors: 0 });

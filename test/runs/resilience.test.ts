@@ -17,7 +17,9 @@ beforeAll(async () => {
   await h.call('POST', '/v1/containers', { body: { label: 'c' } });
   const items = Array.from({ length: 6 }, (_, i) => ({ input: `q${i}`, output: `a${i}` }));
   await h.call('POST', '/v1/datasets', { body: { label: 'six', items } });
-  const ev = await h.call('POST', '/v1/evaluators', { body: { type: 'judge', name: 'j', model: 'judge', prompt: 'Rate {{output}}' } });
+  const ev = await h.call('POST', '/v1/evaluators', {
+    body: { type: 'judge', name: 'j', model: 'judge', prompt: 'Rate {{output}}' },
+  });
   judgeId = ev.body.id;
 });
 afterAll(async () => {
@@ -25,10 +27,21 @@ afterAll(async () => {
   await mock?.close();
 });
 
-const body = { container: 'c', evaluators: ['j'], sample: { type: 'dataset', dataset: 'six' }, ground_truth: { type: 'dataset', dataset: 'six' } };
+const body = {
+  container: 'c',
+  evaluators: ['j'],
+  sample: { type: 'dataset', dataset: 'six' },
+  ground_truth: { type: 'dataset', dataset: 'six' },
+};
 
 async function finished(id: string) {
-  await waitFor(async () => ['completed', 'error', 'cancelled'].includes((await h.call('GET', `/v1/evaluation/runs/${id}`)).body.status), 20_000);
+  await waitFor(
+    async () =>
+      ['completed', 'error', 'cancelled'].includes(
+        (await h.call('GET', `/v1/evaluation/runs/${id}`)).body.status,
+      ),
+    20_000,
+  );
   return (await h.call('GET', `/v1/evaluation/runs/${id}`)).body;
 }
 
@@ -71,7 +84,10 @@ describe('run rate control and provider errors', () => {
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();
     const text = await res.text();
-    const events = [...text.matchAll(/event: (\w+)\ndata: (.*)\n\n/g)].map((m) => ({ event: m[1], data: JSON.parse(m[2] ?? 'null') }));
+    const events = [...text.matchAll(/event: (\w+)\ndata: (.*)\n\n/g)].map((m) => ({
+      event: m[1],
+      data: JSON.parse(m[2] ?? 'null'),
+    }));
     const statuses = events.filter((e) => e.event === 'status').map((e) => e.data.status);
     expect(statuses.at(-1)).toBe('completed');
     expect(statuses[0]).toMatch(/queued|running/);

@@ -41,7 +41,9 @@ function valuesOf(input: ScoreInput): TemplateValues {
 }
 
 function pointwisePrompt(template: string): string {
-  return variablesOf(template).has('output') ? template : `${template}\n\nInput:\n{{input}}\n\nOutput:\n{{output}}`;
+  return variablesOf(template).has('output')
+    ? template
+    : `${template}\n\nInput:\n{{input}}\n\nOutput:\n{{output}}`;
 }
 
 function pairwisePrompt(template: string): string {
@@ -108,7 +110,9 @@ export function pairwiseScore(first: Winner, second: Winner): { score: number; i
   const sampleLosesFirst = first === 'B';
   const sampleLosesSecond = second === 'A';
   const mirrored =
-    (sampleWinsFirst && sampleWinsSecond) || (sampleLosesFirst && sampleLosesSecond) || (first === 'tie' && second === 'tie');
+    (sampleWinsFirst && sampleWinsSecond) ||
+    (sampleLosesFirst && sampleLosesSecond) ||
+    (first === 'tie' && second === 'tie');
   let score = 0.5;
   if (sampleWinsFirst && sampleWinsSecond) score = 1;
   else if (sampleLosesFirst && sampleLosesSecond) score = 0;
@@ -129,7 +133,10 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
       ...params,
       model: def.model ?? '',
       messages,
-      response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: POINTWISE_SCHEMA } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'verdict', strict: true, schema: POINTWISE_SCHEMA },
+      },
     };
     const verdict = await ask(call, request, parsePointwise, tally, signal);
     if (!verdict) {
@@ -138,7 +145,11 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
         logs: tally.lastText.slice(0, 2000),
       });
     }
-    return outcome(tally, { score: verdict.score, passed: passedOf(def, verdict.score), reason: verdict.reasoning });
+    return outcome(tally, {
+      score: verdict.score,
+      passed: passedOf(def, verdict.score),
+      reason: verdict.reasoning,
+    });
   }
 
   async function pairwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
@@ -152,7 +163,10 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
         { role: 'system', content: PAIRWISE_SYSTEM },
         { role: 'user', content: render(prompt, { ...values, output_a: a, output_b: b }) },
       ],
-      response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: PAIRWISE_SCHEMA } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'verdict', strict: true, schema: PAIRWISE_SCHEMA },
+      },
     });
     // Both orders, so that a judge's preference for a position cancels out.
     const [first, second] = await Promise.all([
@@ -161,7 +175,10 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
     ]);
     if (!first || !second) {
       return outcome(tally, {
-        error: { code: 'judge_unparseable', message: 'The judge did not reply with {"winner": "A"|"B"|"tie"} twice' },
+        error: {
+          code: 'judge_unparseable',
+          message: 'The judge did not reply with {"winner": "A"|"B"|"tie"} twice',
+        },
         logs: tally.lastText.slice(0, 2000),
       });
     }
@@ -185,9 +202,12 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
           } catch (err) {
             if (signal.aborted) throw err;
             const e = err instanceof ApiError ? err : null;
-            return outcome({ calls: 1, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' }, {
-              error: { code: e?.code ?? 'judge_failed', message: e?.message ?? 'The judge call failed' },
-            });
+            return outcome(
+              { calls: 1, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' },
+              {
+                error: { code: e?.code ?? 'judge_failed', message: e?.message ?? 'The judge call failed' },
+              },
+            );
           }
         }),
       );
