@@ -41,7 +41,7 @@ function serverEntry(): string[] {
 /** Runs `bench/mock-server.ts` in a process of its own, so the mock does not compete with the caller. */
 export function startMockProcess(
   env: Record<string, string>,
-): Promise<{ url: string; baseUrl: string; stop(): Promise<void> }> {
+): Promise<{ url: string; baseUrl: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/mock-server.ts'], {
     cwd: ROOT,
     env: { ...(process.env as Record<string, string>), ...env },
@@ -53,6 +53,7 @@ export function startMockProcess(
       resolve({
         url,
         baseUrl: `${url}/v1`,
+        pid: child.pid!,
         stop: async () => {
           child.kill('SIGTERM');
           await new Promise((r) => child.once('exit', r));
@@ -61,6 +62,13 @@ export function startMockProcess(
     });
     child.once('exit', (code) => reject(new Error(`mock server exited with ${code}`)));
   });
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 export interface BenchServer {

@@ -9,11 +9,12 @@
  *   npm run bench:runs -- --cpu-prof        # writes the server's CPU profile under bench/out/
  */
 import { Readable } from 'node:stream';
-import { api, arg, rssMb, startMockProcess, startServer } from './lib.js';
+import { api, arg, cpuSeconds, rssMb, startMockProcess, startServer } from './lib.js';
 
 const positions = Number(arg('positions', '100000'));
 const latencyMs = Number(arg('latency-ms', '50'));
 const concurrency = Number(arg('concurrency', '256'));
+const chunkSize = Number(arg('chunk-size', String(Math.max(256, concurrency))));
 
 async function upload(server: Awaited<ReturnType<typeof startServer>>, label: string): Promise<void> {
   function* lines() {
@@ -42,11 +43,13 @@ async function main(): Promise<void> {
     MOCK_REPLY_JSON: JSON.stringify({ score: 1, reasoning: 'ok' }),
   });
   const profile = process.argv.includes('--cpu-prof') ? ['--cpu-prof', '--cpu-prof-dir=bench/out'] : [];
+  const semi = arg('semi-space-mb', '');
+  if (semi) profile.push(`--max-semi-space-size=${semi}`);
   const server = await startServer(
     {
       EVALGATE_MODEL_CONCURRENCY: String(concurrency),
       EVALGATE_UPSTREAM_CONNECTIONS: String(concurrency),
-      EVALGATE_RUN_CHUNK_SIZE: String(Math.max(256, concurrency)),
+      EVALGATE_RUN_CHUNK_SIZE: String(chunkSize),
     },
     profile,
   );
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
     });
     const baseRss = rssMb(server.child.pid!).now;
     const src = { type: 'dataset', dataset: 'bench', range: `0:${positions}` };
+    const cpu0 = { server: cpuSeconds(server.child.pid!), mock: cpuSeconds(mock.pid) };
     const t0 = performance.now();
     const run = await api(server, 'POST', '/v1/evaluation/runs', {
       container: 'bench',
@@ -88,8 +92,19 @@ async function main(): Promise<void> {
       status = (await api(server, 'GET', `/v1/evaluation/runs/${run.id}`)).status;
     }
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = {
+      server: cpuSeconds(server.child.pid!) - cpu0.server,
+      mock: cpuSeconds(mock.pid) - cpu0.mock,
+    };
     const done = await api(server, 'GET', `/v1/evaluation/runs/${run.id}`);
     const perEval = done.results.per_model[0].per_eval[judge.id];
+    // The judge call latency as the executor saw it, over a spread of positions.
+    const latencies: number[] = [];
+    for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {
+      const page = await api(server, 'GET', `/v1/evaluation/runs/${run.id}/samples?limit=5&offset=${offset}`);
+      for (const s of page.data) latencies.push(s.latency_ms);
+    }
+    const callLatencyMs = latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
     const samplesPerS = perEval.num_scored / seconds;
     const bound = concurrency / (latencyMs / 1000);
     process.stdout.write(
@@ -103,11 +118,16 @@ async function main(): Promise<void> {
           samples_per_s: Math.round(samplesPerS),
           bound_per_s: bound,
           ratio: Math.round((samplesPerS / bound) * 1000) / 1000,
+          avg_call_latency_ms: Math.round(callLatencyMs * 10) / 10,
           first_result_ms: firstResultMs === null ? null : Math.round(firstResultMs),
           server_peak_rss_mb: rssMb(server.child.pid!).peak,
+          // Where the machine's two cores went during the run: CPU seconds and µs per scored sample.
+          server_cpu_s: Math.round(cpu.server * 10) / 10,
+          server_us_per_sample: Math.round((cpu.server / perEval.num_scored) * 1e6),
+          mock_cpu_s: Math.round(cpu.mock * 10) / 10,
           server_rss_before_run_mb: baseRss,
           spend_usd: done.spend,
-          settings: { latency_ms: latencyMs, concurrency },
+          settings: { latency_ms: latencyMs, concurrency, chunk_size: chunkSize },
         },
         null,
         2,

@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Item } from '../catalog/items.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database, RunGenerationTable, RunSampleTable } from '../db/schema.js';
-import type { CompletionResult, ProviderCaller } from '../inference/types.js';
+import { CallCanceller } from '../inference/cancel.js';
+import type { ProviderLayer } from '../inference/provider-layer.js';
+import type { CompletionResult } from '../inference/types.js';
 import * as repo from '../runs/repository.js';
 import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
 import { type ScoreInput, type ScoreOutcome, type Scorer, ScorerSetupError } from '../scoring/types.js';
@@ -26,7 +28,7 @@ export interface ExecutionDeps {
   readItems: ItemReader;
   countItems(side: PlannedSide): Promise<number>;
   resolveModel(projectId: string, slug: string): Promise<ResolvedModel>;
-  providers: ProviderCaller;
+  providers: Pick<ProviderLayer, 'complete'>;
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   gate: ModelGate;
   /** Positions per chunk. */
@@ -74,6 +76,8 @@ function passedOf(ev: EvaluatorSnapshot, o: Partial<ScoreOutcome>): number | nul
 class RunExecution {
   private readonly scorers = new Map<string, Scorer>();
   private readonly models = new Map<string, Promise<ResolvedModel>>();
+  /** One emitter-based canceller for every call of the run: cheaper per call than AbortSignal listeners. */
+  private readonly canceller = new CallCanceller();
   private readonly progress: Progress;
   private lastFlush = 0;
 
@@ -92,12 +96,14 @@ class RunExecution {
     private readonly usage: Totals,
   ) {
     const total = layout.positions * plan.launches.length * plan.evaluators.length;
+    this.canceller.setMaxListeners(0);
+    signal.addEventListener('abort', () => this.canceller.abort(), { once: true });
     this.progress = { done, total, startedAt: Date.now() };
   }
 
   private async call(
     slug: string,
-    request: Parameters<ProviderCaller['complete']>[1],
+    request: Parameters<ProviderLayer['complete']>[1],
   ): Promise<CompletionResult> {
     // Resolved once per run: a registry look-up per call would cost a database round trip each.
     let resolved = this.models.get(slug);
@@ -107,11 +113,9 @@ class RunExecution {
       this.models.set(slug, resolved);
     }
     const model = await resolved;
-    return this.deps.gate.run(
-      slug,
-      () => this.deps.providers.complete(model, request, { signal: this.signal }),
-      this.signal,
-    );
+    // projectId lets the model's registered fallbacks resolve.
+    const options = { signal: this.canceller, projectId: this.plan.projectId };
+    return this.deps.gate.run(slug, () => this.deps.providers.complete(model, request, options), this.signal);
   }
 
   private async scorer(ev: EvaluatorSnapshot, launch: number): Promise<Scorer> {

@@ -68,6 +68,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('run_samples_pk', ['run_id', 'launch_index', 'evaluator_id', 'position'])
     .execute();
+  // The samples listing reads positions in order across evaluators.
+  await db.schema
+    .createIndex('run_samples_by_position')
+    .on('run_samples')
+    .columns(['run_id', 'launch_index', 'position', 'evaluator_id'])
+    .execute();
 
   // Generated completions of `generate` sides, once per (run, launch, side, position), reused by every evaluator.
   await db.schema

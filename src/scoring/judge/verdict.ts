@@ -14,21 +14,24 @@ export const PAIRWISE_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+function objectOf(candidate: string | undefined): Record<string, unknown> | null {
+  if (!candidate) return null;
+  try {
+    const v: unknown = JSON.parse(candidate);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
 function jsonObject(text: string): Record<string, unknown> | null {
   const trimmed = text.trim();
-  // Tolerate a fenced block or prose around one JSON object.
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed)?.[1];
-  const candidates = [trimmed, fenced, trimmed.slice(trimmed.indexOf('{'), trimmed.lastIndexOf('}') + 1)];
-  for (const c of candidates) {
-    if (!c) continue;
-    try {
-      const v: unknown = JSON.parse(c);
-      if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
-    } catch {
-      // next candidate
-    }
-  }
-  return null;
+  // The reply as is (structured output), else a fenced block, else the outermost braces in prose.
+  return (
+    objectOf(trimmed) ??
+    objectOf(/```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed)?.[1]) ??
+    objectOf(trimmed.slice(trimmed.indexOf('{'), trimmed.lastIndexOf('}') + 1))
+  );
 }
 
 export function parsePointwise(text: string): { score: number; reasoning: string } | null {
