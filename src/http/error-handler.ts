@@ -54,7 +54,9 @@ export function toApiError(err: unknown, requestId: string): ApiError {
     if (status === 400) return new ApiError('bad_request', err.message);
   }
   if (isDatabaseUnavailable(err)) {
-    return new ApiError('upstream_unavailable', 'The database is unavailable; try again shortly', { request_id: requestId });
+    return new ApiError('upstream_unavailable', 'The database is unavailable; try again shortly', {
+      request_id: requestId,
+    });
   }
   return new ApiError('internal_error', 'Internal server error', { request_id: requestId });
 }

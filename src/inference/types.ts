@@ -40,5 +40,10 @@ export interface CompletionResult {
  * `rate_limit_exceeded` (with `retry_after` in details and a Retry-After header), or the upstream's 4xx.
  */
 export interface ProviderCaller {
-  complete(model: ResolvedModel, request: ChatRequest, options?: { signal?: AbortSignal }): Promise<CompletionResult>;
+  complete(
+    model: ResolvedModel,
+    request: ChatRequest,
+    /** `projectId` lets registered fallback labels of the model be resolved (else only frontier slugs). */
+    options?: { signal?: AbortSignal; projectId?: string },
+  ): Promise<CompletionResult>;
 }

@@ -78,7 +78,13 @@ export class ContractChecker {
     const schema = documented?.content?.['application/json']?.schema as { properties?: object } | undefined;
     // An error answers exactly the envelope, unless the route documents another body for it (/healthz's 503).
     const ownErrorBody = schema !== undefined && !('error' in (schema.properties ?? {})) && status !== 422;
-    if (status >= 400 && status !== 422 && contentType.includes('json') && !ownErrorBody && !this.envelope(body)) {
+    if (
+      status >= 400 &&
+      status !== 422 &&
+      contentType.includes('json') &&
+      !ownErrorBody &&
+      !this.envelope(body)
+    ) {
       throw new Error(`${where}: error body is not exactly the envelope: ${JSON.stringify(body)}`);
     }
     if (status === 422 && !this.validation(body)) {

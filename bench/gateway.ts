@@ -1,0 +1,332 @@
+/**
+ * Gateway benchmark: one command starts the mock upstream, a bare pass-through proxy and Evalgate
+ * (recording on, then off), and loads each of them and the mock directly, at concurrency 1 and 64,
+ * streamed and not. Prints one JSON document.
+ *
+ *   npm run bench:gateway                         # defaults: 1.5 s warm-up, 4 s per measurement
+ *   npm run bench:gateway -- --duration 8000 --warmup 3000 --rounds 3 --cpu-prof .profiles
+ *
+ * The gateway runs from the build (tsc first; `--tsx` runs the sources). Each setting is measured
+ * `--rounds` times, interleaved across targets, and the best round is kept.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { type LoadResult, runLoad } from './load.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const NODE_TSX = ['--import', 'tsx'];
+const PEPPER = 'bench-pepper-0123456789abcdef';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i !== -1 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+const warmupMs = Number(arg('warmup', '1500'));
+const durationMs = Number(arg('duration', '4000'));
+const cpuProf = arg('cpu-prof', '');
+const concurrencies = arg('concurrency', '1,64').split(',').map(Number);
+const rounds = Number(arg('rounds', '2'));
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+}
+
+/** Spawns a node process and waits for the line that gives its URL. */
+function start(
+  args: string[],
+  env: Record<string, string>,
+  pick: (line: string) => string | null,
+): Promise<Started> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const url = pick(line);
+      if (url) resolve({ child, url });
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)),
+    );
+  });
+}
+
+const jsonUrl = (line: string) => {
+  try {
+    return (JSON.parse(line) as { url?: string }).url ?? null;
+  } catch {
+    return null;
+  }
+};
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set size of a process, MB (VmHWM). */
+function peakRssMb(pid: number): number | null {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(status);
+    return kb ? Math.round(Number(kb[1]) / 102.4) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+let useBuild = !process.argv.includes('--tsx');
+
+/** The compiled service (what `npm start` runs) unless --tsx; tsx adds per-closure helpers to hot code. */
+function gatewayEntry(): string[] {
+  return useBuild ? ['dist/cli/main.js'] : [...NODE_TSX, 'src/cli/main.ts'];
+}
+
+function build(): void {
+  if (!useBuild) return;
+  try {
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
+  } catch {
+    process.stderr.write('bench: the build failed; running the gateway from source with tsx instead\n');
+    useBuild = false;
+  }
+}
+
+async function startEvalgate(mockUrl: string, recording: boolean, dataDir: string): Promise<Started> {
+  const env = {
+    EVALGATE_DATA_DIR: dataDir,
+    EVALGATE_KEY_PEPPER: PEPPER,
+    EVALGATE_PORT: '0',
+    EVALGATE_LOG_LEVEL: 'warn',
+    EVALGATE_RATE_LIMIT_PER_MINUTE: '10000000',
+    EVALGATE_RATE_LIMIT_BURST: '10000000',
+    EVALGATE_RECORDING: recording ? '1' : '0',
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: `${mockUrl}/v1`,
+  };
+  const prof = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProf)}`] : [];
+  return start([...prof, ...gatewayEntry(), 'serve'], env, (line) => {
+    const m = /listening on (http:\/\/\S+)/.exec(line);
+    return m ? m[1]! : null;
+  });
+}
+
+interface Target {
+  name: string;
+  origin: string;
+  headers: Record<string, string>;
+  model: string;
+  /** The server process whose CPU time is charged to the requests (none for the mock itself). */
+  pid: number | null;
+}
+
+type Mode = 'plain' | 'stream';
+export interface Measured extends LoadResult {
+  /** CPU time (user + system) the server process spent per request, microseconds. */
+  cpu_us_per_req: number | null;
+}
+
+const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
+
+/** User + system CPU time of a process so far, in microseconds. */
+function cpuUs(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+  } catch {
+    return null;
+  }
+}
+
+async function measureOnce(target: Target, concurrency: number, mode: Mode): Promise<Measured> {
+  const body = JSON.stringify({
+    model: target.model,
+    messages: [{ role: 'user', content: 'Say hello.' }],
+    ...(mode === 'stream' ? { stream: true } : {}),
+  });
+  const before = cpuUs(target.pid);
+  const result = await runLoad({
+    origin: target.origin,
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body,
+    concurrency,
+    warmupMs,
+    durationMs,
+  });
+  const after = cpuUs(target.pid);
+  // Warm-up requests are not counted in `requests`, so estimate the whole window's request count.
+  const total = result.requests * ((warmupMs + durationMs) / durationMs);
+  const cpu = before !== null && after !== null && total > 0 ? Math.round((after - before) / total) : null;
+  return { ...result, cpu_us_per_req: cpu };
+}
+
+/** Keeps, for each target and setting, the best of the rounds (the one least disturbed by other load). */
+function better(a: Measured | undefined, b: Measured): Measured {
+  if (!a) return b;
+  return b.rps > a.rps ? b : a;
+}
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+const diff = (a: number, b: number) => Math.round((a - b) * 1000) / 1000;
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
+  if (cpuProf) fs.mkdirSync(cpuProf, { recursive: true });
+  const children: ChildProcess[] = [];
+  build();
+  try {
+    const mock = await start([...NODE_TSX, 'bench/mock-server.ts'], {}, jsonUrl);
+    children.push(mock.child);
+    const proxy = await start([...NODE_TSX, 'bench/bare-proxy.ts', mock.url], {}, jsonUrl);
+    children.push(proxy.child);
+    const keyOutput = execFileSync(
+      process.execPath,
+      [...gatewayEntry(), 'keys', 'create', '--project', 'bench', '--name', 'bench'],
+      { cwd: ROOT, env: { ...process.env, EVALGATE_DATA_DIR: dataDir, EVALGATE_KEY_PEPPER: PEPPER } },
+    ).toString();
+    const apiKey = keyOutput.trim().split('\n').at(-1)!.trim();
+
+    const withRecording = await startEvalgate(mock.url, true, dataDir);
+    children.push(withRecording.child);
+    const withoutRecording = await startEvalgate(mock.url, false, dataDir);
+    children.push(withoutRecording.child);
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const targets: Target[] = [
+      { name: 'direct', origin: mock.url, headers: {}, model: 'gpt-4o-mini', pid: null },
+      { name: 'bare_proxy', origin: proxy.url, headers: {}, model: 'gpt-4o-mini', pid: proxy.child.pid! },
+      {
+        name: 'evalgate',
+        origin: withRecording.url,
+        headers: auth,
+        model: 'openai/gpt-4o-mini',
+        pid: withRecording.child.pid!,
+      },
+      {
+        name: 'evalgate_no_recording',
+        origin: withoutRecording.url,
+        headers: auth,
+        model: 'openai/gpt-4o-mini',
+        pid: withoutRecording.child.pid!,
+      },
+    ];
+    // Rounds interleave the targets so that a burst of outside load does not favour one of them.
+    const results: Record<string, Record<string, Record<Mode, Measured>>> = {};
+    for (let round = 0; round < rounds; round++) {
+      for (const concurrency of concurrencies) {
+        for (const mode of ['plain', 'stream'] as const) {
+          for (const target of targets) {
+            results[target.name] ??= {};
+            const byTarget = results[target.name]!;
+            byTarget[`c${concurrency}`] ??= {} as Record<Mode, Measured>;
+            const row = byTarget[`c${concurrency}`]!;
+            row[mode] = better(row[mode], await measureOnce(target, concurrency, mode));
+          }
+        }
+      }
+    }
+    const rss = {
+      bare_proxy: peakRssMb(proxy.child.pid!),
+      evalgate: peakRssMb(withRecording.child.pid!),
+      evalgate_no_recording: peakRssMb(withoutRecording.child.pid!),
+    };
+
+    const cpuOf = (name: string, c: string, mode: Mode) =>
+      results[name]?.[c]?.[mode]?.cpu_us_per_req ?? Number.NaN;
+    const c1 = results.evalgate!.c1;
+    const c64 = results.evalgate!.c64;
+    const summary: Record<string, unknown> = { gateway_peak_rss_mb: rss };
+    if (c64) {
+      summary.throughput_vs_bare_proxy_c64 = {
+        plain: ratio(c64.plain.rps, results.bare_proxy!.c64!.plain.rps),
+        stream: ratio(c64.stream.rps, results.bare_proxy!.c64!.stream.rps),
+        target: '>= 0.8',
+      };
+      summary.recording_cost_c64 = {
+        plain: diff(1, ratio(c64.plain.rps, results.evalgate_no_recording!.c64!.plain.rps)),
+        stream: diff(1, ratio(c64.stream.rps, results.evalgate_no_recording!.c64!.stream.rps)),
+        target: '< 0.10',
+      };
+      // Under outside load, throughput mostly tells who got the cores; CPU per request does not.
+      summary.cpu_us_per_req_c64 = {
+        bare_proxy: {
+          plain: cpuOf('bare_proxy', 'c64', 'plain'),
+          stream: cpuOf('bare_proxy', 'c64', 'stream'),
+        },
+        evalgate: { plain: cpuOf('evalgate', 'c64', 'plain'), stream: cpuOf('evalgate', 'c64', 'stream') },
+        evalgate_no_recording: {
+          plain: cpuOf('evalgate_no_recording', 'c64', 'plain'),
+          stream: cpuOf('evalgate_no_recording', 'c64', 'stream'),
+        },
+        recording_share: {
+          plain: diff(
+            1,
+            ratio(cpuOf('evalgate_no_recording', 'c64', 'plain'), cpuOf('evalgate', 'c64', 'plain')),
+          ),
+          stream: diff(
+            1,
+            ratio(cpuOf('evalgate_no_recording', 'c64', 'stream'), cpuOf('evalgate', 'c64', 'stream')),
+          ),
+        },
+      };
+    }
+    if (c1) {
+      const direct = results.direct!.c1!;
+      const bare = results.bare_proxy!.c1!;
+      summary.added_p50_ms_c1 = {
+        vs_direct: {
+          plain: diff(c1.plain.p50_ms, direct.plain.p50_ms),
+          stream: diff(c1.stream.p50_ms, direct.stream.p50_ms),
+        },
+        vs_bare_proxy: {
+          plain: diff(c1.plain.p50_ms, bare.plain.p50_ms),
+          stream: diff(c1.stream.p50_ms, bare.stream.p50_ms),
+        },
+        target: '< 0.5',
+      };
+      summary.added_ttfb_p50_ms_c1 = {
+        vs_direct: diff(c1.stream.ttfb_p50_ms, direct.stream.ttfb_p50_ms),
+        vs_bare_proxy: diff(c1.stream.ttfb_p50_ms, bare.stream.ttfb_p50_ms),
+        target: '< 1',
+      };
+    }
+    const report = {
+      benchmark: 'gateway',
+      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version },
+      settings: {
+        warmup_ms: warmupMs,
+        duration_ms: durationMs,
+        rounds,
+        concurrencies,
+        upstream_latency_ms: 0,
+      },
+      summary,
+      results,
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    await Promise.all(children.map(stop));
+    fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  }
+}
+
+await main();

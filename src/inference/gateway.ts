@@ -1,0 +1,167 @@
+import type { Kysely } from 'kysely';
+import { findContainer, insertContainer } from '../catalog/containers/repository.js';
+import type { LogWriter, TaskLogRecord } from '../catalog/logs/types.js';
+import type { ResolvedModel } from '../catalog/models/types.js';
+import type { Database } from '../db/schema.js';
+import { ApiError } from '../http/errors.js';
+import { newId, nowIso } from '../shared/ids.js';
+import type { ChatRequest } from './types.js';
+
+/** The container that receives calls made without `X-Evalgate-Container`. */
+export const DEFAULT_CONTAINER = 'default';
+
+const CONTAINER_CACHE_MS = 60_000;
+
+interface Cached<T> {
+  value: Promise<T>;
+  until: number;
+}
+
+/** A time-bounded memo of async look-ups; failures are not kept, concurrent misses share one look-up. */
+function memo<T>(ttlMs: number, load: (projectId: string, ref: string) => Promise<T>) {
+  const entries = new Map<string, Cached<T>>();
+  return (projectId: string, ref: string): Promise<T> => {
+    const key = `${projectId}\u0000${ref}`;
+    const now = Date.now();
+    const hit = entries.get(key);
+    if (hit && hit.until > now) return hit.value;
+    const value = load(projectId, ref);
+    if (ttlMs > 0) {
+      if (entries.size > 10_000) entries.clear();
+      entries.set(key, { value, until: now + ttlMs });
+      value.catch(() => {
+        if (entries.get(key)?.value === value) entries.delete(key);
+      });
+    }
+    return value;
+  };
+}
+
+/** What the route knows of a call before it is made. */
+export interface RecordedCall {
+  logId: string;
+  projectId: string;
+  containerId: string;
+  request: ChatRequest;
+  /** Epoch milliseconds. */
+  startedAt: number;
+}
+
+/** How the call went, as the task log keeps it. */
+export interface CallOutcome {
+  model: string;
+  output: string | null;
+  response: unknown;
+  usage: TaskLogRecord['usage'];
+  latencyMs: number;
+  cost: number;
+  error: { code: string; message: string } | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface GatewayStats {
+  /** Calls that could not be recorded because their container could not be looked up (database down). */
+  unrecorded: number;
+}
+
+/** What the chat-completions route needs besides the provider layer: model and container look-ups, recording. */
+export interface Gateway {
+  readonly recording: boolean;
+  /** A resolved model, reused for `modelCacheMs`. */
+  model(projectId: string, ref: string): Promise<ResolvedModel>;
+  /**
+   * The container a call is recorded in (the header's id or label, else the project's `default`,
+   * created on first use), or null when the call cannot be recorded (recording off, database down).
+   * Throws 404 for a container the project does not have. Cached, so steady traffic adds no query.
+   */
+  container(projectId: string, ref: string | null): Promise<string | null>;
+  newLogId(): string;
+  /** Hands the call to the log writer; never throws, never waits. */
+  record(call: RecordedCall, outcome: CallOutcome): void;
+  stats(): GatewayStats;
+}
+
+export interface GatewayOptions {
+  db: Kysely<Database>;
+  logWriter: LogWriter | null;
+  recording: boolean;
+  modelCacheMs: number;
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+}
+
+async function loadContainer(db: Kysely<Database>, projectId: string, ref: string | null): Promise<string> {
+  const found = await findContainer(db, projectId, ref ?? DEFAULT_CONTAINER);
+  if (found) return found.id;
+  if (ref !== null) throw ApiError.notFound('Container', ref);
+  const now = nowIso();
+  try {
+    await insertContainer(db, {
+      id: newId('ctr'),
+      project_id: projectId,
+      label: DEFAULT_CONTAINER,
+      description: 'Gateway calls made without an X-Evalgate-Container header',
+      metadata: '{}',
+      created_at: now,
+      updated_at: now,
+    });
+  } catch (err) {
+    // Another request created it first: use theirs.
+    if (!(err instanceof ApiError && err.code === 'conflict')) throw err;
+  }
+  const created = await findContainer(db, projectId, DEFAULT_CONTAINER);
+  if (!created) throw new Error('default container vanished after creation');
+  return created.id;
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const { db, logWriter } = options;
+  const recording = options.recording && logWriter !== null;
+  const stats: GatewayStats = { unrecorded: 0 };
+  const models = memo(options.modelCacheMs, options.resolveModel);
+  const containers = memo(CONTAINER_CACHE_MS, (projectId, ref) =>
+    loadContainer(db, projectId, ref === '' ? null : ref),
+  );
+
+  return {
+    recording,
+    model: models,
+    async container(projectId, ref) {
+      if (!recording) return null;
+      try {
+        return await containers(projectId, ref ?? '');
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        // The database is unreachable: serve the call unrecorded rather than fail it.
+        stats.unrecorded++;
+        return null;
+      }
+    },
+    newLogId: () => newId('log'),
+    record(call, outcome) {
+      if (!logWriter) return;
+      const record: TaskLogRecord = {
+        id: call.logId,
+        projectId: call.projectId,
+        containerId: call.containerId,
+        model: outcome.model,
+        input: call.request.messages,
+        output: outcome.output,
+        request: call.request,
+        response: outcome.response,
+        usage: outcome.usage,
+        latencyMs: Math.round(outcome.latencyMs * 1000) / 1000,
+        cost: outcome.cost,
+        status: outcome.error ? 'error' : 'success',
+        error: outcome.error,
+        metadata: outcome.metadata,
+        createdAt: new Date(call.startedAt).toISOString(),
+      };
+      try {
+        logWriter.write(record);
+      } catch {
+        stats.unrecorded++;
+      }
+    },
+    stats: () => ({ ...stats }),
+  };
+}

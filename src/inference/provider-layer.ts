@@ -1,0 +1,337 @@
+import { performance } from 'node:perf_hooks';
+import type { Dispatcher } from 'undici';
+import type { ResolvedModel } from '../catalog/models/types.js';
+import { ApiError } from '../http/errors.js';
+import { assembleCompletion } from './assemble.js';
+import type { CancelSignal } from './cancel.js';
+import { PROVIDERS } from './providers/index.js';
+import { completionText, readUsage } from './providers/openai-compatible.js';
+import {
+  type CallContext,
+  type ChatCompletion,
+  DONE,
+  type JsonObject,
+  type ProviderAdapter,
+  type StreamTranslator,
+  UpstreamStreamError,
+} from './providers/types.js';
+import { callResiliently, type RetryPolicy } from './resilience.js';
+import { SseReader } from './sse.js';
+import type { ChatRequest, CompletionResult, ProviderCaller, Usage } from './types.js';
+import type { Upstream, UpstreamStats, UpstreamTarget } from './upstream.js';
+import {
+  CallAbortedError,
+  RetryableFailure,
+  transportFailure,
+  upstreamHttpError,
+} from './upstream-errors.js';
+
+export interface ProviderLayerOptions {
+  upstream: Upstream;
+  policy: RetryPolicy;
+  /** Resolves the fallback slugs of callers that name their project (evaluation runs). */
+  resolveModel?: (projectId: string, ref: string) => Promise<ResolvedModel>;
+}
+
+export interface CallOptions {
+  /** An AbortSignal, or a CallCanceller (cheaper; what the gateway route uses). */
+  signal?: CancelSignal | undefined;
+  /** The caller's project, so that registered fallback labels can be resolved. */
+  projectId?: string | undefined;
+  /** Replaces the model's own fallbacks (the gateway's `X-Evalgate-Fallback-Models`). */
+  fallbacks?: readonly string[] | undefined;
+  resolveFallback?: ((slug: string) => Promise<ResolvedModel>) | undefined;
+}
+
+export interface StreamCallOptions extends CallOptions {
+  /** Keep the chunks so that `result()` can give the assembled completion (needed to record the call). */
+  collect?: boolean;
+}
+
+/** A non-streamed call's outcome, with the body as JSON text ready to send. */
+export interface GatewayCompletion extends CompletionResult {
+  /** The upstream's own bytes when it needed no translation, else the translated body serialized. */
+  bodyText: string;
+  attempts: number;
+}
+
+export interface StreamResult {
+  /** The assembled completion, when the stream was collected. */
+  completion: ChatCompletion | null;
+  text: string;
+  usage: Usage | null;
+  cost: number;
+  latencyMs: number;
+  servedBy: string;
+  attempts: number;
+  /** Set when the stream did not end normally (the client saw an error event, or went away). */
+  error: { code: string; message: string } | null;
+}
+
+/**
+ * A started stream: iterate it for server-sent-event frames (`data: …\n\n`, `[DONE]` last) ready to
+ * write, as text or as the upstream's own bytes when they needed no change. It never throws: a failure after the start is yielded as an error event and ends it.
+ */
+export interface ChatStream extends AsyncIterable<string | Buffer> {
+  readonly servedBy: string;
+  /** True once the upstream's end marker was read: the frames yielded last are the final ones. */
+  readonly complete: boolean;
+  result(): StreamResult;
+}
+
+export interface ProviderLayer extends ProviderCaller {
+  complete(model: ResolvedModel, request: ChatRequest, options?: CallOptions): Promise<GatewayCompletion>;
+  /** Resolves once an upstream answered 2xx (after retries and fallbacks); earlier failures throw ApiError. */
+  stream(model: ResolvedModel, request: ChatRequest, options?: StreamCallOptions): Promise<ChatStream>;
+  upstreamStats(): UpstreamStats;
+  close(): Promise<void>;
+}
+
+/** USD for the usage at the model's prices (unknown prices count as 0). */
+export function costOf(model: ResolvedModel, usage: Usage | null): number {
+  if (!usage) return 0;
+  const input = model.inputPricePerMtok ?? 0;
+  const output = model.outputPricePerMtok ?? 0;
+  return (usage.prompt_tokens * input + usage.completion_tokens * output) / 1_000_000;
+}
+
+/**
+ * The model's default parameters under the request's own (the request wins). A default `system`
+ * (or `system_prompt`) becomes a leading system message when the request has none.
+ */
+export function applyDefaults(model: ResolvedModel, request: ChatRequest): ChatRequest {
+  const defaults = model.defaultParameters;
+  if (Object.keys(defaults).length === 0) return request;
+  const { system, system_prompt: systemPrompt, ...parameters } = defaults;
+  const out: ChatRequest = { ...parameters, ...request };
+  const prompt = typeof system === 'string' ? system : systemPrompt;
+  if (
+    typeof prompt === 'string' &&
+    !request.messages.some((m) => m.role === 'system' || m.role === 'developer')
+  ) {
+    out.messages = [{ role: 'system', content: prompt }, ...request.messages];
+  }
+  return out;
+}
+
+function errorFrame(code: string, message: string): string {
+  return `data: ${JSON.stringify({ error: { code, message } })}\n\n`;
+}
+
+interface Started {
+  model: ResolvedModel;
+  adapter: ProviderAdapter;
+  ctx: CallContext;
+  response: Dispatcher.ResponseData;
+}
+
+class GatewayStream implements ChatStream {
+  private readonly payloads: string[] = [];
+  private readonly translator: StreamTranslator;
+  private error: StreamResult['error'] = null;
+  private endedAt = 0;
+
+  constructor(
+    private readonly started: Started,
+    private readonly attempts: number,
+    private readonly startedAt: number,
+    private readonly collect: boolean,
+    private readonly signal: CancelSignal | undefined,
+  ) {
+    this.translator = started.adapter.streamTranslator(started.ctx);
+  }
+
+  get servedBy(): string {
+    return this.started.model.slug;
+  }
+
+  get complete(): boolean {
+    return this.translator.done;
+  }
+
+  /** The frames for some events, or null when every event passes unchanged (the bytes can go as read). */
+  private frames(events: ReturnType<SseReader['push']>, allowRaw: boolean): string | null {
+    let out = '';
+    let unchanged = allowRaw;
+    for (const event of events) {
+      const payloads = this.translator.event(event);
+      if (unchanged && (payloads.length !== 1 || payloads[0] !== event.data || event.event !== null)) {
+        unchanged = false;
+      }
+      for (const payload of payloads) {
+        out += `data: ${payload}\n\n`;
+        if (this.collect && payload !== DONE) this.payloads.push(payload);
+      }
+    }
+    return unchanged ? null : out;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string | Buffer> {
+    const reader = new SseReader();
+    try {
+      for await (const chunk of this.started.response.body) {
+        const bytes = chunk as Buffer;
+        // Upstream reads usually hold whole events: when nothing in them changes, send the bytes on.
+        const aligned = reader.idle;
+        const events = reader.push(bytes);
+        const out = this.frames(events, aligned && reader.idle && events.length > 0);
+        if (out === null) yield bytes;
+        else if (out !== '') yield out;
+      }
+      let out = this.frames(reader.end(), false) ?? '';
+      // A stream that ended cleanly but without its end marker is ended for the client.
+      if (!this.translator.done) out += `data: ${DONE}\n\n`;
+      if (out !== '') yield out;
+    } catch (err) {
+      if (this.signal?.aborted) this.error = { code: 'client_disconnected', message: 'The client went away' };
+      else if (err instanceof UpstreamStreamError) this.error = { code: err.code, message: err.message };
+      else {
+        this.error = {
+          code: 'upstream_unavailable',
+          message: `The upstream stream failed: ${transportFailure(err, undefined).message}`,
+        };
+      }
+      if (!this.signal?.aborted) yield errorFrame(this.error.code, this.error.message);
+    } finally {
+      this.endedAt = performance.now();
+      if (!this.started.response.body.destroyed) this.started.response.body.destroy();
+    }
+  }
+
+  result(): StreamResult {
+    const { model } = this.started;
+    const usage = this.translator.usage;
+    const completion = this.collect ? assembleCompletion(this.payloads, model.upstreamModel) : null;
+    return {
+      completion,
+      text: completion ? completionText(completion) : '',
+      usage,
+      cost: costOf(model, usage),
+      latencyMs: (this.endedAt || performance.now()) - this.startedAt,
+      servedBy: model.slug,
+      attempts: this.attempts,
+      error: this.error,
+    };
+  }
+}
+
+/**
+ * The provider layer: one function to call any resolved model, streamed or not, with retries,
+ * back-off and fallbacks. The HTTP gateway and evaluation runs (judges, generation) both call it;
+ * it records nothing (the gateway route does).
+ */
+export function createProviderLayer(options: ProviderLayerOptions): ProviderLayer {
+  const { upstream, policy } = options;
+  // Resolved models are cached by the gateway, so the same object comes back call after call.
+  const targets = new WeakMap<ResolvedModel, UpstreamTarget>();
+
+  function fallbackResolver(call: CallOptions): ((slug: string) => Promise<ResolvedModel>) | null {
+    if (call.resolveFallback) return call.resolveFallback;
+    const { resolveModel } = options;
+    // Without a project only frontier slugs resolve; registered labels are then skipped as not found.
+    const projectId = call.projectId ?? '';
+    return resolveModel ? (slug) => resolveModel(projectId, slug) : null;
+  }
+
+  async function start(
+    model: ResolvedModel,
+    request: ChatRequest,
+    stream: boolean,
+    signal: CancelSignal | undefined,
+  ): Promise<Started> {
+    const adapter = PROVIDERS[model.provider];
+    if (!adapter) throw new ApiError('provider_not_configured', `Unknown provider '${model.provider}'`);
+    const ctx: CallContext = {
+      model,
+      request: applyDefaults(model, request),
+      clientWantsUsage: stream && (request.stream_options as JsonObject | undefined)?.include_usage === true,
+    };
+    const body = JSON.stringify(adapter.requestBody(ctx, stream));
+    let target = targets.get(model);
+    if (!target) {
+      target = upstream.target(model.baseUrl, adapter.chatPath, model.checkAddress);
+      targets.set(model, target);
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await upstream.send(target, { headers: adapter.headers(model), body, signal });
+    } catch (err) {
+      throw transportFailure(err, signal);
+    }
+    if (response.statusCode >= 400) {
+      let text = '';
+      try {
+        text = await response.body.text();
+      } catch (err) {
+        throw transportFailure(err, signal);
+      }
+      throw upstreamHttpError(adapter, model, response.statusCode, response.headers, text);
+    }
+    return { model, adapter, ctx, response };
+  }
+
+  async function finish(started: Started, signal: CancelSignal | undefined) {
+    let text: string;
+    try {
+      text = await started.response.body.text();
+    } catch (err) {
+      throw transportFailure(err, signal);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new RetryableFailure('unreadable upstream response');
+    }
+    if (typeof json !== 'object' || json === null) throw new RetryableFailure('unreadable upstream response');
+    const translated = started.adapter.responseBody(json as JsonObject, started.ctx);
+    return {
+      started,
+      body: (translated ?? json) as Record<string, unknown>,
+      bodyText: translated ? JSON.stringify(translated) : text,
+    };
+  }
+
+  return {
+    async complete(model, request, call = {}) {
+      const t0 = performance.now();
+      const { value, attempts } = await callResiliently({
+        first: model,
+        fallbacks: call.fallbacks ?? model.fallbacks,
+        resolveFallback: fallbackResolver(call),
+        policy,
+        signal: call.signal,
+        attempt: async (m) => finish(await start(m, request, false, call.signal), call.signal),
+      });
+      const usage = readUsage(value.body.usage);
+      return {
+        body: value.body,
+        bodyText: value.bodyText,
+        text: completionText(value.body),
+        usage,
+        cost: costOf(value.started.model, usage),
+        latencyMs: performance.now() - t0,
+        servedBy: value.started.model.slug,
+        attempts,
+      };
+    },
+
+    async stream(model, request, call = {}) {
+      const t0 = performance.now();
+      const { value, attempts } = await callResiliently({
+        first: model,
+        fallbacks: call.fallbacks ?? model.fallbacks,
+        resolveFallback: fallbackResolver(call),
+        policy,
+        signal: call.signal,
+        attempt: (m) => start(m, request, true, call.signal),
+      });
+      return new GatewayStream(value, attempts, t0, call.collect ?? false, call.signal);
+    },
+
+    upstreamStats: () => upstream.stats(),
+    close: () => upstream.close(),
+  };
+}
+
+export { CallAbortedError };

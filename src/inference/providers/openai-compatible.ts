@@ -1,0 +1,121 @@
+import type { Usage } from '../types.js';
+import {
+  type CallContext,
+  DONE,
+  type JsonObject,
+  type ProviderAdapter,
+  type StreamTranslator,
+} from './types.js';
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Usage in the chat-completion shape, or null when the value is not one. */
+export function readUsage(value: unknown): Usage | null {
+  if (!isObject(value)) return null;
+  const prompt = value.prompt_tokens;
+  const completion = value.completion_tokens;
+  if (typeof prompt !== 'number' || typeof completion !== 'number') return null;
+  const total = typeof value.total_tokens === 'number' ? value.total_tokens : prompt + completion;
+  return { ...value, prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+}
+
+/** The first choice's text of a chat completion, '' when there is none. */
+export function completionText(body: unknown): string {
+  if (!isObject(body) || !Array.isArray(body.choices)) return '';
+  const first: unknown = body.choices[0];
+  if (!isObject(first) || !isObject(first.message)) return '';
+  const content = first.message.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part: unknown) => (isObject(part) && typeof part.text === 'string' ? part.text : ''))
+      .join('');
+  }
+  return '';
+}
+
+/** `{"error":{"message":…}}` (OpenAI, Anthropic, vLLM), `{"message":…}` or `{"error":"…"}`, or `{"detail":…}`. */
+function errorMessage(body: unknown): string | null {
+  if (typeof body === 'string') return body.trim() === '' ? null : body.slice(0, 2000);
+  if (!isObject(body)) return null;
+  const { error } = body;
+  if (isObject(error) && typeof error.message === 'string') return error.message;
+  if (typeof error === 'string') return error;
+  if (typeof body.message === 'string') return body.message;
+  if (typeof body.detail === 'string') return body.detail;
+  return null;
+}
+
+// A chunk carries real usage when it names usage and the value is not null. Only such chunks are parsed.
+function mayCarryUsage(data: string): boolean {
+  return data.includes('"usage"') && !data.includes('"usage":null') && !data.includes('"usage": null');
+}
+
+/**
+ * Upstream chunks already are chat-completion chunks: they pass through untouched. Only the chunk that
+ * carries usage is parsed; when the gateway asked for it but the client did not, it is dropped.
+ */
+function passThroughTranslator(ctx: CallContext): StreamTranslator {
+  let usage: Usage | null = null;
+  let done = false;
+  return {
+    get usage() {
+      return usage;
+    },
+    get done() {
+      return done;
+    },
+    event({ data }) {
+      if (data === DONE) {
+        done = true;
+        return [data];
+      }
+      if (mayCarryUsage(data)) {
+        let chunk: unknown;
+        try {
+          chunk = JSON.parse(data);
+        } catch {
+          return [data];
+        }
+        if (isObject(chunk)) {
+          usage = readUsage(chunk.usage) ?? usage;
+          const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
+          if (usageOnly && !ctx.clientWantsUsage) return [];
+        }
+      }
+      return [data];
+    },
+  };
+}
+
+/**
+ * The base adapter: OpenAI itself and any compatible server (vLLM, Ollama, LiteLLM, …). Requests go
+ * out as the client sent them (unknown fields included) with the upstream's model name; streams ask
+ * for usage so that every call can be priced and recorded.
+ */
+export const openAiCompatible: ProviderAdapter = {
+  kind: 'openai-compatible',
+  chatPath: '/chat/completions',
+  headers(model) {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (model.apiKey) headers.authorization = `Bearer ${model.apiKey}`;
+    return headers;
+  },
+  requestBody({ model, request }, stream) {
+    const body: JsonObject = { ...request, model: model.upstreamModel };
+    if (stream) {
+      const asked = isObject(request.stream_options) ? request.stream_options : {};
+      body.stream = true;
+      body.stream_options = { ...asked, include_usage: true };
+    } else {
+      delete body.stream;
+      delete body.stream_options;
+    }
+    return body;
+  },
+  responseBody: () => null,
+  errorMessage,
+  streamTranslator: passThroughTranslator,
+};

@@ -1,0 +1,98 @@
+import type { ResolvedModel } from '../catalog/models/types.js';
+import { ApiError } from '../http/errors.js';
+import { type CancelSignal, onCancel } from './cancel.js';
+import { CallAbortedError, RetryableFailure } from './upstream-errors.js';
+
+export interface RetryPolicy {
+  /** Attempts after the first, per model. */
+  retries: number;
+  baseMs: number;
+  maxMs: number;
+}
+
+/** One failed attempt, as listed in a 503's details. */
+export interface FailedAttempt {
+  model: string;
+  reason: string;
+  upstream_status?: number;
+}
+
+/** Exponential back-off with "equal jitter": half fixed, half random, so retries spread out. */
+export function backoffMs(retry: number, policy: RetryPolicy): number {
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** retry);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+function sleep(ms: number, signal: CancelSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new CallAbortedError());
+    const stop = signal
+      ? onCancel(signal, () => {
+          clearTimeout(timer);
+          reject(new CallAbortedError());
+        })
+      : null;
+    const timer = setTimeout(() => {
+      stop?.();
+      resolve();
+    }, ms);
+  });
+}
+
+export interface ResilientCall<T> {
+  first: ResolvedModel;
+  /** Slugs to try, in order, once a model's attempts are used up. */
+  fallbacks: readonly string[];
+  resolveFallback: ((slug: string) => Promise<ResolvedModel>) | null;
+  policy: RetryPolicy;
+  signal?: CancelSignal | undefined;
+  /** One attempt against one model; throws RetryableFailure for what is worth retrying. */
+  attempt(model: ResolvedModel): Promise<T>;
+}
+
+/**
+ * Runs attempts with retries and back-off on retryable failures, then the fallback models in order,
+ * then gives up with 503 `upstream_unavailable` listing what was tried. Anything else (a 4xx, 429,
+ * an abort) ends at once.
+ */
+export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ value: T; attempts: number }> {
+  const failed: FailedAttempt[] = [];
+  let attempts = 0;
+  const queue = [...call.fallbacks];
+  let model: ResolvedModel | null = call.first;
+  while (model) {
+    for (let retry = 0; retry <= call.policy.retries; retry++) {
+      if (retry > 0) await sleep(backoffMs(retry - 1, call.policy), call.signal);
+      attempts++;
+      try {
+        return { value: await call.attempt(model), attempts };
+      } catch (err) {
+        if (!(err instanceof RetryableFailure)) throw err;
+        if (call.signal?.aborted) throw new CallAbortedError();
+        failed.push({
+          model: model.slug,
+          reason: err.reason,
+          ...(err.upstreamStatus !== null ? { upstream_status: err.upstreamStatus } : {}),
+        });
+      }
+    }
+    model = null;
+    while (!model && queue.length > 0) {
+      const slug = queue.shift()!;
+      if (!call.resolveFallback) {
+        failed.push({ model: slug, reason: 'fallback not resolvable here' });
+        continue;
+      }
+      try {
+        model = await call.resolveFallback(slug);
+      } catch (err) {
+        failed.push({ model: slug, reason: err instanceof ApiError ? err.code : 'fallback not resolvable' });
+      }
+    }
+  }
+  throw new ApiError(
+    'upstream_unavailable',
+    `The upstream model provider is unavailable (${failed.length} failed attempt${failed.length === 1 ? '' : 's'})`,
+    { attempts: failed },
+  );
+}

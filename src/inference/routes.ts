@@ -1,0 +1,200 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { resolveModel } from '../catalog/models/resolve.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { principalOf } from '../http/guard.js';
+import { responses } from '../http/schemas.js';
+import { CallCanceller } from './cancel.js';
+import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
+import { CallAbortedError, type CallOptions, type ProviderLayer } from './provider-layer.js';
+import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
+import type { ChatRequest } from './types.js';
+
+export const COST_HEADER = 'X-Evalgate-Cost';
+export const LOG_ID_HEADER = 'X-Evalgate-Log-Id';
+export const CONTAINER_HEADER = 'x-evalgate-container';
+export const FALLBACK_HEADER = 'x-evalgate-fallback-models';
+
+/** USD as a plain decimal (never exponent notation), e.g. `0.00001234`. */
+export function formatCost(usd: number): string {
+  if (!(usd > 0)) return '0';
+  const plain = String(usd);
+  if (!plain.includes('e')) return plain;
+  return usd.toFixed(12).replace(/0+$/, '').replace(/\.$/, '');
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v === undefined || v.trim() === '' ? null : v.trim();
+}
+
+function fallbacksOf(value: string | string[] | undefined): string[] | undefined {
+  const v = headerValue(value);
+  if (v === null) return undefined;
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function errorOf(err: unknown): { code: string; message: string } {
+  if (err instanceof ApiError) return { code: err.code, message: err.message };
+  if (err instanceof CallAbortedError) return { code: err.code, message: err.message };
+  return { code: 'internal_error', message: 'Internal error' };
+}
+
+/** Resolves on 'drain', or on 'close' so that a vanished client never leaves the writer waiting. */
+function writable(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
+}
+
+/** `POST /v1/chat/completions`: the OpenAI-compatible gateway, recorded as task logs. */
+export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const { providers, config } = deps;
+  const models = { db: deps.db, config, secretKey: deps.secretKey };
+  const gateway = createGateway({
+    db: deps.db,
+    logWriter: deps.logWriter,
+    recording: config.recording,
+    modelCacheMs: config.modelCacheMs,
+    resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
+  });
+
+  app.post(
+    '/v1/chat/completions',
+    {
+      config: { permission: 'inference:write' },
+      schema: {
+        tags: ['inference'],
+        summary: 'Create a chat completion (OpenAI-compatible; streamed with stream: true)',
+        description:
+          'Routes the call to the model named by `model` (openai/<name>, anthropic/<name> or a registered ' +
+          'model) and records it as a task log of the container named by X-Evalgate-Container (id or ' +
+          "label; default: the project's `default` container). X-Evalgate-Fallback-Models: comma-separated " +
+          'slugs tried when the model is unavailable. Every answer carries X-Evalgate-Cost (USD; a trailer ' +
+          'for streams) and X-Evalgate-Log-Id (when recorded).',
+        body: ChatCompletionRequest,
+        response: responses({ 200: ChatCompletion }, 404, 413, 415, 422),
+      },
+    },
+    async (req, reply) => {
+      const { projectId } = principalOf(req);
+      const request = req.body as ChatRequest;
+      const startedAt = Date.now();
+      const containerId = await gateway.container(projectId, headerValue(req.headers[CONTAINER_HEADER]));
+      const logId = containerId === null ? null : gateway.newLogId();
+      if (logId) reply.header(LOG_ID_HEADER, logId);
+
+      const controller = new CallCanceller();
+      const raw = reply.raw;
+      raw.once('close', () => {
+        if (!raw.writableFinished) controller.abort();
+      });
+      // Gone already (while the key was checked): nothing to call the upstream for.
+      if (req.raw.socket?.destroyed) controller.abort();
+      const call: CallOptions = {
+        signal: controller,
+        fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),
+        resolveFallback: (slug) => gateway.model(projectId, slug),
+      };
+      const context: RecordedCall | null =
+        logId && containerId ? { logId, projectId, containerId, request, startedAt } : null;
+      const record = (outcome: CallOutcome) => {
+        if (context) gateway.record(context, outcome);
+      };
+
+      try {
+        const model = await gateway.model(projectId, request.model);
+        if (request.stream === true) return await streamed(reply, model, request, call, record);
+        const result = await providers.complete(model, request, call);
+        reply.header(COST_HEADER, formatCost(result.cost)).type('application/json').send(result.bodyText);
+        // Recorded once the answer is on its way.
+        record({
+          model: request.model,
+          output: result.text,
+          response: result.body,
+          usage: result.usage,
+          latencyMs: result.latencyMs,
+          cost: result.cost,
+          error: null,
+          metadata: { stream: false, served_by: result.servedBy, attempts: result.attempts },
+        });
+        return reply;
+      } catch (err) {
+        record({
+          model: request.model,
+          output: null,
+          response: null,
+          usage: null,
+          latencyMs: Date.now() - startedAt,
+          cost: 0,
+          error: errorOf(err),
+          metadata: { stream: request.stream === true },
+        });
+        if (err instanceof CallAbortedError) {
+          // Nobody is left to answer.
+          reply.hijack();
+          raw.destroy();
+          return reply;
+        }
+        reply.header(COST_HEADER, '0');
+        throw err;
+      }
+    },
+  );
+
+  async function streamed(
+    reply: FastifyReply,
+    model: Parameters<ProviderLayer['stream']>[0],
+    request: ChatRequest,
+    call: CallOptions,
+    record: (outcome: CallOutcome) => void,
+  ): Promise<FastifyReply> {
+    // Failures before the first byte throw from here and are answered as ordinary errors.
+    const stream = await providers.stream(model, request, { ...call, collect: gateway.recording });
+    const raw = reply.raw;
+    reply.hijack();
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as OutgoingHttpHeaders),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      trailer: COST_HEADER,
+    });
+    // The frames that end the stream go out with the terminating chunk and the trailer in one write.
+    let last: string | Buffer | null = null;
+    for await (const frames of stream) {
+      if (raw.destroyed) break;
+      if (stream.complete && last === null) last = frames;
+      else if (stream.complete) last = Buffer.concat([Buffer.from(last!), Buffer.from(frames)]);
+      else if (!raw.write(frames)) await writable(raw);
+    }
+    const result = stream.result();
+    if (!raw.destroyed) {
+      raw.addTrailers({ [COST_HEADER]: formatCost(result.cost) });
+      if (last === null) raw.end();
+      else raw.end(last);
+    }
+    record({
+      model: request.model,
+      output: result.error ? result.text || null : result.text,
+      response: result.completion,
+      usage: result.usage,
+      latencyMs: result.latencyMs,
+      cost: result.cost,
+      error: result.error,
+      metadata: { stream: true, served_by: result.servedBy, attempts: result.attempts },
+    });
+    return reply;
+  }
+};

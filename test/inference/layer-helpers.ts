@@ -1,0 +1,66 @@
+import type { ResolvedModel } from '../../src/catalog/models/types.js';
+import type { UpstreamConfig } from '../../src/config.js';
+import { createProviderLayer, type ProviderLayer } from '../../src/inference/provider-layer.js';
+import { type AddressCheck, createUpstream } from '../../src/inference/upstream.js';
+
+export const UPSTREAM: UpstreamConfig = {
+  connections: 16,
+  connectTimeoutMs: 2_000,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  keepAliveMs: 10_000,
+  retries: 2,
+  retryBaseMs: 5,
+  retryMaxMs: 20,
+};
+
+/** A ResolvedModel built by hand (what resolveModel would give) pointing at `baseUrl`. */
+export function modelAt(baseUrl: string, overrides: Partial<ResolvedModel> = {}): ResolvedModel {
+  return {
+    slug: 'mock-gpt',
+    modelId: null,
+    provider: 'openai-compatible',
+    baseUrl,
+    upstreamModel: 'mock-model',
+    apiKey: 'sk-test',
+    inputPricePerMtok: 2,
+    outputPricePerMtok: 10,
+    defaultParameters: {},
+    fallbacks: [],
+    checkAddress: false,
+    ...overrides,
+  };
+}
+
+export function layerFor(
+  options: {
+    retries?: number;
+    addressCheck?: AddressCheck | null;
+    resolve?: (slug: string) => ResolvedModel;
+  } = {},
+): ProviderLayer {
+  const config = { ...UPSTREAM, retries: options.retries ?? UPSTREAM.retries };
+  const { resolve } = options;
+  return createProviderLayer({
+    upstream: createUpstream(config, options.addressCheck ?? null),
+    policy: { retries: config.retries, baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
+    ...(resolve ? { resolveModel: async (_projectId: string, ref: string) => resolve(ref) } : {}),
+  });
+}
+
+/** Every frame of a stream, and the parsed chunk payloads (without [DONE]). */
+export async function drain(
+  stream: AsyncIterable<string | Buffer>,
+): Promise<{ text: string; chunks: any[]; done: boolean }> {
+  let text = '';
+  for await (const frames of stream) text += frames.toString();
+  const payloads = text
+    .split('\n\n')
+    .filter((f) => f.startsWith('data: '))
+    .map((f) => f.slice(6));
+  return {
+    text,
+    chunks: payloads.filter((p) => p !== '[DONE]').map((p) => JSON.parse(p)),
+    done: payloads.at(-1) === '[DONE]',
+  };
+}
