@@ -19,9 +19,10 @@ const common: Options = {
 const strict = addFormats(new Ajv({ ...common, coerceTypes: false }));
 const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
 
+/** Parsed data: plain objects, and the prototype-less dictionaries query-string and path parsers make. */
 function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return proto === Object.prototype || proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /**
