@@ -1,8 +1,9 @@
 /**
  * Evaluation run benchmark: a judge run over N positions (default 100,000) against the mock upstream with
  * a fixed latency (default 50 ms) and a per-model concurrency (default 256). The best any executor can do
- * is concurrency ÷ latency samples per second; the benchmark reports how close Evalgate gets, its peak
- * RSS, and the time from the 201 to the first stored result.
+ * is concurrency ÷ latency samples per second; the benchmark reports how close Evalgate gets, and, as
+ * the machine's own ceiling measured in the same run, the same request sent straight to the mock at the
+ * same concurrency. Also: peak RSS, CPU per sample, and the time from the 201 to the first result.
  *
  *   npm run bench:runs
  *   npm run bench:runs -- --positions 20000 --latency-ms 20 --concurrency 128
@@ -10,6 +11,7 @@
  */
 import { Readable } from 'node:stream';
 import { api, arg, cpuSeconds, rssMb, startMockProcess, startServer } from './lib.js';
+import { runLoad } from './load.js';
 
 const positions = Number(arg('positions', '100000'));
 const latencyMs = Number(arg('latency-ms', '50'));
@@ -71,6 +73,24 @@ async function main(): Promise<void> {
       prompt: 'Is {{output}} equal to {{expected}}?',
       pass_threshold: 0.5,
     });
+    // The machine's own ceiling, measured in the same run: the same judge request sent straight to the
+    // mock by a bare undici client at the same concurrency.
+    const direct = await runLoad({
+      origin: mock.url,
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'judge',
+        messages: [
+          { role: 'system', content: 'You are an impartial evaluator. Reply with a JSON object {"score": n}.' },
+          { role: 'user', content: 'Is Answer 1 equal to Answer 1?' },
+        ],
+        response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: {} } },
+      }),
+      concurrency,
+      warmupMs: 1000,
+      durationMs: 5000,
+    });
     const baseRss = rssMb(server.child.pid!).now;
     const src = { type: 'dataset', dataset: 'bench', range: `0:${positions}` };
     const cpu0 = { server: cpuSeconds(server.child.pid!), mock: cpuSeconds(mock.pid) };
@@ -118,6 +138,8 @@ async function main(): Promise<void> {
           samples_per_s: Math.round(samplesPerS),
           bound_per_s: bound,
           ratio: Math.round((samplesPerS / bound) * 1000) / 1000,
+          direct_per_s: Math.round(direct.rps),
+          ratio_to_direct: Math.round((samplesPerS / direct.rps) * 1000) / 1000,
           avg_call_latency_ms: Math.round(callLatencyMs * 10) / 10,
           first_result_ms: firstResultMs === null ? null : Math.round(firstResultMs),
           server_peak_rss_mb: rssMb(server.child.pid!).peak,

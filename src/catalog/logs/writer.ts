@@ -48,15 +48,9 @@ function isoOr(text: string): string {
  * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
  * longer exist are skipped. Never throws: a failed transaction stores nothing and returns 0.
  */
-async function writeBatch(db: Kysely<Database>, batch: TaskLogRecord[]): Promise<number> {
+async function writeBatch(db: Kysely<Database>, batch: LogDraft[]): Promise<number> {
   const groups = new Map<string, LogDraft[]>();
-  for (const record of batch) {
-    let draft: LogDraft;
-    try {
-      draft = draftOf(record);
-    } catch {
-      continue;
-    }
+  for (const draft of batch) {
     const group = groups.get(draft.container_id);
     if (group) group.push(draft);
     else groups.set(draft.container_id, [draft]);
@@ -91,7 +85,9 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   const flushMs = Math.max(1, options.flushMs ?? 200);
   const maxBuffered = Math.max(1, options.maxBuffered ?? 50_000);
 
-  const buffer: TaskLogRecord[] = [];
+  // Records are serialised as they arrive: the buffer holds compact strings rather than the request
+  // and response objects, which would otherwise outlive a young-generation collection and cost more.
+  const buffer: LogDraft[] = [];
   let inFlight = 0;
   let accepted = 0;
   let written = 0;
@@ -157,7 +153,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           dropped++;
           return;
         }
-        buffer.push(record);
+        buffer.push(draftOf(record));
         accepted++;
         schedule();
       } catch {
