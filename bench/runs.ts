@@ -16,7 +16,7 @@ import { runLoad } from './load.js';
 const positions = Number(arg('positions', '100000'));
 const latencyMs = Number(arg('latency-ms', '50'));
 const concurrency = Number(arg('concurrency', '256'));
-const chunkSize = Number(arg('chunk-size', String(Math.max(256, concurrency))));
+const chunkSize = arg('chunk-size', '');
 
 async function upload(server: Awaited<ReturnType<typeof startServer>>, label: string): Promise<void> {
   function* lines() {
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     {
       EVALGATE_MODEL_CONCURRENCY: String(concurrency),
       EVALGATE_UPSTREAM_CONNECTIONS: String(concurrency),
-      EVALGATE_RUN_CHUNK_SIZE: String(chunkSize),
+      ...(chunkSize ? { EVALGATE_RUN_CHUNK_SIZE: chunkSize } : {}),
     },
     profile,
   );
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
           mock_cpu_s: Math.round(cpu.mock * 10) / 10,
           server_rss_before_run_mb: baseRss,
           spend_usd: done.spend,
-          settings: { latency_ms: latencyMs, concurrency, chunk_size: chunkSize },
+          settings: { latency_ms: latencyMs, concurrency, chunk_size: chunkSize || 'default' },
         },
         null,
         2,

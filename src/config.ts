@@ -273,7 +273,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
       environments: environmentsOf(env.EVALGATE_ENVIRONMENTS),
       modelConcurrency: int('EVALGATE_MODEL_CONCURRENCY', env.EVALGATE_MODEL_CONCURRENCY, 32, 1, 4096),
       maxConcurrentRuns: int('EVALGATE_MAX_CONCURRENT_RUNS', env.EVALGATE_MAX_CONCURRENT_RUNS, 4, 1, 256),
-      chunkSize: int('EVALGATE_RUN_CHUNK_SIZE', env.EVALGATE_RUN_CHUNK_SIZE, 256, 1, 100_000),
+      chunkSize: int('EVALGATE_RUN_CHUNK_SIZE', env.EVALGATE_RUN_CHUNK_SIZE, 64, 1, 100_000),
     },
     upstream: {
       connections: int('EVALGATE_UPSTREAM_CONNECTIONS', env.EVALGATE_UPSTREAM_CONNECTIONS, 256, 1, 65_536),

@@ -46,7 +46,8 @@ export function createRunner(
       maxRateLimitWaits: 100,
     }),
     chunkSize: config.runs.chunkSize,
-    chunksInFlight: 3,
+    // Enough chunks to keep every model slot busy, plus two so the next ones are ready when one ends.
+    chunksInFlight: Math.ceil(config.runs.modelConcurrency / config.runs.chunkSize) + 2,
     processId: `${hostname()}:${process.pid}`,
   };
   const runner = createInlineRunner(execution, {
