@@ -52,6 +52,8 @@ export interface CallOutcome {
   model: string;
   output: string | null;
   response: unknown;
+  /** The response as JSON text when it is at hand, so recording need not serialise it again. */
+  responseText?: string;
   usage: TaskLogRecord['usage'];
   latencyMs: number;
   cost: number;
@@ -148,6 +150,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         output: outcome.output,
         request: call.request,
         response: outcome.response,
+        ...(outcome.responseText === undefined ? {} : { responseText: outcome.responseText }),
         usage: outcome.usage,
         latencyMs: Math.round(outcome.latencyMs * 1000) / 1000,
         cost: outcome.cost,

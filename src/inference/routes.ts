@@ -123,6 +123,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
           model: request.model,
           output: result.text,
           response: result.body,
+          responseText: result.bodyText,
           usage: result.usage,
           latencyMs: result.latencyMs,
           cost: result.cost,

@@ -1,4 +1,5 @@
-import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { insertRows } from '../db/bulk.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, RunGenerationTable, RunSampleTable, RunTable } from '../db/schema.js';
 import type { Page } from '../http/schemas.js';
@@ -113,42 +114,15 @@ export async function cancelRequested(db: Kysely<Database>, id: string): Promise
   return (row?.cancel_requested ?? 0) === 1;
 }
 
-/** The statement text of an n-row sample insert, per database: building it costs more than running it. */
-const sampleInserts = new WeakMap<Kysely<Database>, Map<string, string>>();
-
-function sampleInsert(db: Kysely<Database>, rows: RunSampleTable[]) {
-  return db
-    .insertInto('run_samples')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing());
-}
-
 /** Per-sample rows are written once: a position already stored is skipped, never overwritten. */
 export async function insertSamples(db: Kysely<Database>, rows: RunSampleTable[]): Promise<void> {
-  let cache = sampleInserts.get(db);
-  if (!cache) {
-    cache = new Map();
-    sampleInserts.set(db, cache);
-  }
-  // Stay under SQLite's bound-parameter limit (32766): 25 columns a row.
-  for (let i = 0; i < rows.length; i += 1000) {
-    const batch = rows.slice(i, i + 1000);
-    const columns = Object.keys(batch[0]!) as (keyof RunSampleTable)[];
-    // Rows built by one function share their key order, so the parameters are the values row by row.
-    const parameters = batch.flatMap((r) => columns.map((c) => r[c]));
-    const key = `${batch.length}:${columns.join(',')}`;
-    let text = cache.get(key);
-    if (text === undefined) {
-      const compiled = sampleInsert(db, batch).compile();
-      if (compiled.parameters.length !== parameters.length) {
-        await sampleInsert(db, batch).execute();
-        continue;
-      }
-      text = compiled.sql;
-      cache.set(key, text);
-    }
-    await db.executeQuery(CompiledQuery.raw(text, parameters));
-  }
+  // 25 columns a row: 1000 rows stay under SQLite's bound-parameter limit (32766).
+  await insertRows(db, 'run_samples', rows, 1000, (batch) =>
+    db
+      .insertInto('run_samples')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing()),
+  );
 }
 
 export async function insertGenerations(db: Kysely<Database>, rows: RunGenerationTable[]): Promise<void> {

@@ -1,4 +1,5 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { insertRows } from '../../db/bulk.js';
 import type { Database, TaskLogTable } from '../../db/schema.js';
 
 export type LogRow = Selectable<TaskLogTable>;
@@ -39,12 +40,7 @@ export async function reserveSeqs(
 }
 
 export async function insertLogRows(trx: Transaction<Database>, rows: NewLogRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_ROWS) {
-    await trx
-      .insertInto('task_logs')
-      .values(rows.slice(i, i + INSERT_ROWS))
-      .execute();
-  }
+  await insertRows(trx, 'task_logs', rows, INSERT_ROWS, (batch) => trx.insertInto('task_logs').values(batch));
 }
 
 /** How many logs the container has (seqs are gap-free from 1, so the counter is the count). */

@@ -11,6 +11,8 @@ export interface TaskLogRecord {
   output: string | null;
   request: unknown;
   response: unknown;
+  /** The response already as JSON text (e.g. the upstream's own bytes): stored as is, not serialised again. */
+  responseText?: string;
   usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
   latencyMs: number;
   /** USD. */

@@ -26,7 +26,7 @@ export function draftOf(r: TaskLogRecord): LogDraft {
     input: JSON.stringify(r.input ?? null),
     output: r.output === null ? null : clean(r.output),
     request: JSON.stringify(r.request ?? null),
-    response: JSON.stringify(r.response ?? null),
+    response: r.responseText !== undefined ? clean(r.responseText) : JSON.stringify(r.response ?? null),
     usage: r.usage === null ? null : JSON.stringify(r.usage),
     latency_ms: finite(r.latencyMs),
     cost: finite(r.cost),
