@@ -317,6 +317,17 @@ describe('run reads, auth and isolation', () => {
     expect((await h.call('GET', '/v1/evaluation/runs/run_nope')).status).toBe(404);
   });
 
+  it('keeps a container that runs reference from being deleted (409 container_in_use)', async () => {
+    const c = await h.call('POST', '/v1/containers', { body: { label: 'with-runs' } });
+    const run = await h.call('POST', '/v1/evaluation/runs', {
+      body: { container: 'with-runs', evaluators: ['helpful'], sample: { type: 'dataset', dataset: 'qa' } },
+    });
+    expect(run.status).toBe(201);
+    const del = await h.call('DELETE', `/v1/containers/${c.body.id}`);
+    expect(del.status).toBe(409);
+    expect(del.body.error).toMatchObject({ code: 'container_in_use', details: { evaluators: 0, runs: 1 } });
+  });
+
   it('cancels a run once; cancelling again is a 409', async () => {
     const run = await h.call('POST', '/v1/evaluation/runs', {
       body: { ...base, sample: { type: 'dataset', dataset: 'qa' } },

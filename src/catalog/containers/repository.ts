@@ -72,14 +72,24 @@ export async function updateContainer(
   }
 }
 
-/** How many evaluators (and, once runs exist, runs) still reference the container. */
-export async function containerReferences(db: Kysely<Database>, id: string): Promise<{ evaluators: number }> {
-  const row = await db
-    .selectFrom('evaluators')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('container_id', '=', id)
-    .executeTakeFirstOrThrow();
-  return { evaluators: Number(row.n) };
+/** How many evaluators and runs still reference the container. */
+export async function containerReferences(
+  db: Kysely<Database>,
+  id: string,
+): Promise<{ evaluators: number; runs: number }> {
+  const [evaluators, runs] = await Promise.all([
+    db
+      .selectFrom('evaluators')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('container_id', '=', id)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('container_id', '=', id)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { evaluators: Number(evaluators.n), runs: Number(runs.n) };
 }
 
 /** Deletes the container; a reference that appeared since the caller's check answers 409. */

@@ -82,10 +82,10 @@ export async function deleteContainer(
   const row = await repo.findContainer(db, projectId, id);
   if (!row || row.id !== id) throw ApiError.notFound('Container', id);
   const refs = await repo.containerReferences(db, row.id);
-  if (refs.evaluators > 0) {
+  if (refs.evaluators > 0 || refs.runs > 0) {
     throw new ApiError(
       'container_in_use',
-      `Container '${row.label}' is used by ${refs.evaluators} evaluator(s); delete or move them first`,
+      `Container '${row.label}' is used by ${refs.evaluators} evaluator(s) and ${refs.runs} run(s); delete or move them first`,
       refs,
     );
   }
