@@ -29,7 +29,24 @@ async function openSqlite(file: string): Promise<Kysely<Database>> {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+  // better-sqlite3 compiles a statement on every prepare(); the same texts come back call after call
+  // (and multi-row inserts are long), so compiled statements are kept, the most recent few hundred.
+  const statements = new Map<string, ReturnType<typeof conn.prepare>>();
+  const database = {
+    close: () => conn.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (statement) {
+        statements.delete(text);
+      } else {
+        statement = conn.prepare(text);
+        if (statements.size >= 500) statements.delete(statements.keys().next().value as string);
+      }
+      statements.set(text, statement);
+      return statement;
+    },
+  };
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
 }
 
 async function openPostgres(url: string): Promise<Kysely<Database>> {
