@@ -82,7 +82,10 @@ async function main(): Promise<void> {
       body: JSON.stringify({
         model: 'judge',
         messages: [
-          { role: 'system', content: 'You are an impartial evaluator. Reply with a JSON object {"score": n}.' },
+          {
+            role: 'system',
+            content: 'You are an impartial evaluator. Reply with a JSON object {"score": n}.',
+          },
           { role: 'user', content: 'Is Answer 1 equal to Answer 1?' },
         ],
         response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: {} } },
