@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { listProjectRows } from '../db/paging.js';
 import type { ApiKeyTable, Database } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
@@ -77,23 +78,8 @@ export async function listKeys(
   projectId: string,
   page: { limit: number; offset: number },
 ): Promise<{ data: ApiKeyView[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    db
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('project_id', '=', projectId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { data: rows.map(toView), total: Number(count.n) };
+  const { rows, total } = await listProjectRows(db, 'api_keys', projectId, page);
+  return { data: rows.map(toView), total };
 }
 
 /** Revokes a key; with a project id, only a key of that project (others are not found). */

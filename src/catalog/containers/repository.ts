@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/database.js';
+import { listProjectRows } from '../../db/paging.js';
 import type { ContainerTable, Database } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import type { Page } from '../../http/schemas.js';
@@ -40,23 +41,7 @@ export async function listContainers(
   projectId: string,
   page: Page,
 ): Promise<{ rows: ContainerRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    db
-      .selectFrom('containers')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    db
-      .selectFrom('containers')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('project_id', '=', projectId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return listProjectRows(db, 'containers', projectId, page);
 }
 
 export async function updateContainer(

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { isUniqueViolation } from '../../db/database.js';
+import { listProjectRows } from '../../db/paging.js';
 import type { Database, DatasetTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import type { Page } from '../../http/schemas.js';
@@ -73,23 +74,7 @@ export async function listDatasets(
   projectId: string,
   page: Page,
 ): Promise<{ rows: DatasetRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    db
-      .selectFrom('datasets')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    db
-      .selectFrom('datasets')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('project_id', '=', projectId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return listProjectRows(db, 'datasets', projectId, page);
 }
 
 export async function updateDataset(
