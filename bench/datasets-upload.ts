@@ -1,24 +1,15 @@
 /**
- * Dataset upload benchmark: starts Evalgate as a child process on a temporary SQLite database, streams
+ * Dataset upload benchmark: starts Evalgate (built) as a child process on a temporary SQLite database, streams
  * generated rows to POST /v1/datasets as JSON lines, checks the last row reads back, and prints one JSON
  * document with the throughput and the server's peak resident set size (VmHWM).
  *
  *   npm run bench:datasets                              # 1,000,000 rows on SQLite
  *   npm run bench:datasets -- --rows 200000 --database-url postgres://postgres@127.0.0.1/bench
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
+import { arg, rssMb, startServer } from './lib.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i !== -1 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 const rows = Number(arg('rows', '1000000'));
 const databaseUrl = arg('database-url', '');
 
@@ -48,42 +39,9 @@ function* body(count: number, sent: { bytes: number }): Generator<Buffer> {
   }
 }
 
-/** Peak and current resident set size of a process, MB. */
-function rssMb(pid: number): { peak: number; now: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? 0);
-  return { peak: Math.round(kb('VmHWM') / 102.4) / 10, now: Math.round(kb('VmRSS') / 102.4) / 10 };
-}
-
-/** Starts `evalgate serve` and waits for its URL and the API key it prints on a fresh database. */
-function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string; key: string }> {
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    EVALGATE_DATA_DIR: dataDir,
-    EVALGATE_LOG_LEVEL: 'warn',
-  };
-  if (databaseUrl) env.EVALGATE_DATABASE_URL = databaseUrl;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let url = '';
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      const listening = /listening on (http:\/\/\S+)/.exec(line);
-      if (listening) url = listening[1]!;
-      const key = /^\s+(eg_\S+)\s*$/.exec(line);
-      if (key && url) resolve({ child, url, key: key[1]! });
-    });
-    child.once('exit', (code) => reject(new Error(`evalgate serve exited with ${code} before it was ready`)));
-  });
-}
-
 async function main(): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-datasets-'));
-  const { child, url, key } = await startServer(dataDir);
+  const server = await startServer(databaseUrl ? { EVALGATE_DATABASE_URL: databaseUrl } : {});
+  const { child, url, key } = server;
   try {
     const before = rssMb(child.pid!);
     const sent = { bytes: 0 };
@@ -125,12 +83,7 @@ async function main(): Promise<void> {
       )}\n`,
     );
   } finally {
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

@@ -14,16 +14,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { arg, cpuSeconds, ROOT, rssMb, serverEntry } from './lib.js';
 import { type LoadResult, runLoad } from './load.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const NODE_TSX = ['--import', 'tsx'];
 const PEPPER = 'bench-pepper-0123456789abcdef';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i !== -1 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 const warmupMs = Number(arg('warmup', '1500'));
 const durationMs = Number(arg('duration', '4000'));
 const cpuProf = arg('cpu-prof', '');
@@ -74,38 +70,12 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Peak resident set size of a process, MB (VmHWM). */
+/** Peak resident set size of a process, MB (VmHWM), or null once it is gone. */
 function peakRssMb(pid: number): number | null {
   try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(status);
-    return kb ? Math.round(Number(kb[1]) / 102.4) / 10 : null;
+    return rssMb(pid).peak;
   } catch {
     return null;
-  }
-}
-
-let useBuild = !process.argv.includes('--tsx');
-
-/** The compiled service (what `npm start` runs) unless --tsx; tsx adds per-closure helpers to hot code. */
-function gatewayEntry(): string[] {
-  return useBuild ? ['dist/cli/main.js'] : [...NODE_TSX, 'src/cli/main.ts'];
-}
-
-function build(): void {
-  if (!useBuild) return;
-  try {
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    );
-  } catch {
-    process.stderr.write('bench: the build failed; running the gateway from source with tsx instead\n');
-    useBuild = false;
   }
 }
 
@@ -122,7 +92,7 @@ async function startEvalgate(mockUrl: string, recording: boolean, dataDir: strin
     OPENAI_BASE_URL: `${mockUrl}/v1`,
   };
   const prof = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProf)}`] : [];
-  return start([...prof, ...gatewayEntry(), 'serve'], env, (line) => {
+  return start([...prof, ...serverEntry(), 'serve'], env, (line) => {
     const m = /listening on (http:\/\/\S+)/.exec(line);
     return m ? m[1]! : null;
   });
@@ -143,15 +113,11 @@ export interface Measured extends LoadResult {
   cpu_us_per_req: number | null;
 }
 
-const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
-
 /** User + system CPU time of a process so far, in microseconds. */
 function cpuUs(pid: number | null): number | null {
   if (pid === null) return null;
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    return cpuSeconds(pid) * 1_000_000;
   } catch {
     return null;
   }
@@ -193,7 +159,6 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
   if (cpuProf) fs.mkdirSync(cpuProf, { recursive: true });
   const children: ChildProcess[] = [];
-  build();
   try {
     const mock = await start([...NODE_TSX, 'bench/mock-server.ts'], {}, jsonUrl);
     children.push(mock.child);
@@ -201,7 +166,7 @@ async function main(): Promise<void> {
     children.push(proxy.child);
     const keyOutput = execFileSync(
       process.execPath,
-      [...gatewayEntry(), 'keys', 'create', '--project', 'bench', '--name', 'bench'],
+      [...serverEntry(), 'keys', 'create', '--project', 'bench', '--name', 'bench'],
       { cwd: ROOT, env: { ...process.env, EVALGATE_DATA_DIR: dataDir, EVALGATE_KEY_PEPPER: PEPPER } },
     ).toString();
     const apiKey = keyOutput.trim().split('\n').at(-1)!.trim();

@@ -21,8 +21,11 @@ export function rssMb(pid: number): { peak: number; now: number } {
 
 let built = false;
 
-/** The server runs from the build, like `npm start` (`--tsx` runs the sources through tsx instead). */
-function serverEntry(): string[] {
+/**
+ * The server's entry: the build, like `npm start` (built once per benchmark process), or the sources
+ * through tsx with `--tsx` (tsx adds helpers to hot code, so figures are lower).
+ */
+export function serverEntry(): string[] {
   if (process.argv.includes('--tsx')) return ['--import', 'tsx', 'src/cli/main.ts'];
   if (!built) {
     execFileSync(
@@ -66,7 +69,8 @@ export function startMockProcess(
 
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }

@@ -124,6 +124,20 @@ export function checkJson(text: string): JsonCheck {
   };
 
   let pendingConstructor = false;
+  /** Reads `"key":` at i; refuses prototype-poisoning keys. Returns the failure, or null. */
+  const readKey = (): JsonCheck | null => {
+    if (text.charCodeAt(i) !== 0x22) return unexpected();
+    const err = scanString(true);
+    if (err) return bad(err);
+    if (keyIs(1, PROTO) || (keyIs(4, PROTOTYPE) && underConstructor[depth])) {
+      return bad('Object contains forbidden prototype property');
+    }
+    pendingConstructor = keyIs(2, CONSTRUCTOR);
+    skipWs();
+    if (text.charCodeAt(i) !== 0x3a) return unexpected();
+    i++;
+    return null;
+  };
   skipWs();
   for (;;) {
     // A value is expected at i.
@@ -145,17 +159,8 @@ export function checkJson(text: string): JsonCheck {
         i++;
         depth--;
       } else if (c === 0x7b) {
-        if (text.charCodeAt(i) !== 0x22) return unexpected();
-        const err = scanString(true);
-        if (err) return bad(err);
-        if (keyIs(1, PROTO)) return { ok: false, error: 'Object contains forbidden prototype property' };
-        if (keyIs(4, PROTOTYPE) && underConstructor[depth]) {
-          return { ok: false, error: 'Object contains forbidden prototype property' };
-        }
-        pendingConstructor = keyIs(2, CONSTRUCTOR);
-        skipWs();
-        if (text.charCodeAt(i) !== 0x3a) return unexpected();
-        i++;
+        const keyError = readKey();
+        if (keyError) return keyError;
         continue;
       } else {
         continue;
@@ -189,17 +194,8 @@ export function checkJson(text: string): JsonCheck {
       i++;
       if (inObject) {
         skipWs();
-        if (text.charCodeAt(i) !== 0x22) return unexpected();
-        const err = scanString(true);
-        if (err) return bad(err);
-        if (keyIs(1, PROTO)) return { ok: false, error: 'Object contains forbidden prototype property' };
-        if (keyIs(4, PROTOTYPE) && underConstructor[depth]) {
-          return { ok: false, error: 'Object contains forbidden prototype property' };
-        }
-        pendingConstructor = keyIs(2, CONSTRUCTOR);
-        skipWs();
-        if (text.charCodeAt(i) !== 0x3a) return unexpected();
-        i++;
+        const keyError = readKey();
+        if (keyError) return keyError;
       }
       break;
     }

@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { checkJson } from '../../src/catalog/json-check.js';
 import { parseLine } from '../../src/catalog/ndjson.js';
+import { seeded } from '../helpers/random.js';
 
 /** The reference: JSON.parse plus the service's rules (secure-json-parse, depth, NUL, finite numbers). */
 const reference = (text: string) => !('error' in parseLine(text));
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const ITERATIONS = Number(process.env.JSON_CHECK_ITERATIONS ?? 20_000);
-const random = mulberry32(0xc0ffee);
-const int = (n: number) => Math.floor(random() * n);
-const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+const { random, int, pick } = seeded(0xc0ffee);
 
 const KEYS = ['a', 'input', 'expected', '__proto__', 'constructor', 'prototype', 'é', '\u005f', 'k"q', ''];
 const STRINGS = [

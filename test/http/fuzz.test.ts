@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { seeded } from '../helpers/random.js';
 import { type DocumentedRoute, documentedRoutes } from '../helpers/routes.js';
 
 /**
@@ -10,22 +11,7 @@ import { type DocumentedRoute, documentedRoutes } from '../helpers/routes.js';
 const SEED = 0x5eed_e7a1;
 const REQUESTS = 1000;
 const CONCURRENCY = 6;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = mulberry32(SEED);
-const int = (n: number) => Math.floor(random() * n);
-const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-const chance = (p: number) => random() < p;
+const { int, pick, chance } = seeded(SEED);
 
 const STRINGS = [
   '',
