@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { createAuthenticator } from './auth/authenticator.js';
@@ -6,6 +8,7 @@ import { apiKeyRoutes } from './auth/routes.js';
 import { containerRoutes } from './catalog/containers/routes.js';
 import { datasetRoutes } from './catalog/datasets/routes.js';
 import { logRoutes } from './catalog/logs/routes.js';
+import { createThreadedLogWriter } from './catalog/logs/threaded-writer.js';
 import { createLogWriter } from './catalog/logs/writer.js';
 import { decodeSecretKey } from './catalog/models/crypto.js';
 import { priceTable } from './catalog/models/prices.js';
@@ -35,6 +38,33 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** Requests in progress get this long to finish when the server closes; then their connections are cut. */
+const SHUTDOWN_GRACE_MS = 30_000;
+
+/**
+ * Open connections, so that closing does not wait on clients that connected and never sent a byte
+ * (HTTP clients open spare connections): those are cut at once, the others after SHUTDOWN_GRACE_MS.
+ */
+function trackConnections(http: Server) {
+  const open = new Set<Socket>();
+  http.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  return {
+    async closing(closed: Promise<void>): Promise<void> {
+      for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+      const timer = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      timer.unref();
+      try {
+        await closed;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
 async function createLimiter(config: Config): Promise<RateLimiter> {
   const params = { rate: config.rateLimit.perMinute, periodMs: 60_000, burst: config.rateLimit.burst };
   return config.redisUrl ? createRedisLimiter(config.redisUrl, params) : createMemoryLimiter(params);
@@ -49,7 +79,11 @@ export async function createApp(config: Config, options: { database?: DatabaseHa
   const pepper = config.keyPepper ?? loadOrCreateSecret(config.dataDir, 'key-pepper');
   const limiter = await createLimiter(config);
   const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
-  const logWriter = createLogWriter(database.db, config.logWriter);
+  // An in-memory SQLite database exists only for its own connection: its writer cannot have another.
+  const logWriter =
+    config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
+      ? createThreadedLogWriter(config.databaseUrl, config.logWriter, (message) => server.log.warn(message))
+      : createLogWriter(database.db, config.logWriter);
   const providers = createProviders(config, { db: database.db, config, secretKey });
   const deps: Deps = {
     config,
@@ -95,6 +129,7 @@ export async function createApp(config: Config, options: { database?: DatabaseHa
   const runs = createRunner(deps, (msg) => server.log.warn(msg));
   await server.register(runRoutes, { ctx: runs.context });
   await server.ready();
+  const connections = trackConnections(server.server);
   // Runs left queued or running by a previous process continue where they stopped.
   await runs.runner.start(runs.resumable);
 
@@ -102,7 +137,7 @@ export async function createApp(config: Config, options: { database?: DatabaseHa
     server,
     deps,
     async close() {
-      await server.close();
+      await connections.closing(server.close());
       await runs.runner.close();
       await providers.close();
       // After the server (no new calls), before the database: what is buffered gets written.

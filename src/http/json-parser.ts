@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { ApiError } from './errors.js';
+import './types.js';
 
 /** Deeper documents are refused: nothing the API takes needs them, and they make later steps recurse. */
 export const MAX_JSON_DEPTH = 64;
@@ -32,13 +33,16 @@ export function parseJsonBody(text: string): unknown {
 
 /** JSON is the only media type of the API unless a route adds its own (e.g. JSON lines uploads). */
 export function installJsonParser(app: FastifyInstance): void {
+  app.decorateRequest('bodyText', null);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     /^application\/(.+\+)?json(\s*;.*)?$/i,
     { parseAs: 'string' },
-    (_req, body, done) => {
+    (req, body, done) => {
       try {
-        done(null, parseJsonBody(body as string));
+        const value = parseJsonBody(body as string);
+        req.bodyText = body as string;
+        done(null, value);
       } catch (err) {
         done(err as Error, undefined);
       }

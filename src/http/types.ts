@@ -7,5 +7,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: import('../auth/authenticator.js').Principal | null;
+    /** A JSON body's text as it arrived (null for other bodies). */
+    bodyText: string | null;
   }
 }

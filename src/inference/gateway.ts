@@ -43,6 +43,8 @@ export interface RecordedCall {
   projectId: string;
   containerId: string;
   request: ChatRequest;
+  /** The request's JSON text as the client sent it, when at hand (stored instead of serialising `request`). */
+  requestText: string | null;
   /** Epoch milliseconds. */
   startedAt: number;
 }
@@ -54,6 +56,8 @@ export interface CallOutcome {
   response: unknown;
   /** The response as JSON text when it is at hand, so recording need not serialise it again. */
   responseText?: string;
+  /** A streamed answer's chunk payloads: the log writer assembles them (off the request path). */
+  responseChunks?: string[];
   usage: TaskLogRecord['usage'];
   latencyMs: number;
   cost: number;
@@ -146,11 +150,14 @@ export function createGateway(options: GatewayOptions): Gateway {
         projectId: call.projectId,
         containerId: call.containerId,
         model: outcome.model,
-        input: call.request.messages,
         output: outcome.output,
-        request: call.request,
-        response: outcome.response,
-        ...(outcome.responseText === undefined ? {} : { responseText: outcome.responseText }),
+        // Texts and chunks rather than objects: cheap to hand to the writer's thread, serialised there.
+        ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
+        ...(outcome.responseChunks !== undefined
+          ? { responseChunks: outcome.responseChunks }
+          : outcome.responseText !== undefined
+            ? { responseText: outcome.responseText }
+            : { response: outcome.response }),
         usage: outcome.usage,
         latencyMs: Math.round(outcome.latencyMs * 1000) / 1000,
         cost: outcome.cost,

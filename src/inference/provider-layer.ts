@@ -2,13 +2,11 @@ import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../http/errors.js';
-import { assembleCompletion } from './assemble.js';
 import type { CancelSignal } from './cancel.js';
 import { PROVIDERS } from './providers/index.js';
 import { completionText, readUsage } from './providers/openai-compatible.js';
 import {
   type CallContext,
-  type ChatCompletion,
   DONE,
   type JsonObject,
   type ProviderAdapter,
@@ -44,7 +42,7 @@ export interface CallOptions {
 }
 
 export interface StreamCallOptions extends CallOptions {
-  /** Keep the chunks so that `result()` can give the assembled completion (needed to record the call). */
+  /** Keep the chunk payloads for `result()` (needed to record the call). */
   collect?: boolean;
 }
 
@@ -56,9 +54,8 @@ export interface GatewayCompletion extends CompletionResult {
 }
 
 export interface StreamResult {
-  /** The assembled completion, when the stream was collected. */
-  completion: ChatCompletion | null;
-  text: string;
+  /** The chunk payloads (JSON texts) as the client received them, when the stream was collected (`assembleCompletion` makes them one completion). */
+  chunks: string[];
   usage: Usage | null;
   cost: number;
   latencyMs: number;
@@ -66,6 +63,15 @@ export interface StreamResult {
   attempts: number;
   /** Set when the stream did not end normally (the client saw an error event, or went away). */
   error: { code: string; message: string } | null;
+}
+
+/** Where `pipe` sends a stream's frames. */
+export interface FrameSink {
+  /** False when the sink is full: reading pauses until `drained()` resolves. */
+  write(frames: string | Buffer): boolean;
+  drained(): Promise<void>;
+  /** Called once, with the last frames (null when none are left): the stream is over. */
+  end(frames: string | Buffer | null): void;
 }
 
 /**
@@ -76,6 +82,8 @@ export interface ChatStream extends AsyncIterable<string | Buffer> {
   readonly servedBy: string;
   /** True once the upstream's end marker was read: the frames yielded last are the final ones. */
   readonly complete: boolean;
+  /** Like iterating, but driven by the upstream's reads (no async iteration): the gateway's path. */
+  pipe(sink: FrameSink): Promise<void>;
   result(): StreamResult;
 }
 
@@ -151,60 +159,122 @@ class GatewayStream implements ChatStream {
 
   /** The frames for some events, or null when every event passes unchanged (the bytes can go as read). */
   private frames(events: ReturnType<SseReader['push']>, allowRaw: boolean): string | null {
-    let out = '';
-    let unchanged = allowRaw;
-    for (const event of events) {
+    // Frames are only written out once some event changed (until then the read's own bytes will do).
+    let out: string | null = allowRaw ? null : '';
+    for (const [i, event] of events.entries()) {
       const payloads = this.translator.event(event);
-      if (unchanged && (payloads.length !== 1 || payloads[0] !== event.data || event.event !== null)) {
-        unchanged = false;
+      if (out === null && (payloads.length !== 1 || payloads[0] !== event.data || event.event !== null)) {
+        out = '';
+        for (let j = 0; j < i; j++) out += `data: ${events[j]!.data}\n\n`;
       }
       for (const payload of payloads) {
-        out += `data: ${payload}\n\n`;
+        if (out !== null) out += `data: ${payload}\n\n`;
         if (this.collect && payload !== DONE) this.payloads.push(payload);
       }
     }
-    return unchanged ? null : out;
+    return out;
+  }
+
+  /** What one upstream read sends on: the bytes as read when no event in them changes, else frames (null: nothing). */
+  private take(reader: SseReader, bytes: Buffer): string | Buffer | null {
+    // Upstream reads usually hold whole events: when nothing in them changes, send the bytes on.
+    const aligned = reader.idle;
+    const events = reader.push(bytes);
+    const out = this.frames(events, aligned && reader.idle && events.length > 0);
+    if (out === null) return bytes;
+    return out === '' ? null : out;
+  }
+
+  /** The frames after the upstream's last byte: a last event without its blank line, and the end marker if missing. */
+  private tail(reader: SseReader): string {
+    const out = this.frames(reader.end(), false) ?? '';
+    // A stream that ended cleanly but without its end marker is ended for the client.
+    return this.translator.done ? out : `${out}data: ${DONE}\n\n`;
+  }
+
+  /** Records why the stream broke; the error event for the client, or null when the client is gone. */
+  private fail(err: unknown): string | null {
+    if (this.signal?.aborted) this.error = { code: 'client_disconnected', message: 'The client went away' };
+    else if (err instanceof UpstreamStreamError) this.error = { code: err.code, message: err.message };
+    else {
+      this.error = {
+        code: 'upstream_unavailable',
+        message: `The upstream stream failed: ${transportFailure(err, undefined).message}`,
+      };
+    }
+    return this.signal?.aborted ? null : errorFrame(this.error.code, this.error.message);
+  }
+
+  private release(): void {
+    this.endedAt = performance.now();
+    if (!this.started.response.body.destroyed) this.started.response.body.destroy();
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<string | Buffer> {
     const reader = new SseReader();
     try {
       for await (const chunk of this.started.response.body) {
-        const bytes = chunk as Buffer;
-        // Upstream reads usually hold whole events: when nothing in them changes, send the bytes on.
-        const aligned = reader.idle;
-        const events = reader.push(bytes);
-        const out = this.frames(events, aligned && reader.idle && events.length > 0);
-        if (out === null) yield bytes;
-        else if (out !== '') yield out;
+        const out = this.take(reader, chunk as Buffer);
+        if (out !== null) yield out;
       }
-      let out = this.frames(reader.end(), false) ?? '';
-      // A stream that ended cleanly but without its end marker is ended for the client.
-      if (!this.translator.done) out += `data: ${DONE}\n\n`;
-      if (out !== '') yield out;
+      const tail = this.tail(reader);
+      if (tail !== '') yield tail;
     } catch (err) {
-      if (this.signal?.aborted) this.error = { code: 'client_disconnected', message: 'The client went away' };
-      else if (err instanceof UpstreamStreamError) this.error = { code: err.code, message: err.message };
-      else {
-        this.error = {
-          code: 'upstream_unavailable',
-          message: `The upstream stream failed: ${transportFailure(err, undefined).message}`,
-        };
-      }
-      if (!this.signal?.aborted) yield errorFrame(this.error.code, this.error.message);
+      const frame = this.fail(err);
+      if (frame !== null) yield frame;
     } finally {
-      this.endedAt = performance.now();
-      if (!this.started.response.body.destroyed) this.started.response.body.destroy();
+      this.release();
     }
+  }
+
+  pipe(sink: FrameSink): Promise<void> {
+    const body = this.started.response.body;
+    const reader = new SseReader();
+    // Once the end marker was read, what follows is held so that the end goes out in one write.
+    let held: string | Buffer | null = null;
+    const hold = (out: string | Buffer) => {
+      held = held === null ? out : Buffer.concat([Buffer.from(held), Buffer.from(out)]);
+    };
+    return new Promise<void>((resolve) => {
+      let settled = false;
+      const finish = (last: string | null) => {
+        if (settled) return;
+        settled = true;
+        body.off('data', onData);
+        this.release();
+        if (last !== null && last !== '') hold(last);
+        sink.end(held);
+        resolve();
+      };
+      const onData = (chunk: Buffer) => {
+        if (settled) return;
+        const out = this.take(reader, chunk);
+        if (out === null) return;
+        if (this.translator.done) hold(out);
+        else if (!sink.write(out)) {
+          body.pause();
+          void sink.drained().then(() => body.resume());
+        }
+      };
+      body.on('data', onData);
+      body.once('end', () => {
+        if (!settled) finish(this.tail(reader));
+      });
+      body.once('error', (err) => {
+        if (!settled) finish(this.fail(err));
+      });
+      // Destroyed without an error (e.g. aborted): the stream broke.
+      body.once('close', () => {
+        if (!settled) finish(this.fail(new Error('the upstream stream closed early')));
+      });
+    });
   }
 
   result(): StreamResult {
     const { model } = this.started;
     const usage = this.translator.usage;
-    const completion = this.collect ? assembleCompletion(this.payloads, model.upstreamModel) : null;
     return {
-      completion,
-      text: completion ? completionText(completion) : '',
+      chunks: this.payloads,
       usage,
       cost: costOf(model, usage),
       latencyMs: (this.endedAt || performance.now()) - this.startedAt,

@@ -108,7 +108,9 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         resolveFallback: (slug) => gateway.model(projectId, slug),
       };
       const context: RecordedCall | null =
-        logId && containerId ? { logId, projectId, containerId, request, startedAt } : null;
+        logId && containerId
+          ? { logId, projectId, containerId, request, requestText: req.bodyText, startedAt }
+          : null;
       const record = (outcome: CallOutcome) => {
         if (context) gateway.record(context, outcome);
       };
@@ -173,23 +175,22 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       trailer: COST_HEADER,
     });
     // The frames that end the stream go out with the terminating chunk and the trailer in one write.
-    let last: string | Buffer | null = null;
-    for await (const frames of stream) {
-      if (raw.destroyed) break;
-      if (stream.complete && last === null) last = frames;
-      else if (stream.complete) last = Buffer.concat([Buffer.from(last!), Buffer.from(frames)]);
-      else if (!raw.write(frames)) await writable(raw);
-    }
+    await stream.pipe({
+      write: (frames) => raw.destroyed || raw.write(frames),
+      drained: () => writable(raw),
+      end: (last) => {
+        if (raw.destroyed) return;
+        raw.addTrailers({ [COST_HEADER]: formatCost(stream.result().cost) });
+        if (last === null) raw.end();
+        else raw.end(last);
+      },
+    });
     const result = stream.result();
-    if (!raw.destroyed) {
-      raw.addTrailers({ [COST_HEADER]: formatCost(result.cost) });
-      if (last === null) raw.end();
-      else raw.end(last);
-    }
     record({
       model: request.model,
-      output: result.error ? result.text || null : result.text,
-      response: result.completion,
+      output: null,
+      response: null,
+      responseChunks: result.chunks,
       usage: result.usage,
       latencyMs: result.latencyMs,
       cost: result.cost,

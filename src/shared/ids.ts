@@ -4,6 +4,20 @@ const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 
 export type IdPrefix = 'org' | 'prj' | 'key' | 'ctr' | 'ds' | 'mdl' | 'evl' | 'run' | 'log' | 'smp' | 'job';
 
+// Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
+const POOL_BYTES = 4096;
+let pool = randomBytes(POOL_BYTES);
+let poolAt = 0;
+
+function random10(): Buffer {
+  if (poolAt + 10 > POOL_BYTES) {
+    pool = randomBytes(POOL_BYTES);
+    poolAt = 0;
+  }
+  poolAt += 10;
+  return Buffer.from(pool.subarray(poolAt - 10, poolAt));
+}
+
 let lastMs = 0;
 let lastRandom: Buffer = Buffer.alloc(10);
 let lastTime = '';
@@ -46,7 +60,7 @@ export function newId(prefix: IdPrefix): string {
     lastRandom = increment(lastRandom);
   } else {
     lastMs = now;
-    lastRandom = randomBytes(10);
+    lastRandom = random10();
     // The time part changes once per millisecond; ids made within it reuse it (gateway hot path).
     let time = '';
     for (let ms = lastMs, i = 0; i < 10; i++, ms = Math.floor(ms / 32)) time = CROCKFORD[ms % 32] + time;

@@ -49,3 +49,30 @@ export async function freshDatabase(kind: TestDb = testDbKind()): Promise<FreshD
     },
   };
 }
+
+/**
+ * Takes a test database away from every connection but the caller's, until the returned function is
+ * called: SQLite stays locked by another connection's exclusive transaction (writers give up after
+ * their busy timeout); PostgreSQL refuses new connections and ends the open ones.
+ */
+export async function outage(url: string): Promise<() => Promise<void>> {
+  if (url.startsWith('sqlite:')) {
+    const { default: SQLite } = await import('better-sqlite3');
+    const conn = new SQLite(url.slice('sqlite:'.length));
+    conn.exec('BEGIN EXCLUSIVE');
+    return async () => {
+      conn.exec('ROLLBACK');
+      conn.close();
+    };
+  }
+  const { default: pg } = await import('pg');
+  const name = new URL(url).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+  return async () => {
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    await admin.end();
+  };
+}

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
+import { assembleCompletion } from '../../src/inference/assemble.js';
 import type { ProviderLayer } from '../../src/inference/provider-layer.js';
+import { completionText } from '../../src/inference/providers/openai-compatible.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 
@@ -162,7 +164,7 @@ describe('anthropic adapter', () => {
       id: 'toolu_9',
       function: { name: 'get_weather' },
     });
-    expect(stream.result().completion?.choices[0]).toMatchObject({
+    expect(assembleCompletion(stream.result().chunks, 'x').choices[0]).toMatchObject({
       message: { tool_calls: [{ function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
       finish_reason: 'tool_calls',
     });
@@ -184,7 +186,9 @@ describe('anthropic adapter', () => {
 
     const stream = await layer.stream(claude, { ...ask, stream: true }, { collect: true });
     await drain(stream);
-    expect(JSON.parse(stream.result().text)).toEqual({ score: 0.75 });
+    expect(JSON.parse(completionText(assembleCompletion(stream.result().chunks, 'x')))).toEqual({
+      score: 0.75,
+    });
   });
 
   it('streams text as chunks with the usage chunk when asked', async () => {

@@ -12,11 +12,7 @@ beforeAll(async () => {
   g = await startGateway({ ANTHROPIC_API_KEY: '', EVALGATE_UPSTREAM_RETRIES: '2' });
 });
 afterAll(async () => {
-  // The last test takes the database away; closing may then fail, dropping must not be skipped.
-  await g.close().catch(async () => {
-    await g.h.database.drop();
-    await g.mock.close();
-  });
+  await g.close();
 });
 beforeEach(() => {
   g.mock.reset();
@@ -138,23 +134,5 @@ describe('client aborts', () => {
     controller.abort();
     await expect(pending).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
     await g.mock.until(() => g.mock.stats.clientClosed === 1);
-  });
-});
-
-describe('database outage', () => {
-  it('keeps serving calls while the log writer counts what it cannot write', async () => {
-    // Warm the key, model and container caches, then take the database away.
-    await g.client().chat.completions.create({ model, messages: hi });
-    await g.h.app.deps.logWriter.flush();
-    const before = g.h.app.deps.logWriter.stats().failed;
-    await g.h.app.deps.db.destroy();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () => g.client().chat.completions.create({ model, messages: hi })),
-    );
-    expect(answers.every((a) => a.choices[0]!.message.content === 'Hello from the mock upstream.')).toBe(
-      true,
-    );
-    await g.h.app.deps.logWriter.flush();
-    expect(g.h.app.deps.logWriter.stats().failed).toBeGreaterThanOrEqual(before + 20);
   });
 });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
+import { assembleCompletion } from '../../src/inference/assemble.js';
 import { CallAbortedError, type ProviderLayer } from '../../src/inference/provider-layer.js';
+import { completionText } from '../../src/inference/providers/openai-compatible.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 
@@ -58,7 +60,7 @@ describe('provider layer (plain function)', () => {
     expect(mock.requests[0]!.body.stream_options).toEqual({ include_usage: true });
     expect(chunks.every((c) => c.choices.length > 0)).toBe(true);
     const result = stream.result();
-    expect(result.text).toBe('Hello from the mock upstream.');
+    expect(completionText(assembleCompletion(result.chunks, 'x'))).toBe('Hello from the mock upstream.');
     expect(result.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 7 });
     expect(result.error).toBeNull();
 

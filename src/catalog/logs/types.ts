@@ -5,14 +5,21 @@ export interface TaskLogRecord {
   projectId: string;
   containerId: string;
   model: string;
-  /** Request messages. */
-  input: unknown;
-  /** Response text (or assembled stream text); null on failure. */
+  /** Request messages; taken from the request when left out. */
+  input?: unknown;
+  /** Response text (or assembled stream text); null on failure. Derived from `responseChunks` when they are given. */
   output: string | null;
-  request: unknown;
-  response: unknown;
+  request?: unknown;
+  /** The request as the client sent it (JSON text): stored as is, and its `messages` are the input. */
+  requestText?: string;
+  response?: unknown;
   /** The response already as JSON text (e.g. the upstream's own bytes): stored as is, not serialised again. */
   responseText?: string;
+  /**
+   * The chunk payloads of a streamed answer (JSON texts): the writer assembles them into the recorded
+   * completion, off the request path.
+   */
+  responseChunks?: string[];
   usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
   latencyMs: number;
   /** USD. */

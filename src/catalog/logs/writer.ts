@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { assembleCompletion } from '../../inference/assemble.js';
+import { completionText, readUsage } from '../../inference/providers/openai-compatible.js';
 import { insertLogRows, type LogDraft, type NewLogRow, reserveSeqs } from './repository.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 
@@ -10,23 +12,58 @@ export interface LogWriterOptions {
   flushMs?: number;
   /** Records held (buffered and in flight) before new ones are dropped and counted as failed. */
   maxBuffered?: number;
+  /** Called after every batch (read `stats()` for the counts). */
+  onProgress?: () => void;
 }
 
 // PostgreSQL text cannot hold U+0000, and a NaN would break the NOT NULL numeric columns on SQLite.
 const clean = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
 const finite = (n: number) => (Number.isFinite(n) ? n : 0);
 
+/** The request's messages as JSON text, from the request's own text ('null' when it has none). */
+function messagesOf(requestText: string): string {
+  try {
+    const request = JSON.parse(requestText) as { messages?: unknown } | null;
+    return JSON.stringify(request?.messages ?? null);
+  } catch {
+    return 'null';
+  }
+}
+
+/** The recorded response and output: a streamed answer's chunks assembled into one completion. */
+function answerOf(r: TaskLogRecord): { response: string; output: string | null } {
+  if (r.responseChunks !== undefined) {
+    const completion = assembleCompletion(r.responseChunks, r.model);
+    // The usage chunk is not among them when the client did not ask for it.
+    completion.usage ??= readUsage(r.usage);
+    const text = completionText(completion);
+    // A stream that failed before any text has no output.
+    return {
+      response: JSON.stringify(completion),
+      output: r.status === 'error' && text === '' ? null : text,
+    };
+  }
+  const response = r.responseText !== undefined ? r.responseText : JSON.stringify(r.response ?? null);
+  return { response, output: r.output };
+}
+
+function inputOf(r: TaskLogRecord): string {
+  if (r.input !== undefined || r.requestText === undefined) return JSON.stringify(r.input ?? null);
+  return messagesOf(r.requestText);
+}
+
 /** A record as a row without its seq; throws when a field cannot be serialised (e.g. a cycle). */
 export function draftOf(r: TaskLogRecord): LogDraft {
+  const { response, output } = answerOf(r);
   return {
     id: r.id,
     project_id: r.projectId,
     container_id: r.containerId,
     model: clean(r.model),
-    input: JSON.stringify(r.input ?? null),
-    output: r.output === null ? null : clean(r.output),
-    request: JSON.stringify(r.request ?? null),
-    response: r.responseText !== undefined ? clean(r.responseText) : JSON.stringify(r.response ?? null),
+    input: clean(inputOf(r)),
+    output: output === null ? null : clean(output),
+    request: r.requestText !== undefined ? clean(r.requestText) : JSON.stringify(r.request ?? null),
+    response: clean(response),
     usage: r.usage === null ? null : JSON.stringify(r.usage),
     latency_ms: finite(r.latencyMs),
     cost: finite(r.cost),
@@ -125,6 +162,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
         written += stored;
         lost += batch.length - stored;
         inFlight = 0;
+        options.onProgress?.();
       }
       due = false;
     } finally {

@@ -1,0 +1,22 @@
+import type { TaskLogRecord } from './types.js';
+import type { LogWriterOptions } from './writer.js';
+
+/** What the log writer's thread is started with. */
+export interface ThreadWorkerData {
+  databaseUrl: string;
+  options: Omit<LogWriterOptions, 'onProgress'>;
+}
+
+/** Messages to the log writer's thread. */
+export type ThreadRequest =
+  | { type: 'records'; records: TaskLogRecord[] }
+  | { type: 'flush'; id: number }
+  | { type: 'close' };
+
+/** Messages from the log writer's thread; `progress` carries its totals so far. */
+export type ThreadReply =
+  | { type: 'ready' }
+  | { type: 'progress'; written: number; failed: number }
+  | { type: 'flushed'; id: number }
+  | { type: 'closed' }
+  | { type: 'fatal'; message: string };

@@ -1,0 +1,173 @@
+import { Worker } from 'node:worker_threads';
+import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
+import type { LogWriter, TaskLogRecord } from './types.js';
+import type { LogWriterOptions } from './writer.js';
+
+/** Records are handed to the thread in groups: this many, or whatever arrived within HANDOFF_MS. */
+const HANDOFF_RECORDS = 256;
+const HANDOFF_MS = 5;
+/** After the thread died, a new one is started at most this often. */
+const RESTART_MS = 1000;
+
+// From the sources (tests, tsx) the thread's entry is TypeScript: it is loaded through tsx, a dev dependency.
+const fromSource = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(`./writer-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+
+function spawn(data: ThreadWorkerData): Worker {
+  if (!fromSource) return new Worker(ENTRY, { workerData: data });
+  // import.meta.resolve is missing under some test runners; the bare name then resolves from the working directory.
+  const tsx = typeof import.meta.resolve === 'function' ? import.meta.resolve('tsx/esm/api') : 'tsx/esm/api';
+  const load = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.tsImport(${JSON.stringify(ENTRY.href)}, ${JSON.stringify(import.meta.url)}))`;
+  return new Worker(load, { eval: true, workerData: data });
+}
+
+/**
+ * The log writer on a thread of its own (with its own database connection): `write` only queues the
+ * record, which is handed over in groups; serialising it, assembling a streamed answer and the batched
+ * inserts all happen on the thread. Same contract as `createLogWriter`: never waits, never throws,
+ * bounded (`maxBuffered` counts what is queued here and not yet stored there), failures counted.
+ * The thread starts with the first record, and again (at most once a second) if it dies.
+ */
+export function createThreadedLogWriter(
+  databaseUrl: string,
+  options: LogWriterOptions = {},
+  warn?: (message: string) => void,
+): LogWriter {
+  const maxBuffered = Math.max(1, options.maxBuffered ?? 50_000);
+  const data: ThreadWorkerData = {
+    databaseUrl,
+    // The bound is kept here; the thread takes whatever it is given.
+    options: { batchSize: options.batchSize, flushMs: options.flushMs, maxBuffered: Number.MAX_SAFE_INTEGER },
+  };
+
+  let worker: Worker | null = null;
+  let startedAt = 0;
+  let pending: TaskLogRecord[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let accepted = 0;
+  let dropped = 0;
+  /** Handed to the current thread, and its totals so far. */
+  let sent = 0;
+  let threadWritten = 0;
+  let threadFailed = 0;
+  /** Totals of threads that are gone (what they had not stored counts as failed). */
+  let pastWritten = 0;
+  let pastFailed = 0;
+  let closed = false;
+  let nextFlush = 0;
+  const flushes = new Map<number, () => void>();
+  let onClosed: (() => void) | null = null;
+
+  const inThread = () => sent - threadWritten - threadFailed;
+
+  function settleAll(): void {
+    for (const done of flushes.values()) done();
+    flushes.clear();
+  }
+
+  function start(): Worker | null {
+    if (worker) return worker;
+    if (closed || Date.now() - startedAt < RESTART_MS) return null;
+    startedAt = Date.now();
+    const w = spawn(data);
+    w.unref();
+    w.on('message', (message: ThreadReply) => {
+      if (message.type === 'progress') {
+        threadWritten = message.written;
+        threadFailed = message.failed;
+      } else if (message.type === 'flushed') {
+        flushes.get(message.id)?.();
+        flushes.delete(message.id);
+      } else if (message.type === 'closed') {
+        onClosed?.();
+      } else if (message.type === 'fatal') {
+        warn?.(`The task log writer's thread could not start: ${message.message}`);
+      }
+    });
+    // A thread that cannot start or that fails takes what it held with it: counted as failed.
+    w.on('error', (err) => warn?.(`The task log writer's thread failed: ${err.message}`));
+    w.on('exit', () => {
+      if (worker !== w) return;
+      pastWritten += threadWritten;
+      pastFailed += sent - threadWritten;
+      sent = threadWritten = threadFailed = 0;
+      worker = null;
+      settleAll();
+      onClosed?.();
+    });
+    worker = w;
+    return w;
+  }
+
+  /** False when there is no thread to take it, or the message cannot be copied to one. */
+  function post(message: ThreadRequest): boolean {
+    const w = start();
+    if (!w) return false;
+    try {
+      w.postMessage(message);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function handOff(): void {
+    if (timer !== null) {
+      clearTimeout(timer);
+      timer = null;
+    }
+    if (pending.length === 0) return;
+    const records = pending;
+    pending = [];
+    if (post({ type: 'records', records })) sent += records.length;
+    else pastFailed += records.length;
+  }
+
+  async function flush(): Promise<void> {
+    handOff();
+    if (!worker) return;
+    const id = nextFlush++;
+    await new Promise<void>((resolve) => {
+      flushes.set(id, resolve);
+      if (!post({ type: 'flush', id })) {
+        flushes.delete(id);
+        resolve();
+      }
+    });
+  }
+
+  return {
+    write(record) {
+      if (closed || pending.length + inThread() >= maxBuffered) {
+        dropped++;
+        return;
+      }
+      accepted++;
+      pending.push(record);
+      if (pending.length >= HANDOFF_RECORDS) handOff();
+      else if (timer === null) {
+        timer = setTimeout(handOff, HANDOFF_MS);
+        timer.unref();
+      }
+    },
+    flush,
+    stats: () => ({
+      accepted,
+      written: pastWritten + threadWritten,
+      failed: dropped + pastFailed + threadFailed,
+      buffered: pending.length + inThread(),
+    }),
+    async close() {
+      if (closed) return;
+      await flush();
+      closed = true;
+      const w = worker;
+      if (!w) return;
+      await new Promise<void>((resolve) => {
+        onClosed = resolve;
+        w.postMessage({ type: 'close' } satisfies ThreadRequest);
+      });
+      await w.terminate();
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The log writer's thread: its own database connection and the ordinary batching writer, so that
+ * serialising, assembling streamed answers and inserting rows never run on the request path.
+ * Messages in: `records`, `flush`, `close`; out: `progress`, `flushed`, `closed`, `fatal`.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from '../../db/database.js';
+import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
+import { createLogWriter } from './writer.js';
+
+const port = parentPort;
+if (!port) throw new Error('writer-thread.js runs as a worker thread');
+const { databaseUrl, options } = workerData as ThreadWorkerData;
+const reply = (message: ThreadReply) => port.postMessage(message);
+
+/** Recording is background work: on Linux this thread yields the cores to request handling. */
+function lowerPriority(): void {
+  try {
+    // /proc/thread-self names this thread; setpriority on a thread id applies to that thread only.
+    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, BACKGROUND_NICE);
+  } catch {
+    // Elsewhere the thread keeps the process's priority.
+  }
+}
+const BACKGROUND_NICE = 10;
+lowerPriority();
+
+try {
+  const database = await openDatabase(databaseUrl);
+  let reported = { written: 0, failed: 0 };
+  const progress = () => {
+    const { written, failed } = writer.stats();
+    if (written === reported.written && failed === reported.failed) return;
+    reported = { written, failed };
+    reply({ type: 'progress', written, failed });
+  };
+  const writer = createLogWriter(database.db, { ...options, onProgress: progress });
+  port.on('message', (message: ThreadRequest) => {
+    switch (message.type) {
+      case 'records':
+        for (const record of message.records) writer.write(record);
+        // Records refused at once (unserialisable) count as failed without waiting for a batch.
+        progress();
+        return;
+      case 'flush':
+        void writer.flush().then(() => {
+          progress();
+          reply({ type: 'flushed', id: message.id });
+        });
+        return;
+      case 'close':
+        void writer
+          .close()
+          .then(() => database.close())
+          .finally(() => {
+            reply({ type: 'closed' });
+            port.close();
+          });
+        return;
+    }
+  });
+  reply({ type: 'ready' });
+} catch (err) {
+  reply({ type: 'fatal', message: err instanceof Error ? err.message : String(err) });
+  port.close();
+}
