@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { insertContainer } from '../../src/catalog/containers/repository.js';
 import type { LogWriter, TaskLogRecord } from '../../src/catalog/logs/types.js';
+import { createThreadedLogWriter } from '../../src/catalog/logs/threaded-writer.js';
 import { createLogWriter } from '../../src/catalog/logs/writer.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
@@ -237,3 +238,81 @@ async function databaseOutage(
     },
   };
 }
+
+describe('log writer on its own thread', () => {
+  it('stores records from many callers gap-free and in order per container, never making a caller wait', {
+    timeout: 120_000,
+  }, async () => {
+    const writer = createThreadedLogWriter(fresh.url, { batchSize: 500, flushMs: 20 });
+    const sent = new Map<string, string[]>(containers.map((c) => [c, []]));
+    const worst = { ms: 0 };
+    const caller = async (k: number) => {
+      for (let i = 0; i < 200; i++) {
+        const c = containers[(k + i) % containers.length]!;
+        const r = record(c, k * 200 + i);
+        sent.get(c)!.push(r.id);
+        timedWrite(writer, r, worst);
+        if (i % 20 === 0) await yieldTurn();
+      }
+    };
+    await Promise.all(Array.from({ length: 100 }, (_, k) => caller(k)));
+    await writer.flush();
+    expect(writer.stats()).toEqual({ accepted: 20_000, written: 20_000, failed: 0, buffered: 0 });
+    for (const c of containers) expect(await storedSeqs(handle.db, c)).toEqual(sent.get(c));
+    expect(worst.ms).toBeLessThan(50);
+    await writer.close();
+    writer.write(record(containers[0]!, 1));
+    expect(writer.stats()).toMatchObject({ accepted: 20_000, failed: 1 });
+  });
+
+  it('stores the request text as sent and assembles streamed answers from their chunks', async () => {
+    const writer = createThreadedLogWriter(fresh.url, { flushMs: 5 });
+    const requestText = '{"model":"m","messages":[{"role":"user","content":"Hi"}],"stream":true}';
+    const chunk = (delta: object, finish: string | null = null) =>
+      JSON.stringify({ id: 'c1', created: 7, model: 'up', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const base = { ...record(containers[0]!, 0), request: undefined, input: undefined, requestText };
+    writer.write({
+      ...base,
+      id: 'log_stream_ok',
+      output: null,
+      responseChunks: [chunk({ role: 'assistant', content: 'Hel' }), chunk({ content: 'lo' }, 'stop')],
+    });
+    writer.write({ ...base, id: 'log_stream_failed', output: null, status: 'error', responseChunks: [] });
+    await writer.close();
+    const rows = await handle.db.selectFrom('task_logs').selectAll().orderBy('seq').execute();
+    expect(rows.map((r) => r.id)).toEqual(['log_stream_ok', 'log_stream_failed']);
+    expect(rows[0]!.request).toBe(requestText);
+    expect(JSON.parse(rows[0]!.input)).toEqual([{ role: 'user', content: 'Hi' }]);
+    expect(rows[0]!.output).toBe('Hello');
+    expect(JSON.parse(rows[0]!.response)).toMatchObject({
+      id: 'c1',
+      model: 'up',
+      choices: [{ message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' }],
+      // The usage chunk was not among the chunks: the call's usage is recorded with the answer.
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    });
+    expect(rows[1]!.output).toBeNull();
+  });
+
+  it('bounds what it holds: past maxBuffered records are dropped and counted, the rest stored', async () => {
+    const writer = createThreadedLogWriter(fresh.url, { batchSize: 50, flushMs: 5, maxBuffered: 100 });
+    for (let i = 0; i < 1000; i++) writer.write(record(containers[i % 2]!, i));
+    await writer.close();
+    const stats = writer.stats();
+    expect(stats.failed).toBeGreaterThan(0);
+    expect(stats.written + stats.failed).toBe(1000);
+    expect(stats.accepted).toBe(stats.written);
+    let stored = 0;
+    for (const c of containers.slice(0, 2)) stored += (await storedSeqs(handle.db, c)).length;
+    expect(stored).toBe(stats.written);
+  });
+
+  it('counts every record as failed when its database cannot be opened, without throwing', async () => {
+    const writer = createThreadedLogWriter('postgres://nobody@127.0.0.1:1/none', { flushMs: 5 });
+    for (let i = 0; i < 10; i++) writer.write(record(containers[0]!, i));
+    await writer.flush();
+    await waitFor(() => writer.stats().failed === 10, 20_000, 'failures to be counted');
+    expect(writer.stats()).toMatchObject({ accepted: 10, written: 0, buffered: 0 });
+    await writer.close();
+  });
+});
