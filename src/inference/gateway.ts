@@ -56,8 +56,8 @@ export interface CallOutcome {
   response: unknown;
   /** The response as JSON text when it is at hand, so recording need not serialise it again. */
   responseText?: string;
-  /** A streamed answer's chunk payloads: the log writer assembles them (off the request path). */
-  responseChunks?: string[];
+  /** A streamed answer's event stream as sent: the log writer assembles it (off the request path). */
+  responseSse?: string;
   usage: TaskLogRecord['usage'];
   latencyMs: number;
   cost: number;
@@ -153,8 +153,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         output: outcome.output,
         // Texts and chunks rather than objects: cheap to hand to the writer's thread, serialised there.
         ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
-        ...(outcome.responseChunks !== undefined
-          ? { responseChunks: outcome.responseChunks }
+        ...(outcome.responseSse !== undefined
+          ? { responseSse: outcome.responseSse }
           : outcome.responseText !== undefined
             ? { responseText: outcome.responseText }
             : { response: outcome.response }),

@@ -54,8 +54,11 @@ export interface GatewayCompletion extends CompletionResult {
 }
 
 export interface StreamResult {
-  /** The chunk payloads (JSON texts) as the client received them, when the stream was collected (`assembleCompletion` makes them one completion). */
-  chunks: string[];
+  /**
+   * The event stream as the client received it, when the stream was collected ('' otherwise):
+   * `assembleCompletion(ssePayloads(sse), …)` makes it one completion.
+   */
+  sse: string;
   usage: Usage | null;
   cost: number;
   latencyMs: number;
@@ -133,8 +136,14 @@ interface Started {
   response: Dispatcher.ResponseData;
 }
 
+/** Where an event that carries usage, or the end marker, may start in a read of a pass-through stream. */
+const SPECIAL = /"usage"\s*:\s*\{|\[DONE\]/;
+/** Reads with these need the full parser (line ends to normalise, named events). */
+const NOT_PLAIN = /\r|(?:^|\n)event:/;
+
 class GatewayStream implements ChatStream {
-  private readonly payloads: string[] = [];
+  /** The event-stream text the client was sent, when collecting. */
+  private readonly sent: string[] = [];
   private readonly translator: StreamTranslator;
   private error: StreamResult['error'] = null;
   private endedAt = 0;
@@ -167,29 +176,55 @@ class GatewayStream implements ChatStream {
         out = '';
         for (let j = 0; j < i; j++) out += `data: ${events[j]!.data}\n\n`;
       }
-      for (const payload of payloads) {
-        if (out !== null) out += `data: ${payload}\n\n`;
-        if (this.collect && payload !== DONE) this.payloads.push(payload);
-      }
+      if (out !== null) for (const payload of payloads) out += `data: ${payload}\n\n`;
     }
     return out;
   }
 
+  /** Keeps what goes to the client when the stream is collected; returns it. */
+  private keep<T extends string | Buffer | null>(out: T, text?: string): T {
+    if (this.collect && out !== null) this.sent.push(text ?? out.toString());
+    return out;
+  }
+
+  /**
+   * The pass-through fast path, for a read of whole plain events: the events before the first that
+   * may carry usage or the end marker go as read, unparsed; only the rest are parsed. Undefined when
+   * the read is not such a read.
+   */
+  private quick(reader: SseReader, bytes: Buffer): string | Buffer | null | undefined {
+    const text = bytes.toString();
+    if (!text.endsWith('\n\n') || NOT_PLAIN.test(text)) return undefined;
+    const special = text.search(SPECIAL);
+    if (special === -1) return this.keep(bytes, text);
+    // The event that holds it starts after the blank line before it (or at the start of the read).
+    const blank = text.lastIndexOf('\n\n', special);
+    const start = blank === -1 ? 0 : blank + 2;
+    const rest = this.frames(reader.pushText(start > 0 ? text.slice(start) : text), true);
+    if (rest === null) return this.keep(bytes, text);
+    const out = text.slice(0, start) + rest;
+    return this.keep(out === '' ? null : out);
+  }
+
   /** What one upstream read sends on: the bytes as read when no event in them changes, else frames (null: nothing). */
   private take(reader: SseReader, bytes: Buffer): string | Buffer | null {
+    if (this.translator.passesThrough && reader.idle) {
+      const quick = this.quick(reader, bytes);
+      if (quick !== undefined) return quick;
+    }
     // Upstream reads usually hold whole events: when nothing in them changes, send the bytes on.
     const aligned = reader.idle;
     const events = reader.push(bytes);
     const out = this.frames(events, aligned && reader.idle && events.length > 0);
-    if (out === null) return bytes;
-    return out === '' ? null : out;
+    if (out === null) return this.keep(bytes);
+    return this.keep(out === '' ? null : out);
   }
 
   /** The frames after the upstream's last byte: a last event without its blank line, and the end marker if missing. */
   private tail(reader: SseReader): string {
     const out = this.frames(reader.end(), false) ?? '';
     // A stream that ended cleanly but without its end marker is ended for the client.
-    return this.translator.done ? out : `${out}data: ${DONE}\n\n`;
+    return this.keep(this.translator.done ? out : `${out}data: ${DONE}\n\n`);
   }
 
   /** Records why the stream broke; the error event for the client, or null when the client is gone. */
@@ -202,7 +237,7 @@ class GatewayStream implements ChatStream {
         message: `The upstream stream failed: ${transportFailure(err, undefined).message}`,
       };
     }
-    return this.signal?.aborted ? null : errorFrame(this.error.code, this.error.message);
+    return this.keep(this.signal?.aborted ? null : errorFrame(this.error.code, this.error.message));
   }
 
   private release(): void {
@@ -274,7 +309,7 @@ class GatewayStream implements ChatStream {
     const { model } = this.started;
     const usage = this.translator.usage;
     return {
-      chunks: this.payloads,
+      sse: this.sent.join(''),
       usage,
       cost: costOf(model, usage),
       latencyMs: (this.endedAt || performance.now()) - this.startedAt,

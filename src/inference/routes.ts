@@ -190,7 +190,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       model: request.model,
       output: null,
       response: null,
-      responseChunks: result.chunks,
+      responseSse: result.sse,
       usage: result.usage,
       latencyMs: result.latencyMs,
       cost: result.cost,

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { SseEvent } from './providers/types.js';
+import { DONE, type SseEvent } from './providers/types.js';
 
 function parseBlock(block: string): SseEvent | null {
   // The common case, one `data:` line, without splitting.
@@ -29,7 +29,12 @@ export class SseReader {
   }
 
   push(bytes: Buffer): SseEvent[] {
-    let text = this.buffer + this.decoder.write(bytes);
+    return this.pushText(this.decoder.write(bytes));
+  }
+
+  /** Like `push`, for text already decoded (whole characters). */
+  pushText(decoded: string): SseEvent[] {
+    let text = this.buffer + decoded;
     if (text.includes('\r')) {
       // A CR at the very end may be the first half of a CRLF: keep it for the next read.
       const held = text.endsWith('\r') ? '\r' : '';
@@ -53,4 +58,11 @@ export class SseReader {
     const event = rest === '' ? null : parseBlock(rest);
     return event ? [event] : [];
   }
+}
+
+/** The data payloads of a whole event stream's text, the end marker left out. */
+export function ssePayloads(text: string): string[] {
+  const reader = new SseReader();
+  const events = [...reader.pushText(text), ...reader.end()];
+  return events.map((e) => e.data).filter((data) => data !== DONE);
 }

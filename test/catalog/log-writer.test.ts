@@ -2,8 +2,8 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { insertContainer } from '../../src/catalog/containers/repository.js';
-import type { LogWriter, TaskLogRecord } from '../../src/catalog/logs/types.js';
 import { createThreadedLogWriter } from '../../src/catalog/logs/threaded-writer.js';
+import type { LogWriter, TaskLogRecord } from '../../src/catalog/logs/types.js';
 import { createLogWriter } from '../../src/catalog/logs/writer.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
@@ -265,19 +265,24 @@ describe('log writer on its own thread', () => {
     expect(writer.stats()).toMatchObject({ accepted: 20_000, failed: 1 });
   });
 
-  it('stores the request text as sent and assembles streamed answers from their chunks', async () => {
+  it('stores the request text as sent and assembles streamed answers from their event stream', async () => {
     const writer = createThreadedLogWriter(fresh.url, { flushMs: 5 });
     const requestText = '{"model":"m","messages":[{"role":"user","content":"Hi"}],"stream":true}';
     const chunk = (delta: object, finish: string | null = null) =>
-      JSON.stringify({ id: 'c1', created: 7, model: 'up', choices: [{ index: 0, delta, finish_reason: finish }] });
+      JSON.stringify({
+        id: 'c1',
+        created: 7,
+        model: 'up',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
     const base = { ...record(containers[0]!, 0), request: undefined, input: undefined, requestText };
     writer.write({
       ...base,
       id: 'log_stream_ok',
       output: null,
-      responseChunks: [chunk({ role: 'assistant', content: 'Hel' }), chunk({ content: 'lo' }, 'stop')],
+      responseSse: `data: ${chunk({ role: 'assistant', content: 'Hel' })}\n\ndata: ${chunk({ content: 'lo' }, 'stop')}\n\ndata: [DONE]\n\n`,
     });
-    writer.write({ ...base, id: 'log_stream_failed', output: null, status: 'error', responseChunks: [] });
+    writer.write({ ...base, id: 'log_stream_failed', output: null, status: 'error', responseSse: '' });
     await writer.close();
     const rows = await handle.db.selectFrom('task_logs').selectAll().orderBy('seq').execute();
     expect(rows.map((r) => r.id)).toEqual(['log_stream_ok', 'log_stream_failed']);

@@ -3,6 +3,7 @@ import { ApiError } from '../../src/http/errors.js';
 import { assembleCompletion } from '../../src/inference/assemble.js';
 import type { ProviderLayer } from '../../src/inference/provider-layer.js';
 import { completionText } from '../../src/inference/providers/openai-compatible.js';
+import { ssePayloads } from '../../src/inference/sse.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 
@@ -164,7 +165,7 @@ describe('anthropic adapter', () => {
       id: 'toolu_9',
       function: { name: 'get_weather' },
     });
-    expect(assembleCompletion(stream.result().chunks, 'x').choices[0]).toMatchObject({
+    expect(assembleCompletion(ssePayloads(stream.result().sse), 'x').choices[0]).toMatchObject({
       message: { tool_calls: [{ function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
       finish_reason: 'tool_calls',
     });
@@ -186,7 +187,7 @@ describe('anthropic adapter', () => {
 
     const stream = await layer.stream(claude, { ...ask, stream: true }, { collect: true });
     await drain(stream);
-    expect(JSON.parse(completionText(assembleCompletion(stream.result().chunks, 'x')))).toEqual({
+    expect(JSON.parse(completionText(assembleCompletion(ssePayloads(stream.result().sse), 'x')))).toEqual({
       score: 0.75,
     });
   });

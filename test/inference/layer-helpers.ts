@@ -54,7 +54,9 @@ export async function drain(
 ): Promise<{ text: string; chunks: any[]; done: boolean }> {
   let text = '';
   for await (const frames of stream) text += frames.toString();
+  // Line ends may be CRLF (passed on as the upstream sent them): event streams allow both.
   const payloads = text
+    .replace(/\r\n?/g, '\n')
     .split('\n\n')
     .filter((f) => f.startsWith('data: '))
     .map((f) => f.slice(6));

@@ -3,6 +3,7 @@ import { ApiError } from '../../src/http/errors.js';
 import { assembleCompletion } from '../../src/inference/assemble.js';
 import { CallAbortedError, type ProviderLayer } from '../../src/inference/provider-layer.js';
 import { completionText } from '../../src/inference/providers/openai-compatible.js';
+import { ssePayloads } from '../../src/inference/sse.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 
@@ -60,7 +61,9 @@ describe('provider layer (plain function)', () => {
     expect(mock.requests[0]!.body.stream_options).toEqual({ include_usage: true });
     expect(chunks.every((c) => c.choices.length > 0)).toBe(true);
     const result = stream.result();
-    expect(completionText(assembleCompletion(result.chunks, 'x'))).toBe('Hello from the mock upstream.');
+    expect(completionText(assembleCompletion(ssePayloads(result.sse), 'x'))).toBe(
+      'Hello from the mock upstream.',
+    );
     expect(result.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 7 });
     expect(result.error).toBeNull();
 

@@ -16,10 +16,10 @@ export interface TaskLogRecord {
   /** The response already as JSON text (e.g. the upstream's own bytes): stored as is, not serialised again. */
   responseText?: string;
   /**
-   * The chunk payloads of a streamed answer (JSON texts): the writer assembles them into the recorded
-   * completion, off the request path.
+   * A streamed answer's event stream as the client received it: the writer assembles its chunks into
+   * the recorded completion, off the request path.
    */
-  responseChunks?: string[];
+  responseSse?: string;
   usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
   latencyMs: number;
   /** USD. */

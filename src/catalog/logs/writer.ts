@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { assembleCompletion } from '../../inference/assemble.js';
 import { completionText, readUsage } from '../../inference/providers/openai-compatible.js';
+import { ssePayloads } from '../../inference/sse.js';
 import { insertLogRows, type LogDraft, type NewLogRow, reserveSeqs } from './repository.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 
@@ -32,8 +33,8 @@ function messagesOf(requestText: string): string {
 
 /** The recorded response and output: a streamed answer's chunks assembled into one completion. */
 function answerOf(r: TaskLogRecord): { response: string; output: string | null } {
-  if (r.responseChunks !== undefined) {
-    const completion = assembleCompletion(r.responseChunks, r.model);
+  if (r.responseSse !== undefined) {
+    const completion = assembleCompletion(ssePayloads(r.responseSse), r.model);
     // The usage chunk is not among them when the client did not ask for it.
     completion.usage ??= readUsage(r.usage);
     const text = completionText(completion);

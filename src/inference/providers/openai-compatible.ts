@@ -61,6 +61,7 @@ function passThroughTranslator(ctx: CallContext): StreamTranslator {
   let usage: Usage | null = null;
   let done = false;
   return {
+    passesThrough: true,
     get usage() {
       return usage;
     },

@@ -83,6 +83,11 @@ export interface StreamTranslator {
   readonly usage: Usage | null;
   /** True once the upstream signalled the end of the stream. */
   readonly done: boolean;
+  /**
+   * True when every event passes unchanged unless it carries usage (`"usage": {`) or the end marker:
+   * reads made of other events are then sent on without being parsed.
+   */
+  readonly passesThrough?: boolean;
 }
 
 /** What an adapter needs to know about one call. */
