@@ -275,23 +275,31 @@ class GatewayStream implements ChatStream {
       const finish = (last: string | null) => {
         if (settled) return;
         settled = true;
-        body.off('data', onData);
+        body.off('readable', onReadable);
         this.release();
         if (last !== null && last !== '') hold(last);
         sink.end(held);
         resolve();
       };
-      const onData = (chunk: Buffer) => {
-        if (settled) return;
-        const out = this.take(reader, chunk);
-        if (out === null) return;
-        if (this.translator.done) hold(out);
-        else if (!sink.write(out)) {
-          body.pause();
-          void sink.drained().then(() => body.resume());
+      let waiting = false;
+      // read() hands over everything buffered at once: reads that arrived together go out in one write.
+      const onReadable = () => {
+        if (settled || waiting) return;
+        for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null) {
+          const out = this.take(reader, chunk);
+          if (out === null) continue;
+          if (this.translator.done) hold(out);
+          else if (!sink.write(out)) {
+            waiting = true;
+            void sink.drained().then(() => {
+              waiting = false;
+              onReadable();
+            });
+            return;
+          }
         }
       };
-      body.on('data', onData);
+      body.on('readable', onReadable);
       body.once('end', () => {
         if (!settled) finish(this.tail(reader));
       });
