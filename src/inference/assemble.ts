@@ -1,16 +1,7 @@
+import { isObject } from '../shared/json.js';
 import { readUsage } from './providers/openai-compatible.js';
-import type {
-  AssistantMessage,
-  ChatCompletion,
-  FinishReason,
-  JsonObject,
-  ToolCall,
-} from './providers/types.js';
+import type { AssistantMessage, ChatCompletion, FinishReason, ToolCall } from './providers/types.js';
 import type { Usage } from './types.js';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 interface ChoiceState {
   content: string;

@@ -53,8 +53,7 @@ export interface RecordedCall {
 export interface CallOutcome {
   model: string;
   output: string | null;
-  response: unknown;
-  /** The response as JSON text when it is at hand, so recording need not serialise it again. */
+  /** The answer's JSON text (the upstream's bytes or their translation); none for a failed call. */
   responseText?: string;
   /** A streamed answer's event stream as sent: the log writer assembles it (off the request path). */
   responseSse?: string;
@@ -153,11 +152,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         output: outcome.output,
         // Texts and chunks rather than objects: cheap to hand to the writer's thread, serialised there.
         ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
-        ...(outcome.responseSse !== undefined
-          ? { responseSse: outcome.responseSse }
-          : outcome.responseText !== undefined
-            ? { responseText: outcome.responseText }
-            : { response: outcome.response }),
+        responseText: outcome.responseText,
+        responseSse: outcome.responseSse,
         usage: outcome.usage,
         latencyMs: Math.round(outcome.latencyMs * 1000) / 1000,
         cost: outcome.cost,

@@ -42,7 +42,7 @@ export interface CallOptions {
 }
 
 export interface StreamCallOptions extends CallOptions {
-  /** Keep the chunk payloads for `result()` (needed to record the call). */
+  /** Keep the event stream as sent, for `result().sse` (needed to record the call). */
   collect?: boolean;
 }
 
@@ -78,14 +78,12 @@ export interface FrameSink {
 }
 
 /**
- * A started stream: iterate it for server-sent-event frames (`data: …\n\n`, `[DONE]` last) ready to
- * write, as text or as the upstream's own bytes when they needed no change. It never throws: a failure after the start is yielded as an error event and ends it.
+ * A started stream. `pipe` sends its server-sent-event frames (`data: …\n\n`, `[DONE]` last) as the
+ * upstream delivers them, as text or as the upstream's own bytes when they needed no change. It never
+ * rejects: a failure after the start is sent as an error event and ends the stream.
  */
-export interface ChatStream extends AsyncIterable<string | Buffer> {
+export interface ChatStream {
   readonly servedBy: string;
-  /** True once the upstream's end marker was read: the frames yielded last are the final ones. */
-  readonly complete: boolean;
-  /** Like iterating, but driven by the upstream's reads (no async iteration): the gateway's path. */
   pipe(sink: FrameSink): Promise<void>;
   result(): StreamResult;
 }
@@ -136,8 +134,6 @@ interface Started {
   response: Dispatcher.ResponseData;
 }
 
-/** Where an event that carries usage, or the end marker, may start in a read of a pass-through stream. */
-const SPECIAL = /"usage"\s*:\s*\{|\[DONE\]/;
 /** Reads with these need the full parser (line ends to normalise, named events). */
 const NOT_PLAIN = /\r|(?:^|\n)event:/;
 
@@ -160,10 +156,6 @@ class GatewayStream implements ChatStream {
 
   get servedBy(): string {
     return this.started.model.slug;
-  }
-
-  get complete(): boolean {
-    return this.translator.done;
   }
 
   /** The frames for some events, or null when every event passes unchanged (the bytes can go as read). */
@@ -195,7 +187,7 @@ class GatewayStream implements ChatStream {
   private quick(reader: SseReader, bytes: Buffer): string | Buffer | null | undefined {
     const text = bytes.toString();
     if (!text.endsWith('\n\n') || NOT_PLAIN.test(text)) return undefined;
-    const special = text.search(SPECIAL);
+    const special = text.search(this.translator.passThroughUnless!);
     if (special === -1) return this.keep(bytes, text);
     // The event that holds it starts after the blank line before it (or at the start of the read).
     const blank = text.lastIndexOf('\n\n', special);
@@ -208,7 +200,7 @@ class GatewayStream implements ChatStream {
 
   /** What one upstream read sends on: the bytes as read when no event in them changes, else frames (null: nothing). */
   private take(reader: SseReader, bytes: Buffer): string | Buffer | null {
-    if (this.translator.passesThrough && reader.idle) {
+    if (this.translator.passThroughUnless && reader.idle) {
       const quick = this.quick(reader, bytes);
       if (quick !== undefined) return quick;
     }
@@ -243,23 +235,6 @@ class GatewayStream implements ChatStream {
   private release(): void {
     this.endedAt = performance.now();
     if (!this.started.response.body.destroyed) this.started.response.body.destroy();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<string | Buffer> {
-    const reader = new SseReader();
-    try {
-      for await (const chunk of this.started.response.body) {
-        const out = this.take(reader, chunk as Buffer);
-        if (out !== null) yield out;
-      }
-      const tail = this.tail(reader);
-      if (tail !== '') yield tail;
-    } catch (err) {
-      const frame = this.fail(err);
-      if (frame !== null) yield frame;
-    } finally {
-      this.release();
-    }
   }
 
   pipe(sink: FrameSink): Promise<void> {

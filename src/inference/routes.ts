@@ -124,7 +124,6 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         record({
           model: request.model,
           output: result.text,
-          response: result.body,
           responseText: result.bodyText,
           usage: result.usage,
           latencyMs: result.latencyMs,
@@ -137,7 +136,6 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         record({
           model: request.model,
           output: null,
-          response: null,
           usage: null,
           latencyMs: Date.now() - startedAt,
           cost: 0,
@@ -189,7 +187,6 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     record({
       model: request.model,
       output: null,
-      response: null,
       responseSse: result.sse,
       usage: result.usage,
       latencyMs: result.latencyMs,

@@ -9,3 +9,8 @@ export function parseJson<T>(text: string | null, fallback: T): T {
 }
 
 export type JsonObject = Record<string, unknown>;
+
+/** A JSON object (not null, not an array). */
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

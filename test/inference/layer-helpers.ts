@@ -1,6 +1,10 @@
 import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import type { UpstreamConfig } from '../../src/config.js';
-import { createProviderLayer, type ProviderLayer } from '../../src/inference/provider-layer.js';
+import {
+  type ChatStream,
+  createProviderLayer,
+  type ProviderLayer,
+} from '../../src/inference/provider-layer.js';
 import { type AddressCheck, createUpstream } from '../../src/inference/upstream.js';
 
 export const UPSTREAM: UpstreamConfig = {
@@ -48,12 +52,19 @@ export function layerFor(
   });
 }
 
-/** Every frame of a stream, and the parsed chunk payloads (without [DONE]). */
-export async function drain(
-  stream: AsyncIterable<string | Buffer>,
-): Promise<{ text: string; chunks: any[]; done: boolean }> {
+/** Every frame of a stream (piped as the gateway pipes it), and the parsed chunk payloads (without [DONE]). */
+export async function drain(stream: ChatStream): Promise<{ text: string; chunks: any[]; done: boolean }> {
   let text = '';
-  for await (const frames of stream) text += frames.toString();
+  await stream.pipe({
+    write: (frames) => {
+      text += frames.toString();
+      return true;
+    },
+    drained: async () => {},
+    end: (frames) => {
+      if (frames !== null) text += frames.toString();
+    },
+  });
   // Line ends may be CRLF (passed on as the upstream sent them): event streams allow both.
   const payloads = text
     .replace(/\r\n?/g, '\n')

@@ -53,7 +53,7 @@ function upstreamStream(eol: string, extras: boolean): string {
     (t, i) => `data: ${chunk(i === 0 ? { role: 'assistant', content: t } : { content: t })}`,
   );
   events.push(`data: ${chunk({}, 'stop')}`);
-  if (extras) events.splice(2, 0, ': keep-alive', 'event: message\ndata: ' + chunk({ content: '' }));
+  if (extras) events.splice(2, 0, ': keep-alive', `event: message\ndata: ${chunk({ content: '' })}`);
   events.push(`data: ${chunk({}, null, { prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 })}`);
   events.push('data: [DONE]');
   return events.map((e) => e.replaceAll('\n', eol) + eol + eol).join('');

@@ -1,12 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { type JsonObject, parseJson } from '../../shared/json.js';
+import { isObject, parseJson } from '../../shared/json.js';
 import type { Item, Range } from '../items.js';
 import { itemCount, readItemRows } from './repository.js';
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** A row's own `id` (string or number) when it has one, otherwise `<dataset id>:<position>`. */
 export function itemId(datasetId: string, position: number, row: unknown): string {

@@ -15,7 +15,6 @@ export type ThreadRequest =
 
 /** Messages from the log writer's thread; `progress` carries its totals so far. */
 export type ThreadReply =
-  | { type: 'ready' }
   | { type: 'progress'; written: number; failed: number }
   | { type: 'flushed'; id: number }
   | { type: 'closed' }

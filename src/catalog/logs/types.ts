@@ -7,7 +7,7 @@ export interface TaskLogRecord {
   model: string;
   /** Request messages; taken from the request when left out. */
   input?: unknown;
-  /** Response text (or assembled stream text); null on failure. Derived from `responseChunks` when they are given. */
+  /** Response text (or assembled stream text); null on failure. Derived from `responseSse` when it is given. */
   output: string | null;
   request?: unknown;
   /** The request as the client sent it (JSON text): stored as is, and its `messages` are the input. */

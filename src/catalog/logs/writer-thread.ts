@@ -16,6 +16,8 @@ const { databaseUrl, options } = workerData as ThreadWorkerData;
 const reply = (message: ThreadReply) => port.postMessage(message);
 
 /** Recording is background work: on Linux this thread yields the cores to request handling. */
+const BACKGROUND_NICE = 10;
+
 function lowerPriority(): void {
   try {
     // /proc/thread-self names this thread; setpriority on a thread id applies to that thread only.
@@ -25,7 +27,6 @@ function lowerPriority(): void {
     // Elsewhere the thread keeps the process's priority.
   }
 }
-const BACKGROUND_NICE = 10;
 lowerPriority();
 
 try {
@@ -62,7 +63,6 @@ try {
         return;
     }
   });
-  reply({ type: 'ready' });
 } catch (err) {
   reply({ type: 'fatal', message: err instanceof Error ? err.message : String(err) });
   port.close();

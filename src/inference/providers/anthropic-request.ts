@@ -1,4 +1,5 @@
 import { ApiError } from '../../http/errors.js';
+import { isObject } from '../../shared/json.js';
 import type { ChatMessage, ChatRequest } from '../types.js';
 import type { JsonObject } from './types.js';
 
@@ -9,10 +10,6 @@ type Block = JsonObject & { type: string };
 interface MessagesTurn {
   role: 'user' | 'assistant';
   content: Block[];
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function unsupported(message: string, field: string): ApiError {

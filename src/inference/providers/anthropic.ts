@@ -1,3 +1,4 @@
+import { isObject } from '../../shared/json.js';
 import type { Usage } from '../types.js';
 import { type JsonTool, jsonToolOf, toMessagesRequest } from './anthropic-request.js';
 import { openAiCompatible } from './openai-compatible.js';
@@ -16,10 +17,6 @@ import {
 } from './types.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
 

@@ -1,3 +1,4 @@
+import { isObject } from '../../shared/json.js';
 import type { Usage } from '../types.js';
 import {
   type CallContext,
@@ -6,10 +7,6 @@ import {
   type ProviderAdapter,
   type StreamTranslator,
 } from './types.js';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Usage in the chat-completion shape, or null when the value is not one. */
 export function readUsage(value: unknown): Usage | null {
@@ -48,10 +45,10 @@ function errorMessage(body: unknown): string | null {
   return null;
 }
 
-// A chunk carries real usage when it names usage and the value is not null. Only such chunks are parsed.
-function mayCarryUsage(data: string): boolean {
-  return data.includes('"usage"') && !data.includes('"usage":null') && !data.includes('"usage": null');
-}
+// A chunk carries real usage when its usage is an object (not null). Only such chunks are parsed.
+const CARRIES_USAGE = /"usage"\s*:\s*\{/;
+/** The events a pass-through stream must look at: those carrying usage, and the end marker. */
+const USAGE_OR_DONE = new RegExp(`${CARRIES_USAGE.source}|\\[DONE\\]`);
 
 /**
  * Upstream chunks already are chat-completion chunks: they pass through untouched. Only the chunk that
@@ -61,7 +58,8 @@ function passThroughTranslator(ctx: CallContext): StreamTranslator {
   let usage: Usage | null = null;
   let done = false;
   return {
-    passesThrough: true,
+    // Every other event passes untouched: only usage and the end marker matter here.
+    passThroughUnless: USAGE_OR_DONE,
     get usage() {
       return usage;
     },
@@ -73,7 +71,7 @@ function passThroughTranslator(ctx: CallContext): StreamTranslator {
         done = true;
         return [data];
       }
-      if (mayCarryUsage(data)) {
+      if (CARRIES_USAGE.test(data)) {
         let chunk: unknown;
         try {
           chunk = JSON.parse(data);

@@ -1,7 +1,9 @@
 import type { ProviderKind, ResolvedModel } from '../../catalog/models/types.js';
 import type { ChatRequest, Usage } from '../types.js';
 
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject } from '../../shared/json.js';
+
+import type { JsonObject } from '../../shared/json.js';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
 
@@ -84,10 +86,10 @@ export interface StreamTranslator {
   /** True once the upstream signalled the end of the stream. */
   readonly done: boolean;
   /**
-   * True when every event passes unchanged unless it carries usage (`"usage": {`) or the end marker:
-   * reads made of other events are then sent on without being parsed.
+   * Set when every event passes unchanged unless its text matches this pattern (e.g. it carries usage,
+   * or is the end marker): reads with no match are then sent on without being parsed.
    */
-  readonly passesThrough?: boolean;
+  readonly passThroughUnless?: RegExp;
 }
 
 /** What an adapter needs to know about one call. */
