@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { registerRowRunner } from './bulk.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -46,7 +47,12 @@ async function openSqlite(file: string): Promise<Kysely<Database>> {
       return statement;
     },
   };
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  registerRowRunner(db, (text, rows) => {
+    const statement = database.prepare(text);
+    for (const row of rows) statement.run(row);
+  });
+  return db;
 }
 
 async function openPostgres(url: string): Promise<Kysely<Database>> {

@@ -76,7 +76,11 @@ export function draftOf(r: TaskLogRecord): LogDraft {
   };
 }
 
+/** `toISOString()`'s own form (the gateway's records come in it), kept as it is. */
+const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 function isoOr(text: string): string {
+  if (CANONICAL_ISO.test(text)) return text;
   const t = Date.parse(text);
   return Number.isNaN(t) ? new Date().toISOString() : new Date(t).toISOString();
 }
