@@ -30,48 +30,37 @@ export async function insertRows<R extends object>(
   batchSize: number,
   build: (batch: R[]) => Compilable,
 ): Promise<void> {
+  if (rows.length === 0) return;
   const adapter = db.getExecutor().adapter;
-  let cache = statements.get(adapter);
-  if (!cache) {
-    cache = new Map();
-    statements.set(adapter, cache);
-  }
+  const texts = statements.get(adapter) ?? new Map<string, string>();
+  statements.set(adapter, texts);
+  const columns = Object.keys(rows[0]!) as (keyof R)[];
+  const valuesOf = (r: R) => columns.map((c) => r[c]);
+  /** The statement's cached text, or the statement as built when its parameters do not line up with the rows'. */
+  const statementFor = (batch: R[], parameters: number): string | CompiledQuery => {
+    const key = `${name}|${batch.length}|${columns.join(',')}`;
+    const cached = texts.get(key);
+    if (cached !== undefined) return cached;
+    const compiled = build(batch).compile();
+    // Rows whose keys differ would not line up with a cached text: run them as built, uncached.
+    if (compiled.parameters.length !== parameters) return compiled;
+    texts.set(key, compiled.sql);
+    return compiled.sql;
+  };
   const runner = db.isTransaction ? rowRunners.get(adapter) : undefined;
-  if (runner && rows.length > 0) {
-    const columns = Object.keys(rows[0]!) as (keyof R)[];
-    const key = `${name}|row|${columns.join(',')}`;
-    let text = cache.get(key);
-    if (text === undefined) {
-      const compiled = build([rows[0]!]).compile();
-      if (compiled.parameters.length === columns.length) {
-        text = compiled.sql;
-        cache.set(key, text);
-      }
-    }
-    if (text !== undefined) {
-      runner(
-        text,
-        rows.map((r) => columns.map((c) => r[c])),
-      );
+  if (runner) {
+    const single = statementFor([rows[0]!], columns.length);
+    if (typeof single === 'string') {
+      runner(single, rows.map(valuesOf));
       return;
     }
   }
   for (let i = 0; i < rows.length; i += batchSize) {
     const batch = rows.slice(i, i + batchSize);
-    const columns = Object.keys(batch[0]!) as (keyof R)[];
-    const parameters = batch.flatMap((r) => columns.map((c) => r[c]));
-    const key = `${name}|${batch.length}|${columns.join(',')}`;
-    let text = cache.get(key);
-    if (text === undefined) {
-      const compiled = build(batch).compile();
-      // Rows whose keys differ would not line up with the cached text: run them as built, uncached.
-      if (compiled.parameters.length !== parameters.length) {
-        await db.executeQuery(compiled);
-        continue;
-      }
-      text = compiled.sql;
-      cache.set(key, text);
-    }
-    await db.executeQuery(CompiledQuery.raw(text, parameters));
+    const parameters = batch.flatMap(valuesOf);
+    const statement = statementFor(batch, parameters.length);
+    await db.executeQuery(
+      typeof statement === 'string' ? CompiledQuery.raw(statement, parameters) : statement,
+    );
   }
 }

@@ -8,7 +8,12 @@ import { principalOf } from '../http/guard.js';
 import { responses } from '../http/schemas.js';
 import { CallCanceller } from './cancel.js';
 import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
-import { CallAbortedError, type CallOptions, type ProviderLayer } from './provider-layer.js';
+import {
+  CallAbortedError,
+  type CallOptions,
+  type ProviderLayer,
+  type StreamResult,
+} from './provider-layer.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
 import type { ChatRequest } from './types.js';
 
@@ -173,17 +178,20 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       trailer: COST_HEADER,
     });
     // The frames that end the stream go out with the terminating chunk and the trailer in one write.
+    let ended: StreamResult | null = null;
     await stream.pipe({
       write: (frames) => raw.destroyed || raw.write(frames),
       drained: () => writable(raw),
       end: (last) => {
+        ended = stream.result();
         if (raw.destroyed) return;
-        raw.addTrailers({ [COST_HEADER]: formatCost(stream.result().cost) });
+        raw.addTrailers({ [COST_HEADER]: formatCost(ended.cost) });
         if (last === null) raw.end();
         else raw.end(last);
       },
     });
-    const result = stream.result();
+    // Taken once: it joins the collected event stream.
+    const result = ended ?? stream.result();
     record({
       model: request.model,
       output: null,

@@ -70,6 +70,26 @@ function timedWrite(writer: LogWriter, r: TaskLogRecord, worst: { ms: number }):
   worst.ms = Math.max(worst.ms, performance.now() - t0);
 }
 
+/**
+ * `callers` concurrent callers write `each` records apiece, spread over the containers and yielding
+ * every `yieldEvery` writes. Returns the ids sent to each container, in order, and the slowest write.
+ */
+async function writeConcurrently(writer: LogWriter, callers: number, each: number, yieldEvery: number) {
+  const sent = new Map<string, string[]>(containers.map((c) => [c, []]));
+  const worst = { ms: 0 };
+  const caller = async (k: number) => {
+    for (let i = 0; i < each; i++) {
+      const c = containers[(k + i) % containers.length]!;
+      const r = record(c, k * each + i);
+      sent.get(c)!.push(r.id);
+      timedWrite(writer, r, worst);
+      if (i % yieldEvery === 0) await yieldTurn();
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, (_, k) => caller(k)));
+  return { sent, worst };
+}
+
 /** Every stored log of the container, in seq order; checks that seqs are exactly 1..n. */
 async function storedSeqs(db: Kysely<Database>, containerId: string): Promise<string[]> {
   const rows = await db
@@ -89,18 +109,7 @@ describe('log writer', () => {
     timeout: 240_000,
   }, async () => {
     const writer = createLogWriter(handle.db, { batchSize: 1000, flushMs: 20, maxBuffered: 200_000 });
-    const sent = new Map<string, string[]>(containers.map((c) => [c, []]));
-    const worst = { ms: 0 };
-    const caller = async (k: number) => {
-      for (let i = 0; i < 500; i++) {
-        const c = containers[(k + i) % containers.length]!;
-        const r = record(c, k * 500 + i);
-        sent.get(c)!.push(r.id);
-        timedWrite(writer, r, worst);
-        if (i % 25 === 0) await yieldTurn();
-      }
-    };
-    await Promise.all(Array.from({ length: 200 }, (_, k) => caller(k)));
+    const { sent, worst } = await writeConcurrently(writer, 200, 500, 25);
     await writer.close();
     expect(writer.stats()).toEqual({ accepted: 100_000, written: 100_000, failed: 0, buffered: 0 });
     for (const c of containers) {
@@ -244,18 +253,7 @@ describe('log writer on its own thread', () => {
     timeout: 120_000,
   }, async () => {
     const writer = createThreadedLogWriter(fresh.url, { batchSize: 500, flushMs: 20 });
-    const sent = new Map<string, string[]>(containers.map((c) => [c, []]));
-    const worst = { ms: 0 };
-    const caller = async (k: number) => {
-      for (let i = 0; i < 200; i++) {
-        const c = containers[(k + i) % containers.length]!;
-        const r = record(c, k * 200 + i);
-        sent.get(c)!.push(r.id);
-        timedWrite(writer, r, worst);
-        if (i % 20 === 0) await yieldTurn();
-      }
-    };
-    await Promise.all(Array.from({ length: 100 }, (_, k) => caller(k)));
+    const { sent, worst } = await writeConcurrently(writer, 100, 200, 20);
     await writer.flush();
     expect(writer.stats()).toEqual({ accepted: 20_000, written: 20_000, failed: 0, buffered: 0 });
     for (const c of containers) expect(await storedSeqs(handle.db, c)).toEqual(sent.get(c));

@@ -1,9 +1,8 @@
 import type { ProviderKind, ResolvedModel } from '../../catalog/models/types.js';
+import type { JsonObject } from '../../shared/json.js';
 import type { ChatRequest, Usage } from '../types.js';
 
-export type { JsonObject } from '../../shared/json.js';
-
-import type { JsonObject } from '../../shared/json.js';
+export type { JsonObject };
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
 

@@ -1,0 +1,144 @@
+/**
+ * The task log writer's CPU cost per record, measured apart from the gateway: the threaded writer of
+ * the build is fed gateway-shaped records (the mock upstream's real answers, plain and streamed) at a
+ * fixed rate, and the CPU time of each thread of this process is read from /proc (Linux).
+ *
+ *   npm run bench:log-writer                                  # 40,000 records a mode at 8,000/s, SQLite
+ *   npm run bench:log-writer -- --records 20000 --rate 4000 --database-url postgres://…/evalgate_bench
+ *
+ * Prints one JSON document: per mode, microseconds of CPU per record on the writer's thread (the
+ * busiest thread besides the main one), on the main thread (making the records and handing them
+ * over), and on the process's other threads (garbage collector helpers).
+ * The database is migrated first: give it one of its own.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { insertContainer } from '../src/catalog/containers/repository.js';
+import type { TaskLogRecord } from '../src/catalog/logs/types.js';
+import { openDatabase } from '../src/db/database.js';
+import { newId, nowIso } from '../src/shared/ids.js';
+import { ensureProject } from '../src/tenancy/projects.js';
+import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
+import { arg, serverEntry } from './lib.js';
+
+const records = Number(arg('records', '40000'));
+const rate = Number(arg('rate', '8000'));
+
+/** CPU microseconds of every thread of this process so far, by thread id. */
+function threadCpuUs(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, in clock ticks of 10 ms.
+    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10_000);
+  }
+  return out;
+}
+
+/** The mock upstream's answer to one call, as the gateway hands it to the writer. */
+async function answer(mockUrl: string, stream: boolean): Promise<string> {
+  const res = await fetch(`${mockUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Say hello.' }],
+      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    }),
+  });
+  return res.text();
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync('/proc/self/task'))
+    throw new Error('this benchmark reads per-thread CPU time from /proc');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
+  const url = arg('database-url', `sqlite:${path.join(dataDir, 'evalgate.db')}`);
+  const mock = await startMockUpstream({ record: false });
+  try {
+    const handle = await openDatabase(url);
+    await handle.migrate();
+    const projectId = (await ensureProject(handle.db, `bench-${newId('prj')}`)).id;
+    const containerId = newId('ctr');
+    await insertContainer(handle.db, {
+      id: containerId,
+      project_id: projectId,
+      label: containerId,
+      description: null,
+      metadata: '{}',
+      created_at: nowIso(),
+      updated_at: nowIso(),
+    });
+    await handle.close();
+
+    serverEntry(); // builds dist: the thread runs the compiled writer, as the server does
+    const built = '../dist/catalog/logs/threaded-writer.js';
+    const { createThreadedLogWriter } = (await import(
+      built
+    )) as typeof import('../src/catalog/logs/threaded-writer.js');
+    const plain = await answer(mock.url, false);
+    const sse = await answer(mock.url, true);
+    const report: Record<string, unknown> = {};
+    for (const mode of ['plain', 'stream'] as const) {
+      const requestText = JSON.stringify({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Say hello.' }],
+        ...(mode === 'stream' ? { stream: true } : {}),
+      });
+      const record = (): TaskLogRecord => ({
+        id: newId('log'),
+        projectId,
+        containerId,
+        model: 'openai/gpt-4o-mini',
+        output: mode === 'plain' ? 'Hello from the mock upstream.' : null,
+        requestText,
+        ...(mode === 'plain' ? { responseText: plain } : { responseSse: sse }),
+        usage: { prompt_tokens: 9, completion_tokens: 10, total_tokens: 19 },
+        latencyMs: 1.234,
+        cost: 0.00001,
+        status: 'success',
+        error: null,
+        metadata: { stream: mode === 'stream', served_by: 'openai/gpt-4o-mini', attempts: 1 },
+        createdAt: new Date().toISOString(),
+      });
+      const writer = createThreadedLogWriter(url, {});
+      // The thread starts with the first record; its start-up is not counted.
+      writer.write(record());
+      await writer.flush();
+      const before = threadCpuUs();
+      const t0 = Date.now();
+      for (let sent = 0; sent < records; ) {
+        const due = Math.min(records, Math.floor(((Date.now() - t0) / 1000) * rate));
+        for (; sent < due; sent++) writer.write(record());
+        await sleep(2);
+      }
+      await writer.flush();
+      const seconds = (Date.now() - t0) / 1000;
+      const after = threadCpuUs();
+      const others = [...after]
+        .filter(([tid]) => tid !== process.pid)
+        .map(([tid, us]) => us - (before.get(tid) ?? 0))
+        .sort((a, b) => b - a);
+      const perRecord = (us: number) => Math.round((us / records) * 10) / 10;
+      report[mode] = {
+        records,
+        seconds,
+        writer_thread_us_per_record: perRecord(others[0] ?? 0),
+        main_thread_us_per_record: perRecord((after.get(process.pid) ?? 0) - (before.get(process.pid) ?? 0)),
+        other_threads_us_per_record: perRecord(others.slice(1).reduce((a, b) => a + b, 0)),
+        stats: writer.stats(),
+      };
+      await writer.close();
+    }
+    const settings = { rate_per_s: rate, database: url.startsWith('sqlite:') ? 'sqlite' : 'postgres' };
+    process.stdout.write(`${JSON.stringify({ benchmark: 'log-writer', settings, ...report }, null, 2)}\n`);
+  } finally {
+    await mock.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
