@@ -25,6 +25,22 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null || Object.getPrototypeOf(proto) === null;
 }
 
+/** Whether a value holds anything `unstorable` reports: one cheap walk, no paths built (the common case). */
+function anyUnstorable(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (Array.isArray(value)) {
+    for (const v of value) if (anyUnstorable(v)) return true;
+    return false;
+  }
+  if (value !== null && typeof value === 'object' && isPlainObject(value)) {
+    for (const k in value) {
+      if (k.includes('\u0000') || anyUnstorable((value as Record<string, unknown>)[k])) return true;
+    }
+  }
+  return false;
+}
+
 /**
  * Values no database stores faithfully, found anywhere in an input: U+0000 in a string or key
  * (PostgreSQL text cannot hold it) and non-finite numbers (ajv's coercion turns "1e400" into Infinity
@@ -68,7 +84,8 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
       checked.errors = validate.errors ?? null;
       return false;
     }
-    const errors = unstorable(data, '', []);
+    // Paths are only worked out for an input that has something to report.
+    const errors = anyUnstorable(data) ? unstorable(data, '', []) : [];
     checked.errors = errors.length ? errors : null;
     return errors.length === 0;
   };

@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import type { Dispatcher } from 'undici';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../http/errors.js';
 import type { CancelSignal } from './cancel.js';
@@ -17,6 +16,7 @@ import { callResiliently, type RetryPolicy } from './resilience.js';
 import { SseReader } from './sse.js';
 import type { ChatRequest, CompletionResult, ProviderCaller, Usage } from './types.js';
 import type { Upstream, UpstreamStats, UpstreamTarget } from './upstream.js';
+import type { UpstreamResponse } from './upstream-call.js';
 import {
   CallAbortedError,
   RetryableFailure,
@@ -131,11 +131,13 @@ interface Started {
   model: ResolvedModel;
   adapter: ProviderAdapter;
   ctx: CallContext;
-  response: Dispatcher.ResponseData;
+  response: UpstreamResponse;
 }
 
-/** Reads with these need the full parser (line ends to normalise, named events). */
-const NOT_PLAIN = /\r|(?:^|\n)event:/;
+/** Reads with these need the full parser (line ends to normalise, named events); plain searches, not a regex. */
+function notPlain(text: string): boolean {
+  return text.includes('\r') || text.includes('\nevent:') || text.startsWith('event:');
+}
 
 class GatewayStream implements ChatStream {
   /** The event-stream text the client was sent, when collecting. */
@@ -186,7 +188,7 @@ class GatewayStream implements ChatStream {
    */
   private quick(reader: SseReader, bytes: Buffer): string | Buffer | null | undefined {
     const text = bytes.toString();
-    if (!text.endsWith('\n\n') || NOT_PLAIN.test(text)) return undefined;
+    if (!text.endsWith('\n\n') || notPlain(text)) return undefined;
     const special = text.search(this.translator.passThroughUnless!);
     if (special === -1) return this.keep(bytes, text);
     // The event that holds it starts after the blank line before it (or at the start of the read).
@@ -250,40 +252,25 @@ class GatewayStream implements ChatStream {
       const finish = (last: string | null) => {
         if (settled) return;
         settled = true;
-        body.off('readable', onReadable);
         this.release();
         if (last !== null && last !== '') hold(last);
         sink.end(held);
         resolve();
       };
-      let waiting = false;
-      // read() hands over everything buffered at once: reads that arrived together go out in one write.
-      const onReadable = () => {
-        if (settled || waiting) return;
-        for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null) {
-          const out = this.take(reader, chunk);
-          if (out === null) continue;
+      body.consume({
+        // The body hands over everything one upstream read brought: it goes out in one write.
+        data: (bytes) => {
+          if (settled) return;
+          const out = this.take(reader, bytes);
+          if (out === null) return;
           if (this.translator.done) hold(out);
           else if (!sink.write(out)) {
-            waiting = true;
-            void sink.drained().then(() => {
-              waiting = false;
-              onReadable();
-            });
-            return;
+            body.pause();
+            void sink.drained().then(() => body.resume());
           }
-        }
-      };
-      body.on('readable', onReadable);
-      body.once('end', () => {
-        if (!settled) finish(this.tail(reader));
-      });
-      body.once('error', (err) => {
-        if (!settled) finish(this.fail(err));
-      });
-      // Destroyed without an error (e.g. aborted): the stream broke.
-      body.once('close', () => {
-        if (!settled) finish(this.fail(new Error('the upstream stream closed early')));
+        },
+        end: () => finish(this.tail(reader)),
+        error: (err) => finish(this.fail(err)),
       });
     });
   }
@@ -340,7 +327,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
       target = upstream.target(model.baseUrl, adapter.chatPath, model.checkAddress);
       targets.set(model, target);
     }
-    let response: Dispatcher.ResponseData;
+    let response: UpstreamResponse;
     try {
       response = await upstream.send(target, { headers: adapter.headers(model), body, signal });
     } catch (err) {

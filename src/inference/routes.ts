@@ -10,8 +10,8 @@ import { CallCanceller } from './cancel.js';
 import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
 import {
   CallAbortedError,
-  type CallOptions,
   type ProviderLayer,
+  type StreamCallOptions,
   type StreamResult,
 } from './provider-layer.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
@@ -107,15 +107,17 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       });
       // Gone already (while the key was checked): nothing to call the upstream for.
       if (req.raw.socket?.destroyed) controller.abort();
-      const call: CallOptions = {
-        signal: controller,
-        fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),
-        resolveFallback: (slug) => gateway.model(projectId, slug),
-      };
       const context: RecordedCall | null =
         logId && containerId
           ? { logId, projectId, containerId, request, requestText: req.bodyText, startedAt }
           : null;
+      const call: StreamCallOptions = {
+        signal: controller,
+        fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),
+        resolveFallback: (slug) => gateway.model(projectId, slug),
+        // Streams keep what they send only when it is to be recorded.
+        collect: context !== null,
+      };
       const record = (outcome: CallOutcome) => {
         if (context) gateway.record(context, outcome);
       };
@@ -163,20 +165,20 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     reply: FastifyReply,
     model: Parameters<ProviderLayer['stream']>[0],
     request: ChatRequest,
-    call: CallOptions,
+    call: StreamCallOptions,
     record: (outcome: CallOutcome) => void,
   ): Promise<FastifyReply> {
     // Failures before the first byte throw from here and are answered as ordinary errors.
-    const stream = await providers.stream(model, request, { ...call, collect: gateway.recording });
+    const stream = await providers.stream(model, request, call);
     const raw = reply.raw;
     reply.hijack();
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as OutgoingHttpHeaders),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      trailer: COST_HEADER,
-    });
+    // getHeaders() gives a fresh object (the guard's rate-limit headers, the log id): added to in place.
+    const headers = reply.getHeaders() as OutgoingHttpHeaders;
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache';
+    headers['x-accel-buffering'] = 'no';
+    headers.trailer = COST_HEADER;
+    raw.writeHead(200, headers);
     // The frames that end the stream go out with the terminating chunk and the trailer in one write.
     let ended: StreamResult | null = null;
     await stream.pipe({
@@ -185,7 +187,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       end: (last) => {
         ended = stream.result();
         if (raw.destroyed) return;
-        raw.addTrailers({ [COST_HEADER]: formatCost(ended.cost) });
+        raw.addTrailers([[COST_HEADER, formatCost(ended.cost)]]);
         if (last === null) raw.end();
         else raw.end(last);
       },

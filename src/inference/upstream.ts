@@ -1,8 +1,9 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import { buildConnector, type Dispatcher, Pool } from 'undici';
+import { buildConnector, Pool } from 'undici';
 import type { UpstreamConfig } from '../config.js';
 import type { CancelSignal } from './cancel.js';
+import { dispatchCall, type UpstreamResponse } from './upstream-call.js';
 
 /** The upstream's address is refused by the upstream safety policy (checked when connecting). */
 export class AddressBlockedError extends Error {
@@ -39,7 +40,7 @@ export interface UpstreamStats {
 /** Connection pools to upstream model providers, one per origin (and address policy). */
 export interface Upstream {
   target(baseUrl: string, path: string, checkAddress: boolean): UpstreamTarget;
-  send(target: UpstreamTarget, call: UpstreamSend): Promise<Dispatcher.ResponseData>;
+  send(target: UpstreamTarget, call: UpstreamSend): Promise<UpstreamResponse>;
   stats(): UpstreamStats;
   close(): Promise<void>;
 }
@@ -112,13 +113,7 @@ export function createUpstream(config: UpstreamConfig, addressCheck: AddressChec
       return target;
     },
     send(target, call) {
-      return target.pool.request({
-        method: 'POST',
-        path: target.path,
-        headers: call.headers,
-        body: call.body,
-        signal: call.signal,
-      });
+      return dispatchCall(target.pool, { path: target.path, ...call });
     },
     stats() {
       const out: UpstreamStats = { pools: pools.size, connected: 0, running: 0, pending: 0 };

@@ -52,15 +52,25 @@ export function layerFor(
   });
 }
 
-/** Every frame of a stream (piped as the gateway pipes it), and the parsed chunk payloads (without [DONE]). */
-export async function drain(stream: ChatStream): Promise<{ text: string; chunks: any[]; done: boolean }> {
+/**
+ * Every frame of a stream (piped as the gateway pipes it), and the parsed chunk payloads (without [DONE]).
+ * `slow`: the sink reports itself full after every write and drains a few milliseconds later.
+ */
+export async function drain(
+  stream: ChatStream,
+  options: { slow?: boolean } = {},
+): Promise<{ text: string; chunks: any[]; done: boolean; waits: number }> {
   let text = '';
+  let waits = 0;
   await stream.pipe({
     write: (frames) => {
       text += frames.toString();
-      return true;
+      return !options.slow;
     },
-    drained: async () => {},
+    drained: async () => {
+      waits++;
+      await new Promise((r) => setTimeout(r, 3));
+    },
     end: (frames) => {
       if (frames !== null) text += frames.toString();
     },
@@ -75,5 +85,6 @@ export async function drain(stream: ChatStream): Promise<{ text: string; chunks:
     text,
     chunks: payloads.filter((p) => p !== '[DONE]').map((p) => JSON.parse(p)),
     done: payloads.at(-1) === '[DONE]',
+    waits,
   };
 }

@@ -1,10 +1,10 @@
 import { isObject } from '../../shared/json.js';
 import type { Usage } from '../types.js';
 import {
-  type CallContext,
   DONE,
   type JsonObject,
   type ProviderAdapter,
+  type SseEvent,
   type StreamTranslator,
 } from './types.js';
 
@@ -53,40 +53,36 @@ const USAGE_OR_DONE = new RegExp(`${CARRIES_USAGE.source}|\\[DONE\\]`);
 /**
  * Upstream chunks already are chat-completion chunks: they pass through untouched. Only the chunk that
  * carries usage is parsed; when the gateway asked for it but the client did not, it is dropped.
+ * A class rather than an object literal with getters: one is made per streamed call.
  */
-function passThroughTranslator(ctx: CallContext): StreamTranslator {
-  let usage: Usage | null = null;
-  let done = false;
-  return {
-    // Every other event passes untouched: only usage and the end marker matter here.
-    passThroughUnless: USAGE_OR_DONE,
-    get usage() {
-      return usage;
-    },
-    get done() {
-      return done;
-    },
-    event({ data }) {
-      if (data === DONE) {
-        done = true;
+class PassThroughTranslator implements StreamTranslator {
+  // Every other event passes untouched: only usage and the end marker matter here.
+  readonly passThroughUnless = USAGE_OR_DONE;
+  usage: Usage | null = null;
+  done = false;
+
+  constructor(private readonly clientWantsUsage: boolean) {}
+
+  event({ data }: SseEvent): string[] {
+    if (data === DONE) {
+      this.done = true;
+      return [data];
+    }
+    if (CARRIES_USAGE.test(data)) {
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
         return [data];
       }
-      if (CARRIES_USAGE.test(data)) {
-        let chunk: unknown;
-        try {
-          chunk = JSON.parse(data);
-        } catch {
-          return [data];
-        }
-        if (isObject(chunk)) {
-          usage = readUsage(chunk.usage) ?? usage;
-          const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
-          if (usageOnly && !ctx.clientWantsUsage) return [];
-        }
+      if (isObject(chunk)) {
+        this.usage = readUsage(chunk.usage) ?? this.usage;
+        const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
+        if (usageOnly && !this.clientWantsUsage) return [];
       }
-      return [data];
-    },
-  };
+    }
+    return [data];
+  }
 }
 
 /**
@@ -103,18 +99,17 @@ export const openAiCompatible: ProviderAdapter = {
     return headers;
   },
   requestBody({ model, request }, stream) {
-    const body: JsonObject = { ...request, model: model.upstreamModel };
     if (stream) {
-      const asked = isObject(request.stream_options) ? request.stream_options : {};
-      body.stream = true;
-      body.stream_options = { ...asked, include_usage: true };
-    } else {
-      delete body.stream;
-      delete body.stream_options;
+      const asked = request.stream_options;
+      const options = isObject(asked) ? { ...asked, include_usage: true } : { include_usage: true };
+      return { ...request, model: model.upstreamModel, stream: true, stream_options: options };
     }
+    const body: JsonObject = { ...request, model: model.upstreamModel };
+    delete body.stream;
+    delete body.stream_options;
     return body;
   },
   responseBody: () => null,
   errorMessage,
-  streamTranslator: passThroughTranslator,
+  streamTranslator: (ctx) => new PassThroughTranslator(ctx.clientWantsUsage),
 };
