@@ -73,12 +73,17 @@ export function startMockProcess(
   });
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-export function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** CPU seconds (user + system) of a process or thread so far, from its /proc `stat` file. */
+export function cpuSecondsOf(statFile: string): number {
+  const stat = fs.readFileSync(statFile, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/stat`);
 }
 
 export interface BenchServer {

@@ -21,7 +21,7 @@ import { openDatabase } from '../src/db/database.js';
 import { newId, nowIso } from '../src/shared/ids.js';
 import { ensureProject } from '../src/tenancy/projects.js';
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
-import { arg, serverEntry } from './lib.js';
+import { arg, cpuSecondsOf, serverEntry } from './lib.js';
 
 const records = Number(arg('records', '40000'));
 const rate = Number(arg('rate', '8000'));
@@ -30,10 +30,7 @@ const rate = Number(arg('rate', '8000'));
 function threadCpuUs(): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of fs.readdirSync('/proc/self/task')) {
-    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, in clock ticks of 10 ms.
-    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10_000);
+    out.set(Number(tid), cpuSecondsOf(`/proc/self/task/${tid}/stat`) * 1_000_000);
   }
   return out;
 }

@@ -32,19 +32,23 @@ export async function insertRows<R extends object>(
 ): Promise<void> {
   if (rows.length === 0) return;
   const adapter = db.getExecutor().adapter;
-  const texts = statements.get(adapter) ?? new Map<string, string>();
-  statements.set(adapter, texts);
+  let texts = statements.get(adapter);
+  if (!texts) {
+    texts = new Map<string, string>();
+    statements.set(adapter, texts);
+  }
+  const cache = texts;
   const columns = Object.keys(rows[0]!) as (keyof R)[];
   const valuesOf = (r: R) => columns.map((c) => r[c]);
   /** The statement's cached text, or the statement as built when its parameters do not line up with the rows'. */
   const statementFor = (batch: R[], parameters: number): string | CompiledQuery => {
     const key = `${name}|${batch.length}|${columns.join(',')}`;
-    const cached = texts.get(key);
+    const cached = cache.get(key);
     if (cached !== undefined) return cached;
     const compiled = build(batch).compile();
     // Rows whose keys differ would not line up with a cached text: run them as built, uncached.
     if (compiled.parameters.length !== parameters) return compiled;
-    texts.set(key, compiled.sql);
+    cache.set(key, compiled.sql);
     return compiled.sql;
   };
   const runner = db.isTransaction ? rowRunners.get(adapter) : undefined;

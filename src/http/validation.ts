@@ -25,43 +25,38 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null || Object.getPrototypeOf(proto) === null;
 }
 
-/** Whether a value holds anything `unstorable` reports: one cheap walk, no paths built (the common case). */
-function anyUnstorable(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (typeof value === 'number') return !Number.isFinite(value);
-  if (Array.isArray(value)) {
-    for (const v of value) if (anyUnstorable(v)) return true;
-    return false;
-  }
-  if (value !== null && typeof value === 'object' && isPlainObject(value)) {
-    for (const k in value) {
-      if (k.includes('\u0000') || anyUnstorable((value as Record<string, unknown>)[k])) return true;
-    }
-  }
-  return false;
+/** A JSON pointer from the keys on the way down. */
+function pointerOf(path: readonly string[]): string {
+  return path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 /**
  * Values no database stores faithfully, found anywhere in an input: U+0000 in a string or key
  * (PostgreSQL text cannot hold it) and non-finite numbers (ajv's coercion turns "1e400" into Infinity
- * without applying `strictNumbers`). Returns ajv-style errors at their JSON pointers.
+ * without applying `strictNumbers`). Returns ajv-style errors at their JSON pointers; `path` is the
+ * way down so far, turned into a pointer only for a value that fails (the walk builds no strings).
  */
-function unstorable(value: unknown, at: string, out: ErrorObject[]): ErrorObject[] {
-  const fail = (keyword: string, instancePath: string) => {
-    out.push({ keyword, instancePath, schemaPath: '#', params: {} });
+function unstorable(value: unknown, path: string[], out: ErrorObject[]): ErrorObject[] {
+  const fail = (keyword: string) => {
+    out.push({ keyword, instancePath: pointerOf(path), schemaPath: '#', params: {} });
   };
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) fail('nul', at);
+    if (value.includes('\u0000')) fail('nul');
   } else if (typeof value === 'number') {
-    if (!Number.isFinite(value)) fail('finite', at);
+    if (!Number.isFinite(value)) fail('finite');
   } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) unstorable(v, `${at}/${i}`, out);
+    for (let i = 0; i < value.length; i++) {
+      path.push(String(i));
+      unstorable(value[i], path, out);
+      path.pop();
+    }
   } else if (value !== null && typeof value === 'object' && isPlainObject(value)) {
     // Only parsed JSON is walked (nested at most MAX_JSON_DEPTH); streams and other objects are not data.
     for (const [k, v] of Object.entries(value)) {
-      const child = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      if (k.includes('\u0000')) fail('nul', child);
-      else unstorable(v, child, out);
+      path.push(k);
+      if (k.includes('\u0000')) fail('nul');
+      else unstorable(v, path, out);
+      path.pop();
     }
   }
   return out;
@@ -84,8 +79,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
       checked.errors = validate.errors ?? null;
       return false;
     }
-    // Paths are only worked out for an input that has something to report.
-    const errors = anyUnstorable(data) ? unstorable(data, '', []) : [];
+    const errors = unstorable(data, [], []);
     checked.errors = errors.length ? errors : null;
     return errors.length === 0;
   };

@@ -73,8 +73,8 @@ export interface FrameSink {
   /** False when the sink is full: reading pauses until `drained()` resolves. */
   write(frames: string | Buffer): boolean;
   drained(): Promise<void>;
-  /** Called once, with the last frames (null when none are left): the stream is over. */
-  end(frames: string | Buffer | null): void;
+  /** Called once, with the last frames (null when none are left) and the outcome: the stream is over. */
+  end(frames: string | Buffer | null, result: StreamResult): void;
 }
 
 /**
@@ -84,7 +84,8 @@ export interface FrameSink {
  */
 export interface ChatStream {
   readonly servedBy: string;
-  pipe(sink: FrameSink): Promise<void>;
+  /** Resolves with the stream's outcome (what `result()` gives) once it is over. */
+  pipe(sink: FrameSink): Promise<StreamResult>;
   result(): StreamResult;
 }
 
@@ -144,6 +145,8 @@ class GatewayStream implements ChatStream {
   private readonly sent: string[] = [];
   private readonly translator: StreamTranslator;
   private error: StreamResult['error'] = null;
+  /** What the translator threw (an upstream error event): the stream ends after the frames before it. */
+  private broken: unknown = null;
   private endedAt = 0;
 
   constructor(
@@ -160,16 +163,27 @@ class GatewayStream implements ChatStream {
     return this.started.model.slug;
   }
 
-  /** The frames for some events, or null when every event passes unchanged (the bytes can go as read). */
+  /**
+   * The frames for some events, or null when every event passes unchanged (the bytes can go as read).
+   * An event the translator refuses ends them: `broken` is set, and only the frames before it are given.
+   */
   private frames(events: ReturnType<SseReader['push']>, allowRaw: boolean): string | null {
     // Frames are only written out once some event changed (until then the read's own bytes will do).
     let out: string | null = allowRaw ? null : '';
     for (const [i, event] of events.entries()) {
-      const payloads = this.translator.event(event);
-      if (out === null && (payloads.length !== 1 || payloads[0] !== event.data || event.event !== null)) {
+      let payloads: string[] | null = null;
+      try {
+        payloads = this.translator.event(event);
+      } catch (err) {
+        this.broken = err;
+      }
+      const changed =
+        payloads === null || payloads.length !== 1 || payloads[0] !== event.data || event.event !== null;
+      if (out === null && changed) {
         out = '';
         for (let j = 0; j < i; j++) out += `data: ${events[j]!.data}\n\n`;
       }
+      if (payloads === null) break;
       if (out !== null) for (const payload of payloads) out += `data: ${payload}\n\n`;
     }
     return out;
@@ -218,7 +232,7 @@ class GatewayStream implements ChatStream {
   private tail(reader: SseReader): string {
     const out = this.frames(reader.end(), false) ?? '';
     // A stream that ended cleanly but without its end marker is ended for the client.
-    return this.keep(this.translator.done ? out : `${out}data: ${DONE}\n\n`);
+    return this.keep(this.translator.done || this.broken ? out : `${out}data: ${DONE}\n\n`);
   }
 
   /** Records why the stream broke; the error event for the client, or null when the client is gone. */
@@ -234,12 +248,13 @@ class GatewayStream implements ChatStream {
     return this.keep(this.signal?.aborted ? null : errorFrame(this.error.code, this.error.message));
   }
 
+  /** The upstream is done with: its body is abandoned unless it ended (a stream that broke on an event). */
   private release(): void {
     this.endedAt = performance.now();
-    if (!this.started.response.body.destroyed) this.started.response.body.destroy();
+    this.started.response.body.destroy();
   }
 
-  pipe(sink: FrameSink): Promise<void> {
+  pipe(sink: FrameSink): Promise<StreamResult> {
     const body = this.started.response.body;
     const reader = new SseReader();
     // Once the end marker was read, what follows is held so that the end goes out in one write.
@@ -247,29 +262,38 @@ class GatewayStream implements ChatStream {
     const hold = (out: string | Buffer) => {
       held = held === null ? out : Buffer.concat([Buffer.from(held), Buffer.from(out)]);
     };
-    return new Promise<void>((resolve) => {
+    return new Promise<StreamResult>((resolve) => {
       let settled = false;
       const finish = (last: string | null) => {
         if (settled) return;
         settled = true;
         this.release();
         if (last !== null && last !== '') hold(last);
-        sink.end(held);
-        resolve();
+        // Taken once: it joins the collected event stream.
+        const result = this.result();
+        sink.end(held, result);
+        resolve(result);
       };
       body.consume({
         // The body hands over everything one upstream read brought: it goes out in one write.
         data: (bytes) => {
-          if (settled) return;
           const out = this.take(reader, bytes);
-          if (out === null) return;
-          if (this.translator.done) hold(out);
+          if (this.broken) {
+            // The frames before the refused event, then the error event, in the last write.
+            if (out !== null) hold(out);
+            finish(this.fail(this.broken));
+          } else if (out === null) {
+            return;
+          } else if (this.translator.done) hold(out);
           else if (!sink.write(out)) {
             body.pause();
             void sink.drained().then(() => body.resume());
           }
         },
-        end: () => finish(this.tail(reader)),
+        end: () => {
+          const tail = this.tail(reader);
+          finish(this.broken ? `${tail}${this.fail(this.broken) ?? ''}` : tail);
+        },
         error: (err) => finish(this.fail(err)),
       });
     });

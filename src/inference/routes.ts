@@ -8,12 +8,7 @@ import { principalOf } from '../http/guard.js';
 import { responses } from '../http/schemas.js';
 import { CallCanceller } from './cancel.js';
 import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
-import {
-  CallAbortedError,
-  type ProviderLayer,
-  type StreamCallOptions,
-  type StreamResult,
-} from './provider-layer.js';
+import { CallAbortedError, type ProviderLayer, type StreamCallOptions } from './provider-layer.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
 import type { ChatRequest } from './types.js';
 
@@ -180,20 +175,16 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     headers.trailer = COST_HEADER;
     raw.writeHead(200, headers);
     // The frames that end the stream go out with the terminating chunk and the trailer in one write.
-    let ended: StreamResult | null = null;
-    await stream.pipe({
+    const result = await stream.pipe({
       write: (frames) => raw.destroyed || raw.write(frames),
       drained: () => writable(raw),
-      end: (last) => {
-        ended = stream.result();
+      end: (last, { cost }) => {
         if (raw.destroyed) return;
-        raw.addTrailers([[COST_HEADER, formatCost(ended.cost)]]);
+        raw.addTrailers([[COST_HEADER, formatCost(cost)]]);
         if (last === null) raw.end();
         else raw.end(last);
       },
     });
-    // Taken once: it joins the collected event stream.
-    const result = ended ?? stream.result();
     record({
       model: request.model,
       output: null,

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
+import { type Dispatcher, errors } from 'undici';
 import { type CancelSignal, onCancel } from './cancel.js';
 
 /** Where an upstream body's bytes go once somebody reads it. */
@@ -34,16 +34,11 @@ export interface UpstreamResponse {
   body: UpstreamBody;
 }
 
-export interface UpstreamRequest {
-  path: string;
+/** One call's request: the pool knows the origin, the target the path. */
+export interface UpstreamSend {
   headers: Record<string, string>;
   body: string;
   signal?: CancelSignal | undefined;
-}
-
-class AbortedError extends Error {
-  override name = 'AbortError';
-  readonly code = 'UND_ERR_ABORTED';
 }
 
 /** One upstream call: a dispatch handler that is also the response body it receives. */
@@ -63,8 +58,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     private readonly reject: (err: Error) => void,
     signal: CancelSignal | undefined,
   ) {
-    this.stopListening = signal ? onCancel(signal, () => this.abort(new AbortedError('aborted'))) : null;
-    if (signal?.aborted) this.abort(new AbortedError('aborted'));
+    this.stopListening = signal ? onCancel(signal, () => this.abort(new errors.RequestAbortedError())) : null;
+    if (signal?.aborted) this.abort(new errors.RequestAbortedError());
   }
 
   private abort(reason: Error): void {
@@ -164,7 +159,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     if (this.closed) return;
     this.closed = true;
     this.pending = [];
-    this.abort(new AbortedError('the response body was abandoned'));
+    this.abort(new errors.RequestAbortedError('The response body was abandoned'));
   }
 
   get destroyed(): boolean {
@@ -173,12 +168,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
 }
 
 /** Sends one POST through `dispatcher` (a pool of the upstream's origin); resolves once the upstream's status and headers are in. */
-export function dispatchCall(dispatcher: Dispatcher, request: UpstreamRequest): Promise<UpstreamResponse> {
+export function dispatchCall(
+  dispatcher: Dispatcher,
+  path: string,
+  request: UpstreamSend,
+): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const call = new UpstreamCall(resolve, reject, request.signal);
-    dispatcher.dispatch(
-      { method: 'POST', path: request.path, headers: request.headers, body: request.body },
-      call,
-    );
+    dispatcher.dispatch({ method: 'POST', path, headers: request.headers, body: request.body }, call);
   });
 }

@@ -2,8 +2,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { buildConnector, Pool } from 'undici';
 import type { UpstreamConfig } from '../config.js';
-import type { CancelSignal } from './cancel.js';
-import { dispatchCall, type UpstreamResponse } from './upstream-call.js';
+import { dispatchCall, type UpstreamResponse, type UpstreamSend } from './upstream-call.js';
 
 /** The upstream's address is refused by the upstream safety policy (checked when connecting). */
 export class AddressBlockedError extends Error {
@@ -22,12 +21,6 @@ export interface UpstreamTarget {
   readonly origin: string;
   readonly path: string;
   readonly pool: Pool;
-}
-
-export interface UpstreamSend {
-  headers: Record<string, string>;
-  body: string;
-  signal?: CancelSignal | undefined;
 }
 
 export interface UpstreamStats {
@@ -113,7 +106,7 @@ export function createUpstream(config: UpstreamConfig, addressCheck: AddressChec
       return target;
     },
     send(target, call) {
-      return dispatchCall(target.pool, { path: target.path, ...call });
+      return dispatchCall(target.pool, target.path, call);
     },
     stats() {
       const out: UpstreamStats = { pools: pools.size, connected: 0, running: 0, pending: 0 };

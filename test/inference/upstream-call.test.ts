@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 const send = (path: string, signal?: CallCanceller) =>
-  dispatchCall(pool, { path, headers: { 'content-type': 'text/plain' }, body: 'hi', signal });
+  dispatchCall(pool, path, { headers: { 'content-type': 'text/plain' }, body: 'hi', signal });
 
 describe('upstream calls through the dispatcher', () => {
   it('gives status, headers and the whole body', async () => {
@@ -106,7 +106,7 @@ describe('upstream calls through the dispatcher', () => {
 
   it('rejects when the upstream cannot be reached', async () => {
     const closed = new Pool('http://127.0.0.1:9', { connections: 1 });
-    await expect(dispatchCall(closed, { path: '/', headers: {}, body: '' })).rejects.toMatchObject({
+    await expect(dispatchCall(closed, '/', { headers: {}, body: '' })).rejects.toMatchObject({
       code: 'ECONNREFUSED',
     });
     await closed.destroy();

@@ -15,9 +15,9 @@ if (!port) throw new Error('writer-thread.js runs as a worker thread');
 const { databaseUrl, options } = workerData as ThreadWorkerData;
 const reply = (message: ThreadReply) => port.postMessage(message);
 
-/** Recording is background work: on Linux this thread yields the cores to request handling. */
 const BACKGROUND_NICE = 10;
 
+/** Recording is background work: on Linux this thread yields the cores to request handling. */
 function lowerPriority(): void {
   try {
     // /proc/thread-self names this thread; setpriority on a thread id applies to that thread only.
