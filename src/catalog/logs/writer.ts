@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { assembleCompletion } from '../../inference/assemble.js';
 import { completionText, readUsage } from '../../inference/providers/openai-compatible.js';
 import { ssePayloads } from '../../inference/sse.js';
-import { insertLogRows, type LogDraft, type NewLogRow, reserveSeqs } from './repository.js';
+import { insertLogRows, type NewLogRow, reserveSeqs } from './repository.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 
 export interface LogWriterOptions {
@@ -53,13 +53,17 @@ function inputOf(r: TaskLogRecord): string {
   return messagesOf(r.requestText);
 }
 
-/** A record as a row without its seq; throws when a field cannot be serialised (e.g. a cycle). */
-export function draftOf(r: TaskLogRecord): LogDraft {
+/** A row whose seq is set when its batch is written (in place: one object per row, not two). */
+type Draft = NewLogRow & { container_id: string };
+
+/** A record as a row, its seq still 0; throws when a field cannot be serialised (e.g. a cycle). */
+function draftOf(r: TaskLogRecord): Draft {
   const { response, output } = answerOf(r);
   return {
     id: r.id,
     project_id: r.projectId,
     container_id: r.containerId,
+    seq: 0,
     model: clean(r.model),
     input: clean(inputOf(r)),
     output: output === null ? null : clean(output),
@@ -90,8 +94,8 @@ function isoOr(text: string): string {
  * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
  * longer exist are skipped. Never throws: a failed transaction stores nothing and returns 0.
  */
-async function writeBatch(db: Kysely<Database>, batch: LogDraft[]): Promise<number> {
-  const groups = new Map<string, LogDraft[]>();
+async function writeBatch(db: Kysely<Database>, batch: Draft[]): Promise<number> {
+  const groups = new Map<string, Draft[]>();
   for (const draft of batch) {
     const group = groups.get(draft.container_id);
     if (group) group.push(draft);
@@ -105,7 +109,11 @@ async function writeBatch(db: Kysely<Database>, batch: LogDraft[]): Promise<numb
         const drafts = groups.get(containerId)!;
         const first = await reserveSeqs(trx, containerId, drafts.length);
         if (first === null) continue;
-        for (const [i, d] of drafts.entries()) rows.push({ ...d, seq: first + i });
+        for (let i = 0; i < drafts.length; i++) {
+          const draft = drafts[i]!;
+          draft.seq = first + i;
+          rows.push(draft);
+        }
       }
       await insertLogRows(trx, rows);
       return rows.length;
@@ -129,7 +137,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
-  const buffer: LogDraft[] = [];
+  const buffer: Draft[] = [];
   let inFlight = 0;
   let accepted = 0;
   let written = 0;
