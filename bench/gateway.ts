@@ -14,8 +14,11 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { arg, cpuSeconds, ROOT, rssMb, serverEntry } from './lib.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
+import { arg, cpuSeconds, ROOT, rssMb, serverEntry, threadCpuUs, threadSplit } from './lib.js';
 import { type LoadResult, runLoad } from './load.js';
 
 const NODE_TSX = ['--import', 'tsx'];
@@ -26,6 +29,7 @@ const durationMs = Number(arg('duration', '2500'));
 const cpuProf = arg('cpu-prof', '');
 const concurrencies = arg('concurrency', '1,64').split(',').map(Number);
 const rounds = Number(arg('rounds', '5'));
+const modes = arg('mode', 'plain,stream').split(',') as Mode[];
 
 interface Started {
   child: ChildProcess;
@@ -110,8 +114,40 @@ interface Target {
 
 type Mode = 'plain' | 'stream';
 export interface Measured extends LoadResult {
-  /** CPU time (user + system) the server process spent per request, microseconds. */
+  /**
+   * CPU time (user + system) the server process spent per request, microseconds, until it was idle
+   * again: work left over when the load stopped (the log writer's backlog) is counted.
+   */
   cpu_us_per_req: number | null;
+  /** The same, by thread: the main one, the busiest other (the log writer's, when recording), the rest. */
+  cpu_us_per_req_by_thread: { main: number; busiest_other: number; rest: number } | null;
+  /** How long the server stayed busy after the load stopped (storing what it had recorded), ms. */
+  settle_ms: number;
+}
+
+/** A process is idle when it used under this share of a core over SETTLE_QUIET_MS. */
+const IDLE_SHARE = 0.05;
+const SETTLE_POLL_MS = 50;
+const SETTLE_QUIET_MS = 300;
+const SETTLE_MAX_MS = 120_000;
+
+/**
+ * Waits until a process is idle, so that what it still does for one measurement does not slow down the
+ * next target's; returns how long it stayed busy.
+ */
+async function settle(pid: number | null): Promise<number> {
+  const t0 = performance.now();
+  let last = cpuUs(pid);
+  let busyUntil = t0;
+  while (last !== null && performance.now() - t0 < SETTLE_MAX_MS) {
+    await sleep(SETTLE_POLL_MS);
+    const now = cpuUs(pid);
+    if (now === null) break;
+    if (now - last > SETTLE_POLL_MS * 1000 * IDLE_SHARE) busyUntil = performance.now();
+    else if (performance.now() - busyUntil >= SETTLE_QUIET_MS) break;
+    last = now;
+  }
+  return Math.round(busyUntil - t0);
 }
 
 /** User + system CPU time of a process so far, in microseconds. */
@@ -131,6 +167,7 @@ async function measureOnce(target: Target, concurrency: number, mode: Mode): Pro
     ...(mode === 'stream' ? { stream: true } : {}),
   });
   const before = cpuUs(target.pid);
+  const threadsBefore = target.pid === null ? null : threadCpuUs(target.pid);
   const result = await runLoad({
     origin: target.origin,
     path: '/v1/chat/completions',
@@ -140,11 +177,28 @@ async function measureOnce(target: Target, concurrency: number, mode: Mode): Pro
     warmupMs,
     durationMs,
   });
+  // A profiled process is never idle (the profiler samples it), so it is not waited for.
+  const settleMs = cpuProf ? 0 : await settle(target.pid);
   const after = cpuUs(target.pid);
-  // Warm-up requests are not counted in `requests`, so estimate the whole window's request count.
-  const total = result.requests * ((warmupMs + durationMs) / durationMs);
+  const total = result.completed;
   const cpu = before !== null && after !== null && total > 0 ? Math.round((after - before) / total) : null;
-  return { ...result, cpu_us_per_req: cpu };
+  let byThread: Measured['cpu_us_per_req_by_thread'] = null;
+  if (target.pid !== null && threadsBefore && total > 0) {
+    const split = threadSplit(target.pid, threadsBefore, threadCpuUs(target.pid));
+    const per = (us: number) => Math.round(us / total);
+    byThread = { main: per(split.main), busiest_other: per(split.busiest_other), rest: per(split.rest) };
+  }
+  return { ...result, cpu_us_per_req: cpu, cpu_us_per_req_by_thread: byThread, settle_ms: settleMs };
+}
+
+/** Task logs in the gateways' database (SQLite, in the data directory). */
+function storedLogs(dataDir: string): number {
+  const db = new SQLite(path.join(dataDir, 'evalgate.db'), { readonly: true });
+  try {
+    return (db.prepare('select count(*) as n from task_logs').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
 }
 
 /** Keeps, for each target and setting, the best of the rounds (the one least disturbed by other load). */
@@ -196,22 +250,24 @@ async function main(): Promise<void> {
       },
     ];
     // Rounds interleave the targets so that a burst of outside load does not favour one of them.
-    const results: Record<string, Record<string, Record<Mode, Measured>>> = {};
+    const results: Record<string, Record<string, Partial<Record<Mode, Measured>>>> = {};
     // Requests/s of every round, per setting and target: ratios are taken within a round, where the
     // targets were measured one right after the other, so slow spells of a shared machine cancel out.
     const perRound = new Map<string, number[]>();
+    let servedRecorded = 0;
     for (let round = 0; round < rounds; round++) {
       for (const concurrency of concurrencies) {
-        for (const mode of ['plain', 'stream'] as const) {
+        for (const mode of modes) {
           for (const target of targets) {
             results[target.name] ??= {};
             const byTarget = results[target.name]!;
-            byTarget[`c${concurrency}`] ??= {} as Record<Mode, Measured>;
+            byTarget[`c${concurrency}`] ??= {};
             const row = byTarget[`c${concurrency}`]!;
             const measured = await measureOnce(target, concurrency, mode);
             row[mode] = better(row[mode], measured);
             const key = `${target.name} c${concurrency} ${mode}`;
             perRound.set(key, [...(perRound.get(key) ?? []), measured.rps]);
+            if (target.name === 'evalgate') servedRecorded += measured.completed;
           }
         }
       }
@@ -231,18 +287,25 @@ async function main(): Promise<void> {
       evalgate_no_recording: peakRssMb(withoutRecording.child.pid!),
     };
 
+    // Stopping the server flushes its log writer: then every call it served should be a stored task log.
+    await stop(withRecording.child);
+    const summary: Record<string, unknown> = {
+      gateway_peak_rss_mb: rss,
+      recorded_calls: { served: servedRecorded, stored: storedLogs(dataDir) },
+    };
+
+    const rpsOf = (name: string, c: string, mode: Mode) => results[name]?.[c]?.[mode]?.rps ?? Number.NaN;
     const cpuOf = (name: string, c: string, mode: Mode) =>
       results[name]?.[c]?.[mode]?.cpu_us_per_req ?? Number.NaN;
     const c1 = results.evalgate!.c1;
     const c64 = results.evalgate!.c64;
-    const summary: Record<string, unknown> = { gateway_peak_rss_mb: rss };
     if (c64) {
       summary.throughput_vs_bare_proxy_c64 = {
         plain: roundRatio('evalgate', 'bare_proxy', 'c64', 'plain'),
         stream: roundRatio('evalgate', 'bare_proxy', 'c64', 'stream'),
         best_rounds: {
-          plain: ratio(c64.plain.rps, results.bare_proxy!.c64!.plain.rps),
-          stream: ratio(c64.stream.rps, results.bare_proxy!.c64!.stream.rps),
+          plain: ratio(rpsOf('evalgate', 'c64', 'plain'), rpsOf('bare_proxy', 'c64', 'plain')),
+          stream: ratio(rpsOf('evalgate', 'c64', 'stream'), rpsOf('bare_proxy', 'c64', 'stream')),
         },
         target: '>= 0.8',
       };
@@ -250,8 +313,14 @@ async function main(): Promise<void> {
         plain: diff(1, roundRatio('evalgate', 'evalgate_no_recording', 'c64', 'plain')),
         stream: diff(1, roundRatio('evalgate', 'evalgate_no_recording', 'c64', 'stream')),
         best_rounds: {
-          plain: diff(1, ratio(c64.plain.rps, results.evalgate_no_recording!.c64!.plain.rps)),
-          stream: diff(1, ratio(c64.stream.rps, results.evalgate_no_recording!.c64!.stream.rps)),
+          plain: diff(
+            1,
+            ratio(rpsOf('evalgate', 'c64', 'plain'), rpsOf('evalgate_no_recording', 'c64', 'plain')),
+          ),
+          stream: diff(
+            1,
+            ratio(rpsOf('evalgate', 'c64', 'stream'), rpsOf('evalgate_no_recording', 'c64', 'stream')),
+          ),
         },
         target: '< 0.10',
       };
@@ -278,23 +347,24 @@ async function main(): Promise<void> {
         },
       };
     }
-    if (c1) {
+    // The latency summary needs both modes.
+    if (c1?.plain && c1.stream) {
       const direct = results.direct!.c1!;
       const bare = results.bare_proxy!.c1!;
       summary.added_p50_ms_c1 = {
         vs_direct: {
-          plain: diff(c1.plain.p50_ms, direct.plain.p50_ms),
-          stream: diff(c1.stream.p50_ms, direct.stream.p50_ms),
+          plain: diff(c1.plain!.p50_ms, direct.plain!.p50_ms),
+          stream: diff(c1.stream!.p50_ms, direct.stream!.p50_ms),
         },
         vs_bare_proxy: {
-          plain: diff(c1.plain.p50_ms, bare.plain.p50_ms),
-          stream: diff(c1.stream.p50_ms, bare.stream.p50_ms),
+          plain: diff(c1.plain!.p50_ms, bare.plain!.p50_ms),
+          stream: diff(c1.stream!.p50_ms, bare.stream!.p50_ms),
         },
         target: '< 0.5',
       };
       summary.added_ttfb_p50_ms_c1 = {
-        vs_direct: diff(c1.stream.ttfb_p50_ms, direct.stream.ttfb_p50_ms),
-        vs_bare_proxy: diff(c1.stream.ttfb_p50_ms, bare.stream.ttfb_p50_ms),
+        vs_direct: diff(c1.stream!.ttfb_p50_ms, direct.stream!.ttfb_p50_ms),
+        vs_bare_proxy: diff(c1.stream!.ttfb_p50_ms, bare.stream!.ttfb_p50_ms),
         target: '< 1',
       };
     }

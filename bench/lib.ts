@@ -81,6 +81,40 @@ export function cpuSecondsOf(statFile: string): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU microseconds (user + system) of every thread of a process so far, by thread id. */
+export function threadCpuUs(pid: number | 'self'): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      out.set(Number(tid), cpuSecondsOf(`/proc/${pid}/task/${tid}/stat`) * 1_000_000);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/**
+ * How a process's CPU time between two `threadCpuUs` readings splits: its main thread, its busiest
+ * other thread (a worker, such as the log writer's), and all the rest (collector helpers, libuv's pool).
+ */
+export function threadSplit(
+  mainTid: number,
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { main: number; busiest_other: number; rest: number } {
+  const used = (tid: number) => (after.get(tid) ?? 0) - (before.get(tid) ?? 0);
+  const others = [...after.keys()]
+    .filter((tid) => tid !== mainTid)
+    .map(used)
+    .sort((a, b) => b - a);
+  return {
+    main: used(mainTid),
+    busiest_other: others[0] ?? 0,
+    rest: others.slice(1).reduce((a, b) => a + b, 0),
+  };
+}
+
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSeconds(pid: number): number {
   return cpuSecondsOf(`/proc/${pid}/stat`);

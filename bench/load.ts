@@ -12,7 +12,10 @@ export interface LoadSpec {
 }
 
 export interface LoadResult {
+  /** Successful requests in the measured window. */
   requests: number;
+  /** Successful requests over the whole run, warm-up included. */
+  completed: number;
   rps: number;
   p50_ms: number;
   p99_ms: number;
@@ -37,6 +40,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const latencies: number[] = [];
   const ttfbs: number[] = [];
   let errors = 0;
+  let completed = 0;
   let measuring = false;
   let stopped = false;
 
@@ -57,6 +61,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           errors++;
           continue;
         }
+        completed++;
         if (measuring) {
           latencies.push(t1 - t0);
           ttfbs.push((first < 0 ? t1 : first) - t0);
@@ -82,6 +87,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   ttfbs.sort((a, b) => a - b);
   return {
     requests: latencies.length,
+    completed,
     rps: Math.round(latencies.length / elapsed),
     p50_ms: round(percentile(latencies, 50)),
     p99_ms: round(percentile(latencies, 99)),

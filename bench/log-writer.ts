@@ -21,19 +21,10 @@ import { openDatabase } from '../src/db/database.js';
 import { newId, nowIso } from '../src/shared/ids.js';
 import { ensureProject } from '../src/tenancy/projects.js';
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
-import { arg, cpuSecondsOf, serverEntry } from './lib.js';
+import { arg, serverEntry, threadCpuUs, threadSplit } from './lib.js';
 
 const records = Number(arg('records', '40000'));
 const rate = Number(arg('rate', '8000'));
-
-/** CPU microseconds of every thread of this process so far, by thread id. */
-function threadCpuUs(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    out.set(Number(tid), cpuSecondsOf(`/proc/self/task/${tid}/stat`) * 1_000_000);
-  }
-  return out;
-}
 
 /** The mock upstream's answer to one call, as the gateway hands it to the writer. */
 async function answer(mockUrl: string, stream: boolean): Promise<string> {
@@ -105,7 +96,7 @@ async function main(): Promise<void> {
       // The thread starts with the first record; its start-up is not counted.
       writer.write(record());
       await writer.flush();
-      const before = threadCpuUs();
+      const before = threadCpuUs('self');
       const t0 = Date.now();
       for (let sent = 0; sent < records; ) {
         const due = Math.min(records, Math.floor(((Date.now() - t0) / 1000) * rate));
@@ -114,18 +105,15 @@ async function main(): Promise<void> {
       }
       await writer.flush();
       const seconds = (Date.now() - t0) / 1000;
-      const after = threadCpuUs();
-      const others = [...after]
-        .filter(([tid]) => tid !== process.pid)
-        .map(([tid, us]) => us - (before.get(tid) ?? 0))
-        .sort((a, b) => b - a);
+      const after = threadCpuUs('self');
+      const split = threadSplit(process.pid, before, after);
       const perRecord = (us: number) => Math.round((us / records) * 10) / 10;
       report[mode] = {
         records,
         seconds,
-        writer_thread_us_per_record: perRecord(others[0] ?? 0),
-        main_thread_us_per_record: perRecord((after.get(process.pid) ?? 0) - (before.get(process.pid) ?? 0)),
-        other_threads_us_per_record: perRecord(others.slice(1).reduce((a, b) => a + b, 0)),
+        writer_thread_us_per_record: perRecord(split.busiest_other),
+        main_thread_us_per_record: perRecord(split.main),
+        other_threads_us_per_record: perRecord(split.rest),
         stats: writer.stats(),
       };
       await writer.close();
