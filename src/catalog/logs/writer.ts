@@ -53,11 +53,11 @@ function inputOf(r: TaskLogRecord): string {
   return messagesOf(r.requestText);
 }
 
-/** A row whose seq is set when its batch is written (in place: one object per row, not two). */
-type Draft = NewLogRow & { container_id: string };
-
-/** A record as a row, its seq still 0; throws when a field cannot be serialised (e.g. a cycle). */
-function draftOf(r: TaskLogRecord): Draft {
+/**
+ * A record as a row, its seq still 0 (set in place when its batch is written: one object per row, not
+ * two); throws when a field cannot be serialised (e.g. a cycle).
+ */
+function draftOf(r: TaskLogRecord): NewLogRow {
   const { response, output } = answerOf(r);
   return {
     id: r.id,
@@ -94,8 +94,8 @@ function isoOr(text: string): string {
  * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
  * longer exist are skipped. Never throws: a failed transaction stores nothing and returns 0.
  */
-async function writeBatch(db: Kysely<Database>, batch: Draft[]): Promise<number> {
-  const groups = new Map<string, Draft[]>();
+async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<number> {
+  const groups = new Map<string, NewLogRow[]>();
   for (const draft of batch) {
     const group = groups.get(draft.container_id);
     if (group) group.push(draft);
@@ -137,7 +137,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
-  const buffer: Draft[] = [];
+  const buffer: NewLogRow[] = [];
   let inFlight = 0;
   let accepted = 0;
   let written = 0;
