@@ -5,6 +5,7 @@
  *
  *   npm run bench:gateway                         # defaults: 5 rounds of 1 s warm-up + 2.5 s (~5 min)
  *   npm run bench:gateway -- --concurrency 64 --rounds 3 --cpu-prof .profiles
+ *   npm run bench:gateway -- --answer-chars 2000   # longer answers (streamed in 8-character pieces)
  *
  * The gateway runs from the build (tsc first; `--tsx` runs the sources). Each setting is measured
  * `--rounds` times, interleaved across targets; the figures per target are the best round's, and the
@@ -31,6 +32,8 @@ const cpuProf = arg('cpu-prof', '');
 const concurrencies = arg('concurrency', '1,64').split(',').map(Number);
 const rounds = Number(arg('rounds', '5'));
 const modes = arg('mode', 'plain,stream').split(',') as Mode[];
+/** The mock's answer: its own short sentence (29 characters) by default, else this many characters of prose. */
+const answerChars = Number(arg('answer-chars', '0'));
 
 interface Started {
   child: ChildProcess;
@@ -236,7 +239,8 @@ async function main(): Promise<void> {
   if (cpuProf) fs.mkdirSync(cpuProf, { recursive: true });
   const children: ChildProcess[] = [];
   try {
-    const mock = await start([...NODE_TSX, 'bench/mock-server.ts'], {}, jsonUrl);
+    const mockEnv: Record<string, string> = answerChars > 0 ? { MOCK_REPLY_CHARS: String(answerChars) } : {};
+    const mock = await start([...NODE_TSX, 'bench/mock-server.ts'], mockEnv, jsonUrl);
     children.push(mock.child);
     const proxy = await start([...NODE_TSX, 'bench/bare-proxy.ts', mock.url], {}, jsonUrl);
     children.push(proxy.child);
@@ -395,6 +399,7 @@ async function main(): Promise<void> {
         rounds,
         concurrencies,
         upstream_latency_ms: 0,
+        answer_chars: answerChars > 0 ? answerChars : 29,
       },
       summary,
       results,

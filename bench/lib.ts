@@ -19,6 +19,14 @@ export function rssMb(pid: number): { peak: number; now: number } {
   return { peak: Math.round(kb('VmHWM') / 102.4) / 10, now: Math.round(kb('VmRSS') / 102.4) / 10 };
 }
 
+/** `chars` characters of plain prose: a longer answer for the mock upstream to give (and stream). */
+export function prose(chars: number): string {
+  const words = 'the quick brown fox jumps over a lazy dog while evaluations score every answer'.split(' ');
+  let out = '';
+  for (let i = 0; out.length < chars; i++) out += `${words[i % words.length]} `;
+  return out.slice(0, chars);
+}
+
 let built = false;
 
 /**

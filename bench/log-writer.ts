@@ -5,6 +5,7 @@
  *
  *   npm run bench:log-writer                                  # 40,000 records a mode at 8,000/s, SQLite
  *   npm run bench:log-writer -- --records 20000 --rate 4000 --database-url postgres://…/evalgate_bench
+ *   npm run bench:log-writer -- --answer-chars 2000     # longer answers (streamed in 8-character pieces)
  *
  * Prints one JSON document: per mode, microseconds of CPU per record on the writer's thread (the
  * busiest thread besides the main one), on the main thread (making the records and handing them
@@ -21,10 +22,13 @@ import { openDatabase } from '../src/db/database.js';
 import { newId, nowIso } from '../src/shared/ids.js';
 import { ensureProject } from '../src/tenancy/projects.js';
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
-import { arg, serverEntry, threadCpuUs, threadSplit } from './lib.js';
+import { arg, prose, serverEntry, threadCpuUs, threadSplit } from './lib.js';
 
 const records = Number(arg('records', '40000'));
 const rate = Number(arg('rate', '8000'));
+/** The mock's answer: its own short sentence by default, else this many characters of prose. */
+const answerChars = Number(arg('answer-chars', '0'));
+const DEFAULT_ANSWER = 'Hello from the mock upstream.';
 
 /** The mock upstream's answer to one call, as the gateway hands it to the writer. */
 async function answer(mockUrl: string, stream: boolean): Promise<string> {
@@ -45,7 +49,10 @@ async function main(): Promise<void> {
     throw new Error('this benchmark reads per-thread CPU time from /proc');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
   const url = arg('database-url', `sqlite:${path.join(dataDir, 'evalgate.db')}`);
-  const mock = await startMockUpstream({ record: false });
+  const mock = await startMockUpstream({
+    record: false,
+    ...(answerChars > 0 ? { reply: () => prose(answerChars) } : {}),
+  });
   try {
     const handle = await openDatabase(url);
     await handle.migrate();
@@ -69,6 +76,7 @@ async function main(): Promise<void> {
     )) as typeof import('../src/catalog/logs/threaded-writer.js');
     const plain = await answer(mock.url, false);
     const sse = await answer(mock.url, true);
+    const answerText = answerChars > 0 ? prose(answerChars) : DEFAULT_ANSWER;
     const report: Record<string, unknown> = {};
     for (const mode of ['plain', 'stream'] as const) {
       const requestText = JSON.stringify({
@@ -81,7 +89,7 @@ async function main(): Promise<void> {
         projectId,
         containerId,
         model: 'openai/gpt-4o-mini',
-        output: mode === 'plain' ? 'Hello from the mock upstream.' : null,
+        output: mode === 'plain' ? answerText : null,
         requestText,
         ...(mode === 'plain' ? { responseText: plain } : { responseSse: sse }),
         usage: { prompt_tokens: 9, completion_tokens: 10, total_tokens: 19 },
@@ -118,7 +126,12 @@ async function main(): Promise<void> {
       };
       await writer.close();
     }
-    const settings = { rate_per_s: rate, database: url.startsWith('sqlite:') ? 'sqlite' : 'postgres' };
+    const settings = {
+      rate_per_s: rate,
+      database: url.startsWith('sqlite:') ? 'sqlite' : 'postgres',
+      answer_chars: answerText.length,
+      stream_events: sse.split('\n\n').filter((e) => e.startsWith('data: ')).length,
+    };
     process.stdout.write(`${JSON.stringify({ benchmark: 'log-writer', settings, ...report }, null, 2)}\n`);
   } finally {
     await mock.close();

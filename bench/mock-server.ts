@@ -1,12 +1,16 @@
 /** The mock upstream as its own process (so it does not share an event loop with the load generator). */
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
+import { prose } from './lib.js';
 
 // MOCK_REPLY_JSON: answer every request with this JSON (e.g. a judge verdict) instead of plain text.
 const json = process.env.MOCK_REPLY_JSON ? (JSON.parse(process.env.MOCK_REPLY_JSON) as unknown) : undefined;
+// MOCK_REPLY_CHARS: answer with this many characters of prose instead of the mock's own short sentence.
+const chars = Number(process.env.MOCK_REPLY_CHARS ?? 0);
 const mock = await startMockUpstream({
   record: false,
   latencyMs: Number(process.env.MOCK_LATENCY_MS ?? 0),
   ...(json === undefined ? {} : { reply: () => ({ json }) }),
+  ...(json === undefined && chars > 0 ? { reply: () => prose(chars) } : {}),
 });
 process.stdout.write(`${JSON.stringify({ url: mock.url })}\n`);
 process.on('SIGTERM', () => {

@@ -1,4 +1,4 @@
-import { isObject } from '../shared/json.js';
+import { isObject, type JsonObject } from '../shared/json.js';
 import { readUsage } from './providers/openai-compatible.js';
 import type { AssistantMessage, ChatCompletion, FinishReason, ToolCall } from './providers/types.js';
 import type { Usage } from './types.js';
@@ -25,32 +25,114 @@ function applyToolDeltas(state: ChoiceState, deltas: unknown[]): void {
   }
 }
 
-/** Every payload parsed; one parse of the whole list when all are valid (the usual case), else one by one. */
-function parseAll(payloads: readonly string[]): unknown[] {
+const DELTA_CONTENT = '"delta":{"content":';
+/** Text chunks tried as the form (a stream whose text chunks are not written compactly gives up after these). */
+const FORM_TRIES = 3;
+
+/**
+ * A text chunk (one choice whose delta is its content alone, nothing else new) as written: the text
+ * before and after its content string. A chunk that is this text with another JSON string in between
+ * means the same with that content: replacing one string token by another keeps the document's
+ * structure, so such chunks need no parse beyond their string's.
+ */
+interface TextForm {
+  head: string;
+  tail: string;
+  index: number;
+}
+
+/** The content of a text chunk (one choice, a delta of its content alone, nothing else new), else null. */
+function textChunkContent(chunk: JsonObject): string | null {
+  if (chunk.usage != null || !Array.isArray(chunk.choices) || chunk.choices.length !== 1) return null;
+  const choice: unknown = chunk.choices[0];
+  if (!isObject(choice) || choice.finish_reason != null || !isObject(choice.delta)) return null;
+  const content = choice.delta.content;
+  return typeof content === 'string' && Object.keys(choice.delta).length === 1 ? content : null;
+}
+
+/**
+ * The form of a text chunk, from its compact JSON text (where the content string is known to be), or
+ * null when the chunk as written is not that text around its own content string.
+ */
+function textFormOf(payload: string, chunk: JsonObject, content: string): TextForm | null {
+  const compact = JSON.stringify(chunk);
+  // Compactly, the content is written `"delta":{"content":<string>}`: that must be there exactly once.
+  const needle = `${DELTA_CONTENT}${JSON.stringify(content)}}`;
+  const at = compact.indexOf(needle);
+  if (at === -1 || compact.indexOf(needle, at + 1) !== -1) return null;
+  const choice = (chunk.choices as JsonObject[])[0]!;
+  const form: TextForm = {
+    head: compact.slice(0, at + DELTA_CONTENT.length),
+    tail: compact.slice(at + needle.length - 1),
+    index: typeof choice.index === 'number' ? choice.index : 0,
+  };
+  return textOf(form, payload) === content ? form : null;
+}
+
+/** Characters a JSON string cannot hold as they are (escapes, the quote, controls). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for
+const NOT_PLAIN = /["\\\u0000-\u001f]/;
+
+/** The content of a chunk that is the form's text with another string, else null. */
+function textOf(form: TextForm, payload: string): string | null {
+  const start = form.head.length;
+  const end = payload.length - form.tail.length;
+  // Slices compared whole: quicker than startsWith on long prefixes.
+  if (end - start < 2 || payload.slice(0, start) !== form.head || payload.slice(end) !== form.tail)
+    return null;
+  const literal = payload.slice(start, end);
+  if (literal.charCodeAt(0) === 34 && literal.charCodeAt(literal.length - 1) === 34) {
+    // A string without escapes (the usual case) is its own text.
+    const inner = literal.slice(1, -1);
+    if (!NOT_PLAIN.test(inner)) return inner;
+  }
   try {
-    return JSON.parse(`[${payloads.join(',')}]`) as unknown[];
+    // Else it must be one string token and nothing else (a parse error or another value otherwise).
+    const value: unknown = JSON.parse(literal);
+    return typeof value === 'string' ? value : null;
   } catch {
-    return payloads.map((payload) => {
-      try {
-        return JSON.parse(payload) as unknown;
-      } catch {
-        return null;
-      }
-    });
+    return null;
+  }
+}
+
+function parse(payload: string): unknown {
+  try {
+    return JSON.parse(payload) as unknown;
+  } catch {
+    return null;
   }
 }
 
 /**
  * The chat completion a stream amounts to, from its chunk payloads (for the task log and for callers
- * of the plain-function layer). Unreadable chunks are skipped.
+ * of the plain-function layer). Unreadable chunks are skipped. Text chunks shaped like an earlier one
+ * (the usual case: only the text changes from chunk to chunk) are read without a parse.
  */
 export function assembleCompletion(payloads: readonly string[], model: string): ChatCompletion {
   const choices = new Map<number, ChoiceState>();
+  const stateOf = (index: number) => {
+    let state = choices.get(index);
+    if (!state) {
+      state = { content: '', tools: [], finish: null };
+      choices.set(index, state);
+    }
+    return state;
+  };
   let id = '';
   let created = Math.floor(Date.now() / 1000);
   let served = model;
   let usage: Usage | null = null;
-  for (const chunk of parseAll(payloads)) {
+  let form: TextForm | null = null;
+  let tries = 0;
+  for (const payload of payloads) {
+    if (form !== null) {
+      const text = textOf(form, payload);
+      if (text !== null) {
+        stateOf(form.index).content += text;
+        continue;
+      }
+    }
+    const chunk = parse(payload);
     if (!isObject(chunk)) continue;
     if (id === '' && typeof chunk.id === 'string') {
       id = chunk.id;
@@ -61,16 +143,18 @@ export function assembleCompletion(payloads: readonly string[], model: string): 
     if (!Array.isArray(chunk.choices)) continue;
     for (const choice of chunk.choices as unknown[]) {
       if (!isObject(choice)) continue;
-      const index = typeof choice.index === 'number' ? choice.index : 0;
-      let state = choices.get(index);
-      if (!state) {
-        state = { content: '', tools: [], finish: null };
-        choices.set(index, state);
-      }
+      const state = stateOf(typeof choice.index === 'number' ? choice.index : 0);
       const delta = isObject(choice.delta) ? choice.delta : {};
       if (typeof delta.content === 'string') state.content += delta.content;
       if (Array.isArray(delta.tool_calls)) applyToolDeltas(state, delta.tool_calls);
       if (typeof choice.finish_reason === 'string') state.finish = choice.finish_reason as FinishReason;
+    }
+    if (form === null && tries < FORM_TRIES) {
+      const content = textChunkContent(chunk);
+      if (content !== null) {
+        tries++;
+        form = textFormOf(payload, chunk, content);
+      }
     }
   }
   const ordered = [...choices.entries()].sort((a, b) => a[0] - b[0]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assembleCompletion } from '../../src/inference/assemble.js';
 import { formatCost } from '../../src/inference/routes.js';
-import { SseReader } from '../../src/inference/sse.js';
+import { SseReader, ssePayloads } from '../../src/inference/sse.js';
 
 describe('server-sent events reader', () => {
   it('reassembles events split anywhere, with CRLF, named events, comments and multi-line data', () => {
@@ -20,6 +20,21 @@ describe('server-sent events reader', () => {
         { event: null, data: '[DONE]' },
       ]);
     }
+  });
+
+  it('gives the payloads of a whole stream, whether or not it is written plainly', () => {
+    const payloads = ['{"a":1}', '{"b":"x y"}', ''];
+    const plain = `${payloads.map((p) => `data: ${p}\n\n`).join('')}data: [DONE]\n\n`;
+    expect(ssePayloads(plain)).toEqual(payloads);
+    const variants = [
+      plain.replaceAll('\n', '\r\n'),
+      `: comment\n\n${plain}`,
+      `event: chunk\n${plain}`,
+      plain.replace('data: {"a":1}', 'data:{"a":1}'),
+      plain.slice(0, -2),
+    ];
+    for (const text of variants) expect(ssePayloads(text), JSON.stringify(text)).toEqual(payloads);
+    expect(ssePayloads('data: one\ndata: two\n\n')).toEqual(['one\ntwo']);
   });
 
   it('returns a last event that lacks its blank line at the end', () => {
