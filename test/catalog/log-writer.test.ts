@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { insertContainer } from '../../src/catalog/containers/repository.js';
+import { canLeaveIdleClass } from '../../src/catalog/logs/thread-priority.js';
 import { createThreadedLogWriter } from '../../src/catalog/logs/threaded-writer.js';
 import type { LogWriter, TaskLogRecord } from '../../src/catalog/logs/types.js';
 import { createLogWriter } from '../../src/catalog/logs/writer.js';
@@ -248,7 +251,70 @@ async function databaseOutage(
   };
 }
 
+/** A thread's scheduling policy as Linux reports it (0: normal, 5: idle class). */
+function policyOf(tid: number): number {
+  const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  // Fields after the command name's closing parenthesis start at field 3; the policy is field 41.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+}
+
+function hasChrt(): boolean {
+  try {
+    execFileSync('chrt', ['--help'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Holds the database's write lock (SQLite) or the seq counters' table (PostgreSQL) until `release` resolves. */
+async function holdWriters(db: Kysely<Database>, release: Promise<void>): Promise<void> {
+  let locked!: () => void;
+  const held = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = db.transaction().execute(async (trx) => {
+    if (testDbKind() === 'postgres') await sql`lock table task_log_counters in exclusive mode`.execute(trx);
+    else await sql`update containers set description = description`.execute(trx);
+    locked();
+    await release;
+  });
+  await held;
+  void done;
+}
+
 describe('log writer on its own thread', () => {
+  it.skipIf(!hasChrt() || !canLeaveIdleClass())(
+    'runs in the idle scheduling class while it keeps up, and gets its share back when it falls behind',
+    { timeout: 30_000 },
+    async () => {
+      // maxBuffered 400: the share comes back at a backlog of 100 and goes again at 20.
+      const writer = createThreadedLogWriter(fresh.url, { batchSize: 50, flushMs: 5, maxBuffered: 400 });
+      writer.write(record(containers[0]!, 0));
+      await writer.flush();
+      await waitFor(() => writer.thread().idleClass, 5000, 'the idle class');
+      const tid = writer.thread().tid!;
+      expect(policyOf(tid)).toBe(5);
+
+      let release!: () => void;
+      await holdWriters(
+        handle.db,
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+      );
+      for (let i = 1; i <= 300; i++) writer.write(record(containers[0]!, i));
+      await waitFor(() => !writer.thread().idleClass, 3000, 'the normal class while behind');
+      expect(policyOf(tid)).toBe(0);
+      release();
+      await writer.flush();
+      await waitFor(() => writer.thread().idleClass, 5000, 'the idle class again');
+      expect(policyOf(tid)).toBe(5);
+      expect(writer.stats()).toMatchObject({ accepted: 301, written: 301, failed: 0 });
+      await writer.close();
+    },
+  );
+
   it('stores records from many callers gap-free and in order per container, never making a caller wait', {
     timeout: 120_000,
   }, async () => {

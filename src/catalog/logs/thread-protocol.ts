@@ -13,8 +13,9 @@ export type ThreadRequest =
   | { type: 'flush'; id: number }
   | { type: 'close' };
 
-/** Messages from the log writer's thread; `progress` carries its totals so far. */
+/** Messages from the log writer's thread; `started` gives its Linux thread id, `progress` its totals so far. */
 export type ThreadReply =
+  | { type: 'started'; tid: number | null }
   | { type: 'progress'; written: number; failed: number }
   | { type: 'flushed'; id: number }
   | { type: 'closed' }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 import type { LogWriterOptions } from './writer.js';
@@ -8,6 +9,18 @@ const HANDOFF_RECORDS = 256;
 const HANDOFF_MS = 5;
 /** After the thread died, a new one is started at most this often. */
 const RESTART_MS = 1000;
+/** A backlog (records handed over, not yet stored) at which the thread is given its CPU share back. */
+const URGENT_BACKLOG = 5_000;
+
+/** How the thread is scheduled (Linux): its id, and whether it is in the idle class now. */
+export interface WriterThreadState {
+  tid: number | null;
+  idleClass: boolean;
+}
+
+export interface ThreadedLogWriter extends LogWriter {
+  thread(): WriterThreadState;
+}
 
 // From the sources (tests, tsx) the thread's entry is TypeScript: it is loaded through tsx, a dev dependency.
 const fromSource = import.meta.url.endsWith('.ts');
@@ -27,13 +40,21 @@ function spawn(data: ThreadWorkerData): Worker {
  * inserts all happen on the thread. Same contract as `createLogWriter`: never waits, never throws,
  * bounded (`maxBuffered` counts what is queued here and not yet stored there), failures counted.
  * The thread starts with the first record, and again (at most once a second) if it dies.
+ *
+ * On Linux the thread runs at a background nice value, and in the idle scheduling class while it keeps
+ * up: it then takes only CPU time that nothing else wants, and yields at once to request handling.
+ * Once its backlog reaches URGENT_BACKLOG (a quarter of `maxBuffered` at most) it gets its background
+ * share back, until the backlog is down to a fifth of that: on a saturated machine records are still
+ * stored rather than dropped. The idle class is only used where the process may leave it again.
  */
 export function createThreadedLogWriter(
   databaseUrl: string,
   options: LogWriterOptions = {},
   warn?: (message: string) => void,
-): LogWriter {
+): ThreadedLogWriter {
   const maxBuffered = Math.max(1, options.maxBuffered ?? 50_000);
+  const urgent = Math.max(1, Math.min(URGENT_BACKLOG, Math.floor(maxBuffered / 4)));
+  const relaxed = Math.floor(urgent / 5);
   const data: ThreadWorkerData = {
     databaseUrl,
     // The bound is kept here; the thread takes whatever it is given.
@@ -60,6 +81,36 @@ export function createThreadedLogWriter(
 
   const inThread = () => sent - threadWritten - threadFailed;
 
+  /** The thread's Linux id, its class, whether a change of class is under way, and whether changes are possible (null: not checked yet). */
+  let tid: number | null = null;
+  let idleClass = false;
+  let switching = false;
+  let schedulable: boolean | null = null;
+
+  /** The idle class while the thread keeps up, its background share while its backlog is high. */
+  function reschedule(): void {
+    if (tid === null || switching || schedulable === false) return;
+    schedulable ??= canLeaveIdleClass();
+    if (!schedulable) return;
+    const backlog = inThread();
+    const idle = idleClass ? backlog < urgent : backlog <= relaxed;
+    if (idle === idleClass) return;
+    switching = true;
+    const target = tid;
+    void setIdleClass(target, idle).then((done) => {
+      switching = false;
+      if (tid !== target) return;
+      if (done) {
+        idleClass = idle;
+        reschedule();
+        return;
+      }
+      // No chrt, or not allowed: the thread keeps the class it has, and no change is tried again.
+      schedulable = false;
+      if (!idle) warn?.("The task log writer's thread could not leave the idle scheduling class");
+    });
+  }
+
   function settleAll(): void {
     for (const done of flushes.values()) done();
     flushes.clear();
@@ -72,9 +123,13 @@ export function createThreadedLogWriter(
     const w = spawn(data);
     w.unref();
     w.on('message', (message: ThreadReply) => {
-      if (message.type === 'progress') {
+      if (message.type === 'started') {
+        tid = message.tid;
+        reschedule();
+      } else if (message.type === 'progress') {
         threadWritten = message.written;
         threadFailed = message.failed;
+        reschedule();
       } else if (message.type === 'flushed') {
         flushes.get(message.id)?.();
         flushes.delete(message.id);
@@ -92,6 +147,8 @@ export function createThreadedLogWriter(
       pastFailed += sent - threadWritten;
       sent = threadWritten = threadFailed = 0;
       worker = null;
+      tid = null;
+      idleClass = false;
       settleAll();
       onClosed?.();
     });
@@ -121,6 +178,7 @@ export function createThreadedLogWriter(
     pending = [];
     if (post({ type: 'records', records })) sent += records.length;
     else pastFailed += records.length;
+    reschedule();
   }
 
   async function flush(): Promise<void> {
@@ -151,6 +209,7 @@ export function createThreadedLogWriter(
       }
     },
     flush,
+    thread: () => ({ tid, idleClass }),
     stats: () => ({
       accepted,
       written: pastWritten + threadWritten,

@@ -1,12 +1,13 @@
 /**
  * The log writer's thread: its own database connection and the ordinary batching writer, so that
  * serialising, assembling streamed answers and inserting rows never run on the request path.
- * Messages in: `records`, `flush`, `close`; out: `progress`, `flushed`, `closed`, `fatal`.
+ * Messages in: `records`, `flush`, `close`; out: `started`, `progress`, `flushed`, `closed`, `fatal`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../db/database.js';
+import { BACKGROUND_NICE } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
 import { createLogWriter } from './writer.js';
 
@@ -15,19 +16,23 @@ if (!port) throw new Error('writer-thread.js runs as a worker thread');
 const { databaseUrl, options } = workerData as ThreadWorkerData;
 const reply = (message: ThreadReply) => port.postMessage(message);
 
-const BACKGROUND_NICE = 10;
-
-/** Recording is background work: on Linux this thread yields the cores to request handling. */
-function lowerPriority(): void {
+/**
+ * Recording is background work: on Linux this thread yields the cores to request handling. Returns
+ * the thread's id (for the owner to change its scheduling class), or null elsewhere.
+ */
+function lowerPriority(): number | null {
   try {
     // /proc/thread-self names this thread; setpriority on a thread id applies to that thread only.
     const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, BACKGROUND_NICE);
+    if (!Number.isInteger(tid) || tid <= 0) return null;
+    os.setPriority(tid, BACKGROUND_NICE);
+    return tid;
   } catch {
     // Elsewhere the thread keeps the process's priority.
+    return null;
   }
 }
-lowerPriority();
+reply({ type: 'started', tid: lowerPriority() });
 
 try {
   const database = await openDatabase(databaseUrl);
