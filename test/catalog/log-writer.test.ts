@@ -285,7 +285,7 @@ async function holdWriters(db: Kysely<Database>, release: Promise<void>): Promis
 
 describe('log writer on its own thread', () => {
   it.skipIf(!hasChrt() || !canLeaveIdleClass())(
-    'runs in the idle scheduling class while it keeps up, and gets its share back when it falls behind',
+    'runs in the idle scheduling class while it keeps up, and gets its share back when it falls behind or a flush is awaited',
     { timeout: 30_000 },
     async () => {
       // maxBuffered 400: the share comes back at a backlog of 100 and goes again at 20.
@@ -310,7 +310,22 @@ describe('log writer on its own thread', () => {
       await writer.flush();
       await waitFor(() => writer.thread().idleClass, 5000, 'the idle class again');
       expect(policyOf(tid)).toBe(5);
-      expect(writer.stats()).toMatchObject({ accepted: 301, written: 301, failed: 0 });
+      // A flush that is awaited gets the thread its share until it is done, however small the backlog.
+      await holdWriters(
+        handle.db,
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+      );
+      for (let i = 301; i <= 310; i++) writer.write(record(containers[0]!, i));
+      const flushing = writer.flush();
+      await waitFor(() => !writer.thread().idleClass, 3000, 'the normal class while a flush is awaited');
+      expect(policyOf(tid)).toBe(0);
+      release();
+      await flushing;
+      await waitFor(() => writer.thread().idleClass, 5000, 'the idle class after the flush');
+      expect(policyOf(tid)).toBe(5);
+      expect(writer.stats()).toMatchObject({ accepted: 311, written: 311, failed: 0 });
       await writer.close();
     },
   );

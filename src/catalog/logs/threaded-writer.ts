@@ -45,7 +45,8 @@ function spawn(data: ThreadWorkerData): Worker {
  * up: it then takes only CPU time that nothing else wants, and yields at once to request handling.
  * Once its backlog reaches URGENT_BACKLOG (a quarter of `maxBuffered` at most) it gets its background
  * share back, until the backlog is down to a fifth of that: on a saturated machine records are still
- * stored rather than dropped. The idle class is only used where the process may leave it again.
+ * stored rather than dropped. It has that share too while a flush is awaited (and so while closing).
+ * The idle class is only used where the process may leave it again.
  */
 export function createThreadedLogWriter(
   databaseUrl: string,
@@ -87,13 +88,13 @@ export function createThreadedLogWriter(
   let switching = false;
   let schedulable: boolean | null = null;
 
-  /** The idle class while the thread keeps up, its background share while its backlog is high. */
+  /** The idle class while the thread keeps up; its background share while its backlog is high or someone awaits a flush. */
   function reschedule(): void {
     if (tid === null || switching || schedulable === false) return;
     schedulable ??= canLeaveIdleClass();
     if (!schedulable) return;
     const backlog = inThread();
-    const idle = idleClass ? backlog < urgent : backlog <= relaxed;
+    const idle = flushes.size === 0 && (idleClass ? backlog < urgent : backlog <= relaxed);
     if (idle === idleClass) return;
     switching = true;
     const target = tid;
@@ -133,6 +134,7 @@ export function createThreadedLogWriter(
       } else if (message.type === 'flushed') {
         flushes.get(message.id)?.();
         flushes.delete(message.id);
+        reschedule();
       } else if (message.type === 'closed') {
         onClosed?.();
       } else if (message.type === 'fatal') {
@@ -191,6 +193,7 @@ export function createThreadedLogWriter(
         flushes.delete(id);
         resolve();
       }
+      reschedule();
     });
   }
 
