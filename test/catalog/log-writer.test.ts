@@ -290,41 +290,39 @@ describe('log writer on its own thread', () => {
     async () => {
       // maxBuffered 400: the share comes back at a backlog of 100 and goes again at 20.
       const writer = createThreadedLogWriter(fresh.url, { batchSize: 50, flushMs: 5, maxBuffered: 400 });
+      /** The thread is in that class, no change under way, and Linux says so. */
+      const settledIn = (idle: boolean) => () => {
+        const { tid, idleClass, switching } = writer.thread();
+        return tid !== null && !switching && idleClass === idle && policyOf(tid) === (idle ? 5 : 0);
+      };
+      let release!: () => void;
+      const lockWriters = () =>
+        holdWriters(
+          handle.db,
+          new Promise<void>((resolve) => {
+            release = resolve;
+          }),
+        );
+
       writer.write(record(containers[0]!, 0));
       await writer.flush();
-      await waitFor(() => writer.thread().idleClass, 5000, 'the idle class');
-      const tid = writer.thread().tid!;
-      expect(policyOf(tid)).toBe(5);
+      await waitFor(settledIn(true), 5000, 'the idle class');
 
-      let release!: () => void;
-      await holdWriters(
-        handle.db,
-        new Promise<void>((resolve) => {
-          release = resolve;
-        }),
-      );
+      await lockWriters();
       for (let i = 1; i <= 300; i++) writer.write(record(containers[0]!, i));
-      await waitFor(() => !writer.thread().idleClass, 3000, 'the normal class while behind');
-      expect(policyOf(tid)).toBe(0);
+      await waitFor(settledIn(false), 3000, 'the normal class while behind');
       release();
       await writer.flush();
-      await waitFor(() => writer.thread().idleClass, 5000, 'the idle class again');
-      expect(policyOf(tid)).toBe(5);
+      await waitFor(settledIn(true), 5000, 'the idle class again');
+
       // A flush that is awaited gets the thread its share until it is done, however small the backlog.
-      await holdWriters(
-        handle.db,
-        new Promise<void>((resolve) => {
-          release = resolve;
-        }),
-      );
+      await lockWriters();
       for (let i = 301; i <= 310; i++) writer.write(record(containers[0]!, i));
       const flushing = writer.flush();
-      await waitFor(() => !writer.thread().idleClass, 3000, 'the normal class while a flush is awaited');
-      expect(policyOf(tid)).toBe(0);
+      await waitFor(settledIn(false), 3000, 'the normal class while a flush is awaited');
       release();
       await flushing;
-      await waitFor(() => writer.thread().idleClass, 5000, 'the idle class after the flush');
-      expect(policyOf(tid)).toBe(5);
+      await waitFor(settledIn(true), 5000, 'the idle class after the flush');
       expect(writer.stats()).toMatchObject({ accepted: 311, written: 311, failed: 0 });
       await writer.close();
     },

@@ -12,10 +12,11 @@ const RESTART_MS = 1000;
 /** A backlog (records handed over, not yet stored) at which the thread is given its CPU share back. */
 const URGENT_BACKLOG = 5_000;
 
-/** How the thread is scheduled (Linux): its id, and whether it is in the idle class now. */
+/** How the thread is scheduled (Linux): its id, whether it is in the idle class, whether a change is under way. */
 export interface WriterThreadState {
   tid: number | null;
   idleClass: boolean;
+  switching: boolean;
 }
 
 export interface ThreadedLogWriter extends LogWriter {
@@ -212,7 +213,7 @@ export function createThreadedLogWriter(
       }
     },
     flush,
-    thread: () => ({ tid, idleClass }),
+    thread: () => ({ tid, idleClass, switching }),
     stats: () => ({
       accepted,
       written: pastWritten + threadWritten,
