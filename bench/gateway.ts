@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
+import { MOCK_REPLY } from '../test/fixtures/mock-upstream.js';
 import { arg, cpuSeconds, ROOT, rssMb, serverEntry, threadCpuUs, threadSplit } from './lib.js';
 import { type LoadResult, runLoad } from './load.js';
 
@@ -32,7 +33,7 @@ const cpuProf = arg('cpu-prof', '');
 const concurrencies = arg('concurrency', '1,64').split(',').map(Number);
 const rounds = Number(arg('rounds', '5'));
 const modes = arg('mode', 'plain,stream').split(',') as Mode[];
-/** The mock's answer: its own short sentence (29 characters) by default, else this many characters of prose. */
+/** The mock's answer: its own short sentence by default, else this many characters of prose. */
 const answerChars = Number(arg('answer-chars', '0'));
 
 interface Started {
@@ -399,7 +400,7 @@ async function main(): Promise<void> {
         rounds,
         concurrencies,
         upstream_latency_ms: 0,
-        answer_chars: answerChars > 0 ? answerChars : 29,
+        answer_chars: answerChars > 0 ? answerChars : MOCK_REPLY.length,
       },
       summary,
       results,

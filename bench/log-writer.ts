@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { insertContainer } from '../src/catalog/containers/repository.js';
 import type { TaskLogRecord } from '../src/catalog/logs/types.js';
 import { openDatabase } from '../src/db/database.js';
+import { completionText } from '../src/inference/providers/openai-compatible.js';
 import { newId, nowIso } from '../src/shared/ids.js';
 import { ensureProject } from '../src/tenancy/projects.js';
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
@@ -28,7 +29,6 @@ const records = Number(arg('records', '40000'));
 const rate = Number(arg('rate', '8000'));
 /** The mock's answer: its own short sentence by default, else this many characters of prose. */
 const answerChars = Number(arg('answer-chars', '0'));
-const DEFAULT_ANSWER = 'Hello from the mock upstream.';
 
 /** The mock upstream's answer to one call, as the gateway hands it to the writer. */
 async function answer(mockUrl: string, stream: boolean): Promise<string> {
@@ -76,7 +76,8 @@ async function main(): Promise<void> {
     )) as typeof import('../src/catalog/logs/threaded-writer.js');
     const plain = await answer(mock.url, false);
     const sse = await answer(mock.url, true);
-    const answerText = answerChars > 0 ? prose(answerChars) : DEFAULT_ANSWER;
+    // The answer's text, as the gateway hands it to the writer with a plain call.
+    const answerText = completionText(JSON.parse(plain));
     const report: Record<string, unknown> = {};
     for (const mode of ['plain', 'stream'] as const) {
       const requestText = JSON.stringify({

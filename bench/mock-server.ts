@@ -6,11 +6,11 @@ import { prose } from './lib.js';
 const json = process.env.MOCK_REPLY_JSON ? (JSON.parse(process.env.MOCK_REPLY_JSON) as unknown) : undefined;
 // MOCK_REPLY_CHARS: answer with this many characters of prose instead of the mock's own short sentence.
 const chars = Number(process.env.MOCK_REPLY_CHARS ?? 0);
+const reply = json !== undefined ? () => ({ json }) : chars > 0 ? () => prose(chars) : undefined;
 const mock = await startMockUpstream({
   record: false,
   latencyMs: Number(process.env.MOCK_LATENCY_MS ?? 0),
-  ...(json === undefined ? {} : { reply: () => ({ json }) }),
-  ...(json === undefined && chars > 0 ? { reply: () => prose(chars) } : {}),
+  ...(reply ? { reply } : {}),
 });
 process.stdout.write(`${JSON.stringify({ url: mock.url })}\n`);
 process.on('SIGTERM', () => {

@@ -1,4 +1,4 @@
-import { isObject, type JsonObject } from '../shared/json.js';
+import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import { readUsage } from './providers/openai-compatible.js';
 import type { AssistantMessage, ChatCompletion, FinishReason, ToolCall } from './providers/types.js';
 import type { Usage } from './types.js';
@@ -41,32 +41,37 @@ interface TextForm {
   index: number;
 }
 
-/** The content of a text chunk (one choice, a delta of its content alone, nothing else new), else null. */
-function textChunkContent(chunk: JsonObject): string | null {
+interface TextChunk {
+  content: string;
+  index: number;
+}
+
+/** What a text chunk (one choice, a delta of its content alone, nothing else new) says, else null. */
+function textChunkOf(chunk: JsonObject): TextChunk | null {
   if (chunk.usage != null || !Array.isArray(chunk.choices) || chunk.choices.length !== 1) return null;
   const choice: unknown = chunk.choices[0];
   if (!isObject(choice) || choice.finish_reason != null || !isObject(choice.delta)) return null;
   const content = choice.delta.content;
-  return typeof content === 'string' && Object.keys(choice.delta).length === 1 ? content : null;
+  if (typeof content !== 'string' || Object.keys(choice.delta).length !== 1) return null;
+  return { content, index: typeof choice.index === 'number' ? choice.index : 0 };
 }
 
 /**
  * The form of a text chunk, from its compact JSON text (where the content string is known to be), or
  * null when the chunk as written is not that text around its own content string.
  */
-function textFormOf(payload: string, chunk: JsonObject, content: string): TextForm | null {
+function textFormOf(payload: string, chunk: JsonObject, text: TextChunk): TextForm | null {
   const compact = JSON.stringify(chunk);
   // Compactly, the content is written `"delta":{"content":<string>}`: that must be there exactly once.
-  const needle = `${DELTA_CONTENT}${JSON.stringify(content)}}`;
+  const needle = `${DELTA_CONTENT}${JSON.stringify(text.content)}}`;
   const at = compact.indexOf(needle);
   if (at === -1 || compact.indexOf(needle, at + 1) !== -1) return null;
-  const choice = (chunk.choices as JsonObject[])[0]!;
   const form: TextForm = {
     head: compact.slice(0, at + DELTA_CONTENT.length),
     tail: compact.slice(at + needle.length - 1),
-    index: typeof choice.index === 'number' ? choice.index : 0,
+    index: text.index,
   };
-  return textOf(form, payload) === content ? form : null;
+  return textOf(form, payload) === text.content ? form : null;
 }
 
 /** Characters a JSON string cannot hold as they are (escapes, the quote, controls). */
@@ -90,14 +95,6 @@ function textOf(form: TextForm, payload: string): string | null {
     // Else it must be one string token and nothing else (a parse error or another value otherwise).
     const value: unknown = JSON.parse(literal);
     return typeof value === 'string' ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-function parse(payload: string): unknown {
-  try {
-    return JSON.parse(payload) as unknown;
   } catch {
     return null;
   }
@@ -132,7 +129,7 @@ export function assembleCompletion(payloads: readonly string[], model: string): 
         continue;
       }
     }
-    const chunk = parse(payload);
+    const chunk = parseJson<unknown>(payload, null);
     if (!isObject(chunk)) continue;
     if (id === '' && typeof chunk.id === 'string') {
       id = chunk.id;
@@ -150,10 +147,10 @@ export function assembleCompletion(payloads: readonly string[], model: string): 
       if (typeof choice.finish_reason === 'string') state.finish = choice.finish_reason as FinishReason;
     }
     if (form === null && tries < FORM_TRIES) {
-      const content = textChunkContent(chunk);
-      if (content !== null) {
+      const text = textChunkOf(chunk);
+      if (text !== null) {
         tries++;
-        form = textFormOf(payload, chunk, content);
+        form = textFormOf(payload, chunk, text);
       }
     }
   }

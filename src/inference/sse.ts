@@ -60,29 +60,12 @@ export class SseReader {
   }
 }
 
-/**
- * The payloads of a text made only of `data: <one line>` events, each followed by its blank line (what
- * the gateway sends), or null for any other text.
- */
-function plainPayloads(text: string): string[] | null {
-  if (!text.endsWith('\n\n') || text.includes('\r')) return null;
-  const payloads: string[] = [];
-  const blocks = text.split('\n\n');
-  // The last block is the '' after the final blank line.
-  for (let i = 0; i < blocks.length - 1; i++) {
-    const block = blocks[i]!;
-    if (!block.startsWith('data: ') || block.includes('\n')) return null;
-    const data = block.slice(6);
-    if (data !== DONE) payloads.push(data);
-  }
-  return payloads;
-}
-
 /** The data payloads of a whole event stream's text, the end marker left out. */
 export function ssePayloads(text: string): string[] {
-  const plain = plainPayloads(text);
-  if (plain) return plain;
   const reader = new SseReader();
-  const events = [...reader.pushText(text), ...reader.end()];
-  return events.map((e) => e.data).filter((data) => data !== DONE);
+  const payloads: string[] = [];
+  for (const events of [reader.pushText(text), reader.end()]) {
+    for (const { data } of events) if (data !== DONE) payloads.push(data);
+  }
+  return payloads;
 }
