@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { insertContainer } from '../src/catalog/containers/repository.js';
-import type { TaskLogRecord } from '../src/catalog/logs/types.js';
+import type { TaskLogRecord } from '../src/inference/recording/types.js';
 import { openDatabase } from '../src/db/database.js';
 import { completionText } from '../src/inference/providers/openai-compatible.js';
 import { newId, nowIso } from '../src/shared/ids.js';
@@ -70,10 +70,10 @@ async function main(): Promise<void> {
     await handle.close();
 
     serverEntry(); // builds dist: the thread runs the compiled writer, as the server does
-    const built = '../dist/catalog/logs/threaded-writer.js';
+    const built = '../dist/inference/recording/threaded-writer.js';
     const { createThreadedLogWriter } = (await import(
       built
-    )) as typeof import('../src/catalog/logs/threaded-writer.js');
+    )) as typeof import('../src/inference/recording/threaded-writer.js');
     const plain = await answer(mock.url, false);
     const sse = await answer(mock.url, true);
     // The answer's text, as the gateway hands it to the writer with a plain call.

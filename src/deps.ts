@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Authenticator } from './auth/authenticator.js';
-import type { LogWriter } from './catalog/logs/types.js';
+import type { LogWriter } from './inference/recording/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import type { Database } from './db/schema.js';

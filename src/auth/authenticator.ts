@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { findActiveKeyByHash, touchKey } from './key-store.js';
 import { hashKey, looksLikeKey } from './keys.js';
 

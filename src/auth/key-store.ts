@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { listProjectRows } from '../db/paging.js';
 import type { ApiKeyTable, Database } from '../db/schema.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { displayPrefix, generateKey, hashKey } from './keys.js';
 import { permissionError } from './permissions.js';

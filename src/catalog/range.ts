@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import type { Page } from '../http/schemas.js';
 import type { Range } from './items.js';
 

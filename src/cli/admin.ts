@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createKey, listKeys, revokeKey, validatePermissions } from '../auth/key-store.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
 import { configFrom, withDatabase } from './context.js';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 
 export interface GateOptions {
   /** Calls in flight per model. */

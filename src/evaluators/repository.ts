@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, EvaluatorTable } from '../db/schema.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import type { Page } from '../http/schemas.js';
 
 export type EvaluatorRow = Selectable<EvaluatorTable> & { container_label: string | null };

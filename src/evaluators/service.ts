@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database, EvaluatorTable } from '../db/schema.js';
-import { ApiError, type ValidationIssue } from '../http/errors.js';
+import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { checkCodeEvaluator } from '../scoring/code/check-source.js';
 import { newId, nowIso } from '../shared/ids.js';

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
-import { ApiError, type ErrorCode, type ValidationIssue } from './errors.js';
+import { ApiError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
 import { toIssues } from './validation.js';
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {

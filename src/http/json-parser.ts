@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
-import { ApiError } from './errors.js';
-import './types.js';
+import { ApiError } from '../shared/errors.js';
+import './request-types.js';
 
 /** Deeper documents are refused: nothing the API takes needs them, and they make later steps recurse. */
 export const MAX_JSON_DEPTH = 64;

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
-import { ERROR_STATUS } from './errors.js';
+import { ERROR_STATUS } from '../shared/errors.js';
 
 /** A free-form JSON object (metadata, parameters). */
 export const FreeObject = (description?: string) =>

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import { findContainer, insertContainer } from '../catalog/containers/repository.js';
-import type { LogWriter, TaskLogRecord } from '../catalog/logs/types.js';
+import type { LogWriter, TaskLogRecord } from './recording/types.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { ChatRequest } from './types.js';
 

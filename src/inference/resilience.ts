@@ -1,5 +1,5 @@
 import type { ResolvedModel } from '../catalog/models/types.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { type CancelSignal, onCancel } from './cancel.js';
 import { CallAbortedError, RetryableFailure } from './upstream-errors.js';
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ResolvedModel } from '../catalog/models/types.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import type { CancelSignal } from './cancel.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { AddressBlockedError } from './upstream.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../http/guard.js';
+import { principalOf } from '../auth/guard.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { streamRunEvents } from './events.js';
 import { listSamples } from './samples.js';

@@ -8,7 +8,7 @@ import {
   type LookupFn,
   type UpstreamPolicy,
 } from '../../src/catalog/models/upstream-policy.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/shared/errors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
 const open: UpstreamPolicy = { blockPrivate: false, allowedHosts: null };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_STATUS } from '../../src/http/errors.js';
+import { ERROR_STATUS } from '../../src/shared/errors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { documentedRoutes, openApiDocument } from '../helpers/routes.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/shared/errors.js';
 import { assembleCompletion } from '../../src/inference/assemble.js';
 import { CallAbortedError, type ProviderLayer } from '../../src/inference/provider-layer.js';
 import { completionText } from '../../src/inference/providers/openai-compatible.js';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/database.js';
 import { listProjectRows } from '../../db/paging.js';
 import type { ContainerTable, Database } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import type { Page } from '../../http/schemas.js';
 
 export type ContainerRow = ContainerTable;

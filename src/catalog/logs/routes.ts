@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.js';
-import { principalOf } from '../../http/guard.js';
+import { principalOf } from '../../auth/guard.js';
 import { pageOf, responses } from '../../http/schemas.js';
 import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../ndjson.js';
 import {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/database.js';
 import type { Database, ModelTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../shared/errors.js';
 
 export type ModelRow = ModelTable;
 

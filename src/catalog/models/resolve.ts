@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { decryptSecret } from './crypto.js';
 import { type FrontierProvider, priceTable } from './prices.js';

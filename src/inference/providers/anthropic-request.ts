@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import { isObject } from '../../shared/json.js';
 import type { ChatMessage, ChatRequest } from '../types.js';
 import type { JsonObject } from './types.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ApiError, type ValidationIssue } from '../../http/errors.js';
+import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../python/check_source.py', import.meta.url));
 const TIMEOUT_MS = 10_000;

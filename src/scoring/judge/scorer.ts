@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
 import { render, type TemplateValues, variablesOf } from './template.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Authenticator, Principal } from '../auth/authenticator.js';
-import { grants } from '../auth/permissions.js';
+import type { Authenticator, Principal } from './authenticator.js';
+import { grants } from './permissions.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
-import { ApiError } from './errors.js';
-import './types.js';
+import { ApiError } from '../shared/errors.js';
+import './request-types.js';
 
 /**
  * Every route that names a permission: authenticate the key (401), spend from its rate budget (429,

@@ -1,5 +1,5 @@
 /**
- * The one error type of the service. Domain code throws it; `renderError` in ./error-handler.ts is the
+ * The one error type of the service. Domain code throws it; `renderError` in http/error-handler.ts is the
  * only place that turns it (or anything else) into an HTTP response.
  */
 export const ERROR_STATUS = {

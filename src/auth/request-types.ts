@@ -1,4 +1,4 @@
-import type { Permission } from '../auth/permissions.js';
+import type { Permission } from './permissions.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -6,8 +6,6 @@ declare module 'fastify' {
     permission?: Permission;
   }
   interface FastifyRequest {
-    principal: import('../auth/authenticator.js').Principal | null;
-    /** A JSON body's text as it arrived (null for other bodies). */
-    bodyText: string | null;
+    principal: import('./authenticator.js').Principal | null;
   }
 }
