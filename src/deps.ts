@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Authenticator } from './auth/authenticator.js';
-import type { LogWriter } from './inference/recording/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import type { Database } from './db/schema.js';
 import type { ProviderLayer } from './inference/provider-layer.js';
+import type { LogWriter } from './inference/recording/types.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 
 /** Everything a feature needs, built once by the composition root (app.ts) and passed down. */

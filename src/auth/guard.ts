@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Authenticator, Principal } from './authenticator.js';
-import { grants } from './permissions.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { ApiError } from '../shared/errors.js';
+import type { Authenticator, Principal } from './authenticator.js';
+import { grants } from './permissions.js';
 import './request-types.js';
 
 /**

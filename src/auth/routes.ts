@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
+import { ListOf, Nullable, PageQuery, pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { principalOf } from './guard.js';
-import { ListOf, Nullable, PageQuery, pageOf, responses } from '../http/schemas.js';
 import { createKey, listKeys, revokeKey, validatePermissions } from './key-store.js';
 
 const tags = ['api-keys'];

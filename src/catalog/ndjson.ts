@@ -7,9 +7,9 @@ import { createGunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { TSchema } from 'typebox';
-import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { MAX_JSON_DEPTH } from '../http/json-parser.js';
 import { toIssues, validatorCompiler } from '../http/validation.js';
+import { ApiError, type ValidationIssue } from '../shared/errors.js';
 
 /**
  * JSON-lines uploads (datasets, task log imports). The body is streamed once into a spool file while

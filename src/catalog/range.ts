@@ -1,5 +1,5 @@
-import { ApiError } from '../shared/errors.js';
 import type { Page } from '../http/schemas.js';
+import { ApiError } from '../shared/errors.js';
 import type { Range } from './items.js';
 
 /** `start:end` (already matched against `^\d+:\d+$`) → Range; 422 at `loc` when start > end or too large. */

@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, EvaluatorTable } from '../db/schema.js';
-import { ApiError } from '../shared/errors.js';
 import type { Page } from '../http/schemas.js';
+import { ApiError } from '../shared/errors.js';
 
 export type EvaluatorRow = Selectable<EvaluatorTable> & { container_label: string | null };
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Deps } from '../deps.js';
 import { principalOf } from '../auth/guard.js';
+import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
 import {
   CreateEvaluator,

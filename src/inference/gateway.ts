@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import { findContainer, insertContainer } from '../catalog/containers/repository.js';
-import type { LogWriter, TaskLogRecord } from './recording/types.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
+import type { LogWriter, TaskLogRecord } from './recording/types.js';
 import type { ChatRequest } from './types.js';
 
 /** The container that receives calls made without `X-Evalgate-Container`. */

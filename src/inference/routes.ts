@@ -1,11 +1,11 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
+import { principalOf } from '../auth/guard.js';
 import { resolveModel } from '../catalog/models/resolve.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../shared/errors.js';
-import { principalOf } from '../auth/guard.js';
 import { responses } from '../http/schemas.js';
+import { ApiError } from '../shared/errors.js';
 import { CallCanceller } from './cancel.js';
 import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
 import { CallAbortedError, type ProviderLayer, type StreamCallOptions } from './provider-layer.js';

@@ -8,8 +8,8 @@ import type { EvaluatorSnapshot, PlannedSide, RunPlan, SideName } from '../engin
 import { formatRange, launchesOf, parseRange } from '../engine/plan.js';
 import type { JobRunner } from '../engine/runner.js';
 import { requireEvaluator } from '../evaluators/service.js';
-import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import type { ListResponse, Page } from '../http/schemas.js';
+import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import * as repo from './repository.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ModelGate } from '../../src/engine/model-gate.js';
 import { layout, type PlannedSide, type RunPlan } from '../../src/engine/plan.js';
-import { ApiError } from '../../src/shared/errors.js';
 import { pairwiseScore } from '../../src/scoring/judge/scorer.js';
 import { render, variablesOf } from '../../src/scoring/judge/template.js';
 import { parsePairwise, parsePointwise } from '../../src/scoring/judge/verdict.js';
+import { ApiError } from '../../src/shared/errors.js';
 
 const side = (type: PlannedSide['type'], start: number, end: number, models: string[] = []): PlannedSide => ({
   type,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/shared/errors.js';
 import { assembleCompletion } from '../../src/inference/assemble.js';
 import { CallAbortedError, type ProviderLayer } from '../../src/inference/provider-layer.js';
 import { completionText } from '../../src/inference/providers/openai-compatible.js';
 import { ssePayloads } from '../../src/inference/sse.js';
+import { ApiError } from '../../src/shared/errors.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/database.js';
 import { listProjectRows } from '../../db/paging.js';
 import type { ContainerTable, Database } from '../../db/schema.js';
-import { ApiError } from '../../shared/errors.js';
 import type { Page } from '../../http/schemas.js';
+import { ApiError } from '../../shared/errors.js';
 
 export type ContainerRow = ContainerTable;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { ApiError } from '../../shared/errors.js';
 import type { ListResponse, Page } from '../../http/schemas.js';
+import { ApiError } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import * as repo from './repository.js';

@@ -2,8 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { isUniqueViolation } from '../../db/database.js';
 import { listProjectRows } from '../../db/paging.js';
 import type { Database, DatasetTable } from '../../db/schema.js';
-import { ApiError } from '../../shared/errors.js';
 import type { Page } from '../../http/schemas.js';
+import { ApiError } from '../../shared/errors.js';
 import { batches } from '../ndjson.js';
 
 export type DatasetRow = DatasetTable;

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.js';
 import { principalOf } from '../../auth/guard.js';
+import type { Deps } from '../../deps.js';
 import { pageOf, responses } from '../../http/schemas.js';
 import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../ndjson.js';
 import {

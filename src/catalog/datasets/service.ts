@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { ApiError } from '../../shared/errors.js';
 import type { ListResponse, Page } from '../../http/schemas.js';
+import { ApiError } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { checkJson } from '../json-check.js';

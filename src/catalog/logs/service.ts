@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 import type { ListResponse, Page } from '../../http/schemas.js';
 import { toIssues, validatorCompiler } from '../../http/validation.js';
+import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { requireContainer } from '../containers/service.js';

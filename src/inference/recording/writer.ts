@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
+import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/repository.js';
 import type { Database } from '../../db/schema.js';
 import { assembleCompletion } from '../assemble.js';
 import { completionText, readUsage } from '../providers/openai-compatible.js';
 import { ssePayloads } from '../sse.js';
-import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/repository.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 
 export interface LogWriterOptions {

@@ -1,5 +1,5 @@
-import { ApiError } from '../../shared/errors.js';
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
+import { ApiError } from '../../shared/errors.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
 import { render, type TemplateValues, variablesOf } from './template.js';
 import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
