@@ -83,10 +83,22 @@ export interface RunSettings {
   environments: string[];
   /** Judge and generation calls in flight per model. */
   modelConcurrency: number;
-  /** Runs executing at once in one process. */
-  maxConcurrentRuns: number;
   /** Positions per chunk of work. */
   chunkSize: number;
+  /** `inline`: `serve` (and `evalgate worker`) execute runs from the database; `bullmq`: queues on Redis. */
+  executor: 'inline' | 'bullmq';
+  /** Chunks one process executes at once (`evalgate worker --concurrency` overrides it). */
+  workerConcurrency: number;
+  /** A chunk claimed (or a BullMQ job locked) by a process that stops beating is taken over after this. */
+  leaseMs: number;
+  /** How often an idle inline executor looks for work, in milliseconds. */
+  pollMs: number;
+  /** Whether `serve` executes runs itself (inline executor only). */
+  serveExecutes: boolean;
+  /** How long a run waits on 429s without any call succeeding before recording the rest as `rate_limited`. */
+  rateLimitWaitMs: number;
+  /** An evaluator's scorer (a code evaluator's Python workers) unused this long is closed. */
+  scorerIdleMs: number;
 }
 
 export interface CodeEvaluatorSettings {
@@ -155,6 +167,17 @@ function environmentsOf(raw: string | undefined): string[] {
     }
   }
   return names.includes('main') ? names : ['main', ...names];
+}
+
+function executorOf(raw: string | undefined, redisUrl: string | null): 'inline' | 'bullmq' {
+  const value = text(raw) ?? 'inline';
+  if (value !== 'inline' && value !== 'bullmq') {
+    throw new ConfigError(`EVALGATE_EXECUTOR must be inline or bullmq, got "${value}"`);
+  }
+  if (value === 'bullmq' && redisUrl === null) {
+    throw new ConfigError('EVALGATE_EXECUTOR=bullmq needs EVALGATE_REDIS_URL (the queues live in Redis)');
+  }
+  return value;
 }
 
 function baseUrl(name: string, raw: string | undefined, fallback: string): string {
@@ -240,6 +263,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError(`EVALGATE_REDIS_URL must start with redis:// or rediss://, got "${redisUrl}"`);
   }
+  const modelConcurrency = int('EVALGATE_MODEL_CONCURRENCY', env.EVALGATE_MODEL_CONCURRENCY, 32, 1, 4096);
+  const chunkSize = int('EVALGATE_RUN_CHUNK_SIZE', env.EVALGATE_RUN_CHUNK_SIZE, 64, 1, 100_000);
   const logLevel = text(env.EVALGATE_LOG_LEVEL) ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`EVALGATE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -272,9 +297,28 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     python: text(env.EVALGATE_PYTHON) ?? 'python3',
     runs: {
       environments: environmentsOf(env.EVALGATE_ENVIRONMENTS),
-      modelConcurrency: int('EVALGATE_MODEL_CONCURRENCY', env.EVALGATE_MODEL_CONCURRENCY, 32, 1, 4096),
-      maxConcurrentRuns: int('EVALGATE_MAX_CONCURRENT_RUNS', env.EVALGATE_MAX_CONCURRENT_RUNS, 4, 1, 256),
-      chunkSize: int('EVALGATE_RUN_CHUNK_SIZE', env.EVALGATE_RUN_CHUNK_SIZE, 64, 1, 100_000),
+      modelConcurrency,
+      chunkSize,
+      executor: executorOf(env.EVALGATE_EXECUTOR, redisUrl),
+      // Enough chunks to keep every model slot busy, plus two so the next ones are ready when one ends.
+      workerConcurrency: int(
+        'EVALGATE_WORKER_CONCURRENCY',
+        env.EVALGATE_WORKER_CONCURRENCY,
+        Math.ceil(modelConcurrency / chunkSize) + 2,
+        1,
+        4096,
+      ),
+      leaseMs: int('EVALGATE_RUN_LEASE_MS', env.EVALGATE_RUN_LEASE_MS, 30_000, 1000, 3_600_000),
+      pollMs: int('EVALGATE_RUN_POLL_MS', env.EVALGATE_RUN_POLL_MS, 500, 10, 60_000),
+      serveExecutes: int('EVALGATE_SERVE_EXECUTES', env.EVALGATE_SERVE_EXECUTES, 1, 0, 1) === 1,
+      rateLimitWaitMs: int(
+        'EVALGATE_RATE_LIMIT_MAX_WAIT_MS',
+        env.EVALGATE_RATE_LIMIT_MAX_WAIT_MS,
+        600_000,
+        100,
+        86_400_000,
+      ),
+      scorerIdleMs: int('EVALGATE_SCORER_IDLE_MS', env.EVALGATE_SCORER_IDLE_MS, 10_000, 10, 3_600_000),
     },
     upstream: {
       connections: int('EVALGATE_UPSTREAM_CONNECTIONS', env.EVALGATE_UPSTREAM_CONNECTIONS, 256, 1, 65_536),

@@ -1,25 +1,55 @@
 import type { Kysely } from 'kysely';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator } from './auth/authenticator.js';
+import type { ModelContext } from './catalog/models/resolve.js';
+import type { ResolvedModel } from './catalog/models/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import type { Database } from './db/schema.js';
+import type { ModelLimiter } from './engine/limiter.js';
+import type { EvaluatorSnapshot } from './engine/plan.js';
+import type { RunQueue } from './engine/run-queue.js';
 import type { ProviderLayer } from './inference/provider-layer.js';
 import type { LogWriter } from './inference/recording/types.js';
+import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
+import type { Scorer } from './scoring/types.js';
 
-/** Everything a feature needs, built once by the composition root (app.ts) and passed down. */
+/** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
+export interface Sandbox {
+  status(): Promise<{ available: boolean; reason?: string }>;
+  createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
+}
+
+/** Everything a feature needs, built once by the composition root (`createServices`) and passed down. */
 export interface Deps {
   config: Config;
+  logger: FastifyBaseLogger;
+  /** This process's identity as a worker: `<host>:<pid>:<random>`. */
+  workerId: string;
   database: DatabaseHandle;
   db: Kysely<Database>;
   auth: Authenticator;
+  /** Requests per API key (GCRA; Redis-backed when EVALGATE_REDIS_URL is set). */
   limiter: RateLimiter;
   /** The secret mixed into API key hashes. */
   pepper: string;
   /** 32-byte master key sealing stored credentials (registered models' api_key). */
   secretKey: Buffer;
+  /** The one model-resolution context: registry, operator providers, credential key. */
+  models: ModelContext;
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   /** The process's one task log writer (batched, off the request path). */
   logWriter: LogWriter;
   /** Calls any resolved model (the gateway route, judges and generation); records nothing itself. */
   providers: ProviderLayer;
+  /** Where runs are submitted and cancelled. */
+  queue: RunQueue;
+  /** Per-model concurrency, RPM/TPM and 429 pauses of runs' calls (shared by workers in scale-out). */
+  modelLimiter: ModelLimiter;
+  sandbox: Sandbox;
+  /** The process's Prometheus metrics (per process, not per tenant). */
+  metrics: Metrics;
+  /** Closes everything, the database last. */
+  close(): Promise<void>;
 }

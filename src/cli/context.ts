@@ -22,3 +22,19 @@ export async function withDatabase<T>(
     await database.close();
   }
 }
+
+/** Runs `stop` once on SIGINT or SIGTERM, then exits. */
+export function onStop(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = async () => {
+    if (stopping) return;
+    stopping = true;
+    try {
+      await stop();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}

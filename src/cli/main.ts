@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
+import { registerWorkerCommand } from './worker.js';
 
 const program = new Command()
   .name('evalgate')
@@ -11,6 +12,7 @@ const program = new Command()
   .showHelpAfterError();
 
 registerServeCommands(program);
+registerWorkerCommand(program);
 registerAdminCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

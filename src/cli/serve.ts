@@ -1,40 +1,45 @@
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
 import { openDatabase } from '../db/database.js';
+import { createWorker, type Worker } from '../executor/worker.js';
+import { createServices } from '../services.js';
 import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
-import { configFrom } from './context.js';
+import { configFrom, onStop } from './context.js';
 
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
-    .description('serve the HTTP API (applies migrations first)')
+    .description('serve the HTTP API (applies migrations first); in the inline mode it also executes runs')
     .option('--host <host>', 'address to listen on (EVALGATE_HOST)', undefined)
     .option('--port <port>', 'port to listen on (EVALGATE_PORT)', undefined)
     .action(async (opts: { host?: string; port?: string }, command: Command) => {
       const config = configFrom(command, { host: opts.host, port: opts.port });
-      const app = await createApp(config);
-      const key = await bootstrapIfEmpty(app.deps.db, app.deps.pepper);
+      const services = await createServices(config);
+      const app = await createApp(services);
+      const key = await bootstrapIfEmpty(services.db, services.pepper);
       await app.server.listen({ host: config.host, port: config.port });
+      // The embedded mode executes runs here; with BullMQ, `evalgate worker` processes do.
+      let worker: Worker | null = null;
+      if (config.runs.executor === 'inline' && config.runs.serveExecutes) {
+        worker = await createWorker(services);
+        await worker.start();
+      }
       const address = app.server.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres';
       // One write, so that whoever reads the address also gets the key.
-      let banner = `Evalgate listening on http://${config.host}:${port} (database: ${db})\n`;
+      let banner = `Evalgate listening on http://${config.host}:${port} (database: ${db}, executor: ${config.runs.executor})\n`;
       if (key) {
         banner +=
           `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
           `Try: curl -H 'Authorization: Bearer ${key}' http://${config.host}:${port}/v1/evaluators\n`;
       }
       process.stdout.write(banner);
-      let stopping = false;
-      const stop = async () => {
-        if (stopping) return;
-        stopping = true;
+      onStop(async () => {
         await app.close();
-        process.exit(0);
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+        await worker?.close();
+        await services.close();
+      });
     });
 
   program

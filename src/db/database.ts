@@ -11,6 +11,8 @@ export interface DialectCapabilities {
   supportsReturning: boolean;
   /** Several processes may write at once (a server pool rather than one file). */
   sharedAcrossProcesses: boolean;
+  /** `SELECT … FOR UPDATE SKIP LOCKED`: concurrent claimers take different rows without waiting. */
+  supportsSkipLocked: boolean;
 }
 
 export interface DatabaseHandle {
@@ -68,8 +70,8 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
   const isSqlite = url.startsWith('sqlite:');
   const db = isSqlite ? await openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url);
   const capabilities: DialectCapabilities = isSqlite
-    ? { name: 'sqlite', supportsReturning: true, sharedAcrossProcesses: false }
-    : { name: 'postgres', supportsReturning: true, sharedAcrossProcesses: true };
+    ? { name: 'sqlite', supportsReturning: true, sharedAcrossProcesses: false, supportsSkipLocked: false }
+    : { name: 'postgres', supportsReturning: true, sharedAcrossProcesses: true, supportsSkipLocked: true };
   return {
     db,
     capabilities,

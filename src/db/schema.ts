@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /** Timestamps are ISO-8601 strings in UTC; JSON documents are stored as text. Same shape on both dialects. */
 export interface OrganizationTable {
@@ -97,6 +97,62 @@ export interface RunTable {
   finished_at: string | null;
   error_at: string | null;
   updated_at: string;
+  /** Counters kept by atomic increments from every process executing the run (bigint: text on PostgreSQL). */
+  done_positions: Generated<number | string>;
+  total_positions: Generated<number | string>;
+  judge_calls: Generated<number | string>;
+  judge_prompt_tokens: Generated<number | string>;
+  judge_completion_tokens: Generated<number | string>;
+  judge_unpriced_calls: Generated<number | string>;
+  judge_cost: Generated<number>;
+  generation_calls: Generated<number | string>;
+  generation_prompt_tokens: Generated<number | string>;
+  generation_completion_tokens: Generated<number | string>;
+  generation_unpriced_calls: Generated<number | string>;
+  generation_cost: Generated<number>;
+  /** JSON layout fixed when the run is prepared (positions, expected, offsets). */
+  layout: Generated<string | null>;
+  /** JSON {code, message} once the run gave up waiting (rate limits): what is left is recorded as errors. */
+  abandoned: Generated<string | null>;
+  /** Unix ms of the last stored per-sample row. */
+  progress_at: Generated<number | null>;
+}
+
+export interface RunLaunchTable {
+  run_id: string;
+  launch_index: number;
+  model: string | null;
+  /** The id of the job that executes the launch: fixed when the run is prepared, stable across restarts. */
+  call_id: string;
+}
+
+export interface RunChunkTable {
+  run_id: string;
+  launch_index: number;
+  chunk_index: number;
+  from_position: number;
+  to_position: number;
+  environment: string;
+  /** pending | done */
+  status: string;
+  owner: string | null;
+  /** Unix ms; a pending chunk whose lease has expired may be taken by another worker. */
+  lease_expires_at: number | null;
+  attempts: number;
+  updated_at: string;
+}
+
+export interface WorkerTable {
+  id: string;
+  /** JSON array of the environments the worker serves. */
+  environments: string;
+  executor: string;
+  host: string;
+  pid: number;
+  concurrency: number;
+  started_at: string;
+  /** Unix ms of the worker's last heartbeat. */
+  heartbeat_at: number;
 }
 
 export interface RunSampleTable {
@@ -177,6 +233,9 @@ export interface ModelTable {
   input_price_per_mtok: number | null;
   output_price_per_mtok: number | null;
   context_window: number | null;
+  /** Requests / tokens per minute for evaluation-run calls to the model; null for no limit. */
+  rpm_limit: number | null;
+  tpm_limit: number | null;
   default_parameters: string;
   /** JSON array of model slugs. */
   fallbacks: string;
@@ -228,4 +287,7 @@ export interface Database {
   runs: RunTable;
   run_samples: RunSampleTable;
   run_generations: RunGenerationTable;
+  run_launches: RunLaunchTable;
+  run_chunks: RunChunkTable;
+  workers: WorkerTable;
 }

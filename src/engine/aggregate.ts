@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { RunResults } from '../runs/schemas.js';
 import type { RunPlan } from './plan.js';
 
 export type BreakReason = 'expected_count_reached' | 'source_exhausted' | 'cancelled' | 'error';
@@ -27,9 +26,42 @@ interface Row {
   avg_sq: number | string | null;
 }
 
-type PerEval = NonNullable<NonNullable<NonNullable<RunResults['per_model']>[number]['per_eval']>[string]>;
 /** The contract's per-evaluator fields plus Evalgate's extras (spread, inconsistent verdicts, name). */
-type PerEvalMap = Record<string, PerEval & Record<string, unknown>>;
+export interface PerEvalResult {
+  evaluator_name: string;
+  accuracy: number | null;
+  avg_score: number | null;
+  avg_accuracy: number | null;
+  num_total: number;
+  num_scored: number;
+  num_passed: number;
+  num_failed: number;
+  num_errors: number;
+  num_missing: number;
+  num_inconsistent?: number;
+  stdev: number | null;
+  stderr: number | null;
+  break_reason: string;
+  expected_count: number;
+}
+type PerEvalMap = Record<string, PerEvalResult>;
+
+/** One launch's results (contract section 2.6's `per_model[i]`). */
+export interface LaunchResult {
+  model: { slug: string } | null;
+  per_eval: PerEvalMap;
+  avg_score: number | null;
+  avg_accuracy: number | null;
+  launch_index: number;
+  launch_call_id: string | null;
+}
+
+export interface RunResults {
+  overall: { avg_score: number | null; avg_accuracy: number | null };
+  metadata: { positions: number };
+  per_model: LaunchResult[];
+  launch_count: number;
+}
 
 const num = (v: number | string | null | undefined) => Number(v ?? 0);
 const mean = (xs: (number | null)[]) => {
@@ -126,36 +158,4 @@ export async function aggregate(
     per_model: perModel,
     launch_count: launches.length,
   };
-}
-
-/** Token, call and cost totals for the run's metrics. */
-export async function usageTotals(
-  db: Kysely<Database>,
-  runId: string,
-): Promise<{ judge: Record<string, number>; generation: Record<string, number> }> {
-  const [j, g] = await Promise.all([
-    db
-      .selectFrom('run_samples')
-      .select([
-        sql<number>`coalesce(sum(calls), 0)`.as('calls'),
-        sql<number>`coalesce(sum(prompt_tokens), 0)`.as('prompt_tokens'),
-        sql<number>`coalesce(sum(completion_tokens), 0)`.as('completion_tokens'),
-        sql<number>`coalesce(sum(cost), 0)`.as('cost'),
-      ])
-      .where('run_id', '=', runId)
-      .executeTakeFirstOrThrow(),
-    db
-      .selectFrom('run_generations')
-      .select([
-        sql<number>`count(*)`.as('calls'),
-        sql<number>`coalesce(sum(prompt_tokens), 0)`.as('prompt_tokens'),
-        sql<number>`coalesce(sum(completion_tokens), 0)`.as('completion_tokens'),
-        sql<number>`coalesce(sum(cost), 0)`.as('cost'),
-      ])
-      .where('run_id', '=', runId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  const n = (o: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)]));
-  return { judge: n(j), generation: n(g) };
 }

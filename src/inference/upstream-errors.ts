@@ -90,3 +90,10 @@ export function transportFailure(err: unknown, signal: CancelSignal | undefined)
     err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : 'connection error';
   return new RetryableFailure(code);
 }
+
+/** Milliseconds to wait before asking again when `err` is an upstream 429, else null. */
+export function rateLimitRetryMs(err: unknown): number | null {
+  if (!(err instanceof ApiError) || err.code !== 'rate_limit_exceeded') return null;
+  const seconds = Number(err.details?.retry_after ?? err.headers['Retry-After'] ?? 1);
+  return Math.max(100, (Number.isFinite(seconds) ? seconds : 1) * 1000);
+}

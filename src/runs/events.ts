@@ -1,18 +1,19 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { parseJson } from '../shared/json.js';
+import { countersOf } from '../engine/store.js';
 import * as repo from './repository.js';
 import { TERMINAL } from './schemas.js';
+import { queueState, type RunContext } from './service.js';
 
 const POLL_MS = 250;
 
 /**
  * Streams a run's status changes and progress as server-sent events until it reaches a terminal status.
- * It reads the stored run, so it works whichever process executes the run.
+ * It reads the stored run (whose counters every executing process increments), so it works whichever
+ * process executes the run. A queued run also gets `queue` events saying whether its environment has a
+ * live worker. The terminal status is the last event.
  */
 export async function streamRunEvents(
-  db: Kysely<Database>,
+  ctx: RunContext,
   runId: string,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -37,20 +38,31 @@ export async function streamRunEvents(
   };
   let lastStatus = '';
   let lastProgress = '';
+  let lastQueue = '';
   while (open) {
-    const run = await repo.findRunById(db, runId).catch(() => undefined);
+    const run = await repo.findRunById(ctx.db, runId).catch(() => undefined);
     if (!run) break;
+    const counters = countersOf(run);
+    const progress = { done: counters.done_positions, total: run.layout ? counters.total_positions : null };
+    const progressText = JSON.stringify(progress);
+    const terminal = (TERMINAL as readonly string[]).includes(run.status);
+    if (progressText !== lastProgress && (run.status !== 'queued' || lastProgress === '')) {
+      lastProgress = progressText;
+      send('progress', progress);
+    }
+    if (run.status === 'queued') {
+      const queue = await queueState(ctx, run.environment).catch(() => null);
+      const text = JSON.stringify(queue);
+      if (queue && text !== lastQueue) {
+        lastQueue = text;
+        send('queue', queue);
+      }
+    }
     if (run.status !== lastStatus) {
       lastStatus = run.status;
       send('status', { id: run.id, status: run.status, finished_at: run.finished_at });
     }
-    const metrics = parseJson<{ progress?: unknown }>(run.metrics, {});
-    const progress = JSON.stringify(metrics.progress ?? null);
-    if (progress !== lastProgress) {
-      lastProgress = progress;
-      send('progress', metrics.progress ?? null);
-    }
-    if ((TERMINAL as readonly string[]).includes(run.status)) break;
+    if (terminal) break;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
   if (open) res.end();

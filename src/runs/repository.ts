@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { insertRows } from '../db/bulk.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, RunGenerationTable, RunSampleTable, RunTable } from '../db/schema.js';
@@ -15,7 +15,7 @@ function withLabel(db: Kysely<Database>) {
 }
 
 /** Inserts a run; returns false when its idempotency key is already taken in the project. */
-export async function insertRun(db: Kysely<Database>, row: RunTable): Promise<boolean> {
+export async function insertRun(db: Kysely<Database>, row: Insertable<RunTable>): Promise<boolean> {
   try {
     await db.insertInto('runs').values(row).execute();
     return true;
@@ -79,7 +79,7 @@ export async function listRuns(
   return { rows, total: Number(count.n) };
 }
 
-export async function updateRun(db: Kysely<Database>, id: string, patch: Partial<RunTable>): Promise<void> {
+export async function updateRun(db: Kysely<Database>, id: string, patch: Updateable<RunTable>): Promise<void> {
   await db.updateTable('runs').set(patch).where('id', '=', id).execute();
 }
 
@@ -88,7 +88,7 @@ export async function transitionRun(
   db: Kysely<Database>,
   id: string,
   from: readonly string[],
-  patch: Partial<RunTable> & { status: string },
+  patch: Updateable<RunTable> & { status: string },
 ): Promise<boolean> {
   const result = await db
     .updateTable('runs')
@@ -97,89 +97,6 @@ export async function transitionRun(
     .where('status', 'in', from)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
-}
-
-export async function runsToResume(db: Kysely<Database>): Promise<string[]> {
-  const rows = await db
-    .selectFrom('runs')
-    .select('id')
-    .where('status', 'in', ['queued', 'running'])
-    .orderBy('created_at')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-export async function cancelRequested(db: Kysely<Database>, id: string): Promise<boolean> {
-  const row = await db.selectFrom('runs').select('cancel_requested').where('id', '=', id).executeTakeFirst();
-  return (row?.cancel_requested ?? 0) === 1;
-}
-
-/** Per-sample rows are written once: a position already stored is skipped, never overwritten. */
-export async function insertSamples(db: Kysely<Database>, rows: RunSampleTable[]): Promise<void> {
-  // 25 columns a row: 1000 rows stay under SQLite's bound-parameter limit (32766).
-  await insertRows(db, 'run_samples', rows, 1000, (batch) =>
-    db
-      .insertInto('run_samples')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing()),
-  );
-}
-
-export async function insertGenerations(db: Kysely<Database>, rows: RunGenerationTable[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db
-    .insertInto('run_generations')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'side', 'position']).doNothing())
-    .execute();
-}
-
-/** The (evaluator, position) pairs of a launch already stored within [from, to). */
-export async function donePositions(
-  db: Kysely<Database>,
-  runId: string,
-  launch: number,
-  from: number,
-  to: number,
-): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('run_samples')
-    .select(['evaluator_id', 'position'])
-    .where('run_id', '=', runId)
-    .where('launch_index', '=', launch)
-    .where('position', '>=', from)
-    .where('position', '<', to)
-    .execute();
-  return new Set(rows.map((r) => `${r.evaluator_id}:${r.position}`));
-}
-
-export async function storedGenerations(
-  db: Kysely<Database>,
-  runId: string,
-  launch: number,
-  side: string,
-  from: number,
-  to: number,
-): Promise<Map<number, Selectable<RunGenerationTable>>> {
-  const rows = await db
-    .selectFrom('run_generations')
-    .selectAll()
-    .where('run_id', '=', runId)
-    .where('launch_index', '=', launch)
-    .where('side', '=', side)
-    .where('position', '>=', from)
-    .where('position', '<', to)
-    .execute();
-  return new Map(rows.map((r) => [r.position, r]));
-}
-
-export async function countSamples(db: Kysely<Database>, runId: string): Promise<number> {
-  const row = await db
-    .selectFrom('run_samples')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('run_id', '=', runId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 export async function listSamples(

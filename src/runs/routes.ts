@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../auth/guard.js';
+import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { streamRunEvents } from './events.js';
 import { listSamples } from './samples.js';
@@ -23,7 +24,8 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
-export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> = async (app, { ctx }) => {
+export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const ctx = service.runContext(deps);
   app.get(
     '/v1/evaluation/runs',
     {
@@ -73,7 +75,10 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> =
       },
     },
     async (req) =>
-      service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
+      service.withQueue(
+        ctx,
+        service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
+      ),
   );
 
   app.post(
@@ -121,7 +126,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: service.RunContext }> =
     },
     async (req, reply) => {
       const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
-      await streamRunEvents(ctx.db, run.id, req, reply);
+      await streamRunEvents(ctx, run.id, req, reply);
     },
   );
 };

@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
+import { findDataset } from '../catalog/datasets/repository.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
-import type { EvaluatorSnapshot, PlannedSide, RunPlan, SideName } from '../engine/plan.js';
+import type { Deps } from '../deps.js';
+import type { EvaluatorSnapshot, Layout, PlannedSide, RunPlan, SideName } from '../engine/plan.js';
 import { formatRange, launchesOf, parseRange } from '../engine/plan.js';
-import type { JobRunner } from '../engine/runner.js';
+import { runMetrics } from '../engine/progress.js';
+import type { RunQueue } from '../engine/run-queue.js';
+import { countersOf, liveWorkers } from '../engine/store.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
@@ -27,8 +31,28 @@ export interface RunContext {
   db: Kysely<Database>;
   environments: readonly string[];
   catalog: RunCatalog;
-  runner: JobRunner;
+  queue: RunQueue;
+  /** A worker that has not beaten its heartbeat for this long is not counted as live. */
+  workerTtlMs: number;
 }
+
+/** The run rules over the service's parts. */
+export function runContext(deps: Deps): RunContext {
+  return {
+    db: deps.db,
+    environments: deps.config.runs.environments,
+    queue: deps.queue,
+    workerTtlMs: WORKER_TTL_MS,
+    catalog: {
+      findDataset: (projectId, ref) => findDataset(deps.db, projectId, ref),
+      resolveModel: deps.resolveModel,
+      sandbox: () => deps.sandbox.status(),
+    },
+  };
+}
+
+/** Workers beat every second; one silent for ten is gone. */
+const WORKER_TTL_MS = 10_000;
 
 const VARIANT_FIELDS: Record<string, string[]> = {
   dataset: ['dataset'],
@@ -184,7 +208,16 @@ function sideView(side: PlannedSide | null): ResolvedSource | null {
   return view;
 }
 
+/** Stored at the end; while the run executes, read from the counters every executing process increments. */
+function metricsOf(row: repo.RunRow): JsonObject | null {
+  if ((TERMINAL as readonly string[]).includes(row.status)) return parseJson<JsonObject | null>(row.metrics, null);
+  const layout = parseJson<Layout | null>(row.layout, null);
+  return runMetrics(countersOf(row), layout, row.started_at, null) as unknown as JsonObject;
+}
+
 export function toRun(row: repo.RunRow): Run {
+  const terminal = (TERMINAL as readonly string[]).includes(row.status);
+  const counters = countersOf(row);
   const plan = parseJson<RunPlan | null>(row.plan, null);
   const datasetIds = parseJson<string[]>(row.dataset_ids, []);
   return {
@@ -204,9 +237,9 @@ export function toRun(row: repo.RunRow): Run {
     ground_truth: sideView(plan?.sides.ground_truth ?? null),
     baseline: sideView(plan?.sides.baseline ?? null),
     results: parseJson<RunResults | null>(row.results, null),
-    metrics: parseJson<JsonObject | null>(row.metrics, null),
+    metrics: metricsOf(row),
     config: parseJson<JsonObject | null>(row.config, null),
-    spend: row.spend,
+    spend: terminal ? row.spend : counters.judge_cost + counters.generation_cost,
     metadata: parseJson<JsonObject | null>(row.metadata, null),
     environment: row.environment,
   };
@@ -363,8 +396,8 @@ export async function createRun(
     const existing = await repo.findRunByIdempotencyKey(ctx.db, projectId, idempotencyKey ?? '');
     if (existing) return sameRequest(existing, requestHash);
   }
-  await ctx.runner.enqueue(row.id);
-  return toRun({ ...row, container_label: container.label });
+  await ctx.queue.submit({ id: row.id, environment: row.environment });
+  return withQueue(ctx, toRun({ ...row, ...ZERO, container_label: container.label }));
 }
 
 function sameRequest(existing: repo.RunRow, requestHash: string): Run {
@@ -420,6 +453,39 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
     finished_at: now,
     updated_at: now,
   });
-  await ctx.runner.cancel(id);
+  await ctx.queue.cancel(id);
   return toRun(await requireRun(ctx.db, projectId, id));
+}
+
+const ZERO = {
+  done_positions: 0,
+  total_positions: 0,
+  judge_calls: 0,
+  judge_prompt_tokens: 0,
+  judge_completion_tokens: 0,
+  judge_unpriced_calls: 0,
+  judge_cost: 0,
+  generation_calls: 0,
+  generation_prompt_tokens: 0,
+  generation_completion_tokens: 0,
+  generation_unpriced_calls: 0,
+  generation_cost: 0,
+  layout: null,
+  abandoned: null,
+  progress_at: null,
+};
+
+/** Whether anything can execute a queued run: the live workers of its environment. */
+export async function queueState(
+  ctx: RunContext,
+  environment: string,
+): Promise<{ environment: string; live_workers: number; waiting_for_worker: boolean }> {
+  const live = (await liveWorkers(ctx.db, environment, ctx.workerTtlMs)).length;
+  return { environment, live_workers: live, waiting_for_worker: live === 0 };
+}
+
+/** A queued run says in its metrics whether its environment has a live worker to execute it. */
+export async function withQueue(ctx: RunContext, run: Run): Promise<Run> {
+  if (run.status !== 'queued') return run;
+  return { ...run, metrics: { ...(run.metrics ?? {}), queue: await queueState(ctx, run.environment) } };
 }

@@ -151,6 +151,51 @@ describe('model registry', () => {
     expect(withKey.body).toMatchObject({ has_api_key: true, api_key_last4: '1234' });
   });
 
+  it('stores per-minute limits (null by default), patches them and gives them to resolution', async () => {
+    const p = h.admin.projectId;
+    const plain = await register({ label: 'unlimited' });
+    expect(plain.body).toMatchObject({ requests_per_minute: null, tokens_per_minute: null });
+    expect((await resolveModel(ctx(), p, 'unlimited')).limits).toEqual({ rpm: null, tpm: null });
+
+    const limited = await register({
+      label: 'limited',
+      requests_per_minute: 600,
+      tokens_per_minute: 10_000_000,
+    });
+    expect(limited.status).toBe(201);
+    expect(limited.body).toMatchObject({ requests_per_minute: 600, tokens_per_minute: 10_000_000 });
+    expect((await resolveModel(ctx(), p, 'limited')).limits).toEqual({ rpm: 600, tpm: 10_000_000 });
+
+    const patched = await h.call('PATCH', '/v1/models/limited', {
+      body: { requests_per_minute: null, tokens_per_minute: 5000 },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ requests_per_minute: null, tokens_per_minute: 5000 });
+    await h.call('PATCH', '/v1/models/limited', { body: { context_window: 4096 } });
+    const got = await h.call('GET', `/v1/models/${limited.body.model_id}`);
+    expect(got.body).toMatchObject({
+      requests_per_minute: null,
+      tokens_per_minute: 5000,
+      context_window: 4096,
+    });
+    expect((await resolveModel(ctx(), p, 'limited')).limits).toEqual({ rpm: null, tpm: 5000 });
+    expect(
+      (await h.call('PATCH', '/v1/models/limited', { body: { requests_per_minute: 1 } })).body,
+    ).toMatchObject({ requests_per_minute: 1, tokens_per_minute: 5000 });
+
+    for (const field of ['requests_per_minute', 'tokens_per_minute']) {
+      for (const value of [0, -5, 2.5, 10_000_001, '100']) {
+        const created = await register({ label: 'bad-limit', [field]: value });
+        expect(created.status, `${field}=${value}`).toBe(422);
+        expect(created.body.detail.map((d: any) => d.loc)).toContainEqual(['body', field]);
+        const patch = await h.call('PATCH', '/v1/models/limited', { body: { [field]: value } });
+        expect(patch.status, `${field}=${value}`).toBe(422);
+        expect(patch.body.detail.map((d: any) => d.loc)).toContainEqual(['body', field]);
+      }
+    }
+    expect((await h.call('GET', '/v1/models/bad-limit')).status).toBe(404);
+  });
+
   it('checks fallbacks, labels and fields (422) and label clashes (409)', async () => {
     await register({ label: 'base' });
     const ok = await register({
@@ -201,6 +246,8 @@ describe('GET /v1/models and resolution', () => {
       owned_by: 'openai',
       input_price_per_mtok: 0.15,
       output_price_per_mtok: 0.6,
+      requests_per_minute: null,
+      tokens_per_minute: null,
     });
     expect(mini.price_as_of).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(mini.price_source).toMatch(/^https:\/\//);
@@ -283,6 +330,7 @@ describe('GET /v1/models and resolution', () => {
       defaultParameters: {},
       fallbacks: [],
       checkAddress: false,
+      limits: { rpm: null, tpm: null },
     });
     expect(await resolveModel(ctx(), p, 'openai/gpt-4o-2024-08-06')).toMatchObject({
       inputPricePerMtok: 2.5,
@@ -323,6 +371,7 @@ describe('GET /v1/models and resolution', () => {
       defaultParameters: { max_tokens: 100 },
       fallbacks: ['openai/gpt-4o-mini'],
       checkAddress: true,
+      limits: { rpm: null, tpm: null },
     });
     expect((await resolveModel(ctx(), p, reg.body.model_id)).slug).toBe(reg.body.model_id);
     // Another project cannot use it.

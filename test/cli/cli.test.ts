@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { createServices } from '../../src/services.js';
 import { testDbKind } from '../helpers/databases.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -106,9 +107,10 @@ describe.skipIf(testDbKind() === 'postgres')('evalgate CLI', { concurrent: true 
     expect(listed.stdout).not.toContain(readerKey.slice(10));
 
     // An app on the same database (and the pepper the CLI generated in the data directory).
-    const app: App = await createApp(
+    const services = await createServices(
       loadConfig({ EVALGATE_DATA_DIR: dir, EVALGATE_LOG_LEVEL: 'silent', EVALGATE_KEY_CACHE_MS: '0' }),
     );
+    const app: App = await createApp(services);
     try {
       await app.server.listen({ host: '127.0.0.1', port: 0 });
       const { port } = app.server.server.address() as { port: number };
@@ -129,6 +131,7 @@ describe.skipIf(testDbKind() === 'postgres')('evalgate CLI', { concurrent: true 
       expect((await get(readerKey)).status).toBe(401);
     } finally {
       await app.close();
+      await services.close();
     }
 
     const [after, unknownKey, unknownProject] = await Promise.all([

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ModelGate } from '../../src/engine/model-gate.js';
 import { layout, type PlannedSide, type RunPlan } from '../../src/engine/plan.js';
 import { pairwiseScore } from '../../src/scoring/judge/scorer.js';
 import { render, variablesOf } from '../../src/scoring/judge/template.js';
@@ -65,44 +64,5 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('engine units', () 
     });
     expect(text).toBe('Q: user: hi A: hello E:  T: greeting');
     expect(variablesOf('{{expected}} and {{metadata.a}}')).toEqual(new Set(['expected', 'metadata']));
-  });
-
-  it('pauses a model lane on 429 and resumes after Retry-After', async () => {
-    const gate = new ModelGate({ concurrency: 2, transientRetries: 1, maxRateLimitWaits: 5 });
-    let calls = 0;
-    const started = Date.now();
-    const result = await gate.run(
-      'm',
-      async () => {
-        calls++;
-        if (calls === 1) throw new ApiError('rate_limit_exceeded', 'slow down', { retry_after: 1 });
-        return 'ok';
-      },
-      new AbortController().signal,
-    );
-    expect(result).toBe('ok');
-    expect(calls).toBe(2);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-  });
-
-  it('bounds calls in flight per model', async () => {
-    const gate = new ModelGate({ concurrency: 3, transientRetries: 0, maxRateLimitWaits: 0 });
-    let inFlight = 0;
-    let peak = 0;
-    await Promise.all(
-      Array.from({ length: 20 }, () =>
-        gate.run(
-          'm',
-          async () => {
-            inFlight++;
-            peak = Math.max(peak, inFlight);
-            await new Promise((r) => setTimeout(r, 5));
-            inFlight--;
-          },
-          new AbortController().signal,
-        ),
-      ),
-    );
-    expect(peak).toBe(3);
   });
 });

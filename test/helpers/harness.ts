@@ -1,6 +1,8 @@
 import { type App, createApp } from '../../src/app.js';
 import { createKey } from '../../src/auth/key-store.js';
 import { type Config, loadConfig } from '../../src/config.js';
+import { createWorker, type Worker } from '../../src/executor/worker.js';
+import { createServices, type Services } from '../../src/services.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { ContractChecker } from './contract.js';
 import { type FreshDatabase, freshDatabase } from './databases.js';
@@ -31,6 +33,9 @@ export interface TestKey {
 export interface Harness {
   url: string;
   app: App;
+  services: Services;
+  /** The run executor of this process (null when the config leaves execution to other processes). */
+  worker: Worker | null;
   config: Config;
   database: FreshDatabase;
   /** A key with every permission in the harness's main project. */
@@ -55,7 +60,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     EVALGATE_KEY_PEPPER: 'test-pepper-0123456789abcdef',
     ...options.env,
   });
-  const app = await createApp(config);
+  const services = await createServices(config);
+  const app = await createApp(services);
+  // As `serve` does: in the inline mode the process executes runs itself.
+  const worker =
+    config.runs.executor === 'inline' && config.runs.serveExecutes ? await createWorker(services) : null;
+  await worker?.start();
   await app.server.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -96,6 +106,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   return {
     url,
     app,
+    services,
+    worker,
     config,
     database,
     admin,
@@ -103,6 +115,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     key,
     async close() {
       await app.close();
+      await worker?.close();
+      await services.close();
       if (!options.database) await database.drop();
     },
   };

@@ -17,6 +17,7 @@ const PERMISSIONS: Record<string, string> = {
   'GET /v1/evaluators/{evaluator}': 'evaluators:read',
   'PATCH /v1/evaluators/{evaluator}': 'evaluators:write',
   'DELETE /v1/evaluators/{evaluator_id}': 'evaluators:write',
+  'GET /metrics': 'metrics:read',
 };
 
 let h: Harness;
@@ -94,8 +95,11 @@ describe('authentication on every documented route', () => {
   });
 
   it('answers 403 permission_denied for a valid key without the permission', async () => {
-    const { key } = await h.key(['metrics:read']);
+    // Only /metrics takes metrics:read: every other route refuses that key, and /metrics refuses keys:read.
+    const metrics = await h.key(['metrics:read']);
+    const keysOnly = await h.key(['keys:read']);
     for (const r of routes) {
+      const key = name(r) === 'GET /metrics' ? keysOnly.key : metrics.key;
       const res = await send(r, key);
       await expectError(r, res, 403, 'permission_denied');
       if (PERMISSIONS[name(r)]) expect(res.body.error.details).toEqual({ required: PERMISSIONS[name(r)] });

@@ -32,6 +32,7 @@ export function modelAt(baseUrl: string, overrides: Partial<ResolvedModel> = {})
     defaultParameters: {},
     fallbacks: [],
     checkAddress: false,
+    limits: { rpm: null, tpm: null },
     ...overrides,
   };
 }

@@ -9,8 +9,11 @@ let judgeId: string;
 
 beforeAll(async () => {
   mock = await startMockUpstream({ reply: () => ({ json: { score: 0.8, reasoning: 'fine' } }) });
-  // No retries inside the provider layer, so every upstream failure reaches the run's own handling.
-  h = await startHarness({ env: { EVALGATE_UPSTREAM_RETRIES: '0', EVALGATE_MODEL_CONCURRENCY: '4' } });
+  // One owner of retries: the provider layer retries transport failures (once here); the run only
+  // waits out 429s. A failing judge call therefore costs exactly 1 + EVALGATE_UPSTREAM_RETRIES attempts.
+  h = await startHarness({
+    env: { EVALGATE_UPSTREAM_RETRIES: '1', EVALGATE_UPSTREAM_RETRY_BASE_MS: '10', EVALGATE_MODEL_CONCURRENCY: '4' },
+  });
   await h.call('POST', '/v1/models', {
     body: { label: 'judge', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'j' },
   });
@@ -63,6 +66,16 @@ describe('run rate control and provider errors', () => {
     mock.fail({ status: 503, times: 1 });
     const transient = await finished((await h.call('POST', '/v1/evaluation/runs', { body })).body.id);
     expect(transient.results.per_model[0].per_eval[judgeId]).toMatchObject({ num_scored: 6, num_errors: 0 });
+    expect(mock.stats.requests).toBe(7);
+
+    // Two 503s in a row exhaust the one retry: that position is an error, after exactly two attempts.
+    mock.reset();
+    mock.fail({ status: 503, times: 2, match: (req) => req.lastUserText.includes('Rate a3') });
+    const exhausted = await finished((await h.call('POST', '/v1/evaluation/runs', { body })).body.id);
+    expect(exhausted.results.per_model[0].per_eval[judgeId]).toMatchObject({ num_scored: 5, num_errors: 1 });
+    // Five answered positions and two attempts at the failing one.
+    expect(mock.stats.requests).toBe(7);
+    expect(exhausted.metrics.judge.calls).toBe(5);
 
     mock.reset();
     mock.fail({ status: 400, message: 'context length exceeded', times: 1 });

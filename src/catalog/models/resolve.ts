@@ -66,6 +66,7 @@ function resolveFrontier(
     fallbacks: [],
     // The operator's own base URL is trusted; only project-registered upstreams are re-checked.
     checkAddress: false,
+    limits: { rpm: null, tpm: null },
   };
 }
 
@@ -113,5 +114,6 @@ export async function resolveModel(
     defaultParameters: parseJson<JsonObject>(row.default_parameters, {}),
     fallbacks: parseJson<string[]>(row.fallbacks, []),
     checkAddress: true,
+    limits: { rpm: row.rpm_limit, tpm: row.tpm_limit },
   };
 }

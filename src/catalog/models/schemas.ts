@@ -30,6 +30,14 @@ export const DefaultParameters = Type.Object(
   { additionalProperties: true, description: 'temperature, max_tokens, top_p, seed, system, stop, …' },
 );
 
+/** A per-minute budget for the calls evaluation runs make to the model, across all workers; null: none. */
+const PerMinute = (what: string) =>
+  Type.Integer({
+    minimum: 1,
+    maximum: 10_000_000,
+    description: `${what} per minute for evaluation-run calls to this model, across all workers (not the gateway route)`,
+  });
+
 const Fallbacks = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
   maxItems: 8,
   description: 'Model slugs tried in order when this model is unavailable',
@@ -61,6 +69,8 @@ export const RegisterModel = Type.Object(
     context_window: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100_000_000 }))),
     default_parameters: Type.Optional(Nullable(DefaultParameters)),
     fallbacks: Type.Optional(Nullable(Fallbacks)),
+    requests_per_minute: Type.Optional(Nullable(PerMinute('Requests'))),
+    tokens_per_minute: Type.Optional(Nullable(PerMinute('Tokens (prompt + completion)'))),
     metadata: Type.Optional(Nullable(FreeObject())),
   },
   { additionalProperties: false },
@@ -83,6 +93,8 @@ export const PatchModel = Type.Object(
     context_window: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100_000_000 }))),
     default_parameters: Type.Optional(Nullable(DefaultParameters)),
     fallbacks: Type.Optional(Nullable(Fallbacks)),
+    requests_per_minute: Type.Optional(Nullable(PerMinute('Requests'))),
+    tokens_per_minute: Type.Optional(Nullable(PerMinute('Tokens (prompt + completion)'))),
     metadata: Type.Optional(Nullable(FreeObject())),
   },
   { additionalProperties: false },
@@ -112,6 +124,8 @@ export const Model = Type.Object({
   context_window: Nullable(Type.Integer()),
   default_parameters: FreeObject(),
   fallbacks: Type.Array(Type.String()),
+  requests_per_minute: Nullable(Type.Integer({ description: 'Registered models only; null: no limit' })),
+  tokens_per_minute: Nullable(Type.Integer({ description: 'Registered models only; null: no limit' })),
   price_as_of: Nullable(Type.String({ description: 'Date of the bundled price (frontier models)' })),
   price_source: Nullable(Type.String()),
   metadata: FreeObject(),

@@ -32,6 +32,8 @@ export function toModel(row: repo.ModelRow): Model {
     context_window: row.context_window,
     default_parameters: parseJson<JsonObject>(row.default_parameters, {}),
     fallbacks: parseJson<string[]>(row.fallbacks, []),
+    requests_per_minute: row.rpm_limit,
+    tokens_per_minute: row.tpm_limit,
     price_as_of: null,
     price_source: null,
     metadata: parseJson<JsonObject>(row.metadata, {}),
@@ -59,6 +61,8 @@ function frontierModel(provider: PriceEntry['provider'], name: string, price: Pr
     context_window: price?.contextWindow ?? null,
     default_parameters: {},
     fallbacks: [],
+    requests_per_minute: null,
+    tokens_per_minute: null,
     price_as_of: price?.asOf ?? null,
     price_source: price?.source ?? null,
     metadata: {},
@@ -153,6 +157,8 @@ export async function registerModel(
     input_price_per_mtok: body.input_price_per_mtok ?? null,
     output_price_per_mtok: body.output_price_per_mtok ?? null,
     context_window: body.context_window ?? null,
+    rpm_limit: body.requests_per_minute ?? null,
+    tpm_limit: body.tokens_per_minute ?? null,
     default_parameters: JSON.stringify(body.default_parameters ?? {}),
     fallbacks: JSON.stringify(fallbacks),
     metadata: JSON.stringify(body.metadata ?? {}),
@@ -190,6 +196,8 @@ export async function patchModel(
   if (body.input_price_per_mtok !== undefined) patch.input_price_per_mtok = body.input_price_per_mtok;
   if (body.output_price_per_mtok !== undefined) patch.output_price_per_mtok = body.output_price_per_mtok;
   if (body.context_window !== undefined) patch.context_window = body.context_window;
+  if (body.requests_per_minute !== undefined) patch.rpm_limit = body.requests_per_minute;
+  if (body.tokens_per_minute !== undefined) patch.tpm_limit = body.tokens_per_minute;
   if (body.default_parameters !== undefined)
     patch.default_parameters = JSON.stringify(body.default_parameters ?? {});
   if (body.metadata !== undefined) patch.metadata = JSON.stringify(body.metadata ?? {});

@@ -29,4 +29,9 @@ export interface ResolvedModel {
   fallbacks: string[];
   /** Registered upstreams are re-checked against the upstream safety policy on every connection. */
   checkAddress: boolean;
+  /**
+   * Per-minute budgets of the calls evaluation runs make to the model, across all workers (null: none).
+   * Registered models only; the gateway route does not apply them.
+   */
+  limits: { rpm: number | null; tpm: number | null };
 }

@@ -2,12 +2,16 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001_foundation.js';
 import * as m002 from './002_catalog.js';
 import * as m003 from './003_runs.js';
+import * as m004 from './004_scale_out.js';
+import * as m005 from './005_model_limits.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
   '001_foundation': m001,
   '002_catalog': m002,
   '003_runs': m003,
+  '004_scale_out': m004,
+  '005_model_limits': m005,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,5 +1,4 @@
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
-import { ApiError } from '../../shared/errors.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
 import { render, type TemplateValues, variablesOf } from './template.js';
 import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
@@ -201,11 +200,16 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
             return await scoreOne(input, signal);
           } catch (err) {
             if (signal.aborted) throw err;
-            const e = err instanceof ApiError ? err : null;
+            // Typed failures (upstream errors, a run that gave up on rate limits) keep their code.
+            const e = err as { code?: unknown; message?: unknown };
+            const known = err instanceof Error && typeof e.code === 'string';
             return outcome(
               { calls: 1, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' },
               {
-                error: { code: e?.code ?? 'judge_failed', message: e?.message ?? 'The judge call failed' },
+                error: {
+                  code: known ? String(e.code) : 'judge_failed',
+                  message: known ? String(e.message) : 'The judge call failed',
+                },
               },
             );
           }

@@ -1,0 +1,148 @@
+/**
+ * Fails when two folders import each other: `npm run check` runs this after `depcruise` with the same
+ * configuration. A unit is a top-level folder of the cruised directory (src/engine, src/runs, ...); a
+ * file directly in it (src/app.ts) is a unit of its own. The modules are collapsed to their units and
+ * every strongly connected component of more than one unit is printed with one example import per edge.
+ * Imports that load code count, static or dynamic; `import type` (erased by tsc and tsx) does not, as
+ * for Biome's noImportCycles and the `no-circular` rule.
+ *
+ * dependency-cruiser's own `scope: 'folder'` rules derive folders at every depth and name a dependency by
+ * the folder its target sits in directly, so they miss src/a → src/b/y.ts ↔ src/b → src/a/sub/x.ts and
+ * cycles through files in src/ itself; `collapse` only changes reporting, not validation.
+ *
+ *   node scripts/check-folders.mjs [dir, default src] [--config file, default .dependency-cruiser.cjs]
+ *
+ * Paths are relative to the working directory (as for `depcruise`). Exit 0: no cycle; 1: cycles; 2: the
+ * cruise found nothing to check (a wrong directory, or imports that no longer resolve).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { cruise } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+
+function parseArgs(argv) {
+  let config = '.dependency-cruiser.cjs';
+  let dir = 'src';
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--config') config = argv[++i];
+    else dir = argv[i];
+  }
+  return { config: path.resolve(config), dir: dir.replace(/\/+$/, '') };
+}
+
+/** The unit a module belongs to: `src/engine` for src/engine/plan.ts, `src/app.ts` for src/app.ts. */
+function unitOf(source, dir) {
+  if (!source.startsWith(`${dir}/`)) return null;
+  const first = source.slice(dir.length + 1).split('/')[0];
+  return `${dir}/${first}`;
+}
+
+/** Tarjan's algorithm; returns the components of more than one node, each sorted. */
+function cycles(graph) {
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const found = [];
+  let next = 0;
+  const visit = (node) => {
+    index.set(node, next);
+    low.set(node, next);
+    next += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node)?.keys() ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node), low.get(to)));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node), index.get(to)));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component = [];
+      let member;
+      do {
+        member = stack.pop();
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return found.sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+const sources = new Map();
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Whether an import is gone after compilation: an `import type` / `export type` statement. dependency-
+ * cruiser also calls `import { type A } from './a.js'` type-only, but under verbatimModuleSyntax that one
+ * still loads ./a.js (as `import {} from './a.js'`), so it is looked up in the file's text.
+ */
+function erased(source, dependency) {
+  if (!dependency.dependencyTypes.includes('type-only')) return false;
+  if (!sources.has(source)) sources.set(source, fs.readFileSync(source, 'utf8'));
+  const statement = new RegExp(
+    `\\b(import|export)\\s+type\\b[^;]*?\\bfrom\\s*['"]${escapeRegExp(dependency.module)}['"]`,
+  );
+  return statement.test(sources.get(source));
+}
+
+const { config, dir } = parseArgs(process.argv.slice(2));
+const options = await extractDepcruiseOptions(config);
+const tsConfig = options.tsConfig?.fileName ? extractTSConfig(options.tsConfig.fileName) : {};
+// Without an outputType the API returns the cruise result as an object (with 'json' it is a string).
+const { output } = await cruise([dir], { ...options, validate: false }, {}, { tsConfig });
+
+// unit -> unit -> { count, example: 'from → to' }
+const graph = new Map();
+let local = 0;
+for (const module of output.modules) {
+  const from = unitOf(module.source, dir);
+  if (!from) continue;
+  if (!graph.has(from)) graph.set(from, new Map());
+  for (const dependency of module.dependencies) {
+    const to = unitOf(dependency.resolved, dir);
+    // `import type` is erased before run time; type-only hubs such as src/deps.ts (the services' type)
+    // are imported from everywhere on purpose, so only imports that load code tie folders together.
+    if (!to || dependency.couldNotResolve || erased(module.source, dependency)) continue;
+    local += 1;
+    if (to === from) continue;
+    const edges = graph.get(from);
+    const edge = edges.get(to) ?? { count: 0, example: `${module.source} → ${dependency.resolved}` };
+    edge.count += 1;
+    edges.set(to, edge);
+  }
+}
+
+if (graph.size === 0 || local === 0) {
+  console.error(`check-folders: no imports between modules under ${dir}/ were found; nothing was checked.`);
+  process.exit(2);
+}
+
+const found = cycles(graph);
+if (found.length === 0) {
+  console.log(`check-folders: no import cycles between the ${graph.size} top-level units of ${dir}/.`);
+  process.exit(0);
+}
+
+for (const component of found) {
+  console.log(`\n  error no-folder-cycle: ${component.join(' ↔ ')}`);
+  for (const from of component) {
+    for (const to of component) {
+      const edge = graph.get(from)?.get(to);
+      if (!edge) continue;
+      const imports = edge.count === 1 ? '1 import' : `${edge.count} imports`;
+      console.log(`      ${from} → ${to} (${imports}), e.g. ${edge.example}`);
+    }
+  }
+}
+console.log(
+  `\nx ${found.length} folder cycle${found.length === 1 ? '' : 's'} in ${dir}/: no folder may import one ` +
+    'that imports it back (see .dependency-cruiser.cjs and scripts/check-folders.mjs).',
+);
+process.exit(1);

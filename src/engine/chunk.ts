@@ -1,0 +1,272 @@
+import type { Item } from '../catalog/items.js';
+import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
+import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
+import { type ScoreInput, type ScoreOutcome, type Scorer, ScorerSetupError } from '../scoring/types.js';
+import { nowIso } from '../shared/ids.js';
+import { isStop } from './errors.js';
+import type { EvaluatorSnapshot, Launch } from './plan.js';
+import { type ChunkItems, type ItemReader, isBlank, loadChunk, toMessages } from './positions.js';
+import type { RunState } from './run-state.js';
+import type { ScorerPool } from './scorer-pool.js';
+import * as store from './store.js';
+
+export interface ChunkDeps {
+  db: import('kysely').Kysely<import('../db/schema.js').Database>;
+  readItems: ItemReader;
+  scorers: ScorerPool;
+  createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
+  /** Whether code evaluators can run in this process (a sandbox, or the operator's opt-out). */
+  sandbox(): Promise<{ available: boolean; reason?: string }>;
+}
+
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+function generatedItem(base: Item | null, gen: { output: string | null } | undefined, model: string) {
+  if (!gen || gen.output === null) return null;
+  return {
+    id: base?.id ?? '',
+    input: base?.input ?? null,
+    output: gen.output,
+    expected: null,
+    metadata: { model },
+    raw: { generated_by: model, output: gen.output },
+  } satisfies Item;
+}
+
+/** `score >= pass_threshold` when a threshold is set, else the evaluator's own verdict, else unknown. */
+function passedOf(ev: EvaluatorSnapshot, o: Partial<ScoreOutcome>): number | null {
+  if (ev.pass_threshold !== null && typeof o.score === 'number') return o.score >= ev.pass_threshold ? 1 : 0;
+  return o.passed === null || o.passed === undefined ? null : o.passed ? 1 : 0;
+}
+
+const errorOf = (err: unknown): { code: string; message: string } => {
+  const e = err as { code?: unknown; message?: unknown };
+  return {
+    code: typeof e?.code === 'string' ? e.code : 'internal_error',
+    message: typeof e?.message === 'string' ? e.message : 'failed',
+  };
+};
+
+/** One chunk of one launch: positions [from, to). Idempotent: what is already stored is skipped. */
+export class ChunkWork {
+  constructor(
+    private readonly deps: ChunkDeps,
+    private readonly state: RunState,
+    private readonly launch: Launch,
+    private readonly from: number,
+    private readonly to: number,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  private get runId() {
+    return this.state.runId;
+  }
+
+  /** Generates (once) the completions of a generate side for the chunk's positions. */
+  private async generate(
+    side: 'sample' | 'ground_truth' | 'baseline',
+    launch: number,
+    model: string,
+    inputs: (Item | null)[],
+  ): Promise<Map<number, { output: string | null; error: string | null }>> {
+    const { from } = this;
+    const stored = await store.storedGenerations(this.deps.db, this.runId, launch, side, from, this.to);
+    const fresh: RunGenerationTable[] = [];
+    await Promise.all(
+      inputs.map(async (item, i) => {
+        const position = from + i;
+        if (stored.has(position) || item === null) return;
+        const row: RunGenerationTable = {
+          run_id: this.runId,
+          launch_index: launch,
+          side,
+          position,
+          model,
+          output: null,
+          error: null,
+          usage: null,
+          cost: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          latency_ms: null,
+          created_at: nowIso(),
+        };
+        try {
+          // The model's registry default_parameters are applied by the provider layer.
+          const request = { model, messages: toMessages(item.input), stream: false };
+          const result = await this.state.call('generation', model, request, this.signal);
+          row.output = result.text;
+          row.usage = json(result.usage);
+          row.cost = result.cost;
+          row.prompt_tokens = result.usage?.prompt_tokens ?? 0;
+          row.completion_tokens = result.usage?.completion_tokens ?? 0;
+          row.latency_ms = result.latencyMs;
+        } catch (err) {
+          if (this.signal.aborted || isStop(err)) throw this.signal.aborted ? this.signal.reason : err;
+          row.error = JSON.stringify(errorOf(err));
+        }
+        fresh.push(row);
+      }),
+    );
+    await store.insertGenerations(this.deps.db, fresh);
+    const outputs = new Map<number, { output: string | null; error: string | null }>();
+    for (const r of [...stored.values(), ...fresh]) {
+      outputs.set(Number(r.position), { output: r.error ? null : r.output, error: r.error });
+    }
+    return outputs;
+  }
+
+  private missingFor(ev: EvaluatorSnapshot, input: ScoreInput): boolean {
+    if (ev.type === 'code') return input.sample === null && input.groundTruth === null;
+    const needs = judgeNeeds(ev);
+    if (input.sample === null || isBlank(input.sample.output)) return true;
+    if (needs.expected && isBlank(input.groundTruth?.expected ?? input.sample.expected)) return true;
+    return needs.baseline && (input.baseline === null || isBlank(input.baseline.output));
+  }
+
+  /** The items of every side for the chunk, generated sides included. */
+  private async items(): Promise<{ items: ChunkItems; failed: Map<number, { code: string; message: string }> }> {
+    const { plan, layout } = this.state;
+    const { from, to, launch } = this;
+    const items = await loadChunk(plan, layout, this.deps.readItems, from, to);
+    const failed = new Map<number, { code: string; message: string }>();
+    if (plan.generated !== null && launch.model !== null) {
+      const source = plan.generated === 'sample' ? items.ground_truth : items.sample;
+      const gens = await this.generate(plan.generated, launch.index, launch.model, source);
+      items[plan.generated] = source.map((base, i) => {
+        const gen = gens.get(from + i);
+        if (base !== null && (!gen || gen.output === null)) {
+          const cause = gen?.error ? (JSON.parse(gen.error) as { code?: string }) : null;
+          failed.set(
+            from + i,
+            cause?.code === 'rate_limited'
+              ? { code: 'rate_limited', message: 'The generation model kept answering 429' }
+              : { code: 'generation_failed', message: 'The model did not generate an output for this position' },
+          );
+        }
+        return generatedItem(base, gen, launch.model ?? '');
+      });
+    }
+    const baselineSide = plan.sides.baseline;
+    if (baselineSide?.type === 'generate' && baselineSide.models[0]) {
+      const inputs = items.sample.map((s, i) => s ?? items.ground_truth[i] ?? null);
+      const gens = await this.generate('baseline', 0, baselineSide.models[0], inputs);
+      items.baseline = inputs.map((base, i) => generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? ''));
+    }
+    return { items, failed };
+  }
+
+  private scorer(ev: EvaluatorSnapshot): (run: (s: Scorer) => Promise<ScoreOutcome[]>) => Promise<ScoreOutcome[]> {
+    const key = `${this.runId}:${ev.id}:${this.launch.index}`;
+    const create = async (): Promise<Scorer> => {
+      if (ev.type !== 'code') {
+        return createJudgeScorer(ev, (request, signal) => this.state.call('judge', ev.model ?? '', request, signal));
+      }
+      const sandbox = await this.deps.sandbox();
+      if (!sandbox.available) {
+        throw new ScorerSetupError('sandbox_unavailable', `Code evaluators cannot run on this worker: ${sandbox.reason ?? 'no sandbox'}`);
+      }
+      return this.deps.createCodeScorer(ev);
+    };
+    return (run) => this.deps.scorers.use(this.runId, key, create, run);
+  }
+
+  /** Scores every position of the chunk not stored yet; returns the rows stored by this call. */
+  async run(): Promise<number> {
+    const { plan } = this.state;
+    const { db } = this.deps;
+    const done = await store.donePositions(db, this.runId, this.launch.index, this.from, this.to);
+    if (done.size >= (this.to - this.from) * plan.evaluators.length) return 0;
+    const abandoned = this.state.abandoned;
+    const { items, failed } = abandoned
+      ? { items: await loadChunk(plan, this.state.layout, this.deps.readItems, this.from, this.to), failed: new Map() }
+      : await this.items();
+    const rows: RunSampleTable[] = [];
+    await Promise.all(
+      plan.evaluators.map(async (ev) => {
+        const pending: ScoreInput[] = [];
+        for (let p = this.from; p < this.to; p++) {
+          if (done.has(`${ev.id}:${p}`)) continue;
+          const i = p - this.from;
+          const input: ScoreInput = {
+            position: p,
+            sample: items.sample[i] ?? null,
+            groundTruth: items.ground_truth[i] ?? null,
+            baseline: items.baseline[i] ?? null,
+          };
+          const failure = failed.get(p);
+          if (failure) rows.push(this.row(ev, input, 'error', { error: failure }));
+          else if (this.missingFor(ev, input)) rows.push(this.row(ev, input, 'missing', {}));
+          else if (abandoned) rows.push(this.row(ev, input, 'error', { error: abandoned }));
+          else pending.push(input);
+        }
+        if (pending.length === 0) return;
+        let outcomes: ScoreOutcome[];
+        try {
+          outcomes = await this.scorer(ev)((scorer) => scorer.scoreBatch(pending, this.signal));
+        } catch (err) {
+          if (!(err instanceof ScorerSetupError) || err.code !== 'sandbox_unavailable') throw err;
+          // This worker cannot sandbox: the evaluator's positions fail here, the other evaluators go on.
+          outcomes = pending.map(() => ({ ...EMPTY, error: { code: err.code, message: err.message } }));
+        }
+        outcomes.forEach((o, k) => {
+          rows.push(this.row(ev, pending[k]!, o.error ? 'error' : 'scored', o));
+        });
+      }),
+    );
+    const gaveUp = rows.some((r) => r.status === 'error' && r.error?.includes('"rate_limited"'));
+    if (gaveUp && !this.state.abandoned) {
+      await this.state.abandon({ code: 'rate_limited', message: 'The run gave up waiting on rate limits' });
+    }
+    return store.insertSamples(db, this.runId, rows);
+  }
+
+  private row(
+    ev: EvaluatorSnapshot,
+    input: ScoreInput,
+    status: 'scored' | 'error' | 'missing',
+    o: Partial<ScoreOutcome>,
+  ): RunSampleTable {
+    const s = input.sample;
+    const g = input.groundTruth;
+    const extra = o.extra ?? null;
+    return {
+      run_id: this.runId,
+      launch_index: this.launch.index,
+      evaluator_id: ev.id,
+      position: input.position,
+      item_id: s?.id ?? g?.id ?? null,
+      status,
+      score: status === 'scored' ? (o.score ?? null) : null,
+      passed: status === 'scored' ? passedOf(ev, o) : null,
+      reasoning: o.reason ?? null,
+      error: json(o.error ?? null),
+      logs: o.logs ?? null,
+      input: json(s?.input ?? g?.input ?? null),
+      output: json(s?.output ?? null),
+      expected: json(g?.expected ?? s?.expected ?? null),
+      baseline: json(input.baseline?.output ?? null),
+      usage: json(o.usage ?? null),
+      cost: o.cost ?? 0,
+      prompt_tokens: o.usage?.prompt_tokens ?? 0,
+      completion_tokens: o.usage?.completion_tokens ?? 0,
+      calls: Number((extra as { calls?: unknown } | null)?.calls ?? 0),
+      inconsistent: extra && 'inconsistent' in extra ? (extra.inconsistent ? 1 : 0) : null,
+      latency_ms: o.latencyMs ?? null,
+      extra: json(extra),
+      created_at: nowIso(),
+    };
+  }
+}
+
+const EMPTY: ScoreOutcome = {
+  score: null,
+  passed: null,
+  reason: null,
+  error: null,
+  logs: null,
+  usage: null,
+  cost: 0,
+  latencyMs: 0,
+  extra: {},
+};

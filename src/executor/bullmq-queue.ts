@@ -1,0 +1,84 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Listeners, type RunQueue, type RunQueueListener } from '../engine/run-queue.js';
+import { CHANNEL, connect, PREFIX, queueName, type RunMessage } from './bullmq-shared.js';
+
+/**
+ * The scale-out run queue on BullMQ: submitting adds a `prepare` job to the queue of the run's
+ * environment (a worker of that environment prepares the run and adds its flow of chunk jobs);
+ * cancelling publishes on a Redis channel every worker listens to, so running chunks stop within
+ * about a second wherever they are.
+ */
+export class BullRunQueue implements RunQueue {
+  private readonly queues = new Map<string, Queue>();
+  private readonly listeners = new Listeners();
+
+  private constructor(
+    private readonly redis: Redis,
+    private readonly subscriber: Redis,
+  ) {}
+
+  static async connect(url: string): Promise<BullRunQueue> {
+    const redis = connect(url);
+    const subscriber = connect(url);
+    const queue = new BullRunQueue(redis, subscriber);
+    await subscriber.subscribe(CHANNEL);
+    subscriber.on('message', (_channel: string, text: string) => {
+      try {
+        const message = JSON.parse(text) as RunMessage;
+        if (message.type === 'cancel') queue.listeners.cancelled(message.runId);
+      } catch {
+        // Not ours: ignore.
+      }
+    });
+    return queue;
+  }
+
+  private queue(environment: string): Queue {
+    let q = this.queues.get(environment);
+    if (!q) {
+      q = new Queue(queueName(environment), { connection: this.redis, prefix: PREFIX });
+      this.queues.set(environment, q);
+    }
+    return q;
+  }
+
+  async submit(run: { id: string; environment: string }): Promise<void> {
+    // The job id makes a resubmission of the same run a no-op.
+    await this.queue(run.environment).add(
+      'prepare',
+      { runId: run.id },
+      { jobId: `prepare-${run.id}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 1000 },
+    );
+    this.listeners.submitted(run.id, run.environment);
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const message: RunMessage = { type: 'cancel', runId };
+    await this.redis.publish(CHANNEL, JSON.stringify(message));
+  }
+
+  async depth(): Promise<Record<string, { waiting: number; active: number; delayed: number }>> {
+    const out: Record<string, { waiting: number; active: number; delayed: number }> = {};
+    for (const [env, q] of this.queues) {
+      const c = await q.getJobCounts('waiting', 'active', 'delayed', 'waiting-children');
+      out[env] = { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0 };
+    }
+    return out;
+  }
+
+  /** Makes `depth` report an environment's queue even before this process submitted to it. */
+  watch(environment: string): void {
+    this.queue(environment);
+  }
+
+  subscribe(listener: RunQueueListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.subscriber.quit().catch(() => {});
+    await this.redis.quit().catch(() => {});
+  }
+}
