@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ModelContext } from './catalog/models/resolve.js';
 import type { ResolvedModel } from './catalog/models/types.js';

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
@@ -22,7 +23,6 @@ import type { RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
 import { createRedisLimiter } from './ratelimit/redis.js';
 import { codeScorerOptions, createCodeScorer, sandboxStatus } from './scoring/code/scorer.js';
-import { randomBytes } from 'node:crypto';
 import { loadOrCreateSecret } from './shared/secrets.js';
 
 /** Everything the API (`createApp`) and the executor (`createWorker`) share, built once per process. */
@@ -61,8 +61,7 @@ async function createRunQueue(config: Config, database: DatabaseHandle): Promise
 export async function createServices(config: Config, options: ServicesOptions = {}): Promise<Services> {
   // An operator's own price table is read first, so that a broken file stops the start, not every call.
   if (config.pricesFile) priceTable(config.pricesFile);
-  const logger =
-    options.logger ?? pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
+  const logger = options.logger ?? pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
   const database = options.database ?? (await openDatabase(config.databaseUrl));
   await database.migrate();
   const workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -94,7 +93,8 @@ export async function createServices(config: Config, options: ServicesOptions = 
     pepper,
     secretKey,
     models,
-    resolveModel: (projectId: string, ref: string): Promise<ResolvedModel> => resolveModel(models, projectId, ref),
+    resolveModel: (projectId: string, ref: string): Promise<ResolvedModel> =>
+      resolveModel(models, projectId, ref),
     limiter: rateLimiter,
     auth: createAuthenticator(database.db, pepper, config.keyCacheMs),
     logWriter,

@@ -15,7 +15,8 @@ interface WorkerFlags {
 
 function positive(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a whole number ≥ 1, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new Error(`${name} must be a whole number ≥ 1, got "${raw}"`);
   return Number(raw);
 }
 
@@ -26,7 +27,13 @@ export function registerWorkerCommand(program: Command): void {
     .option(
       '--environment <name>',
       'environment whose runs to execute (repeatable; default: main)',
-      (value: string, all: string[]) => [...all, ...value.split(',').map((v) => v.trim()).filter(Boolean)],
+      (value: string, all: string[]) => [
+        ...all,
+        ...value
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      ],
       [],
     )
     .option('--concurrency <n>', 'chunks executed at once (EVALGATE_WORKER_CONCURRENCY)')

@@ -125,7 +125,10 @@ export class ChunkWork {
   }
 
   /** The items of every side for the chunk, generated sides included. */
-  private async items(): Promise<{ items: ChunkItems; failed: Map<number, { code: string; message: string }> }> {
+  private async items(): Promise<{
+    items: ChunkItems;
+    failed: Map<number, { code: string; message: string }>;
+  }> {
     const { plan, layout } = this.state;
     const { from, to, launch } = this;
     const items = await loadChunk(plan, layout, this.deps.readItems, from, to);
@@ -141,7 +144,10 @@ export class ChunkWork {
             from + i,
             cause?.code === 'rate_limited'
               ? { code: 'rate_limited', message: 'The generation model kept answering 429' }
-              : { code: 'generation_failed', message: 'The model did not generate an output for this position' },
+              : {
+                  code: 'generation_failed',
+                  message: 'The model did not generate an output for this position',
+                },
           );
         }
         return generatedItem(base, gen, launch.model ?? '');
@@ -151,20 +157,29 @@ export class ChunkWork {
     if (baselineSide?.type === 'generate' && baselineSide.models[0]) {
       const inputs = items.sample.map((s, i) => s ?? items.ground_truth[i] ?? null);
       const gens = await this.generate('baseline', 0, baselineSide.models[0], inputs);
-      items.baseline = inputs.map((base, i) => generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? ''));
+      items.baseline = inputs.map((base, i) =>
+        generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? ''),
+      );
     }
     return { items, failed };
   }
 
-  private scorer(ev: EvaluatorSnapshot): (run: (s: Scorer) => Promise<ScoreOutcome[]>) => Promise<ScoreOutcome[]> {
+  private scorer(
+    ev: EvaluatorSnapshot,
+  ): (run: (s: Scorer) => Promise<ScoreOutcome[]>) => Promise<ScoreOutcome[]> {
     const key = `${this.runId}:${ev.id}:${this.launch.index}`;
     const create = async (): Promise<Scorer> => {
       if (ev.type !== 'code') {
-        return createJudgeScorer(ev, (request, signal) => this.state.call('judge', ev.model ?? '', request, signal));
+        return createJudgeScorer(ev, (request, signal) =>
+          this.state.call('judge', ev.model ?? '', request, signal),
+        );
       }
       const sandbox = await this.deps.sandbox();
       if (!sandbox.available) {
-        throw new ScorerSetupError('sandbox_unavailable', `Code evaluators cannot run on this worker: ${sandbox.reason ?? 'no sandbox'}`);
+        throw new ScorerSetupError(
+          'sandbox_unavailable',
+          `Code evaluators cannot run on this worker: ${sandbox.reason ?? 'no sandbox'}`,
+        );
       }
       return this.deps.createCodeScorer(ev);
     };
@@ -179,7 +194,10 @@ export class ChunkWork {
     if (done.size >= (this.to - this.from) * plan.evaluators.length) return 0;
     const abandoned = this.state.abandoned;
     const { items, failed } = abandoned
-      ? { items: await loadChunk(plan, this.state.layout, this.deps.readItems, this.from, this.to), failed: new Map() }
+      ? {
+          items: await loadChunk(plan, this.state.layout, this.deps.readItems, this.from, this.to),
+          failed: new Map(),
+        }
       : await this.items();
     const rows: RunSampleTable[] = [];
     await Promise.all(

@@ -1,11 +1,5 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
-import type {
-  Database,
-  RunChunkTable,
-  RunGenerationTable,
-  RunSampleTable,
-  RunTable,
-} from '../db/schema.js';
+import type { Database, RunChunkTable, RunGenerationTable, RunSampleTable, RunTable } from '../db/schema.js';
 import { nowIso } from '../shared/ids.js';
 
 /**

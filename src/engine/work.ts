@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, RunChunkTable } from '../db/schema.js';
 import type { EngineMetrics } from '../observability/types.js';
-import type { Scorer } from '../scoring/types.js';
-import { ScorerSetupError } from '../scoring/types.js';
+import type { Scorer, ScorerSetupError } from '../scoring/types.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import { aggregate, type LaunchOutcome } from './aggregate.js';
@@ -67,7 +66,11 @@ export class Engine {
     if (!run || !['queued', 'running'].includes(run.status)) return null;
     if (run.cancel_requested === 1 && run.status === 'queued') {
       const now = nowIso();
-      await store.transitionRun(db, runId, ['queued'], { status: 'cancelled', finished_at: now, updated_at: now });
+      await store.transitionRun(db, runId, ['queued'], {
+        status: 'cancelled',
+        finished_at: now,
+        updated_at: now,
+      });
       return null;
     }
     const plan = parseJson<RunPlan | null>(run.plan, null);
@@ -91,7 +94,12 @@ export class Engine {
     }
     await store.insertLaunches(
       db,
-      plan.launches.map((l) => ({ run_id: runId, launch_index: l.index, model: l.model, call_id: newId('job') })),
+      plan.launches.map((l) => ({
+        run_id: runId,
+        launch_index: l.index,
+        model: l.model,
+        call_id: newId('job'),
+      })),
     );
     const chunks = chunksOf(runId, lay.positions, plan.launches.length, this.deps.chunkSize);
     const now = nowIso();
@@ -142,7 +150,7 @@ export class Engine {
   /** Scores the chunk's positions that are not stored yet. Throws the signal's reason when aborted. */
   async runChunk(ref: ChunkRef, signal: AbortSignal): Promise<void> {
     const run = await store.findRun(this.deps.db, ref.runId);
-    if (!run || run.status !== 'running') return;
+    if (run?.status !== 'running') return;
     if (run.cancel_requested === 1) throw new RunCancelled(ref.runId);
     const state = await this.state(ref.runId);
     if (run.abandoned && !state.abandoned) state.abandoned = parseJson(run.abandoned, null);

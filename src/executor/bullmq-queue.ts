@@ -48,7 +48,13 @@ export class BullRunQueue implements RunQueue {
     await this.queue(run.environment).add(
       'prepare',
       { runId: run.id },
-      { jobId: `prepare-${run.id}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 1000 },
+      {
+        jobId: `prepare-${run.id}`,
+        attempts: 10,
+        backoff: { type: 'exponential', delay: 1000 },
+        removeOnComplete: 1000,
+        removeOnFail: 1000,
+      },
     );
     this.listeners.submitted(run.id, run.environment);
   }

@@ -80,7 +80,9 @@ export class BullExecutor implements Executor {
       this.workers.push(worker);
     }
     this.heartbeat = setInterval(() => {
-      store.heartbeatWorker(this.db, o.workerId).catch((err: Error) => o.warn(`worker heartbeat: ${err.message}`));
+      store
+        .heartbeatWorker(this.db, o.workerId)
+        .catch((err: Error) => o.warn(`worker heartbeat: ${err.message}`));
     }, 1000);
     this.heartbeat.unref();
   }
@@ -127,7 +129,9 @@ export class BullExecutor implements Executor {
   private async chunk(ref: ChunkRef, jobSignal?: AbortSignal): Promise<void> {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal);
-    jobSignal?.addEventListener('abort', () => controller.abort(new RunInterrupted('shutdown')), { once: true });
+    jobSignal?.addEventListener('abort', () => controller.abort(new RunInterrupted('shutdown')), {
+      once: true,
+    });
     let set = this.active.get(ref.runId);
     if (!set) {
       set = new Set();

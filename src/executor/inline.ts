@@ -88,7 +88,13 @@ export class InlineExecutor implements Executor {
           if (run) await this.engine.prepareRun(id, run.environment);
         }
         while (!this.closed && this.active.size < o.concurrency) {
-          const claimed = await store.claimChunk(this.db, o.workerId, o.environments, o.leaseMs, o.skipLocked);
+          const claimed = await store.claimChunk(
+            this.db,
+            o.workerId,
+            o.environments,
+            o.leaseMs,
+            o.skipLocked,
+          );
           if (!claimed) break;
           this.startChunk(claimed);
         }
@@ -127,10 +133,12 @@ export class InlineExecutor implements Executor {
     try {
       await this.engine.runChunk(ref, signal);
       await store.completeChunk(this.db, ref, workerId);
-      if ((await store.countPendingChunks(this.db, ref.runId)) === 0) await this.engine.finalizeRun(ref.runId);
+      if ((await store.countPendingChunks(this.db, ref.runId)) === 0)
+        await this.engine.finalizeRun(ref.runId);
     } catch (err) {
       if (err instanceof ScorerSetupError) await this.engine.failRun(ref.runId, err).catch(() => {});
-      else if (!isStop(err)) this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
+      else if (!isStop(err))
+        this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
       if (err instanceof RunInterrupted && err.reason === 'lease_lost') return;
       if (!isStop(err) && !(err instanceof ScorerSetupError) && attempts >= MAX_ATTEMPTS) {
         await store.failChunk(this.db, ref).catch(() => {});

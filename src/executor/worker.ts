@@ -32,7 +32,9 @@ export function createEngine(services: Deps): Engine {
     db,
     readItems: read,
     countItems: (side) =>
-      side.type === 'dataset' ? countDatasetItems(db, side.ref ?? '') : countContainerLogs(db, side.ref ?? ''),
+      side.type === 'dataset'
+        ? countDatasetItems(db, side.ref ?? '')
+        : countContainerLogs(db, side.ref ?? ''),
     resolveModel: services.resolveModel,
     providers: services.providers,
     limiter: services.modelLimiter,

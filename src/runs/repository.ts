@@ -1,7 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import { insertRows } from '../db/bulk.js';
 import { isUniqueViolation } from '../db/database.js';
-import type { Database, RunGenerationTable, RunSampleTable, RunTable } from '../db/schema.js';
+import type { Database, RunSampleTable, RunTable } from '../db/schema.js';
 import type { Page } from '../http/schemas.js';
 
 export type RunRow = Selectable<RunTable> & { container_label: string | null };
@@ -79,7 +78,11 @@ export async function listRuns(
   return { rows, total: Number(count.n) };
 }
 
-export async function updateRun(db: Kysely<Database>, id: string, patch: Updateable<RunTable>): Promise<void> {
+export async function updateRun(
+  db: Kysely<Database>,
+  id: string,
+  patch: Updateable<RunTable>,
+): Promise<void> {
   await db.updateTable('runs').set(patch).where('id', '=', id).execute();
 }
 

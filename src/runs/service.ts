@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
-import { findDataset } from '../catalog/datasets/repository.js';
 import { requireContainer } from '../catalog/containers/service.js';
+import { findDataset } from '../catalog/datasets/repository.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -210,7 +210,8 @@ function sideView(side: PlannedSide | null): ResolvedSource | null {
 
 /** Stored at the end; while the run executes, read from the counters every executing process increments. */
 function metricsOf(row: repo.RunRow): JsonObject | null {
-  if ((TERMINAL as readonly string[]).includes(row.status)) return parseJson<JsonObject | null>(row.metrics, null);
+  if ((TERMINAL as readonly string[]).includes(row.status))
+    return parseJson<JsonObject | null>(row.metrics, null);
   const layout = parseJson<Layout | null>(row.layout, null);
   return runMetrics(countersOf(row), layout, row.started_at, null) as unknown as JsonObject;
 }

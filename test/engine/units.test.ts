@@ -3,7 +3,6 @@ import { layout, type PlannedSide, type RunPlan } from '../../src/engine/plan.js
 import { pairwiseScore } from '../../src/scoring/judge/scorer.js';
 import { render, variablesOf } from '../../src/scoring/judge/template.js';
 import { parsePairwise, parsePointwise } from '../../src/scoring/judge/verdict.js';
-import { ApiError } from '../../src/shared/errors.js';
 
 const side = (type: PlannedSide['type'], start: number, end: number, models: string[] = []): PlannedSide => ({
   type,

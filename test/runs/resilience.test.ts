@@ -12,7 +12,11 @@ beforeAll(async () => {
   // One owner of retries: the provider layer retries transport failures (once here); the run only
   // waits out 429s. A failing judge call therefore costs exactly 1 + EVALGATE_UPSTREAM_RETRIES attempts.
   h = await startHarness({
-    env: { EVALGATE_UPSTREAM_RETRIES: '1', EVALGATE_UPSTREAM_RETRY_BASE_MS: '10', EVALGATE_MODEL_CONCURRENCY: '4' },
+    env: {
+      EVALGATE_UPSTREAM_RETRIES: '1',
+      EVALGATE_UPSTREAM_RETRY_BASE_MS: '10',
+      EVALGATE_MODEL_CONCURRENCY: '4',
+    },
   });
   await h.call('POST', '/v1/models', {
     body: { label: 'judge', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'j' },
