@@ -11,6 +11,8 @@ export interface Config {
   /** `sqlite:<file>` (default, under dataDir) or `postgres://…`. */
   databaseUrl: string;
   redisUrl: string | null;
+  /** Every Redis key and channel of this deployment starts with it (`EVALGATE_REDIS_PREFIX`). */
+  redisPrefix: string;
   /** Server-side secret mixed into API key hashes; generated into dataDir when unset. */
   keyPepper: string | null;
   /** Requests per minute per API key, and the burst allowed on top of the steady rate. */
@@ -169,6 +171,14 @@ function environmentsOf(raw: string | undefined): string[] {
   return names.includes('main') ? names : ['main', ...names];
 }
 
+function redisPrefixOf(raw: string | undefined): string {
+  const value = text(raw) ?? 'evalgate';
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) {
+    throw new ConfigError(`EVALGATE_REDIS_PREFIX must be 1-64 letters, digits, _ or -, got "${value}"`);
+  }
+  return value;
+}
+
 function executorOf(raw: string | undefined, redisUrl: string | null): 'inline' | 'bullmq' {
   const value = text(raw) ?? 'inline';
   if (value !== 'inline' && value !== 'bullmq') {
@@ -286,6 +296,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     dataDir,
     databaseUrl: databaseUrl(flags.databaseUrl ?? text(env.EVALGATE_DATABASE_URL), dataDir),
     redisUrl,
+    redisPrefix: redisPrefixOf(env.EVALGATE_REDIS_PREFIX),
     keyPepper: pepper,
     rateLimit: {
       perMinute,

@@ -39,18 +39,27 @@ function createRateLimiter(config: Config): Promise<RateLimiter> | RateLimiter {
   return config.redisUrl ? createRedisLimiter(config.redisUrl, params) : createMemoryLimiter(params);
 }
 
-async function createModelLimiter(config: Config, workerId: string): Promise<ModelLimiter> {
+async function createModelLimiter(
+  config: Config,
+  workerId: string,
+  warn: (message: string) => void,
+): Promise<ModelLimiter> {
   // Only the scale-out executor spreads one run over processes; then the limits must be shared too.
   if (config.runs.executor !== 'bullmq' || !config.redisUrl) return createMemoryModelLimiter();
   const { createRedisModelLimiter } = await import('./engine/limiter-redis.js');
-  return createRedisModelLimiter({ url: config.redisUrl, workerId });
+  return createRedisModelLimiter({
+    url: config.redisUrl,
+    workerId,
+    prefix: `${config.redisPrefix}:limits`,
+    warn,
+  });
 }
 
 async function createRunQueue(config: Config, database: DatabaseHandle): Promise<RunQueue> {
   if (config.runs.executor === 'inline') return new InlineRunQueue(database.db);
   // Loaded only here, so that the embedded mode never imports BullMQ.
   const { BullRunQueue } = await import('./executor/bullmq-queue.js');
-  return BullRunQueue.connect(config.redisUrl ?? '');
+  return BullRunQueue.connect(config.redisUrl ?? '', config.redisPrefix, config.runs.environments);
 }
 
 /**
@@ -77,7 +86,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       : createLogWriter(database.db, config.logWriter);
   const providers = createProviders(config, models);
   const queue = await createRunQueue(config, database);
-  const modelLimiter = await createModelLimiter(config, workerId);
+  const modelLimiter = await createModelLimiter(config, workerId, warn);
   const metrics = createMetrics();
   metrics.setLogWriter(() => logWriter.stats());
   metrics.setQueueDepth(() => queue.depth());

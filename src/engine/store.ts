@@ -213,6 +213,12 @@ export async function extendLeases(
   return keys.filter((k) => !mine.has(`${k.runId}:${k.launch}:${k.chunk}`));
 }
 
+/** Records who executes a chunk taken from elsewhere (a BullMQ job), for observability and take-over. */
+export async function takeChunk(db: Db, key: ChunkKey, owner: string): Promise<void> {
+  await sql`update run_chunks set owner = ${owner}, attempts = attempts + 1, updated_at = ${nowIso()}
+    where ${chunkWhere(key)} and status = 'pending'`.execute(db);
+}
+
 /** Marks a chunk done (by whoever finished it: a retried chunk may finish twice, harmlessly). */
 export async function completeChunk(db: Db, key: ChunkKey, owner: string): Promise<void> {
   await sql`update run_chunks set status = 'done', owner = ${owner}, lease_expires_at = null,

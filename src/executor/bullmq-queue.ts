@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Listeners, type RunQueue, type RunQueueListener } from '../engine/run-queue.js';
-import { CHANNEL, connect, PREFIX, queueName, type RunMessage } from './bullmq-shared.js';
+import { channel, connect, queueName, type RunMessage } from './bullmq-shared.js';
 
 /**
  * The scale-out run queue on BullMQ: submitting adds a `prepare` job to the queue of the run's
@@ -16,13 +16,16 @@ export class BullRunQueue implements RunQueue {
   private constructor(
     private readonly redis: Redis,
     private readonly subscriber: Redis,
+    private readonly prefix: string,
   ) {}
 
-  static async connect(url: string): Promise<BullRunQueue> {
+  /** `environments`: the queues `depth` reports from the start. */
+  static async connect(url: string, prefix: string, environments: string[]): Promise<BullRunQueue> {
     const redis = connect(url);
     const subscriber = connect(url);
-    const queue = new BullRunQueue(redis, subscriber);
-    await subscriber.subscribe(CHANNEL);
+    const queue = new BullRunQueue(redis, subscriber, prefix);
+    for (const env of environments) queue.queue(env);
+    await subscriber.subscribe(channel(prefix));
     subscriber.on('message', (_channel: string, text: string) => {
       try {
         const message = JSON.parse(text) as RunMessage;
@@ -37,7 +40,7 @@ export class BullRunQueue implements RunQueue {
   private queue(environment: string): Queue {
     let q = this.queues.get(environment);
     if (!q) {
-      q = new Queue(queueName(environment), { connection: this.redis, prefix: PREFIX });
+      q = new Queue(queueName(environment), { connection: this.redis, prefix: this.prefix });
       this.queues.set(environment, q);
     }
     return q;
@@ -61,7 +64,7 @@ export class BullRunQueue implements RunQueue {
 
   async cancel(runId: string): Promise<void> {
     const message: RunMessage = { type: 'cancel', runId };
-    await this.redis.publish(CHANNEL, JSON.stringify(message));
+    await this.redis.publish(channel(this.prefix), JSON.stringify(message));
   }
 
   async depth(): Promise<Record<string, { waiting: number; active: number; delayed: number }>> {
@@ -71,11 +74,6 @@ export class BullRunQueue implements RunQueue {
       out[env] = { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0 };
     }
     return out;
-  }
-
-  /** Makes `depth` report an environment's queue even before this process submitted to it. */
-  watch(environment: string): void {
-    this.queue(environment);
   }
 
   subscribe(listener: RunQueueListener): () => void {

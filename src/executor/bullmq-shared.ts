@@ -1,9 +1,9 @@
 import { Redis, type RedisOptions } from 'ioredis';
 
-/** Every Evalgate key in Redis starts with this (BullMQ's own prefix option). */
-export const PREFIX = 'evalgate';
-/** Cancellations and run ends, for every process of the deployment. */
-export const CHANNEL = `${PREFIX}:runs`;
+/** Cancellations, for every process of the deployment (under EVALGATE_REDIS_PREFIX). */
+export function channel(prefix: string): string {
+  return `${prefix}:runs`;
+}
 
 /** A run's jobs go to the queue of its environment: `runs-<environment>`. */
 export function queueName(environment: string): string {

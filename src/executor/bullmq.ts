@@ -8,7 +8,7 @@ import type { RunQueue } from '../engine/run-queue.js';
 import * as store from '../engine/store.js';
 import type { ChunkRef, Engine } from '../engine/work.js';
 import { ScorerSetupError } from '../scoring/types.js';
-import { connect, PREFIX, queueName } from './bullmq-shared.js';
+import { connect, queueName } from './bullmq-shared.js';
 import type { Executor, ExecutorOptions } from './types.js';
 
 type JobData = { runId: string } | ChunkRef;
@@ -36,12 +36,12 @@ export class BullExecutor implements Executor {
     private readonly db: Kysely<Database>,
     private readonly engine: Engine,
     private readonly queue: RunQueue,
-    private readonly redisUrl: string,
+    private readonly redis: { url: string; prefix: string },
     private readonly options: ExecutorOptions,
   ) {}
 
   private connection(): Redis {
-    const redis = connect(this.redisUrl);
+    const redis = connect(this.redis.url);
     this.connections.push(redis);
     return redis;
   }
@@ -61,14 +61,14 @@ export class BullExecutor implements Executor {
         for (const c of this.active.get(runId) ?? []) c.abort(new RunCancelled(runId));
       },
     });
-    this.flow = new FlowProducer({ connection: this.connection(), prefix: PREFIX });
+    this.flow = new FlowProducer({ connection: this.connection(), prefix: this.redis.prefix });
     for (const environment of o.environments) {
       const worker = new Worker<JobData>(
         queueName(environment),
         (job, _token, signal) => this.process(environment, job, signal),
         {
           connection: this.connection(),
-          prefix: PREFIX,
+          prefix: this.redis.prefix,
           concurrency: o.concurrency,
           // A killed worker's job is taken back after its lock expires and the next stalled check.
           lockDuration: o.leaseMs,
@@ -139,6 +139,7 @@ export class BullExecutor implements Executor {
     }
     set.add(controller);
     try {
+      await store.takeChunk(this.db, ref, this.options.workerId);
       await this.engine.runChunk(ref, controller.signal);
       await store.completeChunk(this.db, ref, this.options.workerId);
     } catch (err) {

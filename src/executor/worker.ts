@@ -82,7 +82,13 @@ export async function createWorker(services: Deps, options: WorkerOptions = {}):
     });
   } else {
     const { BullExecutor } = await import('./bullmq.js');
-    executor = new BullExecutor(services.db, engine, services.queue, config.redisUrl ?? '', executorOptions);
+    executor = new BullExecutor(
+      services.db,
+      engine,
+      services.queue,
+      { url: config.redisUrl ?? '', prefix: config.redisPrefix },
+      executorOptions,
+    );
   }
   return {
     engine,
