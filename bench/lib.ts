@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -191,4 +192,129 @@ export async function api<T = any>(
   if (res.status >= 400)
     throw new Error(`${method} ${route} answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
   return json;
+}
+
+/**
+ * The Node arguments of `evalgate` child processes other than `serve`: the build when `dist/cli/main.js`
+ * is there (as `serverEntry`, which builds once per benchmark process), the sources through tsx otherwise.
+ */
+export function evalgateEntry(): string[] {
+  if (process.argv.includes('--tsx') || !fs.existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
+    return [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/cli/main.ts'];
+  }
+  return serverEntry();
+}
+
+export interface BenchWorker {
+  child: ChildProcess;
+  pid: number;
+  /** The last 64 kB of what the process wrote (stdout and stderr). */
+  output(): string;
+  /** SIGTERM and wait for the exit (no-op once it has exited). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `evalgate worker <args>` with `env` on top of this process's environment and waits for its banner
+ * ("Evalgate worker …"). Its stderr lines are passed on to this process's stderr, after `label`.
+ */
+export function startWorker(
+  env: Record<string, string>,
+  args: string[] = ['--environment', 'main'],
+  nodeArgs: string[] = [],
+  label = 'worker',
+  timeoutMs = 60_000,
+): Promise<BenchWorker> {
+  const child = spawn(process.execPath, [...nodeArgs, ...evalgateEntry(), 'worker', ...args], {
+    cwd: ROOT,
+    env: { ...(process.env as Record<string, string>), EVALGATE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const keep = (chunk: string) => {
+    text = (text + chunk).slice(-64 * 1024);
+  };
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    keep(`${line}\n`);
+    process.stderr.write(`[${label}] ${line}\n`);
+  });
+  const worker: BenchWorker = {
+    child,
+    pid: child.pid!,
+    output: () => text,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void worker.stop();
+      reject(new Error(`evalgate worker did not print its banner in ${timeoutMs} ms:\n${text}`));
+    }, timeoutMs);
+    let ready = false;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      keep(`${line}\n`);
+      if (!ready && line.includes('Evalgate worker')) {
+        ready = true;
+        clearTimeout(timer);
+        resolve(worker);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ready) reject(new Error(`evalgate worker exited (${code ?? signal}) before its banner:\n${text}`));
+    });
+  });
+}
+
+/** Busy CPU seconds of the whole machine so far (every CPU's non-idle time, from /proc/stat). */
+export function machineCpuSeconds(): number {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user).
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / 100;
+}
+
+/**
+ * Closed-loop load of exactly `requests` requests: `concurrency` callers, each sending the next request as
+ * soon as the last one's body has been read. From a cold pool, so its wall time includes opening the
+ * connections, as a run's does. Returns the successful requests per second over the whole time.
+ */
+export async function runRequests(spec: {
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  concurrency: number;
+  requests: number;
+}): Promise<{ requests: number; errors: number; seconds: number; rps: number }> {
+  const pool = new Pool(spec.origin, { connections: spec.concurrency, pipelining: 1 });
+  let next = 0;
+  let ok = 0;
+  let errors = 0;
+  async function caller(): Promise<void> {
+    while (next < spec.requests) {
+      next++;
+      try {
+        const res = await pool.request({ method: 'POST', path: spec.path, headers: spec.headers, body: spec.body });
+        for await (const _chunk of res.body) {
+          // Read to the end.
+        }
+        if (res.statusCode === 200) ok++;
+        else errors++;
+      } catch {
+        errors++;
+      }
+    }
+  }
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(spec.concurrency, spec.requests) }, () => caller()));
+  const seconds = (performance.now() - t0) / 1000;
+  await pool.close();
+  return { requests: ok, errors, seconds: Math.round(seconds * 1000) / 1000, rps: Math.round(ok / seconds) };
 }

@@ -27,6 +27,8 @@ export interface EngineDeps extends CallDeps {
   chunkSize: number;
   /** An unused scorer is closed after this long. */
   scorerIdleMs: number;
+  /** This process, recorded as the run's `process_id` by the process that prepares it. */
+  workerId: string;
 }
 
 /** One unit of work: positions [from, to) of one launch of a run. */
@@ -126,6 +128,7 @@ export class Engine {
       status: 'running',
       started_at: run.started_at ?? now,
       total_positions: lay.positions * plan.launches.length * plan.evaluators.length,
+      process_id: this.deps.workerId,
       updated_at: now,
     });
     return chunks;

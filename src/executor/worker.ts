@@ -47,6 +47,7 @@ export function createEngine(services: Deps): Engine {
     sandbox: () => services.sandbox.status(),
     chunkSize: config.runs.chunkSize,
     scorerIdleMs: config.runs.scorerIdleMs,
+    workerId: services.workerId,
   });
 }
 

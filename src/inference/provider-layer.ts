@@ -17,12 +17,7 @@ import { SseReader } from './sse.js';
 import type { ChatRequest, CompletionResult, ProviderCaller, Usage } from './types.js';
 import type { Upstream, UpstreamStats, UpstreamTarget } from './upstream.js';
 import type { UpstreamResponse } from './upstream-call.js';
-import {
-  CallAbortedError,
-  RetryableFailure,
-  transportFailure,
-  upstreamHttpError,
-} from './upstream-errors.js';
+import { CallAbortedError, transportFailure, UpstreamError, upstreamHttpError } from './upstream-errors.js';
 
 export interface ProviderLayerOptions {
   upstream: Upstream;
@@ -380,9 +375,10 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     try {
       json = JSON.parse(text);
     } catch {
-      throw new RetryableFailure('unreadable upstream response');
+      throw UpstreamError.retryable('unreadable upstream response');
     }
-    if (typeof json !== 'object' || json === null) throw new RetryableFailure('unreadable upstream response');
+    if (typeof json !== 'object' || json === null)
+      throw UpstreamError.retryable('unreadable upstream response');
     const translated = started.adapter.responseBody(json as JsonObject, started.ctx);
     return {
       started,

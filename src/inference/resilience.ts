@@ -1,7 +1,7 @@
 import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../shared/errors.js';
 import { type CancelSignal, onCancel } from './cancel.js';
-import { CallAbortedError, RetryableFailure } from './upstream-errors.js';
+import { CallAbortedError, UpstreamError } from './upstream-errors.js';
 
 export interface RetryPolicy {
   /** Attempts after the first, per model. */
@@ -46,7 +46,7 @@ export interface ResilientCall<T> {
   resolveFallback: ((slug: string) => Promise<ResolvedModel>) | null;
   policy: RetryPolicy;
   signal?: CancelSignal | undefined;
-  /** One attempt against one model; throws RetryableFailure for what is worth retrying. */
+  /** One attempt against one model; throws an `UpstreamError` of kind `retryable` for what is worth retrying. */
   attempt(model: ResolvedModel): Promise<T>;
 }
 
@@ -67,7 +67,7 @@ export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ valu
       try {
         return { value: await call.attempt(model), attempts };
       } catch (err) {
-        if (!(err instanceof RetryableFailure)) throw err;
+        if (!(err instanceof UpstreamError) || err.kind !== 'retryable') throw err;
         if (call.signal?.aborted) throw new CallAbortedError();
         failed.push({
           model: model.slug,
@@ -90,7 +90,9 @@ export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ valu
       }
     }
   }
-  throw new ApiError(
+  // Retries are spent here: the caller does not retry this one again.
+  throw new UpstreamError(
+    'fatal',
     'upstream_unavailable',
     `The upstream model provider is unavailable (${failed.length} failed attempt${failed.length === 1 ? '' : 's'})`,
     { attempts: failed },

@@ -2,7 +2,6 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { principalOf } from '../auth/guard.js';
-import { resolveModel } from '../catalog/models/resolve.js';
 import type { Deps } from '../deps.js';
 import { responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
@@ -61,13 +60,12 @@ function writable(raw: ServerResponse): Promise<void> {
 /** `POST /v1/chat/completions`: the OpenAI-compatible gateway, recorded as task logs. */
 export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const { providers, config } = deps;
-  const models = { db: deps.db, config, secretKey: deps.secretKey };
   const gateway = createGateway({
     db: deps.db,
     logWriter: deps.logWriter,
     recording: config.recording,
     modelCacheMs: config.modelCacheMs,
-    resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
+    resolveModel: deps.resolveModel,
   });
 
   app.post(

@@ -1,19 +1,48 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ResolvedModel } from '../catalog/models/types.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, type ErrorCode } from '../shared/errors.js';
 import type { CancelSignal } from './cancel.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { AddressBlockedError } from './upstream.js';
 
-/** A failure worth another attempt (connection error, timeout, 5xx): retried, then a fallback, then 503. */
-export class RetryableFailure extends Error {
-  override name = 'RetryableFailure';
+/**
+ * What an upstream failure means for whoever called: `retryable` (connection error, timeout, 5xx: worth
+ * another attempt, which the provider layer alone makes, with back-off and fallbacks), `rate_limited` (a
+ * 429: wait `retryAfterMs`, which evaluation runs do through their model limiter; the gateway passes it
+ * on), `fatal` (a 4xx: asking again gives the same answer). The one upstream error type: every owner of a
+ * retry decides by `kind`, never by message.
+ */
+export type UpstreamErrorKind = 'retryable' | 'rate_limited' | 'fatal';
+
+export class UpstreamError extends ApiError {
+  override name = 'UpstreamError';
+
   constructor(
-    /** Short and free of addresses: it ends up in the 503's details. */
-    readonly reason: string,
-    readonly upstreamStatus: number | null = null,
+    readonly kind: UpstreamErrorKind,
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> | null = null,
+    headers: Record<string, string> = {},
+    /** For `rate_limited`: how long the upstream asked us to wait. */
+    readonly retryAfterMs: number | null = null,
   ) {
-    super(reason);
+    super(code, message, details, [], headers);
+  }
+
+  /** A retryable failure of one attempt; `reason` is short and free of addresses (it ends up in a 503). */
+  static retryable(reason: string, upstreamStatus: number | null = null): UpstreamError {
+    return new UpstreamError('retryable', 'upstream_unavailable', reason, {
+      reason,
+      ...(upstreamStatus !== null ? { upstream_status: upstreamStatus } : {}),
+    });
+  }
+
+  get reason(): string {
+    return typeof this.details?.reason === 'string' ? this.details.reason : this.message;
+  }
+
+  get upstreamStatus(): number | null {
+    return typeof this.details?.upstream_status === 'number' ? this.details.upstream_status : null;
   }
 }
 
@@ -58,42 +87,42 @@ export function upstreamHttpError(
   status: number,
   headers: IncomingHttpHeaders,
   bodyText: string,
-): ApiError | RetryableFailure {
-  if (status >= 500 || status === 408) return new RetryableFailure(`upstream status ${status}`, status);
+): UpstreamError {
+  if (status >= 500 || status === 408) return UpstreamError.retryable(`upstream status ${status}`, status);
   const upstreamMessage = adapter.errorMessage(parseBody(bodyText));
   const details = { upstream_status: status, provider: model.provider, model: model.slug };
   if (status === 429) {
     const retryAfter = retryAfterSeconds(headers);
-    return new ApiError(
+    return new UpstreamError(
+      'rate_limited',
       'rate_limit_exceeded',
       upstreamMessage ?? `The upstream provider is rate limiting; retry in ${retryAfter} s`,
       { ...details, retry_after: retryAfter },
-      [],
       { 'Retry-After': String(retryAfter) },
+      retryAfter * 1000,
     );
   }
   const message = upstreamMessage ?? `The upstream provider answered ${status}`;
-  if (status === 404) return new ApiError('model_not_found', message, details);
-  if (status === 413) return new ApiError('payload_too_large', message, details);
-  return new ApiError('bad_request', message, details);
+  if (status === 404) return new UpstreamError('fatal', 'model_not_found', message, details);
+  if (status === 413) return new UpstreamError('fatal', 'payload_too_large', message, details);
+  return new UpstreamError('fatal', 'bad_request', message, details);
 }
 
 /** A transport-level failure (no usable answer) as what the gateway does about it. */
 export function transportFailure(err: unknown, signal: CancelSignal | undefined): Error {
   if (signal?.aborted) return new CallAbortedError();
-  if (err instanceof ApiError || err instanceof RetryableFailure) return err;
+  if (err instanceof ApiError) return err;
   const cause = err instanceof Error && err.cause instanceof AddressBlockedError ? err.cause : err;
   if (cause instanceof AddressBlockedError) {
-    return new ApiError('bad_request', cause.message, { reason: 'upstream_address_blocked' });
+    return new UpstreamError('fatal', 'bad_request', cause.message, { reason: 'upstream_address_blocked' });
   }
   const code =
     err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : 'connection error';
-  return new RetryableFailure(code);
+  return UpstreamError.retryable(code);
 }
 
 /** Milliseconds to wait before asking again when `err` is an upstream 429, else null. */
 export function rateLimitRetryMs(err: unknown): number | null {
-  if (!(err instanceof ApiError) || err.code !== 'rate_limit_exceeded') return null;
-  const seconds = Number(err.details?.retry_after ?? err.headers['Retry-After'] ?? 1);
-  return Math.max(100, (Number.isFinite(seconds) ? seconds : 1) * 1000);
+  if (!(err instanceof UpstreamError) || err.kind !== 'rate_limited') return null;
+  return Math.max(100, err.retryAfterMs ?? 1000);
 }

@@ -17,7 +17,7 @@ import * as service from './service.js';
 const tags = ['models'];
 
 export const modelRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const ctx: ModelContext = { db: deps.db, config: deps.config, secretKey: deps.secretKey };
+  const ctx: ModelContext = deps.models;
 
   app.get(
     '/v1/models',
