@@ -301,7 +301,12 @@ export async function runRequests(spec: {
     while (next < spec.requests) {
       next++;
       try {
-        const res = await pool.request({ method: 'POST', path: spec.path, headers: spec.headers, body: spec.body });
+        const res = await pool.request({
+          method: 'POST',
+          path: spec.path,
+          headers: spec.headers,
+          body: spec.body,
+        });
         for await (const _chunk of res.body) {
           // Read to the end.
         }

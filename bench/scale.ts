@@ -173,7 +173,9 @@ interface CountResult {
 
 async function main(): Promise<void> {
   const cores = os.availableParallelism();
-  log(`bench:scale — ${positions} positions, ${latencyMs} ms latency, concurrency ${concurrency}, workers ${workerCounts.join(',')}, ${cores} cores`);
+  log(
+    `bench:scale — ${positions} positions, ${latencyMs} ms latency, concurrency ${concurrency}, workers ${workerCounts.join(',')}, ${cores} cores`,
+  );
   const prefix = `egbench${randomBytes(4).toString('hex')}`;
   cleanups.push({
     name: 'redis keys',
@@ -286,7 +288,9 @@ async function main(): Promise<void> {
     const stopWorkers = () => Promise.all(workers.map((w) => w.stop())).then(() => {});
     cleanups.push({ name: `${n} workers`, run: stopWorkers });
     const started = await Promise.allSettled(
-      Array.from({ length: n }, (_, i) => startWorker(env, ['--environment', 'main'], nodeArgs, `worker ${i + 1}/${n}`)),
+      Array.from({ length: n }, (_, i) =>
+        startWorker(env, ['--environment', 'main'], nodeArgs, `worker ${i + 1}/${n}`),
+      ),
     );
     for (const s of started) if (s.status === 'fulfilled') workers.push(s.value);
     const failed = started.find((s) => s.status === 'rejected');
@@ -313,7 +317,9 @@ async function main(): Promise<void> {
       if (now - lastLog > 5000) {
         lastLog = now;
         const p = current.metrics?.progress;
-        log(`  ${round((now - t0) / 1000, 1)} s: ${status}, ${p?.done ?? '?'} / ${p?.total ?? '?'} positions`);
+        log(
+          `  ${round((now - t0) / 1000, 1)} s: ${status}, ${p?.done ?? '?'} / ${p?.total ?? '?'} positions`,
+        );
       }
       if (now - t0 > runTimeoutS * 1000) {
         throw new Error(
@@ -338,9 +344,7 @@ async function main(): Promise<void> {
       [run.id],
     );
     const chunksPerWorker = workers.map((w) =>
-      owners.rows
-        .filter((r) => r.owner?.includes(`:${w.pid}:`))
-        .reduce((a, r) => a + Number(r.n), 0),
+      owners.rows.filter((r) => r.owner?.includes(`:${w.pid}:`)).reduce((a, r) => a + Number(r.n), 0),
     );
     log(`${n} worker(s): stopping …`);
     await stopWorkers();

@@ -458,3 +458,23 @@ export async function countUnfinishedChunks(db: Db, runId: string): Promise<numb
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Owners of pending chunks whose lease is still running. */
+export async function leaseHolders(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom('run_chunks')
+    .select('owner')
+    .distinct()
+    .where('status', '=', 'pending')
+    .where('owner', 'is not', null)
+    .where('lease_expires_at', '>=', Date.now())
+    .execute();
+  return rows.map((r) => r.owner ?? '').filter(Boolean);
+}
+
+/** Gives back every lease of a dead owner at once, instead of waiting for them to expire. */
+export async function releaseOwner(db: Db, owner: string): Promise<void> {
+  await sql`update run_chunks set owner = null, lease_expires_at = null, updated_at = ${nowIso()}
+    where owner = ${owner} and status = 'pending'`.execute(db);
+  await removeWorker(db, owner);
+}

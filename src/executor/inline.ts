@@ -54,9 +54,22 @@ export class InlineExecutor implements Executor {
       },
       cancelled: (runId) => this.abortRun(runId, new RunCancelled(runId)),
     });
+    await this.releaseDeadNeighbours();
     this.heartbeat = setInterval(() => void this.beat(), Math.min(1000, o.leaseMs / 3));
     this.heartbeat.unref();
     this.loop = this.run();
+  }
+
+  /**
+   * Leases held by a process of this host that is gone (a restart after a crash) are given back now:
+   * waiting for them to expire would only delay the runs. Other hosts' leases expire as usual.
+   */
+  private async releaseDeadNeighbours(): Promise<void> {
+    for (const owner of await store.leaseHolders(this.db)) {
+      const [host, pid] = owner.split(':');
+      if (host !== this.options.host || Number(pid) === process.pid || alive(Number(pid))) continue;
+      await store.releaseOwner(this.db, owner);
+    }
   }
 
   private poke(): void {
@@ -180,5 +193,16 @@ export class InlineExecutor implements Executor {
     await this.loop;
     await this.engine.close();
     await store.removeWorker(this.db, this.options.workerId).catch(() => {});
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but is not ours to signal.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
