@@ -40,7 +40,9 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     await h.call('POST', '/v1/evaluators', {
       body: { type: 'judge', name: 'j', model: 'judge', prompt: 'Rate {{output}}' },
     });
-    workers.push(await startEvalgate(['worker', '--environment', 'a'], env, /Evalgate worker/));
+    workers.push(
+      await startEvalgate(['worker', '--environment', 'a', '--metrics-port', '0'], env, /Evalgate worker/),
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -75,6 +77,18 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     expect(run.status).toBe(201);
     await waitFor(async () => (await status(run.body.id)).status === 'completed', 30_000);
     expect([...(await owners(run.body.id))]).toEqual([await workerId(workers[0]!.pid)]);
+
+    // The worker's own metrics: protected by a key with metrics:read, and counting what it scored.
+    const url = /metrics on (http:\/\/\S+\/metrics)/.exec(workers[0]!.output())![1]!;
+    expect((await fetch(url)).status).toBe(401);
+    const denied = await fetch(url, { headers: { authorization: `Bearer ${(await h.key(['keys:read'])).key}` } });
+    expect(denied.status).toBe(403);
+    const res = await fetch(url, { headers: { authorization: `Bearer ${(await h.key(['metrics:read'])).key}` } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(Number(/^evalgate_positions_scored_total (\d+)/m.exec(text)?.[1])).toBe(20);
+    expect(text).toMatch(/^evalgate_upstream_calls_total\{[^}]*outcome="ok"[^}]*\} 20$/m);
+    expect(text).toMatch(/^evalgate_queue_depth\{[^}]*environment="a"/m);
   }, 60_000);
 
   it('keeps a run of an environment without workers queued, says so, and starts it when one appears', async () => {
