@@ -25,7 +25,8 @@ beforeAll(async () => {
     body: {
       type: 'code',
       name: 'exact',
-      source: 'def evaluate(sample, ground_truth, baseline):\n    return sample["output"] == ground_truth["expected"]\n',
+      source:
+        'def evaluate(sample, ground_truth, baseline):\n    return sample["output"] == ground_truth["expected"]\n',
     },
   });
 });
@@ -46,15 +47,14 @@ describe.skipIf(!hasBwrap)('code evaluator scorers', () => {
         },
       });
       expect(run.status, JSON.stringify(run.body)).toBe(201);
-      await waitFor(
-        async () => {
-          seen.push(descendants(process.pid, 'runner.py').length);
-          return (await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status === 'completed';
-        },
-        60_000,
-      );
+      await waitFor(async () => {
+        seen.push(descendants(process.pid, 'runner.py').length);
+        return (await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status === 'completed';
+      }, 60_000);
       const done = (await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body;
-      expect(done.results.per_model[0].per_eval[Object.keys(done.results.per_model[0].per_eval)[0]!]).toMatchObject({
+      expect(
+        done.results.per_model[0].per_eval[Object.keys(done.results.per_model[0].per_eval)[0]!],
+      ).toMatchObject({
         num_scored: 300,
         num_passed: 300,
       });

@@ -64,12 +64,13 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     });
   const status = async (id: string) => (await h.call('GET', `/v1/evaluation/runs/${id}`)).body;
   const workerId = async (pid: number) =>
-    (await h.services.db.selectFrom('workers').select('id').where('pid', '=', pid).executeTakeFirstOrThrow()).id;
+    (await h.services.db.selectFrom('workers').select('id').where('pid', '=', pid).executeTakeFirstOrThrow())
+      .id;
   const owners = async (runId: string) =>
     new Set(
-      (await h.services.db.selectFrom('run_chunks').select('owner').where('run_id', '=', runId).execute()).map(
-        (r) => r.owner,
-      ),
+      (
+        await h.services.db.selectFrom('run_chunks').select('owner').where('run_id', '=', runId).execute()
+      ).map((r) => r.owner),
     );
 
   it("executes a run only on its environment's workers", async () => {
@@ -81,9 +82,13 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     // The worker's own metrics: protected by a key with metrics:read, and counting what it scored.
     const url = /metrics on (http:\/\/\S+\/metrics)/.exec(workers[0]!.output())![1]!;
     expect((await fetch(url)).status).toBe(401);
-    const denied = await fetch(url, { headers: { authorization: `Bearer ${(await h.key(['keys:read'])).key}` } });
+    const denied = await fetch(url, {
+      headers: { authorization: `Bearer ${(await h.key(['keys:read'])).key}` },
+    });
     expect(denied.status).toBe(403);
-    const res = await fetch(url, { headers: { authorization: `Bearer ${(await h.key(['metrics:read'])).key}` } });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${(await h.key(['metrics:read'])).key}` },
+    });
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(Number(/^evalgate_positions_scored_total (\d+)/m.exec(text)?.[1])).toBe(20);
@@ -104,7 +109,9 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     let text = '';
     while (!text.includes('event: queue')) text += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
-    expect(text).toMatch(/event: queue\ndata: \{"environment":"b","live_workers":0,"waiting_for_worker":true\}/);
+    expect(text).toMatch(
+      /event: queue\ndata: \{"environment":"b","live_workers":0,"waiting_for_worker":true\}/,
+    );
     await new Promise((r) => setTimeout(r, 2000));
     const waiting = await status(run.body.id);
     expect(waiting.status).toBe('queued');
@@ -140,9 +147,9 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     await new Promise((r) => setTimeout(r, 1000));
     expect(mock.stats.requests - at).toBeLessThan(40);
     const done = await status(run.body.id);
-    expect(done.results.per_model[0].per_eval[Object.keys(done.results.per_model[0].per_eval)[0]!].break_reason).toBe(
-      'cancelled',
-    );
+    expect(
+      done.results.per_model[0].per_eval[Object.keys(done.results.per_model[0].per_eval)[0]!].break_reason,
+    ).toBe('cancelled');
     mock.set({ latencyMs: 0 });
   }, 60_000);
 });

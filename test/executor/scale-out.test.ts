@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
-import { freshDatabase, type FreshDatabase, testDbKind } from '../helpers/databases.js';
+import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { type EvalgateProcess, startEvalgate } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -113,14 +113,21 @@ for (const mode of ['inline', 'bullmq'] as const) {
 
     async function finished(id: string, timeoutMs: number) {
       await waitFor(
-        async () => ['completed', 'error', 'cancelled'].includes((await h.call('GET', `/v1/evaluation/runs/${id}`)).body.status),
+        async () =>
+          ['completed', 'error', 'cancelled'].includes(
+            (await h.call('GET', `/v1/evaluation/runs/${id}`)).body.status,
+          ),
         timeoutMs,
       );
       return (await h.call('GET', `/v1/evaluation/runs/${id}`)).body;
     }
 
     const chunkOwners = async (runId: string) =>
-      (await h.services.db.selectFrom('run_chunks').select(['owner', 'status', 'from_position', 'to_position']).where('run_id', '=', runId).execute());
+      await h.services.db
+        .selectFrom('run_chunks')
+        .select(['owner', 'status', 'from_position', 'to_position'])
+        .where('run_id', '=', runId)
+        .execute();
 
     it('shares a run between processes: every position judged exactly once', async () => {
       mock.reset();
@@ -128,7 +135,9 @@ for (const mode of ['inline', 'bullmq'] as const) {
       expect(run.status).toBe(201);
       const done = await finished(run.body.id, 60_000);
       expect(done.status).toBe('completed');
-      expect(done.results.per_model[0].per_eval[Object.keys(done.results.per_model[0].per_eval)[0]!]).toMatchObject({
+      expect(
+        done.results.per_model[0].per_eval[Object.keys(done.results.per_model[0].per_eval)[0]!],
+      ).toMatchObject({
         num_total: POSITIONS,
         num_scored: POSITIONS,
       });
@@ -145,14 +154,20 @@ for (const mode of ['inline', 'bullmq'] as const) {
       mock.reset();
       const victim = others.at(-1)!;
       const victimId = (
-        await h.services.db.selectFrom('workers').select('id').where('pid', '=', victim.pid).executeTakeFirstOrThrow()
+        await h.services.db
+          .selectFrom('workers')
+          .select('id')
+          .where('pid', '=', victim.pid)
+          .executeTakeFirstOrThrow()
       ).id;
       const run = await h.call('POST', '/v1/evaluation/runs', { body });
       const runId: string = run.body.id;
       // Let part of the run through, with the victim holding chunks, then hold every answer back.
       await waitFor(async () => {
         const chunks = await chunkOwners(runId);
-        return mock.stats.completed >= 600 && chunks.some((c) => c.owner === victimId && c.status === 'pending');
+        return (
+          mock.stats.completed >= 600 && chunks.some((c) => c.owner === victimId && c.status === 'pending')
+        );
       }, 30_000);
       gate.hold();
       // Longer than the ledger's flush interval: what was answered is counted before the kill.
@@ -171,7 +186,10 @@ for (const mode of ['inline', 'bullmq'] as const) {
       expect(perEval).toMatchObject({ num_total: POSITIONS, num_scored: POSITIONS, num_errors: 0 });
       const rows = await h.services.db
         .selectFrom('run_samples')
-        .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.count<string>('position').distinct().as('positions')])
+        .select((eb) => [
+          eb.fn.countAll<string>().as('n'),
+          eb.fn.count<string>('position').distinct().as('positions'),
+        ])
         .where('run_id', '=', runId)
         .executeTakeFirstOrThrow();
       expect(Number(rows.n)).toBe(POSITIONS);

@@ -34,7 +34,10 @@ export async function startEvalgate(
   let text = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`evalgate ${args[0]} did not start:\n${text}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`evalgate ${args[0]} did not start:\n${text}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       text += chunk.toString();
       if (ready.test(text)) {
