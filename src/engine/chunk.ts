@@ -1,7 +1,13 @@
 import type { Item } from '../catalog/items.js';
 import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
 import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
-import { type ScoreInput, type ScoreOutcome, type Scorer, ScorerSetupError } from '../scoring/types.js';
+import {
+  outcomeOf,
+  type ScoreInput,
+  type ScoreOutcome,
+  type Scorer,
+  ScorerSetupError,
+} from '../scoring/types.js';
 import { nowIso } from '../shared/ids.js';
 import { isStop } from './errors.js';
 import type { EvaluatorSnapshot, Launch } from './plan.js';
@@ -225,7 +231,7 @@ export class ChunkWork {
         } catch (err) {
           if (!(err instanceof ScorerSetupError) || err.code !== 'sandbox_unavailable') throw err;
           // This worker cannot sandbox: the evaluator's positions fail here, the other evaluators go on.
-          outcomes = pending.map(() => ({ ...EMPTY, error: { code: err.code, message: err.message } }));
+          outcomes = pending.map(() => outcomeOf({ error: { code: err.code, message: err.message } }));
         }
         outcomes.forEach((o, k) => {
           rows.push(this.row(ev, pending[k]!, o.error ? 'error' : 'scored', o));
@@ -276,15 +282,3 @@ export class ChunkWork {
     };
   }
 }
-
-const EMPTY: ScoreOutcome = {
-  score: null,
-  passed: null,
-  reason: null,
-  error: null,
-  logs: null,
-  usage: null,
-  cost: 0,
-  latencyMs: 0,
-  extra: {},
-};

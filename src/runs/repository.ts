@@ -86,22 +86,6 @@ export async function updateRun(
   await db.updateTable('runs').set(patch).where('id', '=', id).execute();
 }
 
-/** Moves a run to a new status only from one of the given ones; returns whether it moved. */
-export async function transitionRun(
-  db: Kysely<Database>,
-  id: string,
-  from: readonly string[],
-  patch: Updateable<RunTable> & { status: string },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('runs')
-    .set(patch)
-    .where('id', '=', id)
-    .where('status', 'in', from)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}
-
 export async function listSamples(
   db: Kysely<Database>,
   runId: string,

@@ -10,7 +10,7 @@ import type { EvaluatorSnapshot, Layout, PlannedSide, RunPlan, SideName } from '
 import { formatRange, launchesOf, parseRange } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
 import type { RunQueue } from '../engine/run-queue.js';
-import { countersOf, liveWorkers } from '../engine/store.js';
+import { countersOf, liveWorkers, transitionRun } from '../engine/store.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
@@ -449,7 +449,7 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
   await repo.updateRun(ctx.db, id, { cancel_requested: 1, updated_at: nowIso() });
   // A run not yet picked up ends here; a running one is stopped by its executor.
   const now = nowIso();
-  await repo.transitionRun(ctx.db, id, ['queued'], {
+  await transitionRun(ctx.db, id, ['queued'], {
     status: 'cancelled',
     finished_at: now,
     updated_at: now,

@@ -23,6 +23,22 @@ export interface ScoreOutcome {
   extra: Record<string, unknown>;
 }
 
+/** An outcome with nothing in it but `fields`: no score, no cost. */
+export function outcomeOf(fields: Partial<ScoreOutcome>): ScoreOutcome {
+  return {
+    score: null,
+    passed: null,
+    reason: null,
+    error: null,
+    logs: null,
+    usage: null,
+    cost: 0,
+    latencyMs: 0,
+    extra: {},
+    ...fields,
+  };
+}
+
 /**
  * One evaluator prepared for one launch. Judges and code evaluators are the two implementations;
  * the engine calls `scoreBatch` with positions in order and `close` when the launch is done.

@@ -1,4 +1,4 @@
-import type { ScoreInput, ScoreOutcome } from '../types.js';
+import { outcomeOf, type ScoreInput, type ScoreOutcome } from '../types.js';
 import type { WorkerPool } from './pool.js';
 import type { WorkerLaunch } from './sandbox.js';
 import { type WireResult, WorkerProcess, WorkerStartError } from './worker.js';
@@ -18,20 +18,7 @@ export interface LaneContext {
   logLimit: number;
 }
 
-function outcome(partial: Partial<ScoreOutcome>): ScoreOutcome {
-  return {
-    score: null,
-    passed: null,
-    reason: null,
-    error: null,
-    logs: null,
-    usage: null,
-    cost: 0,
-    latencyMs: 0,
-    extra: {},
-    ...partial,
-  };
-}
+const outcome = outcomeOf;
 
 function errorOutcome(
   code: string,
