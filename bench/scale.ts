@@ -211,9 +211,18 @@ interface CountResult {
     postgres: number;
     redis: number;
     bench: number;
+    /** The machine's busy time not in the columns before: other processes on it, the kernel. */
+    other: number;
     machine: number;
   };
   machine_cpu_utilisation: number;
+  /** The judge call latency as the workers saw it (mean over a spread of positions). */
+  avg_call_latency_ms: number;
+  /**
+   * samples/s × that latency (Little's law): judge calls under way on average, over the whole run (ramp-up and
+   * tail included); the recorded latency includes any wait for an upstream connection.
+   */
+  avg_calls_in_flight: number;
 }
 
 async function main(): Promise<void> {
@@ -396,6 +405,12 @@ async function main(): Promise<void> {
       );
     }
     const perEval = current.results.per_model[0].per_eval[judge.id];
+    const latencies: number[] = [];
+    for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {
+      const page = await api(server, 'GET', `/v1/evaluation/runs/${run.id}/samples?limit=5&offset=${offset}`);
+      for (const s of page.data) latencies.push(s.latency_ms);
+    }
+    const callLatencyMs = latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
     // Which worker executed how many chunks (each worker's id holds its pid).
     const owners = await db.query<{ owner: string | null; n: string }>(
       'SELECT owner, count(*) AS n FROM run_chunks WHERE run_id = $1 GROUP BY owner',
@@ -411,6 +426,9 @@ async function main(): Promise<void> {
     const serverCpu = used[0]!;
     const workersCpu = used.slice(1);
     const scored = perEval.num_scored as number;
+    const machineCpu = cpu1.machine - cpu0.machine;
+    const bench = (cpu1.self.user + cpu1.self.system) / 1e6;
+    const known = [serverCpu, ...workersCpu, cpu1.mock - cpu0.mock, bench, ...Object.values(services)];
     const samplesPerS = scored / seconds;
     const one = results.find((r) => r.workers === 1);
     const result: CountResult = {
@@ -434,10 +452,13 @@ async function main(): Promise<void> {
         mock: round(cpu1.mock - cpu0.mock, 1),
         postgres: round(services.postgres ?? 0, 1),
         redis: round(services['redis-server'] ?? 0, 1),
-        bench: round((cpu1.self.user + cpu1.self.system) / 1e6, 1),
-        machine: round(cpu1.machine - cpu0.machine, 1),
+        bench: round(bench, 1),
+        other: round(Math.max(0, machineCpu - known.reduce((a, b) => a + b, 0)), 1),
+        machine: round(machineCpu, 1),
       },
-      machine_cpu_utilisation: round((cpu1.machine - cpu0.machine) / (seconds * cores), 3),
+      machine_cpu_utilisation: round(machineCpu / (seconds * cores), 3),
+      avg_call_latency_ms: round(callLatencyMs, 1),
+      avg_calls_in_flight: round((samplesPerS * callLatencyMs) / 1000),
     };
     results.push(result);
     log(

@@ -24,9 +24,24 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/**
+ * The database holds every project's traffic and sealed credentials: like the generated secrets it is
+ * readable by its owner alone. The file is created 0600 before SQLite opens it (SQLite gives its -wal
+ * and -shm files the database file's mode), in a directory created 0700. An existing file keeps the
+ * mode its operator gave it.
+ */
+function createPrivately(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
 async function openSqlite(file: string): Promise<Kysely<Database>> {
   const { default: SQLite } = await import('better-sqlite3');
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') createPrivately(file);
   const conn = new SQLite(file);
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
@@ -57,12 +72,20 @@ async function openSqlite(file: string): Promise<Kysely<Database>> {
   return db;
 }
 
+const ignore = () => {};
+
 async function openPostgres(url: string): Promise<Kysely<Database>> {
   // Loaded lazily: the embedded mode never needs the PostgreSQL driver.
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
-  // An idle client that loses its server must not crash the process; the next query reports it.
-  pool.on('error', () => {});
+  // A client whose server goes away (a restart: 57P01, a crash, a cut connection) emits 'error', and an
+  // 'error' event without a listener ends the process. The pool listens to idle clients only; a client
+  // checked out between two queries (Kysely holds one for a whole transaction) has no listener of the
+  // pool's, so every client gets one of its own for its lifetime. Nothing is lost by ignoring the event:
+  // the query in flight, or the next one, fails with the error (503 at the HTTP edge), and the pool
+  // discards the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', ignore));
+  pool.on('error', ignore);
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
@@ -109,20 +132,37 @@ const UNAVAILABLE_CODES = new Set([
   'ECONNRESET',
   'ETIMEDOUT',
   'EPIPE',
-  '57P01', // admin_shutdown
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown: the server is stopping or restarting
   '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
+  '57P03', // cannot_connect_now: starting up or shutting down
+  '53300', // too_many_connections
   '3D000', // invalid_catalog_name: the database is gone
-  'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
 ]);
 
-/** True when an error means the database cannot be reached (as opposed to a wrong query). */
+/**
+ * True when an error means the database cannot be reached or cannot take work now (as opposed to a
+ * wrong query): PostgreSQL's connection errors (class 08, shutdowns, refused or cut sockets) and
+ * SQLite's SQLITE_BUSY, which better-sqlite3 reports once the busy timeout has passed.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
-  return /connection is not open|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed/i.test(
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || code.startsWith('SQLITE_BUSY')) return true;
+    // object_not_in_prerequisite_state is other things too; with this text, the database refuses connections.
+    if (code === '55000' && /not currently accepting connections/i.test(err.message)) return true;
+  }
+  return /connection is not open|Connection terminated|not queryable|timeout exceeded when trying to connect|driver has already been destroyed/i.test(
     err.message,
   );
+}
+
+/** True when a database handle was closed for good: waiting for it to come back is pointless. */
+export function isDatabaseClosed(err: unknown): boolean {
+  return err instanceof Error && /driver has already been destroyed|connection is not open/i.test(err.message);
 }

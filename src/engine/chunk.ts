@@ -122,10 +122,14 @@ export class ChunkWork {
     return outputs;
   }
 
+  /**
+   * One rule for every evaluator: a position without a sample output is missing (not scored, not an
+   * error). Judges also need what their prompt uses (an expected value, a baseline output).
+   */
   private missingFor(ev: EvaluatorSnapshot, input: ScoreInput): boolean {
-    if (ev.type === 'code') return input.sample === null && input.groundTruth === null;
-    const needs = judgeNeeds(ev);
     if (input.sample === null || isBlank(input.sample.output)) return true;
+    if (ev.type === 'code') return false;
+    const needs = judgeNeeds(ev);
     if (needs.expected && isBlank(input.groundTruth?.expected ?? input.sample.expected)) return true;
     return needs.baseline && (input.baseline === null || isBlank(input.baseline.output));
   }

@@ -93,7 +93,10 @@ export function layout(
     const sourceLen = clampLen(counts[sourceName] ?? 0, source.range);
     const positions = Math.max(0, Math.min(sourceLen, gen.range.end) - gen.range.start);
     offsets[sourceName] = source.range.start + gen.range.start;
-    return { positions, expected: gen.range.end - gen.range.start, offsets };
+    // What the ranges ask for: the generate side's range over the slice its inputs come from.
+    const asked = source.range.end - source.range.start;
+    const expected = Math.max(0, Math.min(asked, gen.range.end) - gen.range.start);
+    return { positions, expected, offsets };
   }
   const lengths = [
     clampLen(counts.sample ?? 0, sample.range),

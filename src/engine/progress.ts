@@ -1,3 +1,4 @@
+import { usd } from '../shared/numbers.js';
 import type { Layout } from './plan.js';
 import type { RunCounters } from './store.js';
 
@@ -36,14 +37,14 @@ export function runMetrics(
   const judge: CallTotals = {
     calls: n(c?.judge_calls),
     unpriced_calls: n(c?.judge_unpriced_calls),
-    cost: n(c?.judge_cost),
+    cost: usd(n(c?.judge_cost)),
     prompt_tokens: n(c?.judge_prompt_tokens),
     completion_tokens: n(c?.judge_completion_tokens),
   };
   const generation: CallTotals = {
     calls: n(c?.generation_calls),
     unpriced_calls: n(c?.generation_unpriced_calls),
-    cost: n(c?.generation_cost),
+    cost: usd(n(c?.generation_cost)),
     prompt_tokens: n(c?.generation_prompt_tokens),
     completion_tokens: n(c?.generation_completion_tokens),
   };

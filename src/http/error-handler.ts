@@ -53,8 +53,11 @@ export function toApiError(err: unknown, requestId: string): ApiError {
     if (status < 500 && byStatus) return new ApiError(byStatus, err.message);
     if (status === 400) return new ApiError('bad_request', err.message);
   }
+  // The database away (restarting, unreachable, SQLite locked past its busy timeout) is an outage, not a
+  // bug: 503 in the envelope, naming the dependency, so that clients retry.
   if (isDatabaseUnavailable(err)) {
     return new ApiError('upstream_unavailable', 'The database is unavailable; try again shortly', {
+      dependency: 'database',
       request_id: requestId,
     });
   }

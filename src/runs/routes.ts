@@ -3,13 +3,16 @@ import { Type } from 'typebox';
 import { principalOf } from '../auth/guard.js';
 import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
+import { compareRuns } from './compare.js';
 import { streamRunEvents } from './events.js';
 import { listSamples } from './samples.js';
 import {
+  CompareQuery,
   CreateRun,
   ListRunsQuery,
   ListSamplesQuery,
   Run,
+  RunComparison,
   RunIdParam,
   RunList,
   SampleList,
@@ -111,6 +114,28 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
       return listSamples(ctx.db, run, req.query, pageOf(req.query));
     },
+  );
+
+  app.get(
+    '/v1/evaluation/runs/:run_id/compare',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: {
+        tags,
+        summary: 'Compare a run with a baseline run: paired score differences per evaluator and launch',
+        params: RunIdParam,
+        querystring: CompareQuery,
+        response: responses({ 200: RunComparison }, 404, 422),
+      },
+    },
+    async (req) =>
+      compareRuns(
+        ctx.db,
+        principalOf(req).projectId,
+        req.params.run_id,
+        req.query.baseline,
+        req.query.limit ?? 10,
+      ),
   );
 
   app.get(

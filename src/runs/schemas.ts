@@ -184,3 +184,106 @@ export const ListSamplesQuery = Type.Object({
   ...PageQuery,
 });
 export const SampleList = ListOf(RunSample);
+
+export const CompareQuery = Type.Object({
+  baseline: Type.String({ minLength: 1, maxLength: 200, description: 'Id of the run to compare against' }),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+      description: 'Regressions listed per evaluator and launch, 1..100',
+    }),
+  ),
+});
+export type CompareQuery = Static<typeof CompareQuery>;
+
+const ComparedLaunch = Type.Object({
+  index: Type.Integer(),
+  model: Nullable(Type.String({ description: 'Slug of the generating model; null without generation' })),
+});
+
+const ComparedEvaluator = Type.Object({ id: Type.String(), name: Type.String() });
+
+const RegressionSide = Type.Object({
+  position: Type.Integer(),
+  output: Type.Unknown(),
+  score: Type.Number(),
+  reasoning: Nullable(Type.String()),
+});
+
+const Regression = Type.Object({
+  item_id: Nullable(Type.String()),
+  input: Type.Unknown(),
+  expected: Type.Unknown(),
+  difference: Type.Number({ description: 'Run score minus baseline score (negative)' }),
+  run: RegressionSide,
+  baseline: RegressionSide,
+});
+
+const EvaluatorComparison = Type.Object({
+  evaluator: ComparedEvaluator,
+  launch: ComparedLaunch,
+  baseline_launch: ComparedLaunch,
+  matched_by: Type.Enum(['item_id', 'position'], {
+    description: 'item_id when the two sides share item ids, position otherwise',
+  }),
+  matched: Type.Integer({ minimum: 0, description: 'Positions scored in both runs' }),
+  unmatched: Type.Object({
+    run: Type.Integer({ minimum: 0, description: 'Positions of the run without a scored counterpart' }),
+    baseline: Type.Integer({
+      minimum: 0,
+      description: 'Positions of the baseline without a scored counterpart',
+    }),
+  }),
+  mean_difference: Nullable(Type.Number({ description: 'Mean of run score − baseline score' })),
+  stdev: Nullable(Type.Number({ description: 'Sample standard deviation of the differences' })),
+  confidence_interval: Nullable(
+    Type.Object({ level: Type.Number(), lower: Type.Number(), upper: Type.Number() }),
+  ),
+  verdict: Type.Enum(['better', 'worse', 'inconclusive'], {
+    description: 'better / worse when the interval lies above / below 0',
+  }),
+  wins: Type.Integer({ minimum: 0 }),
+  ties: Type.Integer({ minimum: 0 }),
+  losses: Type.Integer({ minimum: 0 }),
+  pass_rate: Type.Object({
+    positions: Type.Integer({ minimum: 0, description: 'Matched positions with a verdict on both sides' }),
+    run: Nullable(Type.Number()),
+    baseline: Nullable(Type.Number()),
+    change: Nullable(Type.Number()),
+  }),
+  regressions: Type.Array(Regression, { description: 'Largest score drops first' }),
+});
+
+export const RunComparison = Type.Object({
+  object: Type.Literal('evaluation.run_comparison'),
+  run_id: Type.String(),
+  baseline_id: Type.String(),
+  run_status: Type.String(),
+  baseline_status: Type.String(),
+  partial: Type.Boolean({ description: 'True when either run is not completed' }),
+  summary: Type.Object({
+    comparisons: Type.Integer({ minimum: 0 }),
+    matched: Type.Integer({ minimum: 0 }),
+    wins: Type.Integer({ minimum: 0 }),
+    ties: Type.Integer({ minimum: 0 }),
+    losses: Type.Integer({ minimum: 0 }),
+    mean_difference: Nullable(Type.Number({ description: 'Mean of the comparisons’ mean differences' })),
+    pass_rate_change: Nullable(Type.Number({ description: 'Mean of the comparisons’ pass-rate changes' })),
+    better: Type.Integer({ minimum: 0 }),
+    worse: Type.Integer({ minimum: 0 }),
+    inconclusive: Type.Integer({ minimum: 0 }),
+  }),
+  comparisons: Type.Array(EvaluatorComparison),
+  unmatched_evaluators: Type.Object({
+    run: Type.Array(ComparedEvaluator),
+    baseline: Type.Array(ComparedEvaluator),
+  }),
+  unmatched_launches: Type.Object({
+    run: Type.Array(ComparedLaunch),
+    baseline: Type.Array(ComparedLaunch),
+  }),
+});
+export type RunComparison = Static<typeof RunComparison>;
+export type EvaluatorComparison = Static<typeof EvaluatorComparison>;

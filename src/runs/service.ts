@@ -15,6 +15,7 @@ import { requireEvaluator } from '../evaluators/service.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
+import { usd } from '../shared/numbers.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import * as repo from './repository.js';
 import type { CreateRun, DataSource, ResolvedSource, Run, RunResults } from './schemas.js';
@@ -240,7 +241,7 @@ export function toRun(row: repo.RunRow): Run {
     results: parseJson<RunResults | null>(row.results, null),
     metrics: metricsOf(row),
     config: parseJson<JsonObject | null>(row.config, null),
-    spend: terminal ? row.spend : counters.judge_cost + counters.generation_cost,
+    spend: usd(terminal ? (row.spend ?? 0) : counters.judge_cost + counters.generation_cost),
     metadata: parseJson<JsonObject | null>(row.metadata, null),
     environment: row.environment,
   };
@@ -455,8 +456,19 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
     updated_at: now,
   });
   await ctx.queue.cancel(id);
-  return toRun(await requireRun(ctx.db, projectId, id));
+  // Answer once the executors have stopped and ended the run (usually well under a second), so the
+  // response shows it `cancelled` with its partial results; a run still stopping after the wait is
+  // answered as it is, with its cancellation recorded.
+  const until = Date.now() + CANCEL_WAIT_MS;
+  let current = await requireRun(ctx.db, projectId, id);
+  while (!(TERMINAL as readonly string[]).includes(current.status) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    current = await requireRun(ctx.db, projectId, id);
+  }
+  return toRun(current);
 }
+
+const CANCEL_WAIT_MS = 5000;
 
 const ZERO = {
   done_positions: 0,

@@ -34,6 +34,13 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('engine units', () 
     expect(l.expected).toBe(3);
     expect(l.offsets.ground_truth).toBe(12);
     expect(layout(plan, { ground_truth: 13 }).positions).toBe(1);
+    // A generate side with the default range over a 5-position ground truth asks for 5, not 100.
+    const short: Pick<RunPlan, 'sides' | 'generated'> = {
+      sides: { sample: side('generate', 0, 100, ['m']), ground_truth: side('dataset', 0, 5), baseline: null },
+      generated: 'sample',
+    };
+    expect(layout(short, { ground_truth: 1000 })).toMatchObject({ positions: 5, expected: 5 });
+    expect(layout(short, { ground_truth: 3 })).toMatchObject({ positions: 3, expected: 5 });
   });
 
   it('scores pairwise verdicts over both orders and flags inconsistency', () => {

@@ -6,6 +6,7 @@ import { toIssues, validatorCompiler } from '../../http/validation.js';
 import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
+import { millis, usd } from '../../shared/numbers.js';
 import { requireContainer } from '../containers/service.js';
 import { parseLine, spoolNdjson } from '../ndjson.js';
 import { pageWindow, parseRange } from '../range.js';
@@ -32,8 +33,8 @@ export function toTaskLog(row: repo.LogRow): TaskLog {
     request: parseJson<unknown>(row.request, null),
     response: parseJson<unknown>(row.response, null),
     usage: parseJson<TaskLog['usage']>(row.usage, null),
-    latency_ms: Number(row.latency_ms),
-    cost: Number(row.cost),
+    latency_ms: millis(Number(row.latency_ms)),
+    cost: usd(Number(row.cost)),
     status: row.status,
     error: parseJson<TaskLog['error']>(row.error, null),
     metadata: parseJson<JsonObject>(row.metadata, {}),

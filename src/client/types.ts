@@ -1,0 +1,113 @@
+/**
+ * The client's request and response types, inferred from the very TypeBox schemas the server validates
+ * with, so the two cannot drift apart. Every import here is type-only: the client loads none of the
+ * server's code at run time.
+ */
+import type { Static } from 'typebox';
+import type { ApiKeyView } from '../auth/key-store.js';
+import type {
+  Container,
+  ContainerDeleted,
+  CreateContainer,
+  ListContainersQuery,
+  PatchContainer,
+} from '../catalog/containers/schemas.js';
+import type {
+  CreateDataset,
+  Dataset,
+  DatasetDeleted,
+  DatasetItem,
+  ListDatasetsQuery,
+  ListItemsQuery,
+  PatchDataset,
+  UploadDatasetQuery,
+} from '../catalog/datasets/schemas.js';
+import type { ImportLog, ListLogsQuery, LogImport, TaskLog } from '../catalog/logs/schemas.js';
+import type { Model, ModelDeleted, PatchModel, RegisterModel } from '../catalog/models/schemas.js';
+import type {
+  CreateEvaluator,
+  Evaluator,
+  EvaluatorDeleted,
+  ListEvaluatorsQuery,
+  PatchEvaluator,
+} from '../evaluators/schemas.js';
+import type { queueState } from '../runs/service.js';
+import type { CreateRun, ListRunsQuery, ListSamplesQuery, Run, RunSample, RunStatus } from '../runs/schemas.js';
+import type { ErrorCode, ValidationIssue } from '../shared/errors.js';
+
+export type {
+  Container,
+  CreateContainer,
+  CreateDataset,
+  CreateEvaluator,
+  CreateRun,
+  Dataset,
+  DatasetItem,
+  ErrorCode,
+  Evaluator,
+  ImportLog,
+  LogImport,
+  Model,
+  PatchContainer,
+  PatchDataset,
+  PatchEvaluator,
+  PatchModel,
+  RegisterModel,
+  Run,
+  RunSample,
+  RunStatus,
+  TaskLog,
+  ValidationIssue,
+};
+export type { CodeEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
+export type { DataSource, ResolvedSource, RunResults } from '../runs/schemas.js';
+
+export type ContainerDeletedResponse = Static<typeof ContainerDeleted>;
+export type DatasetDeletedResponse = Static<typeof DatasetDeleted>;
+export type EvaluatorDeletedResponse = Static<typeof EvaluatorDeleted>;
+export type ModelDeletedResponse = Static<typeof ModelDeleted>;
+
+export type ListEvaluatorsParams = Static<typeof ListEvaluatorsQuery>;
+export type ListRunsParams = Static<typeof ListRunsQuery>;
+export type ListSamplesParams = Static<typeof ListSamplesQuery>;
+export type ListContainersParams = Static<typeof ListContainersQuery>;
+export type ListDatasetsParams = Static<typeof ListDatasetsQuery>;
+export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;
+export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
+/** Label and description of a JSON-lines dataset upload (sent as query parameters). */
+export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;
+export type PageParams = { limit?: number; offset?: number };
+
+/** An API key as listings show it (never the secret). */
+export type ApiKey = ApiKeyView;
+/** A key just created: the only time its secret `key` is shown. */
+export type CreatedApiKey = ApiKeyView & { key: string };
+/**
+ * `POST /v1/api-keys`. Written out here because src/auth/routes.ts keeps that schema to itself; keep the
+ * two in step (test/client/resources.test.ts creates keys through the client against the server).
+ */
+export interface CreateApiKey {
+  name: string;
+  /** `<resource>:<action>` strings, wildcards allowed; default: the creating key's own permissions. */
+  permissions?: string[];
+}
+
+/** `GET /healthz`. */
+export interface Health {
+  ok: boolean;
+}
+
+/** The `queue` event of a queued run: whether its environment has a live worker to execute it. */
+export type QueueState = Awaited<ReturnType<typeof queueState>>;
+
+/** Server-sent events of `GET /v1/evaluation/runs/{id}/events`; the last one is the terminal `status`. */
+export type RunEvent =
+  | { event: 'status'; data: { id: string; status: RunStatus | (string & {}); finished_at: string | null } }
+  | { event: 'progress'; data: RunProgress }
+  | { event: 'queue'; data: QueueState };
+
+/** Positions done out of the total (null until the run is planned). */
+export interface RunProgress {
+  done: number;
+  total: number | null;
+}
