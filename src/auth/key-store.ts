@@ -82,12 +82,21 @@ export async function listKeys(
   return { data: rows.map(toView), total };
 }
 
-/** Revokes a key; with a project id, only a key of that project (others are not found). */
-export async function revokeKey(db: Kysely<Database>, id: string, projectId?: string): Promise<ApiKeyView> {
+/**
+ * Revokes a key; with a project id, only a key of that project (others are not found). `mayRevoke`
+ * decides on the key's permissions (a key may not revoke one that holds more than it does).
+ */
+export async function revokeKey(
+  db: Kysely<Database>,
+  id: string,
+  projectId?: string,
+  mayRevoke: (permissions: string[]) => void = () => {},
+): Promise<ApiKeyView> {
   let q = db.selectFrom('api_keys').selectAll().where('id', '=', id);
   if (projectId !== undefined) q = q.where('project_id', '=', projectId);
   const row = await q.executeTakeFirst();
   if (!row) throw ApiError.notFound('API key', id);
+  mayRevoke(toView(row).permissions);
   if (row.revoked_at === null) {
     row.revoked_at = nowIso();
     await db.updateTable('api_keys').set({ revoked_at: row.revoked_at }).where('id', '=', id).execute();

@@ -111,11 +111,21 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         tags,
         summary: 'Revoke an API key',
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: responses({ 200: ApiKey }, 404, 422),
+        response: responses({ 200: ApiKey }, 403, 404, 422),
       },
     },
     async (req) => {
-      const view = await revokeKey(db, req.params.id, principalOf(req).projectId);
+      const principal = principalOf(req);
+      const view = await revokeKey(db, req.params.id, principal.projectId, (permissions) => {
+        const beyond = permissions.filter((p) => !covers(principal.permissions, p));
+        if (beyond.length > 0) {
+          throw new ApiError(
+            'permission_denied',
+            `A key cannot revoke a key holding permissions it lacks: ${beyond.join(', ')}`,
+            { permissions: beyond },
+          );
+        }
+      });
       auth.forget(view.id);
       return view;
     },

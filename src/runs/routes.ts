@@ -4,6 +4,7 @@ import { principalOf } from '../auth/guard.js';
 import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { compareRuns } from './compare.js';
+import { checkSampleAccess } from './access.js';
 import { streamRunEvents } from './events.js';
 import { listSamples } from './samples.js';
 import {
@@ -58,7 +59,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     async (req, reply) => {
       const run = await service.createRun(
         ctx,
-        principalOf(req).projectId,
+        principalOf(req),
         req.body,
         req.headers['idempotency-key'] ?? null,
       );
@@ -111,7 +112,9 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       },
     },
     async (req) => {
-      const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
+      const principal = principalOf(req);
+      const run = await service.requireRun(ctx.db, principal.projectId, req.params.run_id);
+      checkSampleAccess(run.plan, principal.permissions);
       return listSamples(ctx.db, run, req.query, pageOf(req.query));
     },
   );

@@ -15,8 +15,9 @@ import { requireEvaluator } from '../evaluators/service.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
-import { usd } from '../shared/numbers.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
+import { usd } from '../shared/numbers.js';
+import { checkCreate, checkJudges } from './access.js';
 import * as repo from './repository.js';
 import type { CreateRun, DataSource, ResolvedSource, Run, RunResults } from './schemas.js';
 import { TERMINAL } from './schemas.js';
@@ -327,11 +328,13 @@ async function snapshotEvaluators(
 
 export async function createRun(
   ctx: RunContext,
-  projectId: string,
+  principal: { projectId: string; permissions: readonly string[] },
   body: CreateRun,
   idempotencyKey: string | null,
 ): Promise<Run> {
+  const { projectId } = principal;
   validateShape(body, ctx.environments);
+  checkCreate(body, principal.permissions);
   const requestHash = createHash('sha256').update(stableJson(body)).digest('hex');
   if (idempotencyKey !== null) {
     const existing = await repo.findRunByIdempotencyKey(ctx.db, projectId, idempotencyKey);
@@ -350,6 +353,7 @@ export async function createRun(
     container.id,
     baseline !== null,
   );
+  checkJudges({ evaluators }, principal.permissions);
   const generated =
     sample.type === 'generate' ? 'sample' : groundTruth.type === 'generate' ? 'ground_truth' : null;
   const sides = { sample, ground_truth: groundTruth, baseline };

@@ -57,34 +57,41 @@ afterAll(async () => {
 async function finished(id: string) {
   await waitFor(
     async () =>
-      ['completed', 'error', 'cancelled'].includes((await h.call('GET', `/v1/evaluation/runs/${id}`)).body.status),
+      ['completed', 'error', 'cancelled'].includes(
+        (await h.call('GET', `/v1/evaluation/runs/${id}`)).body.status,
+      ),
     20_000,
   );
   return (await h.call('GET', `/v1/evaluation/runs/${id}`)).body;
 }
 
-const firstEval = (run: any) => run.results.per_model[0].per_eval[Object.keys(run.results.per_model[0].per_eval)[0]!];
+const firstEval = (run: any) =>
+  run.results.per_model[0].per_eval[Object.keys(run.results.per_model[0].per_eval)[0]!];
 
 describe('run semantics', () => {
-  it.skipIf(!hasBwrap)('counts a position without a sample output as missing for code evaluators too', async () => {
-    await h.call('POST', '/v1/evaluators', {
-      body: {
-        type: 'code',
-        name: 'exact',
-        source: 'def evaluate(sample, ground_truth, baseline):\n    return sample["output"] == ground_truth["expected"]\n',
-      },
-    });
-    const run = await h.call('POST', '/v1/evaluation/runs', {
-      body: {
-        container: 'c',
-        evaluators: ['exact'],
-        sample: { type: 'dataset', dataset: 'd' },
-        ground_truth: { type: 'dataset', dataset: 'd' },
-      },
-    });
-    const done = await finished(run.body.id);
-    expect(firstEval(done)).toMatchObject({ num_total: 8, num_scored: 7, num_missing: 1, num_errors: 0 });
-  });
+  it.skipIf(!hasBwrap)(
+    'counts a position without a sample output as missing for code evaluators too',
+    async () => {
+      await h.call('POST', '/v1/evaluators', {
+        body: {
+          type: 'code',
+          name: 'exact',
+          source:
+            'def evaluate(sample, ground_truth, baseline):\n    return sample["output"] == ground_truth["expected"]\n',
+        },
+      });
+      const run = await h.call('POST', '/v1/evaluation/runs', {
+        body: {
+          container: 'c',
+          evaluators: ['exact'],
+          sample: { type: 'dataset', dataset: 'd' },
+          ground_truth: { type: 'dataset', dataset: 'd' },
+        },
+      });
+      const done = await finished(run.body.id);
+      expect(firstEval(done)).toMatchObject({ num_total: 8, num_scored: 7, num_missing: 1, num_errors: 0 });
+    },
+  );
 
   it('expects as many positions as a generate side can take from a shorter ground truth range', async () => {
     const run = await h.call('POST', '/v1/evaluation/runs', {
