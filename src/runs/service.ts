@@ -48,7 +48,12 @@ export function runContext(deps: Deps): RunContext {
     catalog: {
       findDataset: (projectId, ref) => findDataset(deps.db, projectId, ref),
       resolveModel: deps.resolveModel,
-      sandbox: () => deps.sandbox.status(),
+      // Code runs where the executor runs: this process, or (BullMQ, or workers only) the workers, which
+      // fail the evaluator's positions with `sandbox_unavailable` when they cannot sandbox.
+      sandbox:
+        deps.config.runs.executor === 'inline' && deps.config.runs.serveExecutes
+          ? () => deps.sandbox.status()
+          : async () => ({ available: true }),
     },
   };
 }

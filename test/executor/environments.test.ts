@@ -27,7 +27,7 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
       EVALGATE_EXECUTOR: 'bullmq',
       EVALGATE_REDIS_URL: 'redis://127.0.0.1:6379',
       EVALGATE_REDIS_PREFIX: `egtest${randomBytes(4).toString('hex')}`,
-      EVALGATE_ENVIRONMENTS: 'main,a,b',
+      EVALGATE_ENVIRONMENTS: 'main,a,b,nosandbox',
       EVALGATE_RUN_CHUNK_SIZE: '5',
     };
     h = await startHarness({ database: db, env });
@@ -122,6 +122,44 @@ describe.skipIf(testDbKind() !== 'postgres')('environment routing (bullmq)', () 
     await waitFor(async () => (await status(run.body.id)).status === 'completed', 30_000);
     expect([...(await owners(run.body.id))]).toEqual([await workerId(workers[1]!.pid)]);
     expect(mock.stats.requests).toBe(40);
+  }, 60_000);
+
+  it("fails a code evaluator's positions with sandbox_unavailable on a worker that cannot sandbox", async () => {
+    // The API does not execute code here, so it does not refuse the run; the worker decides.
+    workers.push(
+      await startEvalgate(
+        ['worker', '--environment', 'nosandbox'],
+        { ...env, EVALGATE_BWRAP: '/nonexistent/bwrap', EVALGATE_UNSAFE_CODE_EVALUATORS: '0' },
+        /Evalgate worker/,
+      ),
+    );
+    await h.call('POST', '/v1/evaluators', {
+      body: {
+        type: 'code',
+        name: 'exact',
+        source: 'def evaluate(sample, ground_truth, baseline):\n    return True\n',
+      },
+    });
+    const run = await h.call('POST', '/v1/evaluation/runs', {
+      body: {
+        container: 'c',
+        evaluators: ['exact', 'j'],
+        environment: 'nosandbox',
+        sample: { type: 'dataset', dataset: 'd' },
+        ground_truth: { type: 'dataset', dataset: 'd' },
+      },
+    });
+    expect(run.status, JSON.stringify(run.body)).toBe(201);
+    await waitFor(async () => (await status(run.body.id)).status === 'completed', 30_000);
+    const done = await status(run.body.id);
+    const byName = Object.fromEntries(
+      Object.values(done.results.per_model[0].per_eval).map((e: any) => [e.evaluator_name, e]),
+    );
+    // The judge is unaffected; the code evaluator's positions are errors with the worker's reason.
+    expect(byName.j).toMatchObject({ num_scored: 20, num_errors: 0 });
+    expect(byName.exact).toMatchObject({ num_scored: 0, num_errors: 20 });
+    const samples = await h.call('GET', `/v1/evaluation/runs/${run.body.id}/samples?errored=true&limit=1`);
+    expect(samples.body.data[0].error.code).toBe('sandbox_unavailable');
   }, 60_000);
 
   it('stops a running run on every worker within a second of the cancel', async () => {
