@@ -4,8 +4,11 @@ import type { Database } from './schema.js';
 /** Statement texts of multi-row inserts, per dialect adapter: building one costs more than running it. */
 const statements = new WeakMap<object, Map<string, string>>();
 
-/** Runs one statement once per parameter list, synchronously, on the connection of the current transaction. */
-export type RowRunner = (text: string, rows: readonly unknown[][]) => void;
+/**
+ * Runs one statement once per parameter list, synchronously, on the connection of the current transaction;
+ * returns the rows it changed.
+ */
+export type RowRunner = (text: string, rows: readonly unknown[][]) => number;
 const rowRunners = new WeakMap<object, RowRunner>();
 
 /**
@@ -22,6 +25,7 @@ export function registerRowRunner(db: Kysely<Database>, run: RowRunner): void {
  * Inserts rows in batches of `batchSize` with the statement `build` makes, building each distinct
  * statement (same name, row count and columns) once per dialect and reusing its text afterwards. Rows must
  * share their key order (build them with one function), so the parameters are the values row by row.
+ * Returns the number of rows the database reports inserted (rows skipped by ON CONFLICT DO NOTHING are not).
  */
 export async function insertRows<R extends object>(
   db: Kysely<Database>,
@@ -29,8 +33,8 @@ export async function insertRows<R extends object>(
   rows: readonly R[],
   batchSize: number,
   build: (batch: R[]) => Compilable,
-): Promise<void> {
-  if (rows.length === 0) return;
+): Promise<number> {
+  if (rows.length === 0) return 0;
   const adapter = db.getExecutor().adapter;
   let texts = statements.get(adapter);
   if (!texts) {
@@ -54,17 +58,17 @@ export async function insertRows<R extends object>(
   const runner = db.isTransaction ? rowRunners.get(adapter) : undefined;
   if (runner) {
     const single = statementFor([rows[0]!], columns.length);
-    if (typeof single === 'string') {
-      runner(single, rows.map(valuesOf));
-      return;
-    }
+    if (typeof single === 'string') return runner(single, rows.map(valuesOf));
   }
+  let inserted = 0;
   for (let i = 0; i < rows.length; i += batchSize) {
     const batch = rows.slice(i, i + batchSize);
     const parameters = batch.flatMap(valuesOf);
     const statement = statementFor(batch, parameters.length);
-    await db.executeQuery(
+    const result = await db.executeQuery(
       typeof statement === 'string' ? CompiledQuery.raw(statement, parameters) : statement,
     );
+    inserted += Number(result.numAffectedRows ?? 0);
   }
+  return inserted;
 }

@@ -18,6 +18,17 @@ export async function loadChunk(
 ): Promise<ChunkItems> {
   const out: ChunkItems = { sample: [], ground_truth: [], baseline: [] };
   const names: SideName[] = ['sample', 'ground_truth', 'baseline'];
+  // Sides over the same source and slice (a dataset scored against its own expected values) read it once.
+  const reads = new Map<string, Promise<Item[]>>();
+  const readOnce = (side: PlannedSide, range: Range) => {
+    const key = `${side.type}:${side.ref}:${range.start}:${range.end}`;
+    let items = reads.get(key);
+    if (!items) {
+      items = read(side, range);
+      reads.set(key, items);
+    }
+    return items;
+  };
   await Promise.all(
     names.map(async (name) => {
       const side = name === 'baseline' ? plan.sides.baseline : plan.sides[name];
@@ -28,7 +39,7 @@ export async function loadChunk(
       const start = offset + from;
       const end = Math.min(offset + to, side.range.end);
       if (end <= start) return;
-      const items = await read(side, { start, end });
+      const items = await readOnce(side, { start, end });
       items.forEach((item, i) => {
         list[i] = item;
       });

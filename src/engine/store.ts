@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { insertRows } from '../db/bulk.js';
 import type { Database, RunChunkTable, RunGenerationTable, RunSampleTable, RunTable } from '../db/schema.js';
 import { nowIso } from '../shared/ids.js';
 
@@ -48,6 +49,18 @@ export async function findRun(db: Db, id: string): Promise<RunRecord | undefined
       'started_at',
       'finished_at',
     ])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** What a chunk checks before it starts: whether the run still runs, and how. */
+export async function runFlags(
+  db: Db,
+  id: string,
+): Promise<Pick<RunRecord, 'status' | 'cancel_requested' | 'abandoned'> | undefined> {
+  return db
+    .selectFrom('runs')
+    .select(['status', 'cancel_requested', 'abandoned'])
     .where('id', '=', id)
     .executeTakeFirst();
 }
@@ -278,16 +291,14 @@ export async function stoppedRuns(db: Db, ids: readonly string[]): Promise<strin
 export async function insertSamples(db: Db, runId: string, rows: RunSampleTable[]): Promise<number> {
   if (rows.length === 0) return 0;
   return db.transaction().execute(async (tx) => {
-    let inserted = 0;
-    // 25 columns a row: 500 rows stay well under SQLite's bound-parameter limit.
-    for (let i = 0; i < rows.length; i += 500) {
-      const result = await tx
+    // 25 columns a row: 500 rows stay well under SQLite's bound-parameter limit. The statement text is
+    // built once per batch size and reused (see insertRows).
+    const inserted = await insertRows(tx, 'run_samples', rows, 500, (batch) =>
+      tx
         .insertInto('run_samples')
-        .values(rows.slice(i, i + 500))
-        .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing())
-        .executeTakeFirst();
-      inserted += Number(result.numInsertedOrUpdatedRows ?? 0);
-    }
+        .values(batch)
+        .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing()),
+    );
     if (inserted > 0) {
       await tx
         .updateTable('runs')

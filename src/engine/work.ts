@@ -152,7 +152,7 @@ export class Engine {
 
   /** Scores the chunk's positions that are not stored yet. Throws the signal's reason when aborted. */
   async runChunk(ref: ChunkRef, signal: AbortSignal): Promise<void> {
-    const run = await store.findRun(this.deps.db, ref.runId);
+    const run = await store.runFlags(this.deps.db, ref.runId);
     if (run?.status !== 'running') return;
     if (run.cancel_requested === 1) throw new RunCancelled(ref.runId);
     const state = await this.state(ref.runId);

@@ -31,7 +31,7 @@ async function stored(): Promise<OrgRow[]> {
 }
 
 /** Rows already stored (same id) are skipped, as the log and sample writers expect. */
-function insertOrgs(db: DatabaseHandle['db'], rows: OrgRow[]): Promise<void> {
+function insertOrgs(db: DatabaseHandle['db'], rows: OrgRow[]): Promise<number> {
   return insertRows(db, 'organizations', rows, 500, (batch) =>
     db
       .insertInto('organizations')
@@ -51,11 +51,14 @@ describe('insertRows', () => {
 
   it('skips rows that conflict, on both paths', async () => {
     const first = Array.from({ length: 10 }, (_, i) => org(i));
-    await insertOrgs(handle.db, first);
+    expect(await insertOrgs(handle.db, first)).toBe(10);
     const again = Array.from({ length: 20 }, (_, i) => ({ ...org(i), name: `other ${i}` }));
-    await handle.db.transaction().execute((trx) => insertOrgs(trx, again));
+    // Both paths report only the rows they inserted: the 10 new ones.
+    expect(await handle.db.transaction().execute((trx) => insertOrgs(trx, again))).toBe(10);
+    const more = Array.from({ length: 25 }, (_, i) => org(i));
+    expect(await insertOrgs(handle.db, more)).toBe(5);
     const rows = await stored();
-    expect(rows).toHaveLength(20);
+    expect(rows).toHaveLength(25);
     expect(rows.slice(0, 10)).toEqual(first);
     expect(rows[15]!.name).toBe('other 15');
   });

@@ -38,6 +38,15 @@ export function render(template: string, values: TemplateValues): string {
 }
 
 /** The variables a template uses, e.g. to tell whether a judge needs `expected`. */
-export function variablesOf(template: string): Set<string> {
-  return new Set([...template.matchAll(VARIABLE)].map((m) => (m[1] ?? '').split('.')[0] ?? ''));
+/** Templates seen recently and their variables: runs ask for the same few templates at every position. */
+const seen = new Map<string, ReadonlySet<string>>();
+
+export function variablesOf(template: string): ReadonlySet<string> {
+  let vars = seen.get(template);
+  if (!vars) {
+    vars = new Set([...template.matchAll(VARIABLE)].map((m) => (m[1] ?? '').split('.')[0] ?? ''));
+    if (seen.size >= 256) seen.clear();
+    seen.set(template, vars);
+  }
+  return vars;
 }
