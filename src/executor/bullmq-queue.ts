@@ -23,6 +23,14 @@ export class BullRunQueue implements RunQueue {
   static async connect(url: string, prefix: string, environments: string[]): Promise<BullRunQueue> {
     const redis = connect(url);
     const subscriber = connect(url);
+    // Fail the start with a clear message rather than wait forever on a Redis that is not there.
+    try {
+      await reachable(redis, url);
+    } catch (err) {
+      redis.disconnect();
+      subscriber.disconnect();
+      throw err;
+    }
     const queue = new BullRunQueue(redis, subscriber, prefix);
     for (const env of environments) queue.queue(env);
     await subscriber.subscribe(channel(prefix));
@@ -84,5 +92,28 @@ export class BullRunQueue implements RunQueue {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.subscriber.quit().catch(() => {});
     await this.redis.quit().catch(() => {});
+  }
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+async function reachable(redis: Redis, url: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `Redis at ${new URL(url).host} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s; ` +
+              'EVALGATE_EXECUTOR=bullmq needs it (check EVALGATE_REDIS_URL)',
+          ),
+        ),
+      CONNECT_TIMEOUT_MS,
+    );
+  });
+  try {
+    await Promise.race([redis.ping(), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -14,5 +14,8 @@ export type RunMessage = { type: 'cancel'; runId: string };
 
 /** BullMQ's workers block on Redis: their connections must retry commands forever. */
 export function connect(url: string, options: RedisOptions = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, ...options });
+  const redis = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, ...options });
+  // ioredis reconnects by itself; what fails meanwhile surfaces as failed commands where it matters.
+  redis.on('error', () => {});
+  return redis;
 }
