@@ -20,7 +20,9 @@ export function installGuard(app: FastifyInstance, auth: Authenticator, limiter:
     try {
       decision = await limiter.take(`key:${principal.keyId}`);
     } catch {
-      throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly');
+      throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly', {
+        dependency: 'redis',
+      });
     }
     reply.header('X-RateLimit-Limit', decision.limit);
     reply.header('X-RateLimit-Remaining', decision.remaining);

@@ -38,13 +38,16 @@ export class Ledger {
     d.completion += usage?.completion_tokens ?? 0;
     if (!priced) d.unpriced += 1;
     this.dirty = true;
-    if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        void this.flush();
-      }, this.flushMs);
-      this.timer.unref();
-    }
+    this.schedule(this.flushMs);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, ms);
+    this.timer.unref();
   }
 
   /** Writes what was counted so far; concurrent flushes are chained so none is lost. */
@@ -64,6 +67,7 @@ export class Ledger {
         }
         this.dirty = true;
         this.warn(`run ${this.runId}: could not store call counts (${(err as Error).message}); retrying`);
+        this.schedule(Math.max(this.flushMs, 1000));
       }
     });
     return this.flushing;

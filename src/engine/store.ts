@@ -183,6 +183,15 @@ export async function claimChunk(
   skipLocked: boolean,
 ): Promise<ChunkRecord | undefined> {
   const now = Date.now();
+  // A read first: an idle executor polls often, and an UPDATE takes the write lock even when it changes
+  // nothing (on SQLite, the lock every other writer then waits on).
+  const candidate = await sql<{ n: number }>`
+    select 1 as n from run_chunks c join runs r on r.id = c.run_id
+    where c.status = 'pending' and c.environment in (${sql.join([...environments])})
+      and (c.lease_expires_at is null or c.lease_expires_at < ${now})
+      and r.status = 'running' and r.cancel_requested = 0
+    limit 1`.execute(db);
+  if (candidate.rows.length === 0) return undefined;
   const lock = skipLocked ? sql`for update of c skip locked` : sql``;
   const result = await sql<ChunkRecord>`
     update run_chunks set owner = ${owner}, lease_expires_at = ${now + leaseMs},

@@ -30,6 +30,8 @@ export class InlineExecutor implements Executor {
   private loop: Promise<void> | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** The database error being reported, so an outage is logged when it starts and ends, not every poll. */
+  private failing: string | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -115,8 +117,9 @@ export class InlineExecutor implements Executor {
           if (this.closed) break;
           await this.engine.finalizeRun(id);
         }
+        this.recovered();
       } catch (err) {
-        o.warn(`run executor: ${(err as Error).message}`);
+        this.failed(err);
       }
       if (!this.closed) await this.sleep(o.pollMs);
     }
@@ -178,8 +181,20 @@ export class InlineExecutor implements Executor {
       const runs = [...new Set(refs.map((r) => r.runId))];
       for (const id of await store.stoppedRuns(this.db, runs)) this.abortRun(id, new RunCancelled(id));
     } catch (err) {
-      o.warn(`run executor heartbeat: ${(err as Error).message}`);
+      this.failed(err);
     }
+  }
+
+  private failed(err: unknown): void {
+    const message = (err as Error).message;
+    if (this.failing === null) this.options.warn(`run executor: ${message}; retrying until it works again`);
+    this.failing = message;
+  }
+
+  private recovered(): void {
+    if (this.failing === null) return;
+    this.failing = null;
+    this.options.warn('run executor: working again');
   }
 
   async close(): Promise<void> {

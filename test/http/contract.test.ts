@@ -3,8 +3,8 @@ import { ERROR_STATUS } from '../../src/shared/errors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { documentedRoutes, openApiDocument } from '../helpers/routes.js';
 
-/** Statuses the contract (section 7.3) and the design (section 5: 405, 413, 415) allow. */
-const ALLOWED_STATUSES = [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 501, 503];
+/** Statuses the contract (section 7.3) and the design (section 5: 405, 413, 415) allow; 508: a gateway loop. */
+const ALLOWED_STATUSES = [400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 501, 503, 508];
 /** Every authenticated route can answer these. */
 const GUARDED = ['400', '401', '403', '429', '500', '503'];
 
@@ -214,7 +214,12 @@ describe('limits and failures (own app instances)', () => {
       const res = await broken.call('GET', '/v1/containers', { headers: { 'x-request-id': 'trace-me-42' } });
       expect([500, 503]).toContain(res.status);
       expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message']);
-      expect(res.body.error.details).toEqual({ request_id: 'trace-me-42' });
+      // A database that is gone is a dependency outage (503, naming it); anything else stays a 500.
+      expect(res.body.error.details).toEqual(
+        res.status === 503
+          ? { dependency: 'database', request_id: 'trace-me-42' }
+          : { request_id: 'trace-me-42' },
+      );
       const uncached = await broken.call('GET', '/v1/evaluators', { key: fresh.key });
       expect(uncached.status).toBe(503);
       expect(uncached.body.error.code).toBe('upstream_unavailable');
