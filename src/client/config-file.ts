@@ -78,7 +78,9 @@ function parseEndpoint(raw: unknown, index: number, file: string): ConfigEndpoin
   const known = ['name', 'environment', 'region', 'base_url', 'api_key'];
   const unknown = Object.keys(entry).filter((k) => !known.includes(k));
   if (unknown.length) {
-    throw new ConfigurationError(`${where}: unknown field(s) ${unknown.join(', ')}; allowed: ${known.join(', ')}`);
+    throw new ConfigurationError(
+      `${where}: unknown field(s) ${unknown.join(', ')}; allowed: ${known.join(', ')}`,
+    );
   }
   const name = optionalText(entry, 'name', where);
   if (name === null) throw new ConfigurationError(`${where}: "name" is required`);
@@ -112,7 +114,9 @@ export function readConfigFile(file: string): ConfigFile | null {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new ConfigurationError(`The Evalgate config file ${file} is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigurationError(
+      `The Evalgate config file ${file} is not valid JSON: ${(err as Error).message}`,
+    );
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigurationError(`The Evalgate config file ${file} must hold a JSON object`);

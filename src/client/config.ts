@@ -83,7 +83,9 @@ function environmentOf(options: ClientOptions, env: Env): EvalgateEnvironment | 
 function timeoutOf(options: ClientOptions, env: Env): number {
   if (options.timeoutMs !== undefined) {
     if (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0) {
-      throw new ConfigurationError(`The timeoutMs option must be a positive number, got ${options.timeoutMs}`);
+      throw new ConfigurationError(
+        `The timeoutMs option must be a positive number, got ${options.timeoutMs}`,
+      );
     }
     return options.timeoutMs;
   }
@@ -134,7 +136,10 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
     rawBase === null
       ? null
       : normalizeBaseUrl(rawBase, baseSource === 'option' ? 'The baseURL option' : 'EVALGATE_BASE_URL');
-  const [explicitKey, keySource] = pick(options.apiKey?.trim() || undefined, envText(env, 'EVALGATE_API_KEY'));
+  const [explicitKey, keySource] = pick(
+    options.apiKey?.trim() || undefined,
+    envText(env, 'EVALGATE_API_KEY'),
+  );
 
   const configPath = options.configPath ? options.configPath : configFilePath(env);
   // The file is read only when it can contribute, so a broken file never breaks a fully explicit setup.
@@ -150,7 +155,8 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
     endpoint = matchEndpoint(file, criteria, explicitBase);
   }
   if (explicitBase === null && selecting && endpoint === null) {
-    const where = file === null ? `there is no config file at ${configPath}` : `no endpoint of ${configPath} matches`;
+    const where =
+      file === null ? `there is no config file at ${configPath}` : `no endpoint of ${configPath} matches`;
     throw new ConfigurationError(
       `Cannot select an Evalgate endpoint by ${describeCriteria(criteria)}: ${where}. ` +
         'Add one (see docs/client.md) or set EVALGATE_BASE_URL.',

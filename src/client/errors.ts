@@ -77,7 +77,10 @@ export class ConflictError extends APIError {
 export class UnprocessableEntityError extends APIError {
   override name = 'UnprocessableEntityError';
   readonly detail: ValidationIssue[];
-  constructor(message: string, fields: ErrorFields & { status: number; headers: Headers; detail: ValidationIssue[] }) {
+  constructor(
+    message: string,
+    fields: ErrorFields & { status: number; headers: Headers; detail: ValidationIssue[] },
+  ) {
     super(message, fields);
     this.detail = fields.detail;
   }
@@ -87,7 +90,10 @@ export class UnprocessableEntityError extends APIError {
 export class RateLimitError extends APIError {
   override name = 'RateLimitError';
   readonly retryAfter: number | null;
-  constructor(message: string, fields: ErrorFields & { status: number; headers: Headers; retryAfter: number | null }) {
+  constructor(
+    message: string,
+    fields: ErrorFields & { status: number; headers: Headers; retryAfter: number | null },
+  ) {
     super(message, fields);
     this.retryAfter = fields.retryAfter;
   }
@@ -146,7 +152,9 @@ interface Envelope {
 function isIssueList(value: unknown): value is ValidationIssue[] {
   return (
     Array.isArray(value) &&
-    value.every((v) => typeof v === 'object' && v !== null && Array.isArray(v.loc) && typeof v.msg === 'string')
+    value.every(
+      (v) => typeof v === 'object' && v !== null && Array.isArray(v.loc) && typeof v.msg === 'string',
+    )
   );
 }
 
@@ -165,7 +173,8 @@ export function errorFromResponse(
       ? (inner.details as Record<string, unknown>)
       : null;
   const fromBody = typeof inner?.message === 'string' ? inner.message : undefined;
-  const fallback = typeof body === 'string' && body.trim() !== '' ? body.trim().slice(0, 500) : undefined;
+  const text = typeof body === 'string' ? body.trim() : body === undefined ? '' : JSON.stringify(body);
+  const fallback = text !== '' ? text.slice(0, 500) : undefined;
   const message = `${status} ${fromBody ?? fallback ?? 'status code (no body)'}`;
   const fields = { status, headers, code, details, requestId };
   if (status === 422 && isIssueList(envelope.detail)) {

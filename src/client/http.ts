@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ResolvedConfig } from './config.js';
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  EvalgateError,
-  errorFromResponse,
-} from './errors.js';
+import { APIConnectionError, APIConnectionTimeoutError, EvalgateError, errorFromResponse } from './errors.js';
 import {
   backoffMs,
   causeCode,
@@ -100,7 +95,10 @@ export class Transport {
     });
   }
 
-  private async send<T>(spec: RequestSpec, read: (attempt: Attempt, requestId: string) => Promise<T>): Promise<T> {
+  private async send<T>(
+    spec: RequestSpec,
+    read: (attempt: Attempt, requestId: string) => Promise<T>,
+  ): Promise<T> {
     const maxRetries = spec.options?.maxRetries ?? this.config.maxRetries;
     const idempotent = spec.idempotent ?? spec.method !== 'POST';
     const replayable = spec.upload ? spec.upload.replayable : true;
@@ -115,7 +113,8 @@ export class Transport {
         if (signal?.aborted) throw signal.reason;
         const failure = connectionError(err, requestId, spec.options?.timeoutMs ?? this.config.timeoutMs);
         const again =
-          retriesLeft && (idempotent || (!(failure instanceof APIConnectionTimeoutError) && failedBeforeSending(err)));
+          retriesLeft &&
+          (idempotent || (!(failure instanceof APIConnectionTimeoutError) && failedBeforeSending(err)));
         if (!again) throw failure;
         await sleep(backoffMs(attempt), signal);
         continue;
@@ -125,16 +124,33 @@ export class Transport {
         try {
           return await read(current, requestId);
         } catch (err) {
+          current.settle();
           if (signal?.aborted) throw signal.reason;
           if (err instanceof EvalgateError) throw err;
-          throw connectionError(err, requestId, spec.options?.timeoutMs ?? this.config.timeoutMs, current);
+          // The body broke off (or stalled): a read may be sent again, anything else may have acted.
+          const failure = connectionError(
+            err,
+            requestId,
+            spec.options?.timeoutMs ?? this.config.timeoutMs,
+            current,
+          );
+          if (!(retriesLeft && idempotent)) throw failure;
+          await sleep(backoffMs(attempt), signal);
+          continue;
         }
       }
       const text = await response.text().catch(() => '');
       current.settle();
-      const error = errorFromResponse(response.status, response.headers, parseLoose(response, text), requestIdOf(response, requestId));
+      const error = errorFromResponse(
+        response.status,
+        response.headers,
+        parseLoose(response, text),
+        requestIdOf(response, requestId),
+      );
       const delay =
-        retriesLeft && RETRY_STATUSES.has(response.status) && (idempotent || UNPROCESSED_STATUSES.has(response.status))
+        retriesLeft &&
+        RETRY_STATUSES.has(response.status) &&
+        (idempotent || UNPROCESSED_STATUSES.has(response.status))
           ? delayAfter(response.headers, attempt)
           : null;
       if (delay === null) throw error;
@@ -168,11 +184,17 @@ export class Transport {
       ...spec.headers,
       ...spec.options?.headers,
     };
-    const init: RequestInit & { duplex?: 'half' } = { method: spec.method, headers, signal: AbortSignal.any(signals) };
+    const init: RequestInit & { duplex?: 'half' } = {
+      method: spec.method,
+      headers,
+      signal: AbortSignal.any(signals),
+    };
+    let upload: ReadableStream<Uint8Array> | null = null;
     if (spec.upload) {
       headers['content-type'] = spec.upload.contentType;
       Object.assign(headers, spec.upload.headers);
-      init.body = spec.upload.open(arm);
+      upload = spec.upload.open(arm);
+      init.body = upload;
       init.duplex = 'half';
     } else if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
@@ -185,6 +207,8 @@ export class Transport {
       return { response, settle, timedOut: () => fired };
     } catch (err) {
       settle();
+      // Closes the source (a file) if fetch failed before reading the body to its end.
+      await upload?.cancel().catch(() => {});
       throw fired ? new TimedOut(err) : err;
     }
   }
@@ -201,7 +225,12 @@ function requestIdOf(response: Response, sent: string): string {
   return response.headers.get('x-request-id') ?? sent;
 }
 
-function connectionError(err: unknown, requestId: string, timeoutMs: number, attempt?: Attempt): EvalgateError {
+function connectionError(
+  err: unknown,
+  requestId: string,
+  timeoutMs: number,
+  attempt?: Attempt,
+): EvalgateError {
   if (err instanceof EvalgateError) return err;
   if (err instanceof TimedOut || attempt?.timedOut()) {
     return new APIConnectionTimeoutError(`Request timed out after ${timeoutMs} ms without progress`, {

@@ -67,7 +67,8 @@ export class Page<T> implements AsyncIterable<T> {
  * What list methods return: awaited, the first page; iterated with `for await`, every item of every page.
  * Nothing is requested until it is awaited or iterated.
  */
-export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
+export class PagePromise<T> implements Promise<Page<T>>, AsyncIterable<T> {
+  readonly [Symbol.toStringTag] = 'PagePromise';
   #page: Promise<Page<T>> | null = null;
 
   constructor(

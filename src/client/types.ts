@@ -31,10 +31,21 @@ import type {
   ListEvaluatorsQuery,
   PatchEvaluator,
 } from '../evaluators/schemas.js';
+import type {
+  CompareQuery,
+  CreateRun,
+  ListRunsQuery,
+  ListSamplesQuery,
+  Run,
+  RunComparison,
+  RunSample,
+  RunStatus,
+} from '../runs/schemas.js';
 import type { queueState } from '../runs/service.js';
-import type { CreateRun, ListRunsQuery, ListSamplesQuery, Run, RunSample, RunStatus } from '../runs/schemas.js';
 import type { ErrorCode, ValidationIssue } from '../shared/errors.js';
 
+export type { CodeEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
+export type { DataSource, EvaluatorComparison, ResolvedSource, RunResults } from '../runs/schemas.js';
 export type {
   Container,
   CreateContainer,
@@ -54,13 +65,12 @@ export type {
   PatchModel,
   RegisterModel,
   Run,
+  RunComparison,
   RunSample,
   RunStatus,
   TaskLog,
   ValidationIssue,
 };
-export type { CodeEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
-export type { DataSource, ResolvedSource, RunResults } from '../runs/schemas.js';
 
 export type ContainerDeletedResponse = Static<typeof ContainerDeleted>;
 export type DatasetDeletedResponse = Static<typeof DatasetDeleted>;
@@ -70,6 +80,8 @@ export type ModelDeletedResponse = Static<typeof ModelDeleted>;
 export type ListEvaluatorsParams = Static<typeof ListEvaluatorsQuery>;
 export type ListRunsParams = Static<typeof ListRunsQuery>;
 export type ListSamplesParams = Static<typeof ListSamplesQuery>;
+/** `baseline`: the run to compare against; `limit`: regressions listed per evaluator and launch. */
+export type CompareParams = CompareQuery;
 export type ListContainersParams = Static<typeof ListContainersQuery>;
 export type ListDatasetsParams = Static<typeof ListDatasetsQuery>;
 export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;

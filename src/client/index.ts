@@ -1,0 +1,124 @@
+/**
+ * `evalgate/client`: the typed client of the Evalgate API.
+ *
+ *   import { Evalgate } from 'evalgate/client';
+ *   const client = new Evalgate();            // EVALGATE_API_KEY, EVALGATE_BASE_URL, … or the config file
+ *   const run = await client.runs.create({ container: 'support-bot', evaluators: ['helpfulness'],
+ *     sample: { type: 'container', container: 'support-bot' } });
+ *   const done = await client.runs.wait(run.id, { onProgress: (p) => console.log(p.done, p.total) });
+ *
+ * See docs/client.md.
+ */
+import { type ClientOptions, type ResolvedConfig, resolveConfig } from './config.js';
+import { APIError } from './errors.js';
+import { type RequestOptions, Transport } from './http.js';
+import { ApiKeys } from './resources/api-keys.js';
+import { Containers } from './resources/containers.js';
+import { Datasets } from './resources/datasets.js';
+import { Evaluators } from './resources/evaluators.js';
+import { TaskLogs } from './resources/logs.js';
+import { Models } from './resources/models.js';
+import { Runs } from './resources/runs.js';
+import type { Health } from './types.js';
+
+export class Evalgate {
+  /** The settings in force, after options, environment variables and the config file (not the key). */
+  readonly baseURL: string;
+  readonly environment: ResolvedConfig['environment'];
+  readonly region: string | null;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  /** The config-file endpoint in use, if any (its name, environment, region and base URL). */
+  readonly endpoint: string | null;
+
+  readonly evaluators: Evaluators;
+  readonly runs: Runs;
+  readonly datasets: Datasets;
+  readonly containers: Containers;
+  readonly logs: TaskLogs;
+  readonly models: Models;
+  readonly apiKeys: ApiKeys;
+
+  readonly #transport: Transport;
+
+  /** Throws a ConfigurationError when no API key is found or a setting is invalid. */
+  constructor(options: ClientOptions = {}) {
+    const config = resolveConfig(options);
+    this.#transport = new Transport({
+      ...config,
+      fetch: options.fetch ?? globalThis.fetch,
+      defaultHeaders: options.defaultHeaders ?? {},
+    });
+    this.baseURL = config.baseURL;
+    this.environment = config.environment;
+    this.region = config.region;
+    this.timeoutMs = config.timeoutMs;
+    this.maxRetries = config.maxRetries;
+    this.endpoint = config.endpoint?.name ?? null;
+    this.evaluators = new Evaluators(this.#transport);
+    this.runs = new Runs(this.#transport);
+    this.datasets = new Datasets(this.#transport);
+    this.containers = new Containers(this.#transport);
+    this.logs = new TaskLogs(this.#transport);
+    this.models = new Models(this.#transport);
+    this.apiKeys = new ApiKeys(this.#transport);
+  }
+
+  /**
+   * `GET /healthz` (no key needed): `{ok: true}` while the server and its database answer, `{ok: false}`
+   * when it answers 503 (after the retries); other failures throw.
+   */
+  async health(options?: RequestOptions): Promise<Health> {
+    try {
+      return await this.#transport.request<Health>({ method: 'GET', path: '/healthz', options });
+    } catch (err) {
+      if (err instanceof APIError && err.status === 503) return { ok: false };
+      throw err;
+    }
+  }
+}
+
+export default Evalgate;
+
+export {
+  type ClientOptions,
+  DEFAULT_BASE_URL,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type ResolvedConfig,
+  resolveConfig,
+  type SettingSource,
+} from './config.js';
+export type { ConfigEndpoint, ConfigFile, EvalgateEnvironment } from './config-file.js';
+export {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  AuthenticationError,
+  ConfigurationError,
+  ConflictError,
+  EvalgateError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  UnprocessableEntityError,
+  WaitTimeoutError,
+} from './errors.js';
+export type { RequestOptions } from './http.js';
+export { Page, PagePromise } from './pagination.js';
+export type { ApiKeys } from './resources/api-keys.js';
+export type { Containers } from './resources/containers.js';
+export type { DatasetRow, Datasets, UploadDatasetOptions } from './resources/datasets.js';
+export type { Evaluators } from './resources/evaluators.js';
+export type { TaskLogs } from './resources/logs.js';
+export type { Models } from './resources/models.js';
+export {
+  type CreateRunOptions,
+  isTerminal,
+  type Runs,
+  TERMINAL_STATUSES,
+  type WaitOptions,
+} from './resources/runs.js';
+export type * from './types.js';
+export type { UploadOptions, UploadProgress, UploadSource } from './upload.js';
