@@ -67,7 +67,9 @@ async function openSqlite(file: string): Promise<Kysely<Database>> {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   registerRowRunner(db, (text, rows) => {
     const statement = database.prepare(text);
-    for (const row of rows) statement.run(row);
+    let changes = 0;
+    for (const row of rows) changes += statement.run(row).changes;
+    return changes;
   });
   return db;
 }
@@ -164,5 +166,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 /** True when a database handle was closed for good: waiting for it to come back is pointless. */
 export function isDatabaseClosed(err: unknown): boolean {
-  return err instanceof Error && /driver has already been destroyed|connection is not open/i.test(err.message);
+  return (
+    err instanceof Error && /driver has already been destroyed|connection is not open/i.test(err.message)
+  );
 }

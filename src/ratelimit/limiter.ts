@@ -12,6 +12,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   take(key: string): Promise<RateDecision>;
+  /** Resolves when the shared store behind the limiter answers (absent: nothing to reach, as in memory). */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import type { LogWriterOptions } from './writer.js';
 /** What the log writer's thread is started with. */
 export interface ThreadWorkerData {
   databaseUrl: string;
-  options: Omit<LogWriterOptions, 'onProgress'>;
+  options: Omit<LogWriterOptions, 'onProgress' | 'onAvailability' | 'warn'>;
 }
 
 /** Messages to the log writer's thread. */
@@ -13,10 +13,15 @@ export type ThreadRequest =
   | { type: 'flush'; id: number }
   | { type: 'close' };
 
-/** Messages from the log writer's thread; `started` gives its Linux thread id, `progress` its totals so far. */
+/**
+ * Messages from the log writer's thread; `started` gives its Linux thread id, `progress` its totals so
+ * far, `availability` when the database stops (or resumes) taking batches, `warn` a line for the log.
+ */
 export type ThreadReply =
   | { type: 'started'; tid: number | null }
   | { type: 'progress'; written: number; failed: number }
+  | { type: 'availability'; available: boolean; reason: string }
+  | { type: 'warn'; message: string }
   | { type: 'flushed'; id: number }
   | { type: 'closed' }
   | { type: 'fatal'; message: string };

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { createOutageLog } from './outage-log.js';
 import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
@@ -39,7 +40,8 @@ function spawn(data: ThreadWorkerData): Worker {
  * The log writer on a thread of its own (with its own database connection): `write` only queues the
  * record, which is handed over in groups; serialising it, assembling a streamed answer and the batched
  * inserts all happen on the thread. Same contract as `createLogWriter`: never waits, never throws,
- * bounded (`maxBuffered` counts what is queued here and not yet stored there), failures counted.
+ * bounded (`maxBuffered` counts what is queued here and not yet stored there, batches the thread holds
+ * through a database outage included), failures counted, outages reported once each.
  * The thread starts with the first record, and again (at most once a second) if it dies.
  *
  * On Linux the thread runs at a background nice value, and in the idle scheduling class while it keeps
@@ -80,6 +82,8 @@ export function createThreadedLogWriter(
   let nextFlush = 0;
   const flushes = new Map<number, () => void>();
   let onClosed: (() => void) | null = null;
+  // The thread tells when the database goes and comes back; records past the bound are dropped here.
+  const outage = createOutageLog(maxBuffered, () => dropped, warn);
 
   const inThread = () => sent - threadWritten - threadFailed;
 
@@ -138,6 +142,11 @@ export function createThreadedLogWriter(
         reschedule();
       } else if (message.type === 'closed') {
         onClosed?.();
+      } else if (message.type === 'availability') {
+        if (message.available) outage.up();
+        else outage.down(message.reason);
+      } else if (message.type === 'warn') {
+        warn?.(message.message);
       } else if (message.type === 'fatal') {
         warn?.(`The task log writer's thread could not start: ${message.message}`);
       }

@@ -34,19 +34,28 @@ export interface TaskLogRecord {
 export interface LogWriterStats {
   accepted: number;
   written: number;
-  /** Records that could not be written (database down, buffer full) and were dropped. */
+  /**
+   * Records dropped: past the bound (buffer full, e.g. through a long database outage), refused by the
+   * database for another reason than an outage, of a container deleted meanwhile, or still held at close.
+   */
   failed: number;
+  /** Records accepted and not yet written, those held through a database outage included. */
   buffered: number;
 }
 
 /**
- * Accepts records without waiting, writes them in batches (size or time, whichever first), applies
- * back-pressure with a bounded buffer (dropping and counting past it), flushes on close.
+ * Accepts records without waiting, writes them in batches (size or time, whichever first), holds them
+ * through a database outage and retries, applies back-pressure with a bounded buffer (dropping and
+ * counting past it), flushes on close.
  */
 export interface LogWriter {
   write(record: TaskLogRecord): void;
-  /** Resolves when everything accepted so far has been written or counted as failed. */
+  /**
+   * Resolves when everything accepted so far has been written or counted as failed, or once the database
+   * has failed an attempt (an outage): what it holds then stays held and is retried.
+   */
   flush(): Promise<void>;
   stats(): LogWriterStats;
+  /** Flushes, then refuses further writes; what the database still cannot take then is counted as failed. */
   close(): Promise<void>;
 }

@@ -43,7 +43,13 @@ try {
     reported = { written, failed };
     reply({ type: 'progress', written, failed });
   };
-  const writer = createLogWriter(database.db, { ...options, onProgress: progress });
+  const writer = createLogWriter(database.db, {
+    ...options,
+    onProgress: progress,
+    // Records are dropped on the owner's side (it keeps the bound), so it reports outages.
+    onAvailability: (available, reason) => reply({ type: 'availability', available, reason }),
+    warn: (message) => reply({ type: 'warn', message }),
+  });
   port.on('message', (message: ThreadRequest) => {
     switch (message.type) {
       case 'records':
@@ -60,7 +66,11 @@ try {
       case 'close':
         void writer
           .close()
-          .then(() => database.close())
+          .then(() => {
+            progress();
+            return database.close();
+          })
+          .catch(() => {})
           .finally(() => {
             reply({ type: 'closed' });
             port.close();

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
 import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/repository.js';
+import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { assembleCompletion } from '../assemble.js';
 import { completionText, readUsage } from '../providers/openai-compatible.js';
 import { ssePayloads } from '../sse.js';
+import { createOutageLog } from './outage-log.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 
 export interface LogWriterOptions {
@@ -15,7 +17,21 @@ export interface LogWriterOptions {
   maxBuffered?: number;
   /** Called after every batch (read `stats()` for the counts). */
   onProgress?: () => void;
+  /**
+   * Told when the database stops taking batches (false, with the reason) and when it takes them again
+   * (true). When given, the caller reports outages (the threaded writer, whose drops happen on its own
+   * side); otherwise the writer warns through `warn`.
+   */
+  onAvailability?: (available: boolean, reason: string) => void;
+  /** The writer's warnings: an outage and what it dropped, a batch the database refused. */
+  warn?: (message: string) => void;
 }
+
+/** While the database is away, held batches are tried again after a jittered, doubling wait up to the max. */
+const RETRY_BASE_MS = 200;
+const RETRY_MAX_MS = 2_000;
+/** A batch refused for another reason than an outage (a bug) is reported at most this often. */
+const REFUSAL_WARN_MS = 60_000;
 
 // PostgreSQL text cannot hold U+0000, and a NaN would break the NOT NULL numeric columns on SQLite.
 const clean = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
@@ -92,7 +108,7 @@ function isoOr(text: string): string {
 /**
  * Writes one batch in one transaction and returns how many rows were stored. Containers are locked in id
  * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
- * longer exist are skipped. Never throws: a failed transaction stores nothing and returns 0.
+ * longer exist are skipped. Throws what the database threw; a failed transaction stores nothing.
  */
 async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<number> {
   const groups = new Map<string, NewLogRow[]>();
@@ -102,55 +118,91 @@ async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<num
     else groups.set(draft.container_id, [draft]);
   }
   if (groups.size === 0) return 0;
-  try {
-    return await db.transaction().execute(async (trx) => {
-      const rows: NewLogRow[] = [];
-      for (const containerId of [...groups.keys()].sort()) {
-        const drafts = groups.get(containerId)!;
-        const first = await reserveSeqs(trx, containerId, drafts.length);
-        if (first === null) continue;
-        for (let i = 0; i < drafts.length; i++) {
-          const draft = drafts[i]!;
-          draft.seq = first + i;
-          rows.push(draft);
-        }
+  return await db.transaction().execute(async (trx) => {
+    const rows: NewLogRow[] = [];
+    for (const containerId of [...groups.keys()].sort()) {
+      const drafts = groups.get(containerId)!;
+      const first = await reserveSeqs(trx, containerId, drafts.length);
+      if (first === null) continue;
+      for (let i = 0; i < drafts.length; i++) {
+        const draft = drafts[i]!;
+        draft.seq = first + i;
+        rows.push(draft);
       }
-      await insertLogRows(trx, rows);
-      return rows.length;
-    });
-  } catch {
-    return 0;
-  }
+    }
+    await insertLogRows(trx, rows);
+    return rows.length;
+  });
 }
+
+/** Ids of the batch already stored (an earlier attempt committed, but its answer was lost with the connection). */
+async function storedIds(db: Kysely<Database>, batch: NewLogRow[]): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('task_logs')
+    .select('id')
+    .where(
+      'id',
+      'in',
+      batch.map((d) => d.id),
+    )
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The database is away for now (restarting, unreachable, locked): worth waiting for, unlike a closed handle. */
+const worthRetrying = (err: unknown) => isDatabaseUnavailable(err) && !isDatabaseClosed(err);
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * The task log writer: `write` only appends to a bounded in-memory buffer; one loop per process writes
  * full batches at once and partial ones after `flushMs`. Seqs come from the per-container counter row
  * inside each batch's transaction, so they are strictly increasing without gaps or duplicates even with
- * several processes on one PostgreSQL. Whatever cannot be stored (buffer full, database down) is dropped
- * and counted in `failed`; callers never wait and never see an error.
+ * several processes on one PostgreSQL. While the database is away, failed batches stay held, in order,
+ * and are tried again with back-off until it returns; only records past `maxBuffered` are dropped (and
+ * counted in `failed`, and reported once per outage). Callers never wait and never see an error.
  */
 export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions = {}): LogWriter {
   const batchSize = Math.max(1, options.batchSize ?? 500);
   const flushMs = Math.max(1, options.flushMs ?? 200);
   const maxBuffered = Math.max(1, options.maxBuffered ?? 50_000);
+  const warn = options.warn;
 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
   const buffer: NewLogRow[] = [];
+  /** Records tried before in a transaction whose outcome is unknown (the connection was lost). */
+  const tried = new WeakSet<NewLogRow>();
   let inFlight = 0;
   let accepted = 0;
   let written = 0;
   let dropped = 0;
   let lost = 0;
   let closed = false;
-  /** A partial batch may be written now (its time is up, or someone flushes). */
+  /** Set by close once its last flush is done: the loop stops retrying. */
+  let stopping = false;
+  /** A partial batch may be written now (its time is up, someone flushes, or held records are retried). */
   let due = false;
   let timer: NodeJS.Timeout | null = null;
   let pumping: Promise<void> | null = null;
+  /** Attempts the database failed (unavailable): a flush does not wait out an outage. */
+  let failures = 0;
+  /** The current back-off (0 while the database takes batches), and how to cut it short. */
+  let retryMs = 0;
+  let wakeRetry: (() => void) | null = null;
+  /** Flushes waiting for the end of an attempt. */
+  const waiters = new Set<() => void>();
+  const outage = options.onAvailability ?? localOutageLog(maxBuffered, () => dropped, warn);
+  let down = false;
+  let refusalWarnedAt = 0;
+
+  function notify(): void {
+    for (const done of waiters) done();
+    waiters.clear();
+  }
 
   function arm(): void {
-    if (timer !== null || buffer.length === 0) return;
+    if (timer !== null || buffer.length === 0 || stopping) return;
     timer = setTimeout(() => {
       timer = null;
       if (buffer.length === 0) return;
@@ -161,39 +213,121 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   }
 
   function schedule(): void {
-    if (pumping) return;
+    if (pumping || stopping) return;
     if (buffer.length >= batchSize || (due && buffer.length > 0)) pumping = pump();
     else arm();
   }
 
+  function pause(): Promise<void> {
+    retryMs = retryMs === 0 ? RETRY_BASE_MS : Math.min(RETRY_MAX_MS, retryMs * 2);
+    const ms = retryMs * (0.5 + Math.random() / 2);
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      t.unref();
+      function done() {
+        clearTimeout(t);
+        wakeRetry = null;
+        resolve();
+      }
+      wakeRetry = done;
+    });
+  }
+
+  function refused(batch: NewLogRow[], err: unknown): void {
+    lost += batch.length;
+    const now = Date.now();
+    if (now - refusalWarnedAt < REFUSAL_WARN_MS) return;
+    refusalWarnedAt = now;
+    warn?.(`The database refused a batch of ${batch.length} task logs, which are dropped: ${reasonOf(err)}`);
+  }
+
+  /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
+  async function attempt(batch: NewLogRow[]): Promise<boolean> {
+    try {
+      const stored = await writeBatch(db, batch);
+      written += stored;
+      lost += batch.length - stored;
+      return true;
+    } catch (err) {
+      if (worthRetrying(err)) {
+        for (const d of batch) tried.add(d);
+        buffer.unshift(...batch);
+        if (!down) {
+          down = true;
+          outage(false, reasonOf(err));
+        }
+        return false;
+      }
+      if (isUniqueViolation(err) && batch.some((d) => tried.has(d))) return await dedupe(batch, err);
+      refused(batch, err);
+      return true;
+    }
+  }
+
+  /** A retried batch hit its own rows: what an earlier, cut-off attempt committed is not stored twice. */
+  async function dedupe(batch: NewLogRow[], err: unknown): Promise<boolean> {
+    let present: Set<string>;
+    try {
+      present = await storedIds(db, batch);
+    } catch (readErr) {
+      if (!worthRetrying(readErr)) {
+        refused(batch, err);
+        return true;
+      }
+      buffer.unshift(...batch);
+      return false;
+    }
+    const rest = batch.filter((d) => !present.has(d.id));
+    if (rest.length === batch.length) {
+      refused(batch, err);
+      return true;
+    }
+    written += batch.length - rest.length;
+    for (const d of rest) tried.delete(d);
+    buffer.unshift(...rest);
+    return true;
+  }
+
   async function pump(): Promise<void> {
     try {
-      while (buffer.length >= batchSize || (due && buffer.length > 0)) {
+      while (!stopping && (buffer.length >= batchSize || (due && buffer.length > 0))) {
         const batch = buffer.splice(0, batchSize);
         inFlight = batch.length;
-        const stored = await writeBatch(db, batch);
-        written += stored;
-        lost += batch.length - stored;
+        const ok = await attempt(batch);
         inFlight = 0;
+        if (ok) {
+          retryMs = 0;
+          if (down) {
+            down = false;
+            outage(true, '');
+          }
+        } else {
+          failures++;
+          // Held records are tried again whole, a partial batch included.
+          due = true;
+        }
         options.onProgress?.();
+        notify();
+        if (!ok && !stopping) await pause();
       }
       due = false;
     } finally {
       pumping = null;
+      notify();
     }
     arm();
   }
 
+  /** Resolves when what was accepted so far is written or counted, or once the database failed an attempt. */
   async function flush(): Promise<void> {
     const target = accepted;
-    while (written + lost < target) {
-      if (pumping) {
-        await pumping;
-        continue;
-      }
+    const failuresBefore = failures;
+    while (written + lost < target && failures === failuresBefore) {
       due = true;
-      schedule();
+      if (pumping) wakeRetry?.();
+      else schedule();
       if (!pumping) return;
+      await new Promise<void>((resolve) => waiters.add(resolve));
     }
   }
 
@@ -214,10 +348,32 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
     flush,
     stats: () => ({ accepted, written, failed: dropped + lost, buffered: buffer.length + inFlight }),
     async close() {
+      if (closed) return;
       closed = true;
       await flush();
+      stopping = true;
+      wakeRetry?.();
+      if (pumping) await pumping;
       if (timer !== null) clearTimeout(timer);
       timer = null;
+      // The database is still away: what it was holding for it is lost now.
+      const held = buffer.length;
+      if (held > 0) {
+        buffer.length = 0;
+        lost += held;
+        warn?.(`Closing while the database is unavailable: ${held} task logs held for it are lost`);
+        options.onProgress?.();
+      }
     },
   };
+}
+
+/** The writer's own outage reports: one warning as it starts, one as it ends with what was dropped meanwhile. */
+function localOutageLog(
+  maxBuffered: number,
+  dropped: () => number,
+  warn: ((message: string) => void) | undefined,
+): (available: boolean, reason: string) => void {
+  const log = createOutageLog(maxBuffered, dropped, warn);
+  return (available, reason) => (available ? log.up() : log.down(reason));
 }
