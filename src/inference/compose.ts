@@ -1,16 +1,24 @@
 import type { ModelContext } from '../catalog/models/resolve.js';
 import { resolveModel } from '../catalog/models/resolve.js';
+import type { SelfAddresses } from '../catalog/models/self-addresses.js';
 import { isAddressAllowed } from '../catalog/models/upstream-policy.js';
 import type { Config } from '../config.js';
 import { createProviderLayer, type ProviderLayer } from './provider-layer.js';
 import { createUpstream } from './upstream.js';
 
+/** What keeps the gateway from calling itself: its own listening ports, and its deployment's hop id. */
+export interface LoopGuard {
+  self: SelfAddresses;
+  hopId: string;
+}
+
 /** The provider layer as the service runs it: pools from config, the upstream policy, registry fallbacks. */
-export function createProviders(config: Config, models: ModelContext): ProviderLayer {
+export function createProviders(config: Config, models: ModelContext, loop: LoopGuard): ProviderLayer {
   const { upstream } = config;
   return createProviderLayer({
-    upstream: createUpstream(upstream, (ip) => isAddressAllowed(ip, config.upstreamPolicy)),
+    upstream: createUpstream(upstream, (ip) => isAddressAllowed(ip, config.upstreamPolicy), loop.self),
     policy: { retries: upstream.retries, baseMs: upstream.retryBaseMs, maxMs: upstream.retryMaxMs },
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
+    hopId: loop.hopId,
   });
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../shared/errors.js';
 import type { CancelSignal } from './cancel.js';
+import { HOP_HEADER, hopHeader } from './hop.js';
 import { PROVIDERS } from './providers/index.js';
 import { completionText, readUsage } from './providers/openai-compatible.js';
 import {
@@ -24,6 +25,8 @@ export interface ProviderLayerOptions {
   policy: RetryPolicy;
   /** Resolves the fallback slugs of callers that name their project (evaluation runs). */
   resolveModel?: (projectId: string, ref: string) => Promise<ResolvedModel>;
+  /** This deployment's hop id (`hopIdOf(pepper)`), sent in X-Evalgate-Hop on every upstream request. */
+  hopId?: string;
 }
 
 export interface CallOptions {
@@ -34,6 +37,8 @@ export interface CallOptions {
   /** Replaces the model's own fallbacks (the gateway's `X-Evalgate-Fallback-Models`). */
   fallbacks?: readonly string[] | undefined;
   resolveFallback?: ((slug: string) => Promise<ResolvedModel>) | undefined;
+  /** The Evalgate deployments the incoming request came through (its X-Evalgate-Hop): ours is added. */
+  hops?: readonly string[] | undefined;
 }
 
 export interface StreamCallOptions extends CallOptions {
@@ -315,7 +320,7 @@ class GatewayStream implements ChatStream {
  * it records nothing (the gateway route does).
  */
 export function createProviderLayer(options: ProviderLayerOptions): ProviderLayer {
-  const { upstream, policy } = options;
+  const { upstream, policy, hopId } = options;
   // Resolved models are cached by the gateway, so the same object comes back call after call.
   const targets = new WeakMap<ResolvedModel, UpstreamTarget>();
 
@@ -332,6 +337,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     request: ChatRequest,
     stream: boolean,
     signal: CancelSignal | undefined,
+    hop: string | null,
   ): Promise<Started> {
     const adapter = PROVIDERS[model.provider];
     if (!adapter) throw new ApiError('provider_not_configured', `Unknown provider '${model.provider}'`);
@@ -348,7 +354,9 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     }
     let response: UpstreamResponse;
     try {
-      response = await upstream.send(target, { headers: adapter.headers(model), body, signal });
+      const headers =
+        hop === null ? adapter.headers(model) : { ...adapter.headers(model), [HOP_HEADER]: hop };
+      response = await upstream.send(target, { headers, body, signal });
     } catch (err) {
       throw transportFailure(err, signal);
     }
@@ -390,13 +398,14 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
   return {
     async complete(model, request, call = {}) {
       const t0 = performance.now();
+      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
       const { value, attempts } = await callResiliently({
         first: model,
         fallbacks: call.fallbacks ?? model.fallbacks,
         resolveFallback: fallbackResolver(call),
         policy,
         signal: call.signal,
-        attempt: async (m) => finish(await start(m, request, false, call.signal), call.signal),
+        attempt: async (m) => finish(await start(m, request, false, call.signal, hop), call.signal),
       });
       const usage = readUsage(value.body.usage);
       return {
@@ -413,13 +422,14 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
 
     async stream(model, request, call = {}) {
       const t0 = performance.now();
+      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
       const { value, attempts } = await callResiliently({
         first: model,
         fallbacks: call.fallbacks ?? model.fallbacks,
         resolveFallback: fallbackResolver(call),
         policy,
         signal: call.signal,
-        attempt: (m) => start(m, request, true, call.signal),
+        attempt: (m) => start(m, request, true, call.signal, hop),
       });
       return new GatewayStream(value, attempts, t0, call.collect ?? false, call.signal);
     },

@@ -7,6 +7,7 @@ import { responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { CallCanceller } from './cancel.js';
 import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
+import { HOP_HEADER, hopIdOf, hopsOf } from './hop.js';
 import { CallAbortedError, type ProviderLayer, type StreamCallOptions } from './provider-layer.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
 import type { ChatRequest } from './types.js';
@@ -67,6 +68,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     modelCacheMs: config.modelCacheMs,
     resolveModel: deps.resolveModel,
   });
+  const hopId = hopIdOf(deps.pepper);
 
   app.post(
     '/v1/chat/completions',
@@ -80,13 +82,25 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
           'model) and records it as a task log of the container named by X-Evalgate-Container (id or ' +
           "label; default: the project's `default` container). X-Evalgate-Fallback-Models: comma-separated " +
           'slugs tried when the model is unavailable. Every answer carries X-Evalgate-Cost (USD; a trailer ' +
-          'for streams) and X-Evalgate-Log-Id (when recorded).',
+          'for streams) and X-Evalgate-Log-Id (when recorded). Upstream requests carry X-Evalgate-Hop (the ' +
+          'Evalgate deployments they passed through); a request that already passed through this one is ' +
+          'a loop and answers 508 loop_detected.',
         body: ChatCompletionRequest,
-        response: responses({ 200: ChatCompletion }, 404, 413, 415, 422),
+        response: responses({ 200: ChatCompletion }, 404, 413, 415, 422, 508),
       },
     },
     async (req, reply) => {
       const { projectId } = principalOf(req);
+      const hops = hopsOf(req.headers[HOP_HEADER]);
+      // Sent by this deployment (or a replica): answering would call the same upstream again, without end.
+      if (hops.includes(hopId)) {
+        throw new ApiError(
+          'loop_detected',
+          'This request already passed through this Evalgate deployment (X-Evalgate-Hop): a model base URL ' +
+            'leads back to the gateway, which would call itself without end',
+          { hops },
+        );
+      }
       const request = req.body as ChatRequest;
       const startedAt = Date.now();
       const containerId = await gateway.container(projectId, headerValue(req.headers[CONTAINER_HEADER]));
@@ -108,6 +122,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         signal: controller,
         fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),
         resolveFallback: (slug) => gateway.model(projectId, slug),
+        hops,
         // Streams keep what they send only when it is to be recorded.
         collect: context !== null,
       };

@@ -78,8 +78,8 @@ function parseBody(text: string): unknown {
 }
 
 /**
- * An upstream answer with status >= 400 as what the gateway does about it: retry (5xx, 408), or the
- * error the caller gets, in our envelope with the upstream's message.
+ * An upstream answer with status >= 400 as what the gateway does about it: retry (5xx but 508, 408), or
+ * the error the caller gets, in our envelope with the upstream's message.
  */
 export function upstreamHttpError(
   adapter: ProviderAdapter,
@@ -88,7 +88,8 @@ export function upstreamHttpError(
   headers: IncomingHttpHeaders,
   bodyText: string,
 ): UpstreamError {
-  if (status >= 500 || status === 408) return UpstreamError.retryable(`upstream status ${status}`, status);
+  if ((status >= 500 && status !== 508) || status === 408)
+    return UpstreamError.retryable(`upstream status ${status}`, status);
   const upstreamMessage = adapter.errorMessage(parseBody(bodyText));
   const details = { upstream_status: status, provider: model.provider, model: model.slug };
   if (status === 429) {
@@ -104,6 +105,8 @@ export function upstreamHttpError(
   }
   const message = upstreamMessage ?? `The upstream provider answered ${status}`;
   if (status === 404) return new UpstreamError('fatal', 'model_not_found', message, details);
+  // Another Evalgate (or this one) saw the request come round again: asking again loops again.
+  if (status === 508) return new UpstreamError('fatal', 'loop_detected', message, details);
   if (status === 413) return new UpstreamError('fatal', 'payload_too_large', message, details);
   return new UpstreamError('fatal', 'bad_request', message, details);
 }
@@ -114,7 +117,8 @@ export function transportFailure(err: unknown, signal: CancelSignal | undefined)
   if (err instanceof ApiError) return err;
   const cause = err instanceof Error && err.cause instanceof AddressBlockedError ? err.cause : err;
   if (cause instanceof AddressBlockedError) {
-    return new UpstreamError('fatal', 'bad_request', cause.message, { reason: 'upstream_address_blocked' });
+    const reason = cause.selfPort === null ? 'upstream_address_blocked' : 'upstream_is_self';
+    return new UpstreamError('fatal', 'bad_request', cause.message, { reason });
   }
   const code =
     err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : 'connection error';

@@ -9,6 +9,7 @@ import { type AddressCheck, createUpstream } from '../../src/inference/upstream.
 
 export const UPSTREAM: UpstreamConfig = {
   connections: 16,
+  maxConnections: 1024,
   connectTimeoutMs: 2_000,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 10_000,

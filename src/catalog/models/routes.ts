@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../auth/guard.js';
 import type { Deps } from '../../deps.js';
 import { responses } from '../../http/schemas.js';
-import type { ModelContext } from './resolve.js';
 import {
   Model,
   ModelDeleted,
@@ -12,12 +11,14 @@ import {
   PatchModel,
   RegisterModel,
 } from './schemas.js';
+import type { RegistryContext } from './service.js';
 import * as service from './service.js';
 
 const tags = ['models'];
 
 export const modelRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const ctx: ModelContext = deps.models;
+  // With the server's own ports, so that a model cannot be pointed at the gateway itself.
+  const ctx: RegistryContext = { ...deps.models, self: deps.self };
 
   app.get(
     '/v1/models',

@@ -6,10 +6,14 @@ import { type PriceEntry, priceTable } from './prices.js';
 import * as repo from './repository.js';
 import { FRONTIER_PROVIDERS, frontierKind, type ModelContext, splitFrontierSlug } from './resolve.js';
 import type { Model, ModelList, PatchModel, RegisterModel } from './schemas.js';
+import type { SelfAddresses } from './self-addresses.js';
 import { checkUpstreamUrlResolved, type LookupFn } from './upstream-policy.js';
 
-/** Model context plus the host-name resolver of the upstream policy (injectable for tests). */
-export type RegistryContext = ModelContext & { lookup?: LookupFn };
+/**
+ * Model context plus the host-name resolver of the upstream policy (injectable for tests) and the ports
+ * this server listens on (a base URL that reaches the server itself is refused).
+ */
+export type RegistryContext = ModelContext & { lookup?: LookupFn; self?: SelfAddresses };
 
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
@@ -100,7 +104,12 @@ export async function getModel(ctx: ModelContext, projectId: string, ref: string
 }
 
 async function checkBaseUrl(ctx: RegistryContext, url: string): Promise<string> {
-  const verdict = await checkUpstreamUrlResolved(url, ctx.config.upstreamPolicy, ctx.lookup);
+  const verdict = await checkUpstreamUrlResolved(
+    url,
+    ctx.config.upstreamPolicy,
+    ctx.lookup,
+    ctx.self ?? null,
+  );
   if (!verdict.ok)
     throw ApiError.invalid(['body', 'base_url'], `base_url refused: ${verdict.reason}`, 'upstream_refused');
   return url.replace(/\/+$/, '');

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import type { UpstreamPolicySettings } from '../../config.js';
+import { portOf, type SelfAddresses } from './self-addresses.js';
 
 /**
  * Where registered models may send requests (and their credentials). Link-local and cloud-metadata
@@ -164,19 +165,39 @@ export function checkUpstreamUrl(url: string, policy: UpstreamPolicy): UpstreamV
 
 const systemLookup: LookupFn = (host) => dnsLookup(host, { all: true, verbatim: true });
 
+/** The refusal of a base URL that reaches this server itself (host on this machine, port it listens on). */
+function selfVerdict(
+  host: string,
+  port: number,
+  address: string,
+  self: SelfAddresses | null,
+): UpstreamVerdict {
+  if (!self?.isSelf(address, port)) return { ok: true };
+  const where = host === address ? `${host}:${port}` : `${host}:${port} (${address})`;
+  return {
+    ok: false,
+    reason: `${where} is this Evalgate server itself; a model pointed at the gateway would call itself in a loop`,
+  };
+}
+
 /**
  * `checkUpstreamUrl`, then every address the host name resolves to. A name that does not resolve (yet)
  * passes: nothing can be reached through it, and the connect-time check still applies to it later.
+ * With `self` (the ports this server listens on), an address of this machine on one of them is refused:
+ * the gateway would call itself.
  */
 export async function checkUpstreamUrlResolved(
   url: string,
   policy: UpstreamPolicy,
   lookup: LookupFn = systemLookup,
+  self: SelfAddresses | null = null,
 ): Promise<UpstreamVerdict> {
   const first = checkUpstreamUrl(url, policy);
   if (!first.ok) return first;
-  const host = normalHost(new URL(url));
-  if (isIP(host)) return first;
+  const parsed = new URL(url);
+  const host = normalHost(parsed);
+  const port = portOf(parsed);
+  if (isIP(host)) return selfVerdict(host, port, host, self);
   let addresses: { address: string }[];
   try {
     addresses = await lookup(host);
@@ -186,6 +207,8 @@ export async function checkUpstreamUrlResolved(
   for (const { address } of addresses) {
     const verdict = addressVerdict(address, policy);
     if (!verdict.ok) return { ok: false, reason: `host ${host} resolves to ${verdict.reason}` };
+    const loop = selfVerdict(host, port, address, self);
+    if (!loop.ok) return loop;
   }
   return { ok: true };
 }
