@@ -119,10 +119,37 @@ async function createDatabase(): Promise<{ url: string; name: string; drop(): Pr
   };
 }
 
+/** A client that fails fast when Redis is away (no reconnection, no offline queue). */
+function redisClient(): Redis {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** Fails at once when Redis does not answer (`serve` would wait for it without end). */
+async function checkRedis(): Promise<void> {
+  const redis = redisClient();
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    throw new Error(`Redis at ${redisUrl} does not answer (${(err as Error).message}); see --redis-url`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** Deletes every Redis key under the prefix (queues, limiter state). */
 async function dropRedisKeys(prefix: string): Promise<number> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = redisClient();
   try {
+    await redis.connect();
     let cursor = '0';
     let deleted = 0;
     do {
@@ -230,6 +257,7 @@ async function main(): Promise<void> {
   log(
     `bench:scale — ${positions} positions, ${latencyMs} ms latency, concurrency ${concurrency}, workers ${workerCounts.join(',')}, ${cores} cores`,
   );
+  await checkRedis();
   const prefix = `egbench${randomBytes(4).toString('hex')}`;
   cleanups.push({
     name: 'redis keys',
