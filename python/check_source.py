@@ -54,6 +54,13 @@ def main():
             problems.append({"loc": ["source"], "line": line, "msg": f"Python syntax error on line {line}: {e.msg}"})
         except ValueError as e:
             problems.append({"loc": ["source"], "line": 0, "msg": f"Python source is invalid: {e}"})
+        except (RecursionError, MemoryError) as e:
+            # The parser's and compiler's own limits (e.g. an expression of 200,000 terms): the source
+            # cannot be compiled, so it is refused like any other that does not compile.
+            why = "an expression is too long or nested too deeply" if isinstance(e, RecursionError) else "it is too large"
+            problems.append(
+                {"loc": ["source"], "line": 0, "msg": f"Python source is too complex to compile: {why}; simplify it"}
+            )
         else:
             if not defines_evaluate(tree):
                 problems.append(

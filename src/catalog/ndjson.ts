@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { TSchema } from 'typebox';
 import { MAX_JSON_DEPTH } from '../http/json-parser.js';
-import { toIssues, validatorCompiler } from '../http/validation.js';
+import { isWellFormed, toIssues, validatorCompiler } from '../http/validation.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 
 /**
@@ -77,8 +77,55 @@ export function jsonOrLines(schema: TSchema): (req: FastifyRequest) => Promise<v
   };
 }
 
-/** The request body stream, decompressed when sent with `Content-Encoding: gzip`. */
-export function uploadStream(req: FastifyRequest): Readable {
+/**
+ * A gzip upload may expand at most this many times its compressed size, once past RATIO_FREE_BYTES of
+ * output. Real JSON lines compress 3-30 times; a compression bomb (1 MB of gzip holding 1 GiB of
+ * newlines) expands about 1,000 times and costs the server a minute of work per megabyte sent. Data
+ * that really is that repetitive can be sent uncompressed.
+ */
+export const MAX_GZIP_RATIO = 100;
+export const RATIO_FREE_BYTES = 1 << 20;
+
+/**
+ * Counts what the gunzip stream produces and fails it with a 413 as soon as the output passes `maxBytes`
+ * (the upload limit applies to decompressed bytes) or MAX_GZIP_RATIO times the input consumed so far;
+ * the pipeline then stops decompressing at once.
+ */
+function inflationCap(gunzip: { bytesWritten: number }, maxBytes: number): Transform {
+  let out = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      out += chunk.length;
+      if (out > maxBytes) {
+        callback(
+          new ApiError('payload_too_large', `Upload exceeds ${maxBytes} bytes once decompressed`, {
+            limit: maxBytes,
+            decompressed: true,
+          }),
+        );
+        return;
+      }
+      const consumed = gunzip.bytesWritten;
+      if (out > RATIO_FREE_BYTES && out > MAX_GZIP_RATIO * consumed) {
+        callback(
+          new ApiError(
+            'payload_too_large',
+            `The gzip upload expands more than ${MAX_GZIP_RATIO} times its compressed size; send it uncompressed`,
+            { max_ratio: MAX_GZIP_RATIO, compressed_bytes: consumed, decompressed_bytes: out },
+          ),
+        );
+        return;
+      }
+      callback(null, chunk);
+    },
+  });
+}
+
+/**
+ * The request body stream, decompressed when sent with `Content-Encoding: gzip`, within `maxBytes` of
+ * decompressed output and MAX_GZIP_RATIO.
+ */
+export function uploadStream(req: FastifyRequest, limits: { maxBytes: number }): Readable {
   if (!(req.body instanceof JsonLinesBody)) throw new ApiError('bad_request', 'Expected a JSON-lines body');
   const body = req.body.stream;
   const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -89,8 +136,9 @@ export function uploadStream(req: FastifyRequest): Readable {
       `Unsupported Content-Encoding '${encoding}'; use gzip or none`,
     );
   }
-  // Errors of either side reach the consumer through the gunzip stream.
-  return pipeline(body, createGunzip(), () => {});
+  const gunzip = createGunzip();
+  // Errors of any stage (corrupt gzip, a cap crossed, the client gone) reach the consumer through the last.
+  return pipeline(body, gunzip, inflationCap(gunzip, limits.maxBytes), () => {});
 }
 
 const TOO_LONG = Symbol('too long');
@@ -172,6 +220,47 @@ function unstorable(value: unknown, depth = 1): string | null {
     if (bad) return bad;
   }
   return null;
+}
+
+/** A `\uD800`-`\uDFFF` escape: the only way a lone surrogate reaches a line (UTF-8 cannot carry one). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** Whether a parsed value holds a string or key with an unpaired surrogate. */
+function hasLoneSurrogate(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (!isWellFormed(value)) return true;
+    } else if (Array.isArray(value)) {
+      stack.push(...value);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (!isWellFormed(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * For a line known to be valid JSON: the reason it cannot be stored as sent because a string holds an
+ * unpaired surrogate escape (`"\ud800"`: UTF-8, so both databases, cannot hold it), or null. Lines
+ * without any surrogate escape (nearly all) are answered by one scan; the others are parsed and walked.
+ * Lines read from UTF-8 carry surrogates only as escapes.
+ */
+export function surrogateProblem(text: string): string | null {
+  if (!SURROGATE_ESCAPE.test(text)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null; // not JSON: the line's own check says so
+  }
+  return hasLoneSurrogate(value)
+    ? 'strings must not contain unpaired UTF-16 surrogates (e.g. \\ud800 without its pair)'
+    : null;
 }
 
 /** Parses one line; returns the value or the reason it is refused. */

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { maxHeaderSize as defaultMaxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ApiError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
 import { toIssues } from './validation.js';
@@ -73,6 +75,11 @@ export function errorBody(e: ApiError): unknown {
 
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+  // An upload stopped at a limit destroyed its body stream half-read: Node cannot skip the rest of that
+  // body to reach a next request, so the connection ends with this answer instead of hanging on. (A body
+  // merely left unread, as for a 401, is skipped by Node and the connection kept.)
+  const raw = reply.request.raw;
+  if (raw.destroyed && !raw.complete) reply.header('connection', 'close');
   // Bodies are serialized here, not by a route's response schema, so the envelope is exact everywhere.
   return reply
     .code(e.status)
@@ -93,8 +100,52 @@ export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest
   sendError(reply, e);
 }
 
+/** Methods probed for a path that matched no route under the request's method (HEAD answers with GET). */
+const PROBED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * A request no route took: 405 `method_not_allowed` with `Allow` when the path is served under other
+ * methods, otherwise 404 `not_found`.
+ */
 function routeNotFound(request: FastifyRequest): ApiError {
-  return new ApiError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`);
+  const path = request.url.split('?')[0] ?? request.url;
+  const allowed = PROBED_METHODS.filter(
+    (method) => method !== request.method && request.server.findRoute({ method, url: request.url }) !== null,
+  );
+  if (allowed.length > 0) {
+    return new ApiError(
+      'method_not_allowed',
+      `Method ${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`,
+      { allowed },
+      [],
+      { allow: allowed.join(', ') },
+    );
+  }
+  return new ApiError('not_found', `Route ${request.method} ${path} not found`);
+}
+
+/**
+ * Requests that reach the router after close() began (on a connection already open) are answered at
+ * once: 503 in the envelope, or `{"ok":false}` for the health check, so that load balancers drain this
+ * process. (Fastify's own answer is a body of its own shape.)
+ */
+function installClosingAnswer(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    if (request.routeOptions.url === '/healthz') return reply.code(503).send({ ok: false });
+    sendError(
+      reply,
+      new ApiError('upstream_unavailable', 'The server is shutting down; retry the request', {
+        reason: 'shutting_down',
+      }),
+    );
+  });
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
@@ -106,4 +157,85 @@ export function installErrorHandling(app: FastifyInstance): void {
     return sendError(reply, e);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
+  installClosingAnswer(app);
+  // An Expect header other than 100-continue: Node would answer 417 with an empty body.
+  app.server.on('checkExpectation', (req, res) => {
+    const body = JSON.stringify(
+      errorBody(
+        new ApiError('bad_request', `Unsupported Expect header '${String(req.headers.expect)}'`, {
+          reason: 'expectation_failed',
+        }),
+      ),
+    );
+    res.writeHead(400, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    res.end(body);
+  });
+}
+
+/**
+ * Why Node's HTTP parser refused a connection's request, per parser code: what the client sees in the
+ * envelope's message and `details.reason`.
+ */
+const PARSE_FAILURES: Record<string, [reason: string, message: string]> = {
+  HPE_HEADER_OVERFLOW: ['request_header_fields_too_large', 'The request line and headers are too large'],
+  HPE_INVALID_HEADER_TOKEN: [
+    'invalid_header',
+    'A request header has an invalid name or value (control characters are not allowed)',
+  ],
+  HPE_INVALID_METHOD: ['invalid_method', 'The request method is malformed or unknown'],
+  HPE_INVALID_URL: ['invalid_request_target', 'The request target is malformed'],
+  HPE_INVALID_VERSION: ['invalid_request_line', 'The request line is malformed'],
+  HPE_INVALID_CONSTANT: ['invalid_request_line', 'The request line is malformed'],
+  HPE_INVALID_CONTENT_LENGTH: ['invalid_framing', 'The Content-Length header is invalid'],
+  HPE_UNEXPECTED_CONTENT_LENGTH: [
+    'invalid_framing',
+    'Content-Length and Transfer-Encoding must not be sent together',
+  ],
+  HPE_INVALID_TRANSFER_ENCODING: ['invalid_framing', 'The Transfer-Encoding header is invalid'],
+  HPE_INVALID_CHUNK_SIZE: ['invalid_framing', 'A chunk of the chunked body is malformed'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: ['invalid_framing', 'The chunk extensions are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'The request was not received in time'],
+  ERR_HTTP_HEADERS_TIMEOUT: ['request_timeout', 'The request headers were not received in time'],
+};
+
+/** The raw HTTP/1.1 answer to a request Node refused before Fastify saw it: the envelope, then close. */
+export function connectionErrorResponse(err: { code?: string }, maxHeaderSize: number): string {
+  const [reason, message] = PARSE_FAILURES[err.code ?? ''] ?? ['malformed_request', 'Malformed HTTP request'];
+  const details: Record<string, unknown> = { reason };
+  if (reason === 'request_header_fields_too_large') details.limit_bytes = maxHeaderSize;
+  // One code, one status: everything the parser refuses is a 400 `bad_request` (the contract lists no
+  // 408 or 431), with the precise reason in details.
+  const e = new ApiError('bad_request', message, details);
+  const body = JSON.stringify(errorBody(e));
+  return (
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
+/**
+ * Fastify's `clientErrorHandler` option (Node's `clientError` event): a request the HTTP parser refused
+ * (headers too large, control characters in a header, a malformed request line or framing, a request
+ * not received in time). Answers the envelope unless a response is already under way, then closes.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: ConnectionError, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  this.log.debug({ err }, 'request refused by the HTTP parser');
+  // As Node does: never write into a response that has begun.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const ownLimit = (this.server as { maxHeaderSize?: number }).maxHeaderSize;
+  socket.end(connectionErrorResponse(err, ownLimit ?? defaultMaxHeaderSize));
+  // A client that does not read its answer does not keep the socket.
+  setTimeout(() => socket.destroy(), 1000).unref();
 }

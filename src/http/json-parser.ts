@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import { isUtf8 } from 'node:buffer';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { ApiError } from '../shared/errors.js';
 import './request-types.js';
@@ -31,17 +32,41 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+/**
+ * JSON bodies are read as sent: a compressed one would be parsed as its compressed bytes, so any
+ * Content-Encoding but identity is refused (JSON-lines uploads take gzip; see catalog/ndjson.ts).
+ */
+function checkEncoding(req: FastifyRequest): void {
+  const encoding = req.headers['content-encoding'];
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
+  throw new ApiError(
+    'unsupported_media_type',
+    `Content-Encoding '${encoding}' is not accepted for JSON bodies; send them uncompressed (gzip is taken by JSON-lines uploads)`,
+  );
+}
+
+/**
+ * The body's text. Bytes that are not UTF-8 are refused rather than read as U+FFFD: what is accepted is
+ * stored exactly as sent.
+ */
+export function bodyText(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new ApiError('invalid_json', 'Request body is not valid UTF-8');
+  return bytes.toString('utf8');
+}
+
 /** JSON is the only media type of the API unless a route adds its own (e.g. JSON lines uploads). */
 export function installJsonParser(app: FastifyInstance): void {
   app.decorateRequest('bodyText', null);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     /^application\/(.+\+)?json(\s*;.*)?$/i,
-    { parseAs: 'string' },
+    { parseAs: 'buffer' },
     (req, body, done) => {
       try {
-        const value = parseJsonBody(body as string);
-        req.bodyText = body as string;
+        checkEncoding(req);
+        const text = bodyText(body as Buffer);
+        const value = parseJsonBody(text);
+        req.bodyText = text;
         done(null, value);
       } catch (err) {
         done(err as Error, undefined);

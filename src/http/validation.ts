@@ -15,9 +15,25 @@ const common: Options = {
   useDefaults: true,
 };
 
+/**
+ * `format: 'position-range'`: a `start:end` range whose bounds are exact integers (at most 2^53 - 1), so
+ * that it is stored and echoed as sent, never as `1e+23`. Text that is not `digits:digits` passes here
+ * and is left to the schema's pattern, so one mistake is reported once.
+ */
+export const POSITION_RANGE_FORMAT = 'position-range';
+
+function isPositionRange(text: string): boolean {
+  const m = /^(\d+):(\d+)$/.exec(text);
+  return m === null || (Number.isSafeInteger(Number(m[1])) && Number.isSafeInteger(Number(m[2])));
+}
+
+function withOwnFormats(ajv: Ajv): Ajv {
+  return ajv.addFormat(POSITION_RANGE_FORMAT, { type: 'string', validate: isPositionRange });
+}
+
 /** Bodies are checked strictly; query strings, paths and headers are text, so they are coerced. */
-const strict = addFormats(new Ajv({ ...common, coerceTypes: false }));
-const coercing = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+const strict = withOwnFormats(addFormats(new Ajv({ ...common, coerceTypes: false })));
+const coercing = withOwnFormats(addFormats(new Ajv({ ...common, coerceTypes: 'array' })));
 
 /** Parsed data: plain objects, and the prototype-less dictionaries query-string and path parsers make. */
 function isPlainObject(value: object): boolean {
@@ -30,11 +46,18 @@ function pointerOf(path: readonly string[]): string {
   return path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
+/** No lone UTF-16 surrogate (`"\ud800"` in JSON): UTF-8, and so both databases, cannot hold one. */
+export function isWellFormed(text: string): boolean {
+  // String.prototype.isWellFormed (Node 20) is not in the ES2023 lib; it answers at once for one-byte strings.
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
 /**
  * Values no database stores faithfully, found anywhere in an input: U+0000 in a string or key
- * (PostgreSQL text cannot hold it) and non-finite numbers (ajv's coercion turns "1e400" into Infinity
- * without applying `strictNumbers`). Returns ajv-style errors at their JSON pointers; `path` is the
- * way down so far, turned into a pointer only for a value that fails (the walk builds no strings).
+ * (PostgreSQL text cannot hold it), lone surrogates (stored as U+FFFD, or refused by PostgreSQL's
+ * jsonb) and non-finite numbers (ajv's coercion turns "1e400" into Infinity without applying
+ * `strictNumbers`). Returns ajv-style errors at their JSON pointers; `path` is the way down so far,
+ * turned into a pointer only for a value that fails (the walk builds no strings).
  */
 function unstorable(value: unknown, path: string[], out: ErrorObject[]): ErrorObject[] {
   const fail = (keyword: string) => {
@@ -42,6 +65,7 @@ function unstorable(value: unknown, path: string[], out: ErrorObject[]): ErrorOb
   };
   if (typeof value === 'string') {
     if (value.includes('\u0000')) fail('nul');
+    else if (!isWellFormed(value)) fail('surrogate');
   } else if (typeof value === 'number') {
     if (!Number.isFinite(value)) fail('finite');
   } else if (Array.isArray(value)) {
@@ -55,6 +79,7 @@ function unstorable(value: unknown, path: string[], out: ErrorObject[]): ErrorOb
     for (const [k, v] of Object.entries(value)) {
       path.push(k);
       if (k.includes('\u0000')) fail('nul');
+      else if (!isWellFormed(k)) fail('surrogate');
       else unstorable(v, path, out);
       path.pop();
     }
@@ -68,12 +93,25 @@ type Validator = ((data: unknown, ctx?: unknown) => boolean) & {
 };
 
 /**
+ * A query string schema that says nothing about other parameters refuses them: a misspelled filter
+ * (`?stauts=error`) must answer 422, not silently widen a listing. Routes without a query schema (the
+ * OpenAI-compatible ones among them) ignore the query string; a schema may opt out with
+ * `additionalProperties: true`.
+ */
+function closedQuery(schema: object, httpPart: string | undefined): object {
+  if (httpPart !== 'querystring') return schema;
+  const s = schema as { type?: unknown; additionalProperties?: unknown };
+  if (s.type !== 'object' || s.additionalProperties !== undefined) return schema;
+  return { ...schema, additionalProperties: false };
+}
+
+/**
  * Ajv's validator, plus one rule for every input of every route: nothing `unstorable`, so that SQLite
  * and PostgreSQL accept exactly the same requests and every accepted value reads back as it was sent.
  */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strict : coercing;
-  const validate = ajv.compile(schema as object);
+  const validate = ajv.compile(closedQuery(schema as object, httpPart));
   const checked: Validator = (data, ctx) => {
     if (!validate(data, ctx as never)) {
       checked.errors = validate.errors ?? null;
@@ -131,9 +169,20 @@ function describe(e: ErrorObject): { msg: string; type: string; extra?: string }
       return { msg: `Input should be ${allowed.map((v) => JSON.stringify(v)).join(' or ')}`, type: 'enum' };
     }
     case 'format':
+      if (p.format === POSITION_RANGE_FORMAT) {
+        return {
+          msg: `Range bounds must be at most ${Number.MAX_SAFE_INTEGER} (2^53 - 1)`,
+          type: 'less_than_equal',
+        };
+      }
       return { msg: `Input should be a valid ${p.format}`, type: 'format' };
     case 'nul':
       return { msg: 'String must not contain NUL (\\u0000) characters', type: 'string_nul' };
+    case 'surrogate':
+      return {
+        msg: 'String must not contain unpaired UTF-16 surrogates (e.g. \\ud800 without its pair)',
+        type: 'string_unicode',
+      };
     case 'finite':
       return { msg: 'Input should be a finite number', type: 'finite_number' };
     case 'anyOf':
@@ -153,14 +202,13 @@ function pointer(instancePath: string): (string | number)[] {
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
+const isUnion = (e: ErrorObject) => e.keyword === 'anyOf' || e.keyword === 'oneOf';
+
 /**
  * Turns ajv errors into 422 entries. Errors inside a union (anyOf) are collapsed into one entry at the
  * union's location, since listing every failed branch would only confuse.
  */
 export function toIssues(part: string, errors: readonly ErrorObject[]): ValidationIssue[] {
-  const unions = errors
-    .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
-    .map((e) => e.schemaPath);
   const loc0 = PART[part] ?? part;
   const seen = new Set<string>();
   const issues: ValidationIssue[] = [];
@@ -174,25 +222,30 @@ export function toIssues(part: string, errors: readonly ErrorObject[]): Validati
     seen.add(key);
     issues.push({ loc, msg, type });
   };
-  for (const e of errors) {
-    if (unions.some((u) => e.schemaPath.startsWith(`${u}/`))) continue;
-    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
-      const inner = errors.filter((i) => i.schemaPath.startsWith(`${e.schemaPath}/`));
-      const typeErrors = inner.filter((i) => i.keyword === 'type' && i.instancePath === e.instancePath);
-      const others = inner.filter((i) => !typeErrors.includes(i));
-      if (others.length === 0 && typeErrors.length > 0) {
-        // A plain type mismatch against every branch (e.g. a nullable number given a string).
-        const types = [...new Set(typeErrors.map((i) => String((i.params as { type: unknown }).type)))];
-        push(e, { msg: `Input should be of type ${types.join(' or ')}`, type: `${types[0]}_type` });
-      } else if (others.length > 0) {
-        // The value had the right type for a branch but broke that branch's rules: report those.
-        for (const o of others) push(o);
-      } else {
-        push(e);
+  // Unions nest (a nullable field inside a nullable object): the same collapse applies at every level.
+  const collapse = (errs: readonly ErrorObject[]) => {
+    const unions = errs.filter(isUnion).map((e) => e.schemaPath);
+    for (const e of errs) {
+      if (unions.some((u) => e.schemaPath.startsWith(`${u}/`))) continue;
+      if (isUnion(e)) {
+        const inner = errs.filter((i) => i.schemaPath.startsWith(`${e.schemaPath}/`));
+        const typeErrors = inner.filter((i) => i.keyword === 'type' && i.instancePath === e.instancePath);
+        const others = inner.filter((i) => !typeErrors.includes(i));
+        if (others.length === 0 && typeErrors.length > 0) {
+          // A plain type mismatch against every branch (e.g. a nullable number given a string).
+          const types = [...new Set(typeErrors.map((i) => String((i.params as { type: unknown }).type)))];
+          push(e, { msg: `Input should be of type ${types.join(' or ')}`, type: `${types[0]}_type` });
+        } else if (others.length > 0) {
+          // The value had the right type for a branch but broke that branch's rules: report those.
+          collapse(others);
+        } else {
+          push(e);
+        }
+        continue;
       }
-      continue;
+      push(e);
     }
-    push(e);
-  }
+  };
+  collapse(errors);
   return issues;
 }

@@ -89,7 +89,7 @@ export async function updateRun(
 export async function listSamples(
   db: Kysely<Database>,
   runId: string,
-  filter: { launch?: number; evaluatorId?: string; passed?: boolean; errored?: boolean },
+  filter: { launch?: number; evaluatorId?: string; passed?: boolean; errored?: boolean; status?: string },
   page: Page,
 ): Promise<{ rows: Selectable<RunSampleTable>[]; total: number }> {
   let q = db.selectFrom('run_samples').where('run_id', '=', runId);
@@ -97,6 +97,7 @@ export async function listSamples(
   if (filter.evaluatorId !== undefined) q = q.where('evaluator_id', '=', filter.evaluatorId);
   if (filter.passed !== undefined) q = q.where('passed', '=', filter.passed ? 1 : 0);
   if (filter.errored !== undefined) q = q.where('status', filter.errored ? '=' : '<>', 'error');
+  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
   const [rows, count] = await Promise.all([
     q
       .selectAll()

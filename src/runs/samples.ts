@@ -34,7 +34,7 @@ function toSample(r: Selectable<RunSampleTable>): RunSample {
 export async function listSamples(
   db: Kysely<Database>,
   run: repo.RunRow,
-  query: { launch?: number; evaluator?: string; passed?: boolean; errored?: boolean },
+  query: { launch?: number; evaluator?: string; passed?: boolean; errored?: boolean; status?: string },
   page: Page,
 ): Promise<ListResponse<RunSample>> {
   let evaluatorId = query.evaluator;
@@ -47,7 +47,7 @@ export async function listSamples(
   const { rows, total } = await repo.listSamples(
     db,
     run.id,
-    { launch: query.launch, evaluatorId, passed: query.passed, errored: query.errored },
+    { launch: query.launch, evaluatorId, passed: query.passed, errored: query.errored, status: query.status },
     page,
   );
   return { object: 'list', data: rows.map(toSample), total };

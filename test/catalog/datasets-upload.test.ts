@@ -134,13 +134,14 @@ describe('JSON-lines dataset uploads', () => {
     expect(res.body.detail[14].loc).toEqual(['body', 'line', 29]);
   });
 
-  it('accepts an empty upload as an empty dataset', async () => {
+  it('refuses an upload with no rows, and the label stays free', async () => {
     const res = await h.call('POST', '/v1/datasets?label=empty', {
       raw: '\n\n',
       headers: { 'content-type': 'application/x-ndjson' },
     });
-    expect(res.status).toBe(201);
-    expect(res.body.item_count).toBe(0);
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ loc: ['body'], type: 'too_short' });
+    expect((await h.call('GET', '/v1/datasets/empty')).status).toBe(404);
   });
 });
 

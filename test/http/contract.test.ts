@@ -134,26 +134,34 @@ describe('errors outside the routes', () => {
     expect(vendor.status).toBe(201);
   });
 
-  it('answers 404 not_found with the envelope for unknown routes and methods', async () => {
+  it('answers 404 not_found for unknown routes and 405 method_not_allowed for known paths', async () => {
     for (const [method, path] of [
       ['GET', '/nope'],
       ['GET', '/v1/nope'],
       ['GET', '/v1/containers/a/b'],
-      ['PUT', '/v1/evaluators'],
-      ['POST', '/v1/evaluators/x'],
+      ['PUT', '/v1/nope'],
     ] as const) {
       const res = await h.call(method, path, { key: null });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body.error.code).toBe('not_found');
     }
-    // Whatever the body: a route that does not exist is a 404, not a complaint about the body.
+    for (const [method, path] of [
+      ['PUT', '/v1/evaluators'],
+      ['POST', '/v1/evaluators/x'],
+    ] as const) {
+      const res = await h.call(method, path, { key: null, unchecked: true });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.body.error.code).toBe('method_not_allowed');
+      expect(res.headers.get('allow')).toBeTruthy();
+    }
+    // Whatever the body: a method the path does not take is a 405, not a complaint about the body.
     for (const [raw, type] of [
       ['{"broken": ', 'application/json'],
       ['plain', 'text/plain'],
     ]) {
-      const res = await h.call('PUT', '/v1/evaluators', { raw, headers: { 'content-type': type! } });
-      expect(res.status, type).toBe(404);
-      expect(res.body.error.code).toBe('not_found');
+      const res = await h.call('PUT', '/v1/evaluators', { raw, headers: { 'content-type': type! }, unchecked: true });
+      expect(res.status, type).toBe(405);
+      expect(res.body.error.code).toBe('method_not_allowed');
     }
   });
 

@@ -278,7 +278,8 @@ describe('run reads, auth and isolation', () => {
     const unknown = await h.call('GET', '/v1/evaluation/runs?container=nope');
     expect(unknown.body.total).toBe(0);
     const byStatus = await h.call('GET', '/v1/evaluation/runs?status=no-such-status');
-    expect(byStatus.body.total).toBe(0);
+    expect(byStatus.status).toBe(422);
+    expect(byStatus.body.detail[0].loc).toEqual(['query', 'status']);
     expect((await h.call('GET', '/v1/evaluation/runs?limit=0')).status).toBe(422);
     expect((await h.call('GET', '/v1/evaluation/runs?limit=101')).status).toBe(422);
     expect((await h.call('GET', '/v1/evaluation/runs?offset=-1')).status).toBe(422);

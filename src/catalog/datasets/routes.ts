@@ -23,7 +23,8 @@ import * as service from './service.js';
 const tags = ['datasets'];
 
 const JsonLines = Type.Unknown({
-  description: 'One JSON object per line (label and description as query parameters); gzip allowed',
+  description:
+    'One JSON object per line (label and description as query parameters); gzip allowed (at most EVALGATE_UPLOAD_LIMIT bytes once decompressed, and 100 times the compressed size)',
 });
 
 export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -59,7 +60,12 @@ export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const created =
         bodyKind(req) === 'json'
           ? await service.createDataset(ctx, projectId, req.body as CreateDataset)
-          : await service.uploadDataset(ctx, projectId, req.query, uploadStream(req));
+          : await service.uploadDataset(
+              ctx,
+              projectId,
+              req.query,
+              uploadStream(req, { maxBytes: ctx.uploadLimit }),
+            );
       return reply.code(201).send(created);
     },
   );

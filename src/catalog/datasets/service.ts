@@ -6,7 +6,7 @@ import { ApiError } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { checkJson } from '../json-check.js';
-import { spoolNdjson } from '../ndjson.js';
+import { spoolNdjson, surrogateProblem } from '../ndjson.js';
 import { pageWindow, parseRange } from '../range.js';
 import { itemId } from './items.js';
 import * as repo from './repository.js';
@@ -104,12 +104,21 @@ export async function uploadDataset(
     check(text) {
       const verdict = checkJson(text);
       if (!verdict.ok) return [{ loc: [], msg: verdict.error, type: 'json_invalid' }];
-      return verdict.kind === 'object'
-        ? []
-        : [{ loc: [], msg: 'Each line must be a JSON object', type: 'dict_type' }];
+      if (verdict.kind !== 'object')
+        return [{ loc: [], msg: 'Each line must be a JSON object', type: 'dict_type' }];
+      const unstorable = surrogateProblem(text);
+      return unstorable === null ? [] : [{ loc: [], msg: unstorable, type: 'string_unicode' }];
     },
   });
   try {
+    // Blank lines only (an empty file, a wrong file, a bomb of newlines) are a mistake, not a dataset.
+    if (spool.count === 0) {
+      throw ApiError.invalid(
+        ['body'],
+        'The upload has no rows: send at least one JSON object, one per line',
+        'too_short',
+      );
+    }
     const row = newRow(projectId, { label, description: query.description ?? null }, spool.count);
     await repo.insertDataset(ctx.db, row, spool.rows());
     return toDataset(row);

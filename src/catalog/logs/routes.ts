@@ -18,7 +18,8 @@ import * as service from './service.js';
 const tags = ['logs'];
 
 const JsonLines = Type.Unknown({
-  description: 'One task log entry (as in the JSON array form) per line; gzip allowed',
+  description:
+    'One task log entry (as in the JSON array form) per line; gzip allowed (at most EVALGATE_UPLOAD_LIMIT bytes once decompressed, and 100 times the compressed size)',
 });
 
 export const logRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -70,7 +71,12 @@ export const logRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
       const result =
         bodyKind(req) === 'json'
           ? await service.importLogs(db, projectId, req.params.container, req.body as ImportLog[])
-          : await service.importLogLines(ctx, projectId, req.params.container, uploadStream(req));
+          : await service.importLogLines(
+              ctx,
+              projectId,
+              req.params.container,
+              uploadStream(req, { maxBytes: ctx.uploadLimit }),
+            );
       return reply.code(201).send(result);
     },
   );

@@ -11,6 +11,16 @@ interface Problem {
   line?: number;
 }
 
+/** The checker ended without an answer, and why: it could not start, ran too long, or died. */
+class CheckFailed extends Error {
+  constructor(
+    readonly why: 'unavailable' | 'timeout' | 'killed',
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
 function run(python: string, input: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // -I: isolated mode, no user site or environment variables steer the interpreter.
@@ -19,6 +29,7 @@ function run(python: string, input: string): Promise<string> {
       timeout: TIMEOUT_MS,
       env: {},
     });
+    const started = Date.now();
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -27,10 +38,16 @@ function run(python: string, input: string): Promise<string> {
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       err += d;
     });
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`python exited ${code}: ${err.slice(-500)}`)),
-    );
+    child.on('error', (e) => reject(new CheckFailed('unavailable', e.message)));
+    child.on('close', (code, signal) => {
+      if (code === 0) return resolve(out);
+      if (signal !== null) {
+        // Killed at TIMEOUT_MS, or by the system (stack or memory exhausted by the source).
+        const timedOut = Date.now() - started >= TIMEOUT_MS;
+        return reject(new CheckFailed(timedOut ? 'timeout' : 'killed', `python killed by ${signal}`));
+      }
+      reject(new CheckFailed('unavailable', `python exited ${code}: ${err.slice(-500)}`));
+    });
     child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
@@ -47,7 +64,19 @@ export async function checkCodeEvaluator(
   let problems: Problem[];
   try {
     problems = JSON.parse(await run(python, JSON.stringify(input))) as Problem[];
-  } catch {
+  } catch (err) {
+    // A source the checker cannot get through is the request's problem (422); a checker that cannot run
+    // at all is the deployment's (501). The checker itself turns the parser's limits into a problem.
+    const why = err instanceof CheckFailed ? err.why : 'unavailable';
+    if (why === 'timeout' || why === 'killed') {
+      throw ApiError.invalid(
+        ['body', 'source'],
+        why === 'timeout'
+          ? `Python source could not be checked within ${TIMEOUT_MS / 1000} s; it is too large or complex`
+          : 'Python source is too complex to compile; simplify it',
+        'python_source',
+      );
+    }
     throw new ApiError(
       'not_implemented',
       'Code evaluators need a working Python 3 on the server to check their source',

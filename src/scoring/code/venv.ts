@@ -107,7 +107,7 @@ async function build(request: VenvRequest, dir: string, counted: () => void): Pr
     );
     const launch = installLaunch(request.mode, request.bwrap, request.python, tmp, request.pip, requirements);
     counted();
-    await run(launch, request.pip.timeoutMs, 'pip install');
+    await run(launch, request.pip.timeoutMs, 'pip install', packageSources(request.pip));
     await makeReadable(tmp);
     await writeFile(
       path.join(tmp, READY),
@@ -139,7 +139,34 @@ async function takeLock(lock: string, staleMs: number): Promise<void> {
   }
 }
 
-function run(launch: Launch, timeoutMs: number, what: string): Promise<void> {
+/** A URL as it may be shown: without the credentials an index URL can carry. */
+function shown(link: string): string {
+  try {
+    const url = new URL(link);
+    if (url.username === '' && url.password === '') return link;
+    url.username = '';
+    url.password = '';
+    return url.toString();
+  } catch {
+    return link; // a directory
+  }
+}
+
+/**
+ * Where pip looked, for the message of a failed install: "Could not find a version" alone does not tell
+ * an operator whether the index was unreachable, the wrong one, or never asked.
+ */
+export function packageSources(pip: PipSettings): string {
+  const links = pip.findLinks.map(shown).join(', ');
+  const where = pip.indexUrl
+    ? `the index ${shown(pip.indexUrl)}${links ? ` and the find-links ${links}` : ''}`
+    : links
+      ? `only the find-links ${links} (no index)`
+      : 'the default index https://pypi.org/simple (EVALGATE_PIP_INDEX_URL is not set)';
+  return `Packages were looked for in ${where}; EVALGATE_PIP_INDEX_URL and EVALGATE_PIP_FIND_LINKS set where.`;
+}
+
+function run(launch: Launch, timeoutMs: number, what: string, sources?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(
       launch.command,
@@ -149,9 +176,10 @@ function run(launch: Launch, timeoutMs: number, what: string): Promise<void> {
         if (!err) return resolve();
         const output = `${stderr}`.trim() || `${stdout}`.trim() || err.message;
         const timedOut = err.killed || err.signal === 'SIGKILL';
-        const message = timedOut
+        let message = timedOut
           ? `${what} took longer than ${timeoutMs} ms`
           : `${what} failed: ${tail(output)}`;
+        if (sources) message = `${message}\n${sources}`;
         reject(new ScorerSetupError('requirements_install_failed', message));
       },
     );
