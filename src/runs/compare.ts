@@ -77,30 +77,44 @@ export function matchLaunches(run: Launch[], baseline: Launch[]): [Launch, Launc
 
 /**
  * The match key of a stored row. By item id, with the k-th occurrence of an id matched to the k-th on the
- * other side (`occ`), so that repeated ids cannot multiply rows; rows without an item id fall back to
+ * other side (`occ`), so that repeated ids cannot pair one row twice; rows without an item id fall back to
  * their position. Positions are cast to text so that both key kinds share one column on both dialects.
  */
-function keyOf(by: MatchBy): RawBuilder<string> {
-  return by === 'item_id'
-    ? sql<string>`case when item_id is null then 'p:' || cast(position as text) else 'i:' || item_id end`
-    : sql<string>`'p:' || cast(position as text)`;
+function keyOf(by: MatchBy): { key: RawBuilder<string>; occ: RawBuilder<number> } {
+  if (by === 'position') return { key: sql<string>`'p:' || cast(position as text)`, occ: sql<number>`1` };
+  const key = sql<string>`case when item_id is null then 'p:' || cast(position as text) else 'i:' || item_id end`;
+  return { key, occ: sql<number>`row_number() over (partition by evaluator_id, ${key} order by position)` };
 }
 
-/** `with r as …, b as …, m as …`: the matched pairs of rows of the run (r) and the baseline (b). */
+/**
+ * `with m as …`: the matched pairs of rows of the run and the baseline, one row per pair. The rows of both
+ * sides are grouped by their match key rather than joined: a GROUP BY sorts (SQLite) or hashes (PostgreSQL)
+ * once, where SQLite would join two derived tables by a nested loop without an index.
+ */
 function matchedPairs(run: Side, base: Side, evaluatorIds: string[], by: MatchBy): RawBuilder<unknown> {
-  const key = keyOf(by);
-  const side = (s: Side) => sql`
-    select evaluator_id, position, status, score, passed, ${key} as k,
-      row_number() over (partition by evaluator_id, ${key} order by position) as occ
+  const { key, occ } = keyOf(by);
+  const rows = (s: Side, side: 'r' | 'b') => sql`
+    select ${sql.lit(side)} as side, evaluator_id, position, status, score, passed, ${key} as k, ${occ} as occ
     from run_samples
     where run_id = ${s.runId} and launch_index = ${s.launch} and evaluator_id in (${sql.join(evaluatorIds)})`;
-  return sql`with r as (${side(run)}), b as (${side(base)}),
+  const scored = sql`status = 'scored' and score is not null`;
+  return sql`with keyed as (
+      select evaluator_id,
+        max(case when side = 'r' then position end) as run_position,
+        max(case when side = 'b' then position end) as base_position,
+        max(case when side = 'r' and ${scored} then score end) as run_score,
+        max(case when side = 'b' and ${scored} then score end) as base_score,
+        max(case when side = 'r' then passed end) as rp,
+        max(case when side = 'b' then passed end) as bp
+      from (${rows(run, 'r')} union all ${rows(base, 'b')}) sides
+      group by evaluator_id, k, occ
+    ),
     m as (
-      select r.evaluator_id as evaluator_id, r.position as run_position, b.position as base_position,
-        case when r.status = 'scored' and b.status = 'scored' and r.score is not null and b.score is not null
-          then 1 else 0 end as both_scored,
-        r.score - b.score as d, r.passed as rp, b.passed as bp
-      from r join b on b.evaluator_id = r.evaluator_id and b.k = r.k and b.occ = r.occ
+      select evaluator_id, run_position, base_position,
+        case when run_score is not null and base_score is not null then 1 else 0 end as both_scored,
+        run_score, base_score, run_score - base_score as d, rp, bp
+      from keyed
+      where run_position is not null and base_position is not null
     )`;
 }
 
@@ -138,25 +152,30 @@ async function regressions(
   by: MatchBy,
   limit: number,
 ): Promise<RegressionRow[]> {
+  // The texts are read by primary key for the few rows kept: joined instead, SQLite may put the ranked
+  // drops innermost and scan a whole side for every row.
+  const field = (s: Side, column: string, position: 'run_position' | 'base_position') => sql`(
+      select ${sql.ref(column)} from run_samples
+      where run_id = ${s.runId} and launch_index = ${s.launch}
+        and evaluator_id = kept.evaluator_id and position = kept.${sql.ref(position)})`;
   const result = await sql<RegressionRow>`${matchedPairs(run, base, evaluatorIds, by)},
     drops as (
-      select evaluator_id, run_position, base_position,
+      select evaluator_id, run_position, base_position, run_score, base_score,
         row_number() over (partition by evaluator_id order by d, run_position) as drop_rank
       from m
       where both_scored = 1 and d < ${sql.lit(-TIE)}
-    )
-    select drops.evaluator_id as evaluator_id, drops.run_position as run_position,
-      drops.base_position as base_position, rs.item_id as item_id, rs.input as input,
-      rs.expected as expected, rs.output as run_output, rs.score as run_score,
-      rs.reasoning as run_reasoning, bs.output as base_output, bs.score as base_score,
-      bs.reasoning as base_reasoning
-    from drops
-    join run_samples rs on rs.run_id = ${run.runId} and rs.launch_index = ${run.launch}
-      and rs.evaluator_id = drops.evaluator_id and rs.position = drops.run_position
-    join run_samples bs on bs.run_id = ${base.runId} and bs.launch_index = ${base.launch}
-      and bs.evaluator_id = drops.evaluator_id and bs.position = drops.base_position
-    where drops.drop_rank <= ${limit}
-    order by drops.evaluator_id, drops.drop_rank`.execute(db);
+    ),
+    kept as (select * from drops where drop_rank <= ${limit})
+    select evaluator_id, run_position, base_position, run_score, base_score,
+      ${field(run, 'item_id', 'run_position')} as item_id,
+      ${field(run, 'input', 'run_position')} as input,
+      ${field(run, 'expected', 'run_position')} as expected,
+      ${field(run, 'output', 'run_position')} as run_output,
+      ${field(run, 'reasoning', 'run_position')} as run_reasoning,
+      ${field(base, 'output', 'base_position')} as base_output,
+      ${field(base, 'reasoning', 'base_position')} as base_reasoning
+    from kept
+    order by evaluator_id, drop_rank`.execute(db);
   return result.rows;
 }
 
@@ -240,6 +259,7 @@ async function compareLaunches(
  * scores (run − baseline) at matched positions, their t-interval, wins/ties/losses, the pass-rate change
  * and the largest regressions. Aggregates and the top regressions are computed in SQL, so the rows read
  * into memory are bounded by the number of evaluators, launches and `limit`, not by the runs' sizes.
+ * `authorize` sees both runs once they are found (e.g. to refuse a key that may not read their rows).
  */
 export async function compareRuns(
   db: Kysely<Database>,
@@ -247,9 +267,12 @@ export async function compareRuns(
   runId: string,
   baselineId: string,
   limit: number,
+  authorize: (run: RunRow) => void = () => {},
 ): Promise<RunComparison> {
   const runRow = await requireRun(db, projectId, runId);
   const baseRow = await requireRun(db, projectId, baselineId);
+  authorize(runRow);
+  authorize(baseRow);
   const plan = planOf(runRow);
   const basePlan = planOf(baseRow);
   const nothingInCommon = (msg: string) => ApiError.invalid(['query', 'baseline'], msg, 'nothing_in_common');

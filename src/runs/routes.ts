@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import { principalOf } from '../auth/guard.js';
 import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
-import { compareRuns } from './compare.js';
 import { checkSampleAccess } from './access.js';
+import { compareRuns } from './compare.js';
 import { streamRunEvents } from './events.js';
 import { listSamples } from './samples.js';
 import {
@@ -131,14 +131,18 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
         response: responses({ 200: RunComparison }, 404, 422),
       },
     },
-    async (req) =>
-      compareRuns(
+    async (req) => {
+      const principal = principalOf(req);
+      // The comparison shows both runs' rows (inputs, outputs, reasonings), as their samples do.
+      return compareRuns(
         ctx.db,
-        principalOf(req).projectId,
+        principal.projectId,
         req.params.run_id,
         req.query.baseline,
         req.query.limit ?? 10,
-      ),
+        (run) => checkSampleAccess(run.plan, principal.permissions),
+      );
+    },
   );
 
   app.get(

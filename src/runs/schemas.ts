@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { FreeObject, ListOf, Nullable, PageQuery } from '../http/schemas.js';
+import { POSITION_RANGE_FORMAT } from '../http/validation.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'error', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -32,7 +33,8 @@ export const DataSource = Type.Object(
       Nullable(
         Type.String({
           pattern: RANGE_PATTERN,
-          description: 'start:end, 0-based, end exclusive; default 0:100',
+          format: POSITION_RANGE_FORMAT,
+          description: 'start:end, 0-based, end exclusive, bounds at most 2^53 - 1; default 0:100',
         }),
       ),
     ),
@@ -147,7 +149,7 @@ export type Run = Static<typeof Run>;
 export const RunList = ListOf(Run);
 export const ListRunsQuery = Type.Object({
   container: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-  status: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  status: Type.Optional(Nullable(Type.Enum([...RUN_STATUSES], { description: 'Runs in this status' }))),
   ...PageQuery,
 });
 export const RunIdParam = Type.Object({ run_id: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -176,11 +178,13 @@ export const RunSample = Type.Object({
 });
 export type RunSample = Static<typeof RunSample>;
 
+export const SAMPLE_STATUSES = ['scored', 'error', 'missing'] as const;
 export const ListSamplesQuery = Type.Object({
   launch: Type.Optional(Type.Integer({ minimum: 0 })),
   evaluator: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
   passed: Type.Optional(Type.Boolean()),
   errored: Type.Optional(Type.Boolean()),
+  status: Type.Optional(Type.Enum([...SAMPLE_STATUSES], { description: 'Samples in this status' })),
   ...PageQuery,
 });
 export const SampleList = ListOf(RunSample);
