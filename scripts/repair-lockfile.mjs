@@ -29,14 +29,12 @@ for (const name of missing) {
     console.log('no parent for', name);
     continue;
   }
-  const parts = name
-    .split('/')
-    .pop()
-    .replace(/^(cli|rollup)-/, '')
-    .split('-');
-  const os = OS[parts[0]];
-  let cpu = parts[1];
-  if (cpu === 'arm') cpu = 'arm';
+  // The platform is the first known OS among the name's dash-separated parts, the CPU the part after it
+  // (`rollup-linux-x64-gnu`, `msgpackr-extract-darwin-arm64`).
+  const parts = name.split('/').pop().split('-');
+  const at = parts.findIndex((p) => OS[p]);
+  const os = at >= 0 ? OS[parts[at]] : undefined;
+  const cpu = at >= 0 ? parts[at + 1] : undefined;
   const entry = { version: parent.optionalDependencies[name] };
   if (cpu) entry.cpu = [cpu];
   if (os) entry.os = [os];
