@@ -9,9 +9,11 @@ import { containerRoutes } from './catalog/containers/routes.js';
 import { datasetRoutes } from './catalog/datasets/routes.js';
 import { logRoutes } from './catalog/logs/routes.js';
 import { modelRoutes } from './catalog/models/routes.js';
+import { dashboardRoutes } from './dashboard/routes.js';
+import { dashboardWeb } from './dashboard/web.js';
 import type { Deps } from './deps.js';
 import { evaluatorRoutes } from './evaluators/routes.js';
-import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
 import { installJsonParser } from './http/json-parser.js';
 import { installOpenApi } from './http/openapi.js';
@@ -55,6 +57,26 @@ function trackConnections(http: Server) {
 }
 
 /**
+ * Tells the services which ports this server listens on once it does (port 0 is resolved only then), so
+ * that neither a registered model nor the provider layer can point the gateway at itself.
+ */
+function trackOwnPorts(server: FastifyInstance, deps: Deps): void {
+  const ports: number[] = [];
+  server.addHook('onListen', function (done) {
+    for (const address of this.addresses()) {
+      if (typeof address === 'string') continue; // a Unix socket or pipe: no port to loop through
+      ports.push(address.port);
+      deps.self.listening(address.port);
+    }
+    done();
+  });
+  server.addHook('onClose', (_instance, done) => {
+    for (const port of ports.splice(0)) deps.self.stopped(port);
+    done();
+  });
+}
+
+/**
  * The API of one process over the services (`createServices`): routes, auth, errors, OpenAPI, metrics.
  * Closing the app stops the HTTP server; the services are closed by whoever created them.
  */
@@ -76,6 +98,9 @@ export async function createApp(services: Services): Promise<App> {
     }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     frameworkErrors: frameworkErrorHandler,
+    // Requests the HTTP parser refuses, and those arriving while closing, are answered in the envelope.
+    clientErrorHandler,
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
   installErrorHandling(server);
@@ -92,6 +117,9 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(evaluatorRoutes, { deps });
   await server.register(inferenceRoutes, { deps });
   await server.register(runRoutes, { deps });
+  await server.register(dashboardRoutes, { deps });
+  await server.register(dashboardWeb);
+  trackOwnPorts(server, deps);
   await server.ready();
   const connections = trackConnections(server.server);
 

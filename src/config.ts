@@ -15,8 +15,12 @@ export interface Config {
   redisPrefix: string;
   /** Server-side secret mixed into API key hashes; generated into dataDir when unset. */
   keyPepper: string | null;
-  /** Requests per minute per API key, and the burst allowed on top of the steady rate. */
-  rateLimit: { perMinute: number; burst: number };
+  /**
+   * Requests per minute per API key, and the burst allowed on top of the steady rate. `onRedisError`
+   * (`EVALGATE_RATE_LIMIT_ON_REDIS_ERROR`): while Redis is unreachable, `open` limits with each
+   * process's own budget, `closed` refuses requests with 503.
+   */
+  rateLimit: { perMinute: number; burst: number; onRedisError: 'open' | 'closed' };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted JSON request body, in bytes. */
   bodyLimit: number;
@@ -47,6 +51,28 @@ export interface Config {
   pricesFile: string | null;
   /** Code evaluators: workers, the bubblewrap sandbox and requirement installs. */
   codeEvaluators: CodeEvaluatorSettings;
+  /** The web dashboard: sign-in providers, the URL users reach it at, session lifetime. */
+  dashboard: DashboardSettings;
+}
+
+/** One OpenID Connect provider users may sign in with (`EVALGATE_OIDC_PROVIDERS`). */
+export interface OidcProviderSettings {
+  /** Short name used in the redirect URI: `/dashboard/api/auth/callback/<id>`. */
+  id: string;
+  /** Issuer identifier; its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Shown on the sign-in button. */
+  name: string;
+}
+
+export interface DashboardSettings {
+  providers: OidcProviderSettings[];
+  /** `EVALGATE_PUBLIC_URL` without a trailing slash; null: `http://<host>:<port>` of the listening server. */
+  publicUrl: string | null;
+  /** Lifetime of a sign-in session (`EVALGATE_SESSION_TTL_MS`). */
+  sessionTtlMs: number;
 }
 
 export interface ProviderSettings {
@@ -66,6 +92,8 @@ export interface UpstreamPolicySettings {
 export interface UpstreamConfig {
   /** Connections per upstream origin. */
   connections: number;
+  /** Sockets open to upstreams across all origins; a connect past it waits for one to close. */
+  maxConnections: number;
   connectTimeoutMs: number;
   /** Time to the response headers (for non-streamed calls this includes the whole generation). */
   headersTimeoutMs: number;
@@ -179,6 +207,14 @@ function redisPrefixOf(raw: string | undefined): string {
   return value;
 }
 
+function onRedisErrorOf(raw: string | undefined): 'open' | 'closed' {
+  const value = text(raw) ?? 'open';
+  if (value !== 'open' && value !== 'closed') {
+    throw new ConfigError(`EVALGATE_RATE_LIMIT_ON_REDIS_ERROR must be open or closed, got "${value}"`);
+  }
+  return value;
+}
+
 function executorOf(raw: string | undefined, redisUrl: string | null): 'inline' | 'bullmq' {
   const value = text(raw) ?? 'inline';
   if (value !== 'inline' && value !== 'bullmq') {
@@ -259,6 +295,76 @@ function codeEvaluatorSettings(env: Env): CodeEvaluatorSettings {
   };
 }
 
+const PROVIDER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+function providerField(where: string, entry: Record<string, unknown>, field: string): string {
+  const value = entry[field];
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(`${where}.${field} must be a non-empty string`);
+  }
+  return value.trim();
+}
+
+/** `EVALGATE_OIDC_PROVIDERS`: a JSON array of `{id, issuer, client_id, client_secret, name}`. */
+function oidcProvidersOf(raw: string | undefined): OidcProviderSettings[] {
+  const value = text(raw);
+  if (value === null) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new ConfigError(`EVALGATE_OIDC_PROVIDERS must be a JSON array: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) {
+    throw new ConfigError(
+      'EVALGATE_OIDC_PROVIDERS must be a JSON array of {id, issuer, client_id, client_secret, name}',
+    );
+  }
+  const seen = new Set<string>();
+  return parsed.map((entry: unknown, i) => {
+    const where = `EVALGATE_OIDC_PROVIDERS[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      throw new ConfigError(`${where} must be an object {id, issuer, client_id, client_secret, name}`);
+    }
+    const fields = entry as Record<string, unknown>;
+    const unknown = Object.keys(fields).filter(
+      (k) => !['id', 'issuer', 'client_id', 'client_secret', 'name'].includes(k),
+    );
+    if (unknown.length) throw new ConfigError(`${where} has unknown fields: ${unknown.join(', ')}`);
+    const id = providerField(where, fields, 'id');
+    if (!PROVIDER_ID.test(id)) {
+      throw new ConfigError(
+        `${where}.id must be lower-case letters, digits, _ or - (at most 63), got "${id}"`,
+      );
+    }
+    if (seen.has(id)) throw new ConfigError(`${where}.id "${id}" is used by another provider`);
+    seen.add(id);
+    // Kept exactly as given: it must equal the issuer of the discovery document (a trailing slash included).
+    const issuer = providerField(where, fields, 'issuer');
+    baseUrl(`${where}.issuer`, issuer, '');
+    return {
+      id,
+      issuer,
+      clientId: providerField(where, fields, 'client_id'),
+      clientSecret: providerField(where, fields, 'client_secret'),
+      name: providerField(where, fields, 'name'),
+    };
+  });
+}
+
+/** `EVALGATE_PUBLIC_URL`: the origin users reach the server at (behind a proxy: the proxy's). */
+function publicUrlOf(raw: string | undefined): string | null {
+  const value = text(raw);
+  if (value === null) return null;
+  const url = baseUrl('EVALGATE_PUBLIC_URL', value, '');
+  if (new URL(url).pathname !== '/' || /[?#]/.test(url)) {
+    throw new ConfigError(
+      `EVALGATE_PUBLIC_URL must be an origin (scheme://host[:port]) without a path, got "${value}"`,
+    );
+  }
+  return new URL(url).origin;
+}
+
 /** Flags given on the command line override the environment. */
 export interface ConfigFlags {
   host?: string;
@@ -301,6 +407,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     rateLimit: {
       perMinute,
       burst: int('EVALGATE_RATE_LIMIT_BURST', env.EVALGATE_RATE_LIMIT_BURST, perMinute, 1, 10_000_000),
+      onRedisError: onRedisErrorOf(env.EVALGATE_RATE_LIMIT_ON_REDIS_ERROR),
     },
     logLevel: logLevel as Config['logLevel'],
     bodyLimit: int('EVALGATE_BODY_LIMIT', env.EVALGATE_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
@@ -333,6 +440,13 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     },
     upstream: {
       connections: int('EVALGATE_UPSTREAM_CONNECTIONS', env.EVALGATE_UPSTREAM_CONNECTIONS, 256, 1, 65_536),
+      maxConnections: int(
+        'EVALGATE_UPSTREAM_MAX_CONNECTIONS',
+        env.EVALGATE_UPSTREAM_MAX_CONNECTIONS,
+        1024,
+        1,
+        1_048_576,
+      ),
       connectTimeoutMs: int(
         'EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS',
         env.EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -404,5 +518,16 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     uploadLimit: int('EVALGATE_UPLOAD_LIMIT', env.EVALGATE_UPLOAD_LIMIT, 4 * 1024 ** 3, 1024, 1024 ** 4),
     pricesFile: text(env.EVALGATE_PRICES_FILE),
     codeEvaluators: codeEvaluatorSettings(env),
+    dashboard: {
+      providers: oidcProvidersOf(env.EVALGATE_OIDC_PROVIDERS),
+      publicUrl: publicUrlOf(env.EVALGATE_PUBLIC_URL),
+      sessionTtlMs: int(
+        'EVALGATE_SESSION_TTL_MS',
+        env.EVALGATE_SESSION_TTL_MS,
+        604_800_000,
+        60_000,
+        31_536_000_000,
+      ),
+    },
   };
 }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ModelContext } from './catalog/models/resolve.js';
+import type { SelfAddresses } from './catalog/models/self-addresses.js';
 import type { ResolvedModel } from './catalog/models/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
@@ -39,6 +40,8 @@ export interface Deps {
   /** The one model-resolution context: registry, operator providers, credential key. */
   models: ModelContext;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  /** The ports this process's HTTP server listens on (filled by the app once it listens). */
+  self: SelfAddresses;
   /** The process's one task log writer (batched, off the request path). */
   logWriter: LogWriter;
   /** Calls any resolved model (the gateway route, judges and generation); records nothing itself. */

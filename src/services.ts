@@ -6,6 +6,7 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { decodeSecretKey } from './catalog/models/crypto.js';
 import { priceTable } from './catalog/models/prices.js';
 import { type ModelContext, resolveModel } from './catalog/models/resolve.js';
+import { SelfAddresses } from './catalog/models/self-addresses.js';
 import type { ResolvedModel } from './catalog/models/types.js';
 import type { Config } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
@@ -15,6 +16,7 @@ import { createMemoryModelLimiter } from './engine/limiter-memory.js';
 import type { RunQueue } from './engine/run-queue.js';
 import { InlineRunQueue } from './executor/inline-queue.js';
 import { createProviders } from './inference/compose.js';
+import { hopIdOf } from './inference/hop.js';
 import { createThreadedLogWriter } from './inference/recording/threaded-writer.js';
 import type { LogWriter } from './inference/recording/types.js';
 import { createLogWriter } from './inference/recording/writer.js';
@@ -34,9 +36,17 @@ export interface ServicesOptions {
   logger?: FastifyBaseLogger;
 }
 
-function createRateLimiter(config: Config): Promise<RateLimiter> | RateLimiter {
+function createRateLimiter(
+  config: Config,
+  warn: (message: string) => void,
+): Promise<RateLimiter> | RateLimiter {
   const params = { rate: config.rateLimit.perMinute, periodMs: 60_000, burst: config.rateLimit.burst };
-  return config.redisUrl ? createRedisLimiter(config.redisUrl, params) : createMemoryLimiter(params);
+  if (!config.redisUrl) return createMemoryLimiter(params);
+  return createRedisLimiter(config.redisUrl, params, {
+    prefix: `${config.redisPrefix}:rl:`,
+    onRedisError: config.rateLimit.onRedisError,
+    warn,
+  });
 }
 
 async function createModelLimiter(
@@ -78,13 +88,15 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
   const models: ModelContext = { db: database.db, config, secretKey };
   const warn = (message: string) => logger.warn(message);
-  const rateLimiter = await createRateLimiter(config);
+  const rateLimiter = await createRateLimiter(config, warn);
   // An in-memory SQLite database exists only for its own connection: its writer cannot have another.
   const logWriter: LogWriter =
     config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
       ? createThreadedLogWriter(config.databaseUrl, config.logWriter, warn)
-      : createLogWriter(database.db, config.logWriter);
-  const providers = createProviders(config, models);
+      : createLogWriter(database.db, { ...config.logWriter, warn });
+  // Filled by the app once it listens: the gateway never connects to itself.
+  const self = new SelfAddresses();
+  const providers = createProviders(config, models, { self, hopId: hopIdOf(pepper) });
   const queue = await createRunQueue(config, database);
   const modelLimiter = await createModelLimiter(config, workerId, warn);
   const metrics = createMetrics();
@@ -104,6 +116,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     models,
     resolveModel: (projectId: string, ref: string): Promise<ResolvedModel> =>
       resolveModel(models, projectId, ref),
+    self,
     limiter: rateLimiter,
     auth: createAuthenticator(database.db, pepper, config.keyCacheMs),
     logWriter,

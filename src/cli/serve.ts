@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
+import { dashboardBanner } from '../dashboard/local-sign-in.js';
 import { openDatabase } from '../db/database.js';
 import { createWorker, type Worker } from '../executor/worker.js';
 import { createServices } from '../services.js';
@@ -34,6 +35,7 @@ export function registerServeCommands(program: Command): void {
           `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
           `Try: curl -H 'Authorization: Bearer ${key}' http://${config.host}:${port}/v1/evaluators\n`;
       }
+      banner += await dashboardBanner(services, `http://${config.host}:${port}`);
       process.stdout.write(banner);
       onStop(async () => {
         await app.close();

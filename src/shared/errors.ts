@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   not_implemented: 501,
   sandbox_unavailable: 501,
   upstream_unavailable: 503,
+  loop_detected: 508,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -4,6 +4,7 @@ import * as m002 from './002_catalog.js';
 import * as m003 from './003_runs.js';
 import * as m004 from './004_scale_out.js';
 import * as m005 from './005_model_limits.js';
+import * as m006 from './006_dashboard.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '003_runs': m003,
   '004_scale_out': m004,
   '005_model_limits': m005,
+  '006_dashboard': m006,
 };
 
 export const migrationProvider: MigrationProvider = {

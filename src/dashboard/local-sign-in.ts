@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import * as repo from './repository.js';
+import { randomToken, sha256 } from './tokens.js';
+
+/** The identity of the operator signed in by the one-time link. */
+export const LOCAL_ISSUER = 'local';
+export const LOCAL_SUBJECT = 'operator';
+/** A printed link is good once, for this long. */
+export const LOCAL_LINK_TTL_MS = 15 * 60_000;
+
+/** Only a deployment without identity providers signs anybody in by link. */
+export function localSignInEnabled(config: Config): boolean {
+  return config.dashboard.providers.length === 0;
+}
+
+/** A new one-time sign-in link on `baseUrl`; the database keeps only the token's hash. */
+export async function issueLocalSignInLink(db: Kysely<Database>, baseUrl: string): Promise<string> {
+  const token = randomToken();
+  await repo.insertSignInToken(db, sha256(token), Date.now() + LOCAL_LINK_TTL_MS);
+  return `${baseUrl}/dashboard/api/auth/local?token=${token}`;
+}
+
+/** Spends a sign-in token: true once, for an unexpired token, false ever after. */
+export function redeemLocalSignIn(db: Kysely<Database>, token: string): Promise<boolean> {
+  return repo.spendSignInToken(db, sha256(token), Date.now());
+}
+
+/**
+ * The lines `evalgate serve` adds to its banner: the dashboard's address, and without identity providers
+ * a one-time sign-in link for the operator (like a notebook server's token).
+ */
+export async function dashboardBanner(services: Deps, listening: string): Promise<string> {
+  const base = services.config.dashboard.publicUrl ?? listening;
+  if (!localSignInEnabled(services.config)) return `Dashboard: ${base}/\n`;
+  const link = await issueLocalSignInLink(services.db, base);
+  const minutes = LOCAL_LINK_TTL_MS / 60_000;
+  return `Dashboard: ${base}/ — sign in with this one-time link (valid ${minutes} minutes, once):\n\n  ${link}\n`;
+}

@@ -1,0 +1,145 @@
+import * as client from 'openid-client';
+import type { OidcProviderSettings } from '../config.js';
+
+/** What the dashboard keeps of a validated ID token (and, where it lacks them, of the userinfo answer). */
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+  name: string | null;
+}
+
+/** A login just started: where to send the browser, and the secrets its callback is checked against. */
+export interface StartedLogin {
+  url: URL;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+/** Plain http is accepted only for issuers on this machine (a development or test identity provider). */
+function isLoopback(url: URL): boolean {
+  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}
+
+/** Every provider's discovery timeout, in seconds. */
+const DISCOVERY_TIMEOUT_S = 10;
+
+/**
+ * The configured OpenID Connect providers (`EVALGATE_OIDC_PROVIDERS`). Each is discovered from its issuer
+ * on first use (and again after a failure); the authorization code flow uses PKCE (S256), `state` and
+ * `nonce`, and openid-client validates the ID token (signature, issuer, audience, expiry, nonce) and the
+ * authorization response (state, and `iss` where the provider sends it).
+ */
+export class OidcProviders {
+  readonly #settings: Map<string, OidcProviderSettings>;
+  readonly #configurations = new Map<string, Promise<client.Configuration>>();
+
+  constructor(providers: readonly OidcProviderSettings[]) {
+    this.#settings = new Map(providers.map((p) => [p.id, p]));
+  }
+
+  get size(): number {
+    return this.#settings.size;
+  }
+
+  list(): { id: string; name: string }[] {
+    return [...this.#settings.values()].map((p) => ({ id: p.id, name: p.name }));
+  }
+
+  find(id: string): OidcProviderSettings | undefined {
+    return this.#settings.get(id);
+  }
+
+  #configuration(provider: OidcProviderSettings): Promise<client.Configuration> {
+    let found = this.#configurations.get(provider.id);
+    if (!found) {
+      found = discover(provider);
+      // A provider that was down is asked again next time.
+      found.catch(() => this.#configurations.delete(provider.id));
+      this.#configurations.set(provider.id, found);
+    }
+    return found;
+  }
+
+  async start(provider: OidcProviderSettings, redirectUri: string): Promise<StartedLogin> {
+    const configuration = await this.#configuration(provider);
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const codeVerifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(configuration, {
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'openid email profile',
+      state,
+      nonce,
+      code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+    });
+    return { url, state, nonce, codeVerifier };
+  }
+
+  /**
+   * The identity of an authorization response (`callbackUrl` as the browser reached it, on the public
+   * URL, so that its origin and path are the redirect URI). Throws on any mismatch.
+   */
+  async finish(
+    provider: OidcProviderSettings,
+    callbackUrl: URL,
+    checks: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<OidcIdentity> {
+    const configuration = await this.#configuration(provider);
+    const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
+      expectedState: checks.state,
+      expectedNonce: checks.nonce,
+      pkceCodeVerifier: checks.codeVerifier,
+      idTokenExpected: true,
+    });
+    const claims = tokens.claims();
+    if (!claims) throw new Error('The provider returned no ID token');
+    let email = typeof claims.email === 'string' ? claims.email : null;
+    let verified = claims.email_verified === true;
+    let name = typeof claims.name === 'string' ? claims.name : null;
+    if (email === null && tokens.access_token) {
+      // Some providers leave the e-mail out of the ID token; the userinfo endpoint has it.
+      const info = await client
+        .fetchUserInfo(configuration, tokens.access_token, claims.sub)
+        .catch(() => null);
+      if (info && typeof info.email === 'string') {
+        email = info.email;
+        verified = info.email_verified === true;
+        name ??= typeof info.name === 'string' ? info.name : null;
+      }
+    }
+    return { issuer: provider.issuer, subject: claims.sub, email, emailVerified: verified, name };
+  }
+}
+
+async function discover(provider: OidcProviderSettings): Promise<client.Configuration> {
+  const issuer = new URL(provider.issuer);
+  const insecure = issuer.protocol === 'http:';
+  if (insecure && !isLoopback(issuer)) {
+    throw new Error(`Issuer ${provider.issuer} must use https (plain http only on localhost)`);
+  }
+  const execute = insecure ? [client.allowInsecureRequests] : [];
+  const discovered = await client.discovery(issuer, provider.clientId, provider.clientSecret, undefined, {
+    execute,
+    timeout: DISCOVERY_TIMEOUT_S,
+  });
+  // client_secret_basic is the protocol's default; _post only where the provider supports nothing else.
+  const methods = discovered.serverMetadata().token_endpoint_auth_methods_supported;
+  const auth =
+    methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+      ? client.ClientSecretPost(provider.clientSecret)
+      : client.ClientSecretBasic(provider.clientSecret);
+  const configuration = new client.Configuration(
+    discovered.serverMetadata(),
+    provider.clientId,
+    provider.clientSecret,
+    auth,
+  );
+  configuration.timeout = DISCOVERY_TIMEOUT_S;
+  if (insecure) client.allowInsecureRequests(configuration);
+  return configuration;
+}

@@ -1,0 +1,76 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import type { Deps } from '../deps.js';
+import { authRoutes } from './auth-routes.js';
+import type { DashboardContext } from './context.js';
+import { OidcProviders } from './oidc.js';
+import { orgRoutes } from './org-routes.js';
+import { projectRoutes } from './project-routes.js';
+import { fromOwnOrigin } from './public-url.js';
+import { dashboardRunRoutes } from './run-routes.js';
+import { cookieOf, loadSession, SESSION_COOKIE } from './sessions.js';
+import { sameSecret } from './tokens.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Refusals of the session hook, in the service's error envelope. Their codes are the dashboard's own
+ * (`not_signed_in`, `api_key_not_accepted`, `csrf_failed`): the API never answers them.
+ */
+function deny(reply: FastifyReply, status: 401 | 403, code: string, message: string): FastifyReply {
+  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: { code, message } }));
+}
+
+/**
+ * The dashboard's endpoints under /dashboard/api. Every request is refused when it carries an API key
+ * (the dashboard authenticates people, by session cookie, only); every route but sign-in itself needs a
+ * live session; every state-changing request must come from the dashboard's own origin and carry the
+ * session's CSRF token in `X-CSRF-Token`. None of these routes is part of the API's OpenAPI document.
+ */
+export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const { config, db } = deps;
+  const ctx: DashboardContext = {
+    deps,
+    providers: new OidcProviders(config.dashboard.providers),
+    cookies: { secure: config.dashboard.publicUrl?.startsWith('https:') ?? false },
+  };
+
+  app.decorateRequest('dashboard', null);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers.authorization !== undefined) {
+      return deny(
+        reply,
+        401,
+        'api_key_not_accepted',
+        'The dashboard does not accept API keys: sign in, or call the API under /v1 with the key',
+      );
+    }
+    if (request.routeOptions.config?.dashboardPublic) return;
+    const token = cookieOf(request, SESSION_COOKIE);
+    const session = token ? await loadSession(db, token) : null;
+    if (!session) return deny(reply, 401, 'not_signed_in', 'Sign in to the dashboard first');
+    request.dashboard = session;
+    if (SAFE_METHODS.has(request.method)) return;
+    if (!fromOwnOrigin(config, request)) {
+      return deny(reply, 403, 'csrf_failed', 'Cross-origin request refused: Origin is not the dashboard');
+    }
+    const sent = request.headers['x-csrf-token'];
+    if (typeof sent !== 'string' || !sameSecret(sent, session.csrfToken)) {
+      return deny(reply, 403, 'csrf_failed', 'Missing or wrong X-CSRF-Token header');
+    }
+  });
+  // Answers about a signed-in user are never stored by the browser or a proxy.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  await app.register(authRoutes, { ctx });
+  await app.register(orgRoutes, { ctx });
+  await app.register(projectRoutes, { ctx });
+  await app.register(dashboardRunRoutes, { ctx });
+};

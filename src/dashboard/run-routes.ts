@@ -1,0 +1,128 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { RunPlan } from '../engine/plan.js';
+import { pageOf } from '../http/schemas.js';
+import { compareRuns } from '../runs/compare.js';
+import { streamRunEvents } from '../runs/events.js';
+import type { RunRow } from '../runs/repository.js';
+import { listSamples } from '../runs/samples.js';
+import { CompareQuery, CreateRun, ListRunsQuery, ListSamplesQuery } from '../runs/schemas.js';
+import * as runs from '../runs/service.js';
+import { parseJson } from '../shared/json.js';
+import {
+  DASHBOARD_API,
+  type DashboardContext,
+  MEMBER_PERMISSIONS,
+  userOf,
+  type WithSession,
+} from './context.js';
+import { requireProject } from './orgs.js';
+import { ProjectParam } from './project-routes.js';
+import { labelsOf, scoreCounts } from './repository.js';
+
+const RunParam = Type.Object({
+  ...ProjectParam.properties,
+  run: Type.String({ minLength: 1, maxLength: 200 }),
+});
+
+/** Bins of the score distribution over [0, 1]; scores outside it go to the first or last bin. */
+const BINS = 10;
+
+/**
+ * What a run page shows besides the run: its evaluators' names and modes, its launches' models, and the
+ * labels of the datasets and containers its sides read.
+ */
+async function planSummary(db: DashboardContext['deps']['db'], row: RunRow) {
+  const plan = parseJson<RunPlan | null>(row.plan, null);
+  const sides = plan ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline] : [];
+  const refs = (type: string) => sides.flatMap((s) => (s?.type === type && s.ref ? [s.ref] : []));
+  return {
+    container_label: row.container_label,
+    labels: await labelsOf(db, row.project_id, { datasets: refs('dataset'), containers: refs('container') }),
+    evaluators: (plan?.evaluators ?? []).map((e) => ({
+      id: e.id,
+      name: e.name,
+      type: e.type,
+      mode: e.mode,
+      pass_threshold: e.pass_threshold,
+    })),
+    launches: plan?.launches ?? [],
+  };
+}
+
+/**
+ * Evaluation runs for the dashboard: the run services themselves (listing, creation, cancellation,
+ * samples, comparison, the event stream) inside the project the URL names, once the session's user is
+ * found to be a member of its organization.
+ */
+export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (
+  app,
+  { ctx },
+) => {
+  const { db } = ctx.deps;
+  const runCtx = runs.runContext(ctx.deps);
+  const hide = true;
+  const base = `${DASHBOARD_API}/projects/:project/runs`;
+  const projectId = async (request: WithSession & { params: { project: string } }) =>
+    (await requireProject(db, userOf(request).id, request.params.project)).id;
+  const run = async (request: WithSession & { params: { project: string; run: string } }) =>
+    runs.requireRun(db, await projectId(request), request.params.run);
+
+  app.get(base, { schema: { hide, params: ProjectParam, querystring: ListRunsQuery } }, async (request) =>
+    runs.listRuns(runCtx, await projectId(request), request.query, pageOf(request.query)),
+  );
+
+  app.post(base, { schema: { hide, params: ProjectParam, body: CreateRun } }, async (request, reply) => {
+    const principal = { projectId: await projectId(request), permissions: MEMBER_PERMISSIONS };
+    return reply.code(201).send(await runs.createRun(runCtx, principal, request.body, null));
+  });
+
+  app.get(`${base}/:run`, { schema: { hide, params: RunParam } }, async (request) => {
+    const row = await run(request);
+    return { run: await runs.withQueue(runCtx, runs.toRun(row)), ...(await planSummary(db, row)) };
+  });
+
+  app.post(`${base}/:run/cancel`, { schema: { hide, params: RunParam } }, async (request) =>
+    runs.cancelRun(runCtx, await projectId(request), request.params.run),
+  );
+
+  app.get(
+    `${base}/:run/samples`,
+    { schema: { hide, params: RunParam, querystring: ListSamplesQuery } },
+    async (request) => listSamples(db, await run(request), request.query, pageOf(request.query)),
+  );
+
+  app.get(
+    `${base}/:run/compare`,
+    { schema: { hide, params: RunParam, querystring: CompareQuery } },
+    async (request) =>
+      compareRuns(
+        db,
+        await projectId(request),
+        request.params.run,
+        request.query.baseline,
+        request.query.limit ?? 10,
+      ),
+  );
+
+  app.get(`${base}/:run/distribution`, { schema: { hide, params: RunParam } }, async (request) => {
+    const row = await run(request);
+    const series = new Map<string, { launch_index: number; evaluator_id: string; counts: number[] }>();
+    for (const c of await scoreCounts(db, row.id)) {
+      const key = `${c.launch_index}:${c.evaluator_id}`;
+      let entry = series.get(key);
+      if (!entry) {
+        entry = { launch_index: c.launch_index, evaluator_id: c.evaluator_id, counts: Array(BINS).fill(0) };
+        series.set(key, entry);
+      }
+      const bin = Math.min(BINS - 1, Math.max(0, Math.floor(c.score * BINS)));
+      entry.counts[bin] = (entry.counts[bin] ?? 0) + c.n;
+    }
+    return { bins: BINS, series: [...series.values()] };
+  });
+
+  app.get(`${base}/:run/events`, { schema: { hide, params: RunParam } }, async (request, reply) => {
+    const row = await run(request);
+    await streamRunEvents(runCtx, row.id, request, reply);
+  });
+};

@@ -1,0 +1,322 @@
+/**
+ * The dashboard end to end in a real browser (Chromium through playwright-core) against a real server and
+ * two real OpenID Connect providers: sign-in through each, an organization, a project and a key used on
+ * the API, a run launched from the UI against the mock upstream and watched to its end, its charts,
+ * samples and comparison, sign-out. Writes the screenshots of docs/dashboard.md into docs/images/.
+ * SQLite only (the security tests cover both databases); skipped when /usr/bin/chromium is missing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
+import { testDbKind } from '../helpers/databases.js';
+import { type DashboardSetup, ensureWebBuilt, startDashboard } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = fs.existsSync(CHROMIUM);
+const IMAGES = path.resolve('docs/images');
+const ROWS = 40;
+
+if (!hasChromium) {
+  console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+}
+
+let s: DashboardSetup;
+let mock: MockUpstream;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let key = '';
+let projectUrl = '';
+/** While true the judge passes every output: the baseline run; then it compares with the expected answer. */
+let lenient = true;
+
+const between = (text: string, tag: string) => new RegExp(`${tag}<<([\\s\\S]*?)>>`).exec(text)?.[1] ?? '';
+
+function judge(req: MockRequest) {
+  const out = between(req.lastUserText, 'OUT');
+  const exp = between(req.lastUserText, 'EXP');
+  const score = lenient || out === exp ? 1 : 0;
+  return {
+    json: { score, reasoning: score ? 'matches the expected answer' : `expected ${exp}, got ${out}` },
+  };
+}
+
+async function api(method: string, url: string, body?: unknown) {
+  const res = await fetch(`${s.h.url}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json: any = await res.json();
+  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
+  return json;
+}
+
+async function signInAt(provider: string, login: string) {
+  await page.getByRole('link', { name: `Sign in with ${provider}` }).click();
+  await page.getByLabel('Login').fill(login);
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL(`${s.h.url}/`);
+  await page.getByRole('heading', { name: 'Organizations' }).waitFor();
+}
+
+describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a browser', () => {
+  beforeAll(async () => {
+    ensureWebBuilt();
+    fs.mkdirSync(IMAGES, { recursive: true });
+    mock = await startMockUpstream({ reply: judge, latencyMs: 150 });
+    // Few judge calls at a time and small chunks, so that the run's progress can be watched.
+    s = await startDashboard({ EVALGATE_MODEL_CONCURRENCY: '4', EVALGATE_RUN_CHUNK_SIZE: '4' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.h.url });
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+    await mock?.close();
+  });
+
+  it('signs in through provider A', async () => {
+    await page.goto(`${s.h.url}/`);
+    await page.waitForURL(`${s.h.url}/signin`);
+    await expect(page.getByRole('link', { name: 'Sign in with Provider B' }).isVisible()).resolves.toBe(true);
+    await signInAt('Provider A', 'alice');
+    await expect(page.locator('.topbar .who').textContent()).resolves.toContain('Alice');
+  });
+
+  it('creates an organization, a project and a key, and the copied key calls the API', async () => {
+    await page.getByLabel('Name').fill('Acme');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: /^Acme/ }).waitFor();
+    await page.getByLabel('Project name').fill('support-bot');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.waitForURL(/\/projects\/prj_[^/]+\/settings$/);
+    projectUrl = page.url().replace(/\/settings$/, '');
+
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('ci');
+    await dialog.getByLabel('Permissions').fill('*');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const shown = dialog.getByTestId('new-key');
+    await shown.waitFor();
+    await page.screenshot({ path: path.join(IMAGES, 'key-dialog.png') });
+    await dialog.getByRole('button', { name: 'Copy' }).click();
+    await dialog.getByRole('button', { name: 'Copied' }).waitFor();
+    key = String(await page.evaluate('navigator.clipboard.readText()'));
+    expect(key).toBe(await shown.textContent());
+    expect(key).toMatch(/^eg_/);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await expect(page.locator('table').textContent()).resolves.toContain(key.slice(0, 10));
+
+    const res = await fetch(`${s.h.url}/v1/evaluators`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+  });
+
+  it('creates a container, uploads a dataset, writes an evaluator and browses task logs in the UI', async () => {
+    await api('POST', '/v1/models', {
+      label: 'judge',
+      provider: 'openai-compatible',
+      base_url: mock.baseUrl,
+      upstream_model: 'judge-model',
+      input_price_per_mtok: 1,
+      output_price_per_mtok: 2,
+    });
+
+    await page.goto(`${projectUrl}/containers`);
+    await page.getByLabel('Label').fill('support');
+    await page.getByLabel('Description').fill('Customer support');
+    await page.getByRole('button', { name: 'Create container' }).click();
+    await page.getByRole('link', { name: 'support' }).waitFor();
+
+    // Traffic recorded through the gateway with the key becomes the container's task logs.
+    const chat = await fetch(`${s.h.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-evalgate-container': 'support',
+      },
+      body: JSON.stringify({ model: 'judge', messages: [{ role: 'user', content: 'Where is my parcel?' }] }),
+    });
+    expect(chat.status).toBe(200);
+    await page.getByRole('link', { name: 'support' }).click();
+    await page.getByRole('heading', { name: 'support: task logs' }).waitFor();
+    for (let i = 0; i < 100 && !(await page.getByText('Where is my parcel?').isVisible()); i++) {
+      await page.waitForTimeout(100);
+      if (i % 10 === 9) await page.reload();
+    }
+    await page.getByText('Where is my parcel?').waitFor();
+
+    const lines = Array.from({ length: ROWS }, (_, i) =>
+      JSON.stringify({
+        input: `Question ${i}?`,
+        output: i % 4 === 0 ? `wrong ${i}` : `answer ${i}`,
+        expected: `answer ${i}`,
+      }),
+    ).join('\n');
+    await page.getByRole('link', { name: 'Datasets' }).click();
+    await page.getByLabel('Label').fill('qa');
+    await page.getByLabel(/^File/).setInputFiles({
+      name: 'qa.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(lines),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('link', { name: 'qa' }).click();
+    await page.getByRole('heading', { name: `qa ${ROWS} rows` }).waitFor();
+    await page.getByText('Question 3?').waitFor();
+
+    await page.getByRole('link', { name: 'Evaluators' }).click();
+    await page.getByRole('button', { name: 'New evaluator' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('correctness');
+    await page.getByLabel('Judge model').fill('judge');
+    await page.getByLabel('Pass threshold').fill('0.5');
+    await page.getByLabel('Prompt').fill('Is the answer right? OUT<<');
+    await page.getByRole('button', { name: '{{output}}' }).click();
+    await page.getByLabel('Prompt').press('End');
+    await page.getByLabel('Prompt').pressSequentially('>> EXP<<');
+    await page.getByRole('button', { name: '{{expected}}' }).click();
+    await page.getByLabel('Prompt').press('End');
+    await page.getByLabel('Prompt').pressSequentially('>>');
+    await page.getByRole('button', { name: 'Create evaluator' }).click();
+    await page.getByRole('heading', { name: 'Edit correctness' }).waitFor();
+    await page.getByLabel('Description').fill('Compares with the expected answer');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    const evaluator = await api('GET', '/v1/evaluators/correctness');
+    expect(evaluator).toMatchObject({
+      model: 'judge',
+      pass_threshold: 0.5,
+      prompt: 'Is the answer right? OUT<<{{output}}>> EXP<<{{expected}}>>',
+      description: 'Compares with the expected answer',
+    });
+  });
+
+  it('launches a run from the UI and watches it to its end, with charts, samples and a comparison', async () => {
+    // A baseline run through the API, judged leniently.
+    const baseline = await api('POST', '/v1/evaluation/runs', {
+      container: 'support',
+      evaluators: ['correctness'],
+      sample: { type: 'dataset', dataset: 'qa' },
+    });
+    for (let i = 0; i < 200; i++) {
+      if ((await api('GET', `/v1/evaluation/runs/${baseline.id}`)).status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    lenient = false;
+
+    await page.goto(`${projectUrl}/runs`);
+    await page.getByRole('button', { name: 'New run' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Container', { exact: true }).selectOption('support');
+    await dialog.getByLabel('correctness').check();
+    await dialog
+      .getByRole('group', { name: /^Sample/ })
+      .getByLabel('Dataset', { exact: true })
+      .selectOption('qa');
+    await dialog.getByRole('button', { name: 'Launch run' }).click();
+    await page.waitForURL(/\/runs\/run_[^/?]+$/);
+
+    // Progress arrives through the event stream while the run goes on; then its status is completed.
+    const progress = page.locator('.stat', { hasText: 'Progress' }).locator('.progress-text');
+    const seen = new Set<string>();
+    for (let i = 0; i < 300 && !(await page.locator('.badge.status-completed').isVisible()); i++) {
+      seen.add((await progress.textContent()) ?? '');
+      await page.waitForTimeout(50);
+    }
+    await page.locator('.badge.status-completed').waitFor();
+    await expect(progress.textContent()).resolves.toBe(`${ROWS} / ${ROWS}`);
+    expect([...seen].some((t) => t !== `${ROWS} / ${ROWS}`)).toBe(true);
+
+    // Results table and charts: score and pass rate per model × evaluator, and the score distribution.
+    const results = page.locator('table.results');
+    await expect(results.textContent()).resolves.toContain('correctness');
+    await expect(results.textContent()).resolves.toContain('75.0%');
+    await page.getByTestId('run-charts').locator('canvas').nth(2).waitFor();
+    expect(await page.getByTestId('run-charts').locator('canvas').count()).toBe(3);
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: path.join(IMAGES, 'run-page.png'), fullPage: true });
+
+    // Samples: the failed ones, with the judge's reasoning.
+    await page.getByRole('tab', { name: 'Samples' }).click();
+    await page.getByLabel('Outcome', { exact: true }).selectOption('failed');
+    await page.locator('article.sample').nth(9).waitFor();
+    expect(await page.locator('article.sample').count()).toBe(10);
+    await expect(page.locator('article.sample').first().textContent()).resolves.toMatch(
+      /expected answer \d+, got wrong/,
+    );
+
+    // Against the lenient baseline: the ten wrong answers are regressions, listed first.
+    await page.getByRole('tab', { name: 'Compare' }).click();
+    await page.getByLabel('Baseline run', { exact: true }).selectOption(baseline.id);
+    await page.getByRole('heading', { name: 'Regressions (10)' }).waitFor();
+    await expect(page.locator('.badge.verdict-worse').first().isVisible()).resolves.toBe(true);
+
+    await page.getByRole('link', { name: 'Runs' }).first().click();
+    await page.locator('table.runs tbody tr').nth(1).waitFor();
+    await page.screenshot({ path: path.join(IMAGES, 'runs-list.png') });
+  });
+
+  it('loads the runs page in under a second with under 300 KB of compressed JavaScript', async () => {
+    // A fresh browser context (empty cache) with the same session.
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    await fresh.addCookies(await context.cookies());
+    const cold = await fresh.newPage();
+    const started = Date.now();
+    await cold.goto(`${projectUrl}/runs`);
+    await cold.locator('table.runs tbody tr').first().waitFor();
+    const visible = Date.now() - started;
+    const timing = JSON.parse(
+      String(
+        await cold.evaluate(`JSON.stringify({
+          nav: performance.getEntriesByType('navigation')[0].toJSON(),
+          resources: performance.getEntriesByType('resource').map((r) => ({
+            name: r.name, encoded: r.encodedBodySize, decoded: r.decodedBodySize, transfer: r.transferSize,
+          })),
+        })`),
+      ),
+    );
+    const scripts = timing.resources.filter((r: any) => new URL(r.name).pathname.endsWith('.js'));
+    const compressed = scripts.reduce((sum: number, r: any) => sum + r.encoded, 0);
+    const decoded = scripts.reduce((sum: number, r: any) => sum + r.decoded, 0);
+    const external = timing.resources.filter((r: any) => new URL(r.name).origin !== s.h.url);
+    console.log(
+      `runs page: ${scripts.length} scripts, ${(compressed / 1024).toFixed(1)} KB compressed ` +
+        `(${(decoded / 1024).toFixed(1)} KB decoded); DOMContentLoaded ${timing.nav.domContentLoadedEventEnd.toFixed(0)} ms, ` +
+        `load ${timing.nav.loadEventEnd.toFixed(0)} ms, runs table visible after ${visible} ms`,
+    );
+    expect(external).toEqual([]);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(compressed).toBeLessThan(300 * 1024);
+    expect(timing.nav.loadEventEnd).toBeLessThan(1000);
+    expect(visible).toBeLessThan(1000);
+    await fresh.close();
+  });
+
+  it('signs out, and provider B with the same e-mail is another user', async () => {
+    await page.goto(`${s.h.url}/`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${s.h.url}/signin`);
+    const me = await page.evaluate(`fetch('/dashboard/api/me').then((r) => r.status)`);
+    expect(me).toBe(401);
+    await signInAt('Provider B', 'alice');
+    await expect(page.locator('.topbar .who').textContent()).resolves.toContain('Provider B');
+    await page.getByText('You are not a member of any organization yet').waitFor();
+  });
+});

@@ -1,0 +1,182 @@
+import { useState } from 'react';
+import { type ListOf, query, useApi } from '../api';
+import { Empty, ErrorBox, fmtDate, fmtNum, fmtPct, Loading, launchName, Value } from '../components';
+import type { Project, Run, RunDetail } from '../types';
+
+interface RegressionSide {
+  position: number;
+  output: unknown;
+  score: number;
+  reasoning: string | null;
+}
+
+interface Comparison {
+  evaluator: { id: string; name: string };
+  launch: { index: number; model: string | null };
+  baseline_launch: { index: number; model: string | null };
+  matched: number;
+  mean_difference: number | null;
+  confidence_interval: { level: number; lower: number; upper: number } | null;
+  verdict: 'better' | 'worse' | 'inconclusive';
+  wins: number;
+  ties: number;
+  losses: number;
+  pass_rate: { run: number | null; baseline: number | null; change: number | null };
+  regressions: {
+    item_id: string | null;
+    input: unknown;
+    expected: unknown;
+    difference: number;
+    run: RegressionSide;
+    baseline: RegressionSide;
+  }[];
+}
+
+interface RunComparison {
+  partial: boolean;
+  summary: {
+    matched: number;
+    wins: number;
+    ties: number;
+    losses: number;
+    mean_difference: number | null;
+    better: number;
+    worse: number;
+    inconclusive: number;
+  };
+  comparisons: Comparison[];
+  unmatched_evaluators: { run: { name: string }[]; baseline: { name: string }[] };
+}
+
+const signed = (v: number | null) => (v === null ? '—' : `${v > 0 ? '+' : ''}${v.toFixed(3)}`);
+
+/** The run against a baseline run of the project: regressions first, then the paired figures. */
+export function ComparePanel(props: { project: Project; detail: RunDetail }) {
+  const runId = props.detail.run.id;
+  const base = `/projects/${props.project.id}/runs`;
+  const runs = useApi<ListOf<Run>>(`${base}${query({ status: 'completed', limit: 100 })}`);
+  const [baseline, setBaseline] = useState('');
+  const comparison = useApi<RunComparison>(
+    baseline ? `${base}/${runId}/compare${query({ baseline, limit: 20 })}` : null,
+  );
+  const candidates = (runs.data?.data ?? []).filter((r) => r.id !== runId);
+  const regressions = (comparison.data?.comparisons ?? [])
+    .flatMap((c) => c.regressions.map((r) => ({ ...r, comparison: c })))
+    .sort((a, b) => a.difference - b.difference);
+
+  return (
+    <div className="compare">
+      <label>
+        Baseline run
+        <select aria-label="Baseline run" value={baseline} onChange={(e) => setBaseline(e.target.value)}>
+          <option value="">choose a completed run…</option>
+          {candidates.map((r) => (
+            <option key={r.id} value={r.id}>
+              {r.id} · {fmtDate(r.created_at)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ErrorBox error={comparison.error} />
+      {baseline && !comparison.data && !comparison.error && <Loading />}
+      {comparison.data && (
+        <>
+          {comparison.data.partial && (
+            <div className="notice">One of the runs is not completed: the figures are partial.</div>
+          )}
+          <p>
+            {comparison.data.summary.matched} matched positions: {comparison.data.summary.wins} better,{' '}
+            {comparison.data.summary.ties} ties, {comparison.data.summary.losses} worse; mean difference{' '}
+            {signed(comparison.data.summary.mean_difference)}.
+          </p>
+          <h3>Regressions ({regressions.length})</h3>
+          {regressions.length === 0 ? (
+            <Empty>No position scored lower than in the baseline.</Empty>
+          ) : (
+            regressions.map((r) => (
+              <article
+                key={`${r.comparison.evaluator.id}:${r.comparison.launch.index}:${r.run.position}`}
+                className="sample card regression"
+              >
+                <header className="row">
+                  <span>
+                    <strong>#{r.run.position}</strong>{' '}
+                    {r.item_id && <code className="muted">{r.item_id}</code>} · {r.comparison.evaluator.name}{' '}
+                    ·{' '}
+                    {launchName(
+                      r.comparison.launch.model,
+                      r.comparison.launch.index,
+                      props.detail.launches.length,
+                    )}
+                  </span>
+                  <span className="badge fail">
+                    {fmtNum(r.baseline.score)} → {fmtNum(r.run.score)} ({signed(r.difference)})
+                  </span>
+                </header>
+                <div className="fields">
+                  <div>
+                    <h4>Input</h4>
+                    <Value value={r.input} />
+                  </div>
+                  <div>
+                    <h4>Expected</h4>
+                    <Value value={r.expected} />
+                  </div>
+                </div>
+                <div className="fields side-by-side">
+                  <div>
+                    <h4>This run</h4>
+                    <Value value={r.run.output} />
+                    {r.run.reasoning && <p className="reasoning">{r.run.reasoning}</p>}
+                  </div>
+                  <div>
+                    <h4>Baseline</h4>
+                    <Value value={r.baseline.output} />
+                    {r.baseline.reasoning && <p className="reasoning">{r.baseline.reasoning}</p>}
+                  </div>
+                </div>
+              </article>
+            ))
+          )}
+          <h3>Per evaluator and model</h3>
+          <table>
+            <thead>
+              <tr>
+                <th>Evaluator</th>
+                <th>Model</th>
+                <th>Verdict</th>
+                <th>Mean difference</th>
+                <th>95% interval</th>
+                <th>Wins / ties / losses</th>
+                <th>Pass rate</th>
+              </tr>
+            </thead>
+            <tbody>
+              {comparison.data.comparisons.map((c) => (
+                <tr key={`${c.evaluator.id}:${c.launch.index}`}>
+                  <td>{c.evaluator.name}</td>
+                  <td>{launchName(c.launch.model, c.launch.index, props.detail.launches.length)}</td>
+                  <td>
+                    <span className={`badge verdict-${c.verdict}`}>{c.verdict}</span>
+                  </td>
+                  <td>{signed(c.mean_difference)}</td>
+                  <td>
+                    {c.confidence_interval
+                      ? `${signed(c.confidence_interval.lower)} … ${signed(c.confidence_interval.upper)}`
+                      : '—'}
+                  </td>
+                  <td>
+                    {c.wins} / {c.ties} / {c.losses}
+                  </td>
+                  <td>
+                    {fmtPct(c.pass_rate.baseline)} → {fmtPct(c.pass_rate.run)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </div>
+  );
+}

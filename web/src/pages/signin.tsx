@@ -1,0 +1,59 @@
+import { useApi } from '../api';
+import { ErrorBox, Loading } from '../components';
+import { Link, useLocation } from '../router';
+import type { Me } from '../types';
+
+const REASONS: Record<string, string> = {
+  state_mismatch: 'The sign-in could not be matched to this browser. Start again.',
+  login_expired: 'The sign-in took too long. Start again.',
+  sign_in_failed: 'The identity provider’s answer was refused. Start again, or ask your administrator.',
+  provider_unavailable: 'The identity provider cannot be reached right now.',
+  unknown_provider: 'That identity provider is not configured.',
+  link_invalid: 'This sign-in link was already used or has expired. Restart the server for a new one.',
+  local_sign_in_disabled: 'Sign-in links are disabled: this server uses identity providers.',
+};
+
+interface Providers {
+  providers: { id: string; name: string }[];
+  local: boolean;
+}
+
+export function SignInPage(props: { signedIn: Me | null }) {
+  const { search } = useLocation();
+  const providers = useApi<Providers>('/auth/providers');
+  const reason = search.get('error');
+  const returnTo = search.get('return_to') ?? '/';
+  return (
+    <div className="signin">
+      <div className="card signin-card">
+        <h1>Sign in to Evalgate</h1>
+        {reason && <ErrorBox error={REASONS[reason] ?? `Sign-in failed (${reason}).`} />}
+        {props.signedIn && (
+          <p>
+            You are signed in as {props.signedIn.user.name ?? props.signedIn.user.id}.{' '}
+            <Link to="/">Continue</Link>
+          </p>
+        )}
+        {providers.loading && !providers.data && <Loading />}
+        <ErrorBox error={providers.error} />
+        <div className="providers">
+          {providers.data?.providers.map((p) => (
+            <a
+              key={p.id}
+              className="button primary"
+              href={`/dashboard/api/auth/login/${encodeURIComponent(p.id)}?return_to=${encodeURIComponent(returnTo)}`}
+            >
+              Sign in with {p.name}
+            </a>
+          ))}
+        </div>
+        {providers.data?.local && (
+          <p className="muted">
+            No identity provider is configured. Open the one-time sign-in link that <code>npm start</code>{' '}
+            printed in its terminal (it works once, for 15 minutes; restart the server for a new one).
+          </p>
+        )}
+      </div>
+    </div>
+  );
+}
