@@ -1,21 +1,54 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { registerAdminCommands } from './admin.js';
-import { registerServeCommands } from './serve.js';
-import { registerWorkerCommand } from './worker.js';
+import { registerCatalogCommands } from './catalog.js';
+import { describeError } from './client-context.js';
+import { registerDatasetCommands } from './datasets.js';
+import { registerEvaluatorCommands } from './evaluators.js';
+import { registerModelCommands } from './models.js';
+import { registerRunCommands } from './runs.js';
 
 const program = new Command()
   .name('evalgate')
   .description('Evalgate: an OpenAI-compatible inference gateway with evaluators and evaluation runs')
   .option('--data-dir <dir>', 'directory for the embedded database and secrets (EVALGATE_DATA_DIR)')
   .option('--database-url <url>', 'sqlite:<file> or postgres://… (EVALGATE_DATABASE_URL)')
+  .option('--base-url <url>', 'server of the API commands (EVALGATE_BASE_URL, else the config file)')
+  .option('--api-key <key>', 'API key of the API commands (EVALGATE_API_KEY, else the config file)')
   .showHelpAfterError();
 
-registerServeCommands(program);
-registerWorkerCommand(program);
-registerAdminCommands(program);
+// The API commands talk to a server through the client; the server and admin commands load the server
+// itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
+// the command line may need them.
+const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models'];
+const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
+
+function commandName(args: string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (GLOBAL_OPTIONS_WITH_VALUE.includes(arg)) i += 1;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+const name = commandName(process.argv.slice(2));
+if (name === undefined || !API_COMMANDS.includes(name)) {
+  const [{ registerServeCommands }, { registerWorkerCommand }, { registerAdminCommands }] = await Promise.all(
+    [import('./serve.js'), import('./worker.js'), import('./admin.js')],
+  );
+  registerServeCommands(program);
+  registerWorkerCommand(program);
+  registerAdminCommands(program);
+}
+registerRunCommands(program);
+registerEvaluatorCommands(program);
+registerDatasetCommands(program);
+registerCatalogCommands(program);
+registerModelCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`evalgate: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  const { exitCode, lines } = describeError(err);
+  const [first, ...rest] = lines;
+  process.stderr.write(`evalgate: ${first}\n${rest.map((line) => `${line}\n`).join('')}`);
+  process.exit(exitCode);
 });

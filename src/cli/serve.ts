@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
 import { dashboardBanner } from '../dashboard/local-sign-in.js';
@@ -13,8 +14,20 @@ export function registerServeCommands(program: Command): void {
     .description('serve the HTTP API (applies migrations first); in the inline mode it also executes runs')
     .option('--host <host>', 'address to listen on (EVALGATE_HOST)', undefined)
     .option('--port <port>', 'port to listen on (EVALGATE_PORT)', undefined)
-    .action(async (opts: { host?: string; port?: string }, command: Command) => {
+    .option('--workers <n>', 'server processes on the port, or auto for the CPUs (EVALGATE_WORKERS; default 1)')
+    .action(async (opts: { host?: string; port?: string; workers?: string }, command: Command) => {
       const config = configFrom(command, { host: opts.host, port: opts.port });
+      // N processes on one port (src/cluster/): the primary forks and supervises, the workers serve.
+      if (cluster.isWorker) {
+        const { runClusterWorker } = await import('../cluster/worker.js');
+        return runClusterWorker(config);
+      }
+      const { workerCount } = await import('../cluster/primary.js');
+      const workers = workerCount(opts.workers ?? process.env.EVALGATE_WORKERS);
+      if (workers > 1) {
+        const { runPrimary } = await import('../cluster/primary.js');
+        return runPrimary(config, workers);
+      }
       const services = await createServices(config);
       const app = await createApp(services);
       const key = await bootstrapIfEmpty(services.db, services.pepper);

@@ -196,6 +196,9 @@ export class Transport {
       upload = spec.upload.open(arm);
       init.body = upload;
       init.duplex = 'half';
+      // Following redirects makes fetch keep a copy of a streamed body to send again: every chunk of an
+      // upload would stay in memory to the end. The API never redirects.
+      init.redirect = 'error';
     } else if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(spec.json);

@@ -1,0 +1,137 @@
+import type { Command } from 'commander';
+import type { Container } from '../client/index.js';
+import { clientFrom, collect, keyValues, wholeNumber } from './client-context.js';
+import { countLine, detail, firstItems, print, printJson, snippet, table, usd } from './output.js';
+
+/** `evalgate containers …` and `evalgate logs list`: the scopes of applications and their recorded calls. */
+
+function show(c: Container): string {
+  return detail([
+    ['id', c.id],
+    ['label', c.label],
+    ['description', c.description],
+    ['metadata', Object.keys(c.metadata).length ? c.metadata : null],
+    ['created', c.created_at],
+    ['updated', c.updated_at],
+  ]);
+}
+
+export function registerCatalogCommands(program: Command): void {
+  const containers = program.command('containers').description('manage containers');
+
+  containers
+    .command('list')
+    .description('list containers, newest first')
+    .option('--limit <n>', 'how many containers', wholeNumber('--limit'), 20)
+    .option('--json', 'print the containers as a JSON array')
+    .action(async (opts: { limit: number; json?: boolean }, cmd: Command) => {
+      const client = clientFrom(cmd);
+      const { items, total } = await firstItems((limit) => client.containers.list({ limit }), opts.limit);
+      if (opts.json) return printJson(items);
+      print(
+        table(
+          ['id', 'label', 'description', 'created'],
+          items.map((c) => [c.id, c.label, c.description, c.created_at]),
+        ),
+      );
+      print(countLine(items.length, total, 'containers'));
+    });
+
+  containers
+    .command('get <container>')
+    .description('show a container (by id or label)')
+    .option('--json', 'print the container as JSON')
+    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => {
+      const container = await clientFrom(cmd).containers.get(ref);
+      if (opts.json) return printJson(container);
+      print(show(container));
+    });
+
+  containers
+    .command('create <label>')
+    .description('create a container')
+    .option('--description <text>', 'description')
+    .option('--metadata <key=value>', 'metadata (repeatable)', collect, [])
+    .option('--json', 'print the container as JSON')
+    .action(
+      async (
+        label: string,
+        opts: { description?: string; metadata: string[]; json?: boolean },
+        cmd: Command,
+      ) => {
+        const container = await clientFrom(cmd).containers.create({
+          label,
+          ...(opts.description !== undefined ? { description: opts.description } : {}),
+          ...(opts.metadata.length ? { metadata: keyValues('--metadata', opts.metadata) } : {}),
+        });
+        if (opts.json) return printJson(container);
+        print(`Created container ${container.label} (${container.id})`);
+      },
+    );
+
+  containers
+    .command('delete <container>')
+    .description('delete a container (by id, or by label)')
+    .option('--json', 'print the deletion as JSON')
+    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => {
+      const client = clientFrom(cmd);
+      const id = ref.startsWith('ctr_') ? ref : (await client.containers.get(ref)).id;
+      const deleted = await client.containers.delete(id);
+      if (opts.json) return printJson(deleted);
+      print(`Deleted container ${deleted.id}`);
+    });
+
+  const logs = program.command('logs').description("read a container's task logs (its recorded calls)");
+  logs
+    .command('list')
+    .description("list a container's task logs in seq order")
+    .requiredOption('--container <container>', 'the container (id or label)')
+    .option('--model <model>', 'only calls of this model')
+    .option('--since <time>', 'only calls made at or after this ISO 8601 time')
+    .option('--range <start:end>', 'a slice of the logs in seq order, 0-based, end exclusive')
+    .option('--limit <n>', 'how many logs', wholeNumber('--limit'), 20)
+    .option('--json', 'print the logs as a JSON array')
+    .action(
+      async (
+        opts: {
+          container: string;
+          model?: string;
+          since?: string;
+          range?: string;
+          limit: number;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const client = clientFrom(cmd);
+        const { items, total } = await firstItems(
+          (limit) =>
+            client.logs.list(opts.container, {
+              model: opts.model,
+              since: opts.since,
+              range: opts.range,
+              limit,
+            }),
+          opts.limit,
+        );
+        if (opts.json) return printJson(items);
+        print(
+          table(
+            ['seq', 'id', 'model', 'status', 'input', 'output', 'cost', 'latency', 'created'],
+            items.map((l) => [
+              l.seq,
+              l.id,
+              l.model,
+              l.status,
+              snippet(l.input, 30),
+              snippet(l.output ?? l.error?.message, 30),
+              usd(l.cost),
+              `${Math.round(l.latency_ms)} ms`,
+              l.created_at,
+            ]),
+          ),
+        );
+        print(countLine(items.length, total, 'logs'));
+      },
+    );
+}

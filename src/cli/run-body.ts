@@ -1,0 +1,101 @@
+import type { CreateRun, DataSource } from '../client/index.js';
+import { keyValues, usage } from './client-context.js';
+
+/** The flags of `evalgate runs create` that shape the run. */
+export interface RunFlags {
+  container: string;
+  evaluator: string[];
+  dataset?: string;
+  logs?: boolean;
+  generate?: string;
+  groundTruth?: string;
+  baseline?: string;
+  range?: string;
+  environment?: string;
+  metadata: string[];
+}
+
+const RANGE = /^(\d+):(\d+)$/;
+
+function models(list: string, flag: string): string[] {
+  const names = list
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw usage(`${flag} needs at least one model`);
+  return names;
+}
+
+/** `dataset:D`, `logs` and, where allowed, `generate:M` as a data source of the run's container. */
+function sideOf(text: string, flag: string, container: string, allowGenerate: boolean): DataSource {
+  if (text === 'logs') return { type: 'container', container };
+  if (text.startsWith('dataset:') && text.length > 'dataset:'.length) {
+    return { type: 'dataset', dataset: text.slice('dataset:'.length) };
+  }
+  if (allowGenerate && text.startsWith('generate:')) {
+    const list = models(text.slice('generate:'.length), flag);
+    if (list.length !== 1) throw usage(`${flag} generate: takes exactly one model`);
+    return { type: 'generate', models: list };
+  }
+  const forms = allowGenerate ? 'dataset:NAME, logs or generate:MODEL' : 'dataset:NAME or logs';
+  throw usage(`${flag} takes ${forms}, got "${text}"`);
+}
+
+/**
+ * The body of `POST /v1/evaluation/runs` from the flags (see docs/runs.md for how sides work):
+ *
+ * - `--dataset D`: the sample and, unless `--ground-truth` says otherwise, the ground truth are dataset D;
+ * - `--logs`: the container's task logs are the sample (and the ground truth, unless told otherwise);
+ * - `--generate M1,M2`: fresh completions from each model (one launch each), their inputs taken from the
+ *   ground truth (`--ground-truth`, default: the container's task logs).
+ *
+ * `--range a:b` selects the same slice of every non-generate side; a generate side then covers that whole
+ * slice (its own range is relative to the slice it generates from).
+ */
+export function runBody(flags: RunFlags): CreateRun {
+  const { container } = flags;
+  const chosen = [flags.dataset !== undefined, flags.logs === true, flags.generate !== undefined].filter(
+    Boolean,
+  ).length;
+  if (chosen !== 1) throw usage('give exactly one of --dataset NAME, --logs and --generate MODELS');
+  if (flags.evaluator.length === 0) throw usage('give at least one --evaluator');
+  let range: string | undefined;
+  let span = 0;
+  if (flags.range !== undefined) {
+    const m = RANGE.exec(flags.range);
+    if (!m) throw usage(`--range takes start:end (0-based, end exclusive), got "${flags.range}"`);
+    span = Number(m[2]) - Number(m[1]);
+    if (span < 0) throw usage(`--range start must not be greater than its end, got "${flags.range}"`);
+    range = flags.range;
+  }
+  const ranged = (side: DataSource): DataSource => {
+    if (range === undefined) return side;
+    return side.type === 'generate' ? { ...side, range: `0:${span}` } : { ...side, range };
+  };
+
+  let sample: DataSource;
+  if (flags.dataset !== undefined) sample = { type: 'dataset', dataset: flags.dataset };
+  else if (flags.logs) sample = { type: 'container', container };
+  else sample = { type: 'generate', models: models(flags.generate ?? '', '--generate') };
+
+  let groundTruth: DataSource;
+  if (flags.groundTruth !== undefined)
+    groundTruth = sideOf(flags.groundTruth, '--ground-truth', container, false);
+  else if (sample.type === 'dataset') groundTruth = { ...sample };
+  else groundTruth = { type: 'container', container };
+
+  const body: CreateRun = {
+    container,
+    evaluators: flags.evaluator,
+    sample: ranged(sample),
+    ground_truth: ranged(groundTruth),
+  };
+  if (flags.baseline !== undefined) {
+    const baseline = sideOf(flags.baseline, '--baseline', container, true);
+    // A generate baseline generates for the run's positions: it has no range of its own.
+    body.baseline = baseline.type === 'generate' || range === undefined ? baseline : { ...baseline, range };
+  }
+  if (flags.environment !== undefined) body.environment = flags.environment;
+  if (flags.metadata.length > 0) body.metadata = keyValues('--metadata', flags.metadata);
+  return body;
+}

@@ -1,0 +1,260 @@
+import type { Command } from 'commander';
+import type { Evalgate, ListSamplesParams, Run, RunStatus } from '../client/index.js';
+import { clientFrom, collect, usage, wholeNumber } from './client-context.js';
+import { finishRun, parseGates, summaryTarget } from './gating.js';
+import { countLine, firstItems, fixed, print, printJson, seconds, snippet, table, usd } from './output.js';
+import { type RunFlags, runBody } from './run-body.js';
+import { comparisonReport } from './run-compare.js';
+import { durationMs, progressText, resultsTable, runDetail } from './run-results.js';
+import { watchRun } from './run-watch.js';
+
+interface GateFlags {
+  json?: boolean;
+  failUnder: string[];
+  summary?: string;
+}
+
+const STATUSES = ['queued', 'running', 'completed', 'error', 'cancelled'];
+
+function gateOptions(command: Command): Command {
+  return command
+    .option(
+      '--fail-under <[evaluator.]metric=value>',
+      'exit 1 when a figure is below: accuracy=0.8, avg_score=0.7, helpfulness.accuracy=0.8 (repeatable)',
+      collect,
+      [],
+    )
+    .option('--summary <markdown[=FILE]>', 'write a markdown summary (stdout, FILE or $GITHUB_STEP_SUMMARY)');
+}
+
+/** Prints a finished (or fetched) run and applies the CI gates: the exit code comes from finishRun. */
+function report(run: Run, flags: GateFlags, requireEnd: boolean): void {
+  const gates = parseGates(flags.failUnder);
+  const summary = summaryTarget(flags.summary, flags.json === true);
+  if (flags.json) printJson(run);
+  else if (requireEnd) {
+    print(
+      `\n${run.id} ${run.status}: ${progressText(run)} positions, spend ${usd(run.spend)}, ` +
+        `duration ${seconds(durationMs(run))}${run.error ? `\nerror ${run.error.code}: ${run.error.message}` : ''}`,
+    );
+    print(resultsTable(run));
+  } else print(runDetail(run));
+  finishRun(run, { gates, summary, requireEnd });
+}
+
+/** Validates the gate flags before anything is launched or followed. */
+function checkGateFlags(flags: GateFlags): void {
+  parseGates(flags.failUnder);
+  summaryTarget(flags.summary, flags.json === true);
+}
+
+async function watchAndReport(client: Evalgate, runId: string, flags: GateFlags): Promise<void> {
+  const run = await watchRun(client, runId, { json: flags.json === true });
+  report(run, flags, true);
+}
+
+export function registerRunCommands(program: Command): void {
+  const runs = program.command('runs').description('launch, follow and inspect evaluation runs');
+
+  runs
+    .command('list')
+    .description('list runs, newest first')
+    .option('--container <container>', 'runs of this container (id or label)')
+    .option('--status <status>', `runs in this status: ${STATUSES.join(', ')}`)
+    .option('--limit <n>', 'how many runs', wholeNumber('--limit'), 20)
+    .option('--json', 'print the runs as a JSON array')
+    .action(
+      async (opts: { container?: string; status?: string; limit: number; json?: boolean }, cmd: Command) => {
+        if (opts.status !== undefined && !STATUSES.includes(opts.status)) {
+          throw usage(`--status must be one of ${STATUSES.join(', ')}, got "${opts.status}"`);
+        }
+        const client = clientFrom(cmd);
+        const { items, total } = await firstItems(
+          (limit) => client.runs.list({ container: opts.container, status: opts.status as RunStatus, limit }),
+          opts.limit,
+        );
+        if (opts.json) return printJson(items);
+        print(
+          table(
+            ['id', 'status', 'container', 'evaluators', 'progress', 'avg score', 'spend', 'created'],
+            items.map((r) => [
+              r.id,
+              r.status,
+              r.container,
+              r.evaluators?.length ?? 0,
+              progressText(r),
+              fixed(r.results?.overall?.avg_score),
+              usd(r.spend),
+              r.created_at,
+            ]),
+          ),
+        );
+        print(countLine(items.length, total, 'runs'));
+      },
+    );
+
+  gateOptions(
+    runs
+      .command('get <run>')
+      .description('show a run: status, sides, progress, spend and results')
+      .option('--json', 'print the run as JSON'),
+  ).action(async (runId: string, opts: GateFlags, cmd: Command) => {
+    checkGateFlags(opts);
+    report(await clientFrom(cmd).runs.get(runId), opts, false);
+  });
+
+  gateOptions(
+    runs
+      .command('create')
+      .description('launch a run (see docs/cli.md for how --dataset, --logs and --generate shape it)')
+      .requiredOption('--container <container>', 'the run container (id or label)')
+      .option('--evaluator <evaluator>', 'evaluator id or name (repeatable)', collect, [])
+      .option('--dataset <dataset>', 'sample (and ground truth) from this dataset')
+      .option('--logs', "sample from the container's task logs")
+      .option('--generate <models>', 'sample: fresh completions from these models, comma-separated')
+      .option('--ground-truth <side>', 'dataset:NAME or logs (default: the --dataset, else the task logs)')
+      .option('--baseline <side>', 'dataset:NAME, logs or generate:MODEL, for pairwise judges')
+      .option('--range <start:end>', 'positions of each side, 0-based, end exclusive (server default 0:100)')
+      .option('--environment <name>', 'the environment (pool of workers) to run in (default main)')
+      .option('--metadata <key=value>', 'metadata of the run (repeatable)', collect, [])
+      .option('--idempotency-key <key>', 'the same key with the same flags returns the same run')
+      .option('--watch', 'follow the run until it ends, then print its results')
+      .option('--json', 'print the run as JSON'),
+  ).action(
+    async (opts: RunFlags & GateFlags & { watch?: boolean; idempotencyKey?: string }, cmd: Command) => {
+      const body = runBody(opts);
+      checkGateFlags(opts);
+      const client = clientFrom(cmd);
+      const run = await client.runs.create(
+        body,
+        opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : {},
+      );
+      // Gates and summaries are about results: asking for them waits as --watch does.
+      if (opts.watch || opts.failUnder.length > 0 || opts.summary !== undefined) {
+        if (!opts.json) print(`Created run ${run.id}`);
+        return watchAndReport(client, run.id, opts);
+      }
+      if (opts.json) return printJson(run);
+      print(runDetail(run));
+      print(`Follow it with: evalgate runs watch ${run.id}`);
+    },
+  );
+
+  gateOptions(
+    runs
+      .command('watch <run>')
+      .description('follow a run with a progress bar until it ends, then print its results')
+      .option('--json', 'print the finished run as JSON (progress goes to stderr)'),
+  ).action(async (runId: string, opts: GateFlags, cmd: Command) => {
+    checkGateFlags(opts);
+    await watchAndReport(clientFrom(cmd), runId, opts);
+  });
+
+  runs
+    .command('cancel <run>')
+    .description('stop a queued or running run; its partial results are kept')
+    .option('--json', 'print the cancelled run as JSON')
+    .action(async (runId: string, opts: { json?: boolean }, cmd: Command) => {
+      const run = await clientFrom(cmd).runs.cancel(runId);
+      if (opts.json) return printJson(run);
+      print(`Run ${run.id} is ${run.status} (${progressText(run)} positions done)`);
+    });
+
+  runs
+    .command('samples <run>')
+    .description('per-sample results: one per launch, evaluator and position')
+    .option('--evaluator <evaluator>', 'of this evaluator (id or name)')
+    .option('--launch <n>', 'of this launch', wholeNumber('--launch', 0))
+    .option('--passed', 'only samples that passed')
+    .option('--failed', 'only samples that failed')
+    .option('--errored', 'only samples whose evaluation failed')
+    .option('--limit <n>', 'how many samples', wholeNumber('--limit'), 20)
+    .option('--json', 'print the samples as a JSON array')
+    .action(async (runId: string, opts: SampleFlags, cmd: Command) => {
+      await samples(clientFrom(cmd), runId, opts);
+    });
+
+  runs
+    .command('compare <run>')
+    .description('paired score differences against a baseline run, per evaluator and launch')
+    .requiredOption('--baseline <run>', 'the run to compare against')
+    .option('--limit <n>', 'regressions listed per evaluator and launch (1..100)', wholeNumber('--limit'))
+    .option('--json', 'print the comparison as JSON')
+    .action(
+      async (runId: string, opts: { baseline: string; limit?: number; json?: boolean }, cmd: Command) => {
+        const comparison = await clientFrom(cmd).runs.compare(runId, {
+          baseline: opts.baseline,
+          ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+        });
+        if (opts.json) return printJson(comparison);
+        print(comparisonReport(comparison));
+      },
+    );
+}
+
+interface SampleFlags {
+  evaluator?: string;
+  launch?: number;
+  passed?: boolean;
+  failed?: boolean;
+  errored?: boolean;
+  limit: number;
+  json?: boolean;
+}
+
+async function samples(client: Evalgate, runId: string, opts: SampleFlags): Promise<void> {
+  if ([opts.passed, opts.failed, opts.errored].filter(Boolean).length > 1) {
+    throw usage('give at most one of --passed, --failed and --errored');
+  }
+  const params: ListSamplesParams = {};
+  if (opts.evaluator !== undefined) params.evaluator = opts.evaluator;
+  if (opts.launch !== undefined) params.launch = opts.launch;
+  if (opts.passed) params.passed = true;
+  if (opts.failed) params.passed = false;
+  if (opts.errored) params.errored = true;
+  const [{ items, total }, run] = await Promise.all([
+    firstItems((limit) => client.runs.samples(runId, { ...params, limit }), opts.limit),
+    opts.json ? null : client.runs.get(runId),
+  ]);
+  if (opts.json) return printJson(items);
+  // Samples name their evaluator by id; the run's results know the names.
+  const names = new Map<string, string>();
+  for (const launch of run?.results?.per_model ?? []) {
+    for (const [id, e] of Object.entries(launch.per_eval ?? {})) {
+      const name = (e as Record<string, unknown> | null)?.evaluator_name;
+      if (typeof name === 'string') names.set(id, name);
+    }
+  }
+  print(
+    table(
+      [
+        'launch',
+        'evaluator',
+        'position',
+        'status',
+        'score',
+        'passed',
+        'output',
+        'expected',
+        'reasoning / error',
+      ],
+      items.map((s) => [
+        s.launch_index,
+        names.get(s.evaluator_id) ?? s.evaluator_id,
+        s.position,
+        s.status,
+        fixed(s.score),
+        s.passed === null ? '-' : s.passed ? 'yes' : 'no',
+        snippet(s.output, 30),
+        snippet(s.expected, 20),
+        snippet(s.error ? errorText(s.error) : s.reasoning, 40),
+      ]),
+    ),
+  );
+  print(countLine(items.length, total, 'samples'));
+}
+
+function errorText(error: object): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return [code, message].filter((v) => typeof v === 'string').join(': ');
+}
