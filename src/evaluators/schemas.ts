@@ -46,7 +46,13 @@ const writable = {
 export const CreateEvaluator = Type.Object(
   {
     type: Type.Enum([...EVALUATOR_TYPES], { description: 'judge or code' }),
-    mode: Type.Optional(Mode),
+    // Document-only default (see src/http/openapi-document.ts): the service applies it.
+    mode: Type.Optional(
+      Type.Enum([...EVALUATOR_MODES], {
+        description: 'pointwise (default) or pairwise',
+        'x-default': 'pointwise',
+      }),
+    ),
     ...writable,
   },
   { additionalProperties: false },

@@ -209,7 +209,15 @@ export async function deleteEvaluator(
   id: string,
 ): Promise<{ id: string }> {
   const row = await repo.findEvaluator(ctx.db, projectId, id);
-  if (!row || row.id !== id) throw ApiError.notFound('Evaluator', id);
+  if (row && row.id !== id) {
+    // A name: delete takes the id, so that a name reused after a delete cannot remove the wrong one.
+    throw new ApiError(
+      'not_found',
+      `Delete takes an evaluator's id, not its name: '${id}' is the evaluator ${row.id}; delete /v1/evaluators/${row.id}`,
+      { resource: 'evaluator', ref: id, id: row.id },
+    );
+  }
+  if (!row) throw ApiError.notFound('Evaluator', id);
   await repo.deleteEvaluator(ctx.db, row.id);
   return { id: row.id };
 }

@@ -1,9 +1,18 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { finishDocument, type OpenApiDocument, openApiPath } from './openapi-document.js';
 import { ErrorEnvelope } from './schemas.js';
 
 export const API_VERSION = '1.0.0';
+
+const DESCRIPTION = [
+  'Evaluation gateway. Resources: evaluators, evaluation runs (with their samples, comparisons and events),',
+  'containers, task logs, datasets, models, API keys, the OpenAI-compatible chat completions gateway,',
+  'Prometheus metrics and the health check (/healthz).',
+  'Authenticate with Authorization: Bearer <API_KEY> (every route except /healthz). Routes that need a key',
+  'answer X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset, and Retry-After on 429.',
+].join(' ');
 
 /** Methods on which Fastify reads a request body, whether or not the route declares one. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -12,7 +21,11 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   // Any route on those methods can answer 413 (body too large) and 415 (not JSON): documented here for
   // all of them. Added before the swagger plugin's own hook, so that the document sees it.
+  const keyed = new Set<string>();
   app.addHook('onRoute', (route) => {
+    // Routes that name a permission need a key, and so answer the rate-limit headers (src/auth/guard.ts).
+    if (route.config?.permission)
+      for (const m of [route.method].flat()) keyed.add(`${m.toLowerCase()} ${openApiPath(route.url)}`);
     const response = route.schema?.response as Record<string, unknown> | undefined;
     if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
     route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
@@ -23,12 +36,13 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Evalgate',
         version: API_VERSION,
-        description:
-          'Evaluation gateway: evaluators, evaluation runs, containers and API keys. Authenticate with Authorization: Bearer <API_KEY>.',
+        description: DESCRIPTION,
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    transformObject: (doc) =>
+      finishDocument((doc as { openapiObject: OpenApiDocument }).openapiObject, keyed),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

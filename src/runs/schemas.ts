@@ -42,6 +42,8 @@ export const DataSource = Type.Object(
   {
     additionalProperties: false,
     description: 'Data source: dataset, container task logs, or generated completions',
+    // Published as a oneOf of the variants (src/http/openapi-document.ts).
+    'x-data-source': 'request',
   },
 );
 export type DataSource = Static<typeof DataSource>;
@@ -58,20 +60,26 @@ export const CreateRun = Type.Object(
     ground_truth: Type.Optional(Nullable(DataSource)),
     baseline: Type.Optional(Nullable(DataSource)),
     metadata: Type.Optional(Nullable(FreeObject())),
-    environment: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100 }))),
+    // Document-only default (src/http/openapi-document.ts), so that request hashes stay as they are.
+    environment: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { 'x-default': 'main' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type CreateRun = Static<typeof CreateRun>;
 
 /** A side after resolution: its type, the referenced resource's id, and the range in force. */
-export const ResolvedSource = Type.Object({
-  type: Type.String(),
-  dataset: Type.Optional(Type.String()),
-  container: Type.Optional(Type.String()),
-  models: Type.Optional(Type.Array(Type.String())),
-  range: Type.String(),
-});
+export const ResolvedSource = Type.Object(
+  {
+    type: Type.String(),
+    dataset: Type.Optional(Type.String()),
+    container: Type.Optional(Type.String()),
+    models: Type.Optional(Type.Array(Type.String())),
+    range: Type.String(),
+  },
+  { 'x-data-source': 'resolved' },
+);
 export type ResolvedSource = Static<typeof ResolvedSource>;
 
 const PerEval = Type.Object(

@@ -159,7 +159,11 @@ describe('errors outside the routes', () => {
       ['{"broken": ', 'application/json'],
       ['plain', 'text/plain'],
     ]) {
-      const res = await h.call('PUT', '/v1/evaluators', { raw, headers: { 'content-type': type! }, unchecked: true });
+      const res = await h.call('PUT', '/v1/evaluators', {
+        raw,
+        headers: { 'content-type': type! },
+        unchecked: true,
+      });
       expect(res.status, type).toBe(405);
       expect(res.body.error.code).toBe('method_not_allowed');
     }

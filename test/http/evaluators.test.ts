@@ -314,7 +314,15 @@ describe('deleting evaluators', () => {
   it('deletes by id, answering the delete object; then 404', async () => {
     const e = (await h.call('POST', '/v1/evaluators', { body: { ...JUDGE, name: 'doomed' } })).body;
     // Delete takes an id, not a name.
-    expect((await h.call('DELETE', '/v1/evaluators/doomed')).status).toBe(404);
+    const byName = await h.call('DELETE', '/v1/evaluators/doomed');
+    expect(byName.status).toBe(404);
+    expect(byName.body.error.message).toContain(`Delete takes an evaluator's id, not its name`);
+    expect(byName.body.error.message).toContain(e.id);
+    expect(byName.body.error.details).toMatchObject({ ref: 'doomed', id: e.id });
+    expect((await h.call('GET', `/v1/evaluators/${e.id}`)).status).toBe(200);
+    expect((await h.call('DELETE', '/v1/evaluators/nobody')).body.error.message).toBe(
+      "Evaluator 'nobody' not found",
+    );
     const del = await h.call('DELETE', `/v1/evaluators/${e.id}`);
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ object: 'evaluator', id: e.id, deleted: true });
