@@ -8,6 +8,7 @@ import { priceTable } from './catalog/models/prices.js';
 import { type ModelContext, resolveModel } from './catalog/models/resolve.js';
 import { SelfAddresses } from './catalog/models/self-addresses.js';
 import type { ResolvedModel } from './catalog/models/types.js';
+import type { ClusterLink } from './cluster/link.js';
 import type { Config } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import type { Deps } from './deps.js';
@@ -34,14 +35,18 @@ export interface ServicesOptions {
   /** Reuse an open database (tests that share one between two app instances). */
   database?: DatabaseHandle;
   logger?: FastifyBaseLogger;
+  /** Set in a worker of `evalgate serve --workers N`: rate limits and revocations shared with the others. */
+  cluster?: ClusterLink;
 }
 
 function createRateLimiter(
   config: Config,
   warn: (message: string) => void,
+  cluster: ClusterLink | undefined,
 ): Promise<RateLimiter> | RateLimiter {
   const params = { rate: config.rateLimit.perMinute, periodMs: 60_000, burst: config.rateLimit.burst };
-  if (!config.redisUrl) return createMemoryLimiter(params);
+  // Without Redis, the workers of one server share the budget held in the primary's memory.
+  if (!config.redisUrl) return cluster ? cluster.rateLimiter() : createMemoryLimiter(params);
   return createRedisLimiter(config.redisUrl, params, {
     prefix: `${config.redisPrefix}:rl:`,
     onRedisError: config.rateLimit.onRedisError,
@@ -88,7 +93,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
   const models: ModelContext = { db: database.db, config, secretKey };
   const warn = (message: string) => logger.warn(message);
-  const rateLimiter = await createRateLimiter(config, warn);
+  const rateLimiter = await createRateLimiter(config, warn, options.cluster);
   // An in-memory SQLite database exists only for its own connection: its writer cannot have another.
   const logWriter: LogWriter =
     config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
@@ -104,6 +109,17 @@ export async function createServices(config: Config, options: ServicesOptions = 
   metrics.setQueueDepth(() => queue.depth());
   const code = codeScorerOptions(config);
   let closed = false;
+  const auth = createAuthenticator(database.db, pepper, config.keyCacheMs);
+  const cluster = options.cluster;
+  if (cluster) {
+    // A key revoked through one worker is refused by every worker at once, not after keyCacheMs.
+    const forgetHere = auth.forget.bind(auth);
+    cluster.onForget(forgetHere);
+    auth.forget = (keyId) => {
+      forgetHere(keyId);
+      cluster.publishForget(keyId);
+    };
+  }
 
   return {
     config,
@@ -118,7 +134,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       resolveModel(models, projectId, ref),
     self,
     limiter: rateLimiter,
-    auth: createAuthenticator(database.db, pepper, config.keyCacheMs),
+    auth,
     logWriter,
     providers,
     queue,

@@ -14,7 +14,7 @@ export function registerServeCommands(program: Command): void {
     .description('serve the HTTP API (applies migrations first); in the inline mode it also executes runs')
     .option('--host <host>', 'address to listen on (EVALGATE_HOST)', undefined)
     .option('--port <port>', 'port to listen on (EVALGATE_PORT)', undefined)
-    .option('--workers <n>', 'server processes on the port, or auto for the CPUs (EVALGATE_WORKERS; default 1)')
+    .option('--workers <n>', 'server processes on one port, or auto (EVALGATE_WORKERS; default 1)')
     .action(async (opts: { host?: string; port?: string; workers?: string }, command: Command) => {
       const config = configFrom(command, { host: opts.host, port: opts.port });
       // N processes on one port (src/cluster/): the primary forks and supervises, the workers serve.
