@@ -180,12 +180,15 @@ export async function claimChunk(
   owner: string,
   environments: readonly string[],
   leaseMs: number,
-  skipLocked: boolean,
+  options: { skipLocked: boolean; probe: boolean },
 ): Promise<ChunkRecord | undefined> {
   const now = Date.now();
-  // A read first: an idle executor polls often, and an UPDATE takes the write lock even when it changes
-  // nothing (on SQLite, the lock every other writer then waits on).
-  const candidate = await sql<{ n: number }>`
+  const { skipLocked } = options;
+  // A read first when idle: an idle executor polls often, and an UPDATE takes the write lock even when
+  // it changes nothing (on SQLite, the lock every other writer then waits on).
+  const candidate = !options.probe
+    ? { rows: [{ n: 1 }] }
+    : await sql<{ n: number }>`
     select 1 as n from run_chunks c join runs r on r.id = c.run_id
     where c.status = 'pending' and c.environment in (${sql.join([...environments])})
       and (c.lease_expires_at is null or c.lease_expires_at < ${now})

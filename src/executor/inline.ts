@@ -27,6 +27,8 @@ export class InlineExecutor implements Executor {
   private readonly active = new Map<string, Active>();
   private closed = false;
   private wake: (() => void) | null = null;
+  /** A run was submitted: prepare it now rather than at the next poll. */
+  private sweepNow = true;
   private loop: Promise<void> | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -52,7 +54,9 @@ export class InlineExecutor implements Executor {
     });
     this.unsubscribe = this.queue.subscribe({
       submitted: (_id, env) => {
-        if (o.environments.includes(env)) this.poke();
+        if (!o.environments.includes(env)) return;
+        this.sweepNow = true;
+        this.poke();
       },
       cancelled: (runId) => this.abortRun(runId, new RunCancelled(runId)),
     });
@@ -95,27 +99,35 @@ export class InlineExecutor implements Executor {
 
   private async run(): Promise<void> {
     const o = this.options;
+    let lastSweep = 0;
+    let busy = false;
     while (!this.closed) {
       try {
-        for (const id of await store.queuedRuns(this.db, o.environments, 5)) {
-          if (this.closed) break;
-          const run = await store.findRun(this.db, id);
-          if (run) await this.engine.prepareRun(id, run.environment);
+        // Preparing queued runs and finalizing finished ones is a sweep over the runs: done on a
+        // submission and every poll, not after every chunk (the chunk path finalizes its own run).
+        if (this.sweepNow || Date.now() - lastSweep >= o.pollMs) {
+          this.sweepNow = false;
+          lastSweep = Date.now();
+          for (const id of await store.queuedRuns(this.db, o.environments, 5)) {
+            if (this.closed) break;
+            const run = await store.findRun(this.db, id);
+            if (run) await this.engine.prepareRun(id, run.environment);
+          }
+          for (const id of await store.finishableRuns(this.db, o.environments)) {
+            if (this.closed) break;
+            await this.engine.finalizeRun(id);
+          }
+          busy = false;
         }
         while (!this.closed && this.active.size < o.concurrency) {
-          const claimed = await store.claimChunk(
-            this.db,
-            o.workerId,
-            o.environments,
-            o.leaseMs,
-            o.skipLocked,
-          );
+          // While chunks keep coming, claim straight away; an idle executor reads before it writes.
+          const claimed = await store.claimChunk(this.db, o.workerId, o.environments, o.leaseMs, {
+            skipLocked: o.skipLocked,
+            probe: !busy,
+          });
+          busy = claimed !== undefined;
           if (!claimed) break;
           this.startChunk(claimed);
-        }
-        for (const id of await store.finishableRuns(this.db, o.environments)) {
-          if (this.closed) break;
-          await this.engine.finalizeRun(id);
         }
         this.recovered();
       } catch (err) {
