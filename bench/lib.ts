@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -322,4 +323,26 @@ export async function runRequests(spec: {
   const seconds = (performance.now() - t0) / 1000;
   await pool.close();
   return { requests: ok, errors, seconds: Math.round(seconds * 1000) / 1000, rps: Math.round(ok / seconds) };
+}
+
+/** Uploads `positions` question/answer rows as a JSON-lines dataset, streamed in 256 KB pieces. */
+export async function uploadQaDataset(server: BenchServer, label: string, positions: number): Promise<void> {
+  function* lines() {
+    let chunk = '';
+    for (let i = 0; i < positions; i++) {
+      chunk += `${JSON.stringify({ input: `Question ${i}`, output: `Answer ${i}`, expected: `Answer ${i}` })}\n`;
+      if (chunk.length > 256 * 1024) {
+        yield Buffer.from(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) yield Buffer.from(chunk);
+  }
+  const res = await fetch(`${server.url}/v1/datasets?label=${label}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/x-ndjson' },
+    body: Readable.toWeb(Readable.from(lines())) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+  if (res.status !== 201) throw new Error(`dataset upload answered ${res.status}: ${await res.text()}`);
 }

@@ -9,8 +9,16 @@
  *   npm run bench:runs -- --positions 20000 --latency-ms 20 --concurrency 128
  *   npm run bench:runs -- --cpu-prof        # writes the server's CPU profile under bench/out/
  */
-import { Readable } from 'node:stream';
-import { api, arg, cpuSeconds, rssMb, startMockProcess, startServer } from './lib.js';
+import {
+  api,
+  arg,
+  type BenchServer,
+  cpuSeconds,
+  rssMb,
+  startMockProcess,
+  startServer,
+  uploadQaDataset,
+} from './lib.js';
 import { runLoad } from './load.js';
 
 const positions = Number(arg('positions', '100000'));
@@ -18,26 +26,7 @@ const latencyMs = Number(arg('latency-ms', '50'));
 const concurrency = Number(arg('concurrency', '256'));
 const chunkSize = arg('chunk-size', '');
 
-async function upload(server: Awaited<ReturnType<typeof startServer>>, label: string): Promise<void> {
-  function* lines() {
-    let chunk = '';
-    for (let i = 0; i < positions; i++) {
-      chunk += `${JSON.stringify({ input: `Question ${i}`, output: `Answer ${i}`, expected: `Answer ${i}` })}\n`;
-      if (chunk.length > 256 * 1024) {
-        yield Buffer.from(chunk);
-        chunk = '';
-      }
-    }
-    if (chunk) yield Buffer.from(chunk);
-  }
-  const res = await fetch(`${server.url}/v1/datasets?label=${label}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/x-ndjson' },
-    body: Readable.toWeb(Readable.from(lines())) as ReadableStream,
-    duplex: 'half',
-  } as RequestInit);
-  if (res.status !== 201) throw new Error(`dataset upload answered ${res.status}: ${await res.text()}`);
-}
+const upload = (server: BenchServer, label: string) => uploadQaDataset(server, label, positions);
 
 async function main(): Promise<void> {
   const mock = await startMockProcess({

@@ -21,7 +21,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
@@ -37,6 +36,7 @@ import {
   startMockProcess,
   startServer,
   startWorker,
+  uploadQaDataset,
 } from './lib.js';
 
 const positions = Number(arg('positions', '100000'));
@@ -195,26 +195,7 @@ function cpuByNameUsed(
   return used;
 }
 
-async function upload(server: BenchServer, label: string): Promise<void> {
-  function* lines() {
-    let chunk = '';
-    for (let i = 0; i < positions; i++) {
-      chunk += `${JSON.stringify({ input: `Question ${i}`, output: `Answer ${i}`, expected: `Answer ${i}` })}\n`;
-      if (chunk.length > 256 * 1024) {
-        yield Buffer.from(chunk);
-        chunk = '';
-      }
-    }
-    if (chunk) yield Buffer.from(chunk);
-  }
-  const res = await fetch(`${server.url}/v1/datasets?label=${label}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/x-ndjson' },
-    body: Readable.toWeb(Readable.from(lines())) as ReadableStream,
-    duplex: 'half',
-  } as RequestInit);
-  if (res.status !== 201) throw new Error(`dataset upload answered ${res.status}: ${await res.text()}`);
-}
+const upload = (server: BenchServer, label: string) => uploadQaDataset(server, label, positions);
 
 interface CountResult {
   workers: number;

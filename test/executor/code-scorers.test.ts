@@ -1,17 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { descendants } from '../helpers/processes.js';
+import { hasBwrap } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
-
-const hasBwrap = (() => {
-  try {
-    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 let h: Harness;
 

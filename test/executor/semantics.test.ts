@@ -1,19 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { hasBwrap } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** One rule each where the docs and the code used to disagree. */
-
-const hasBwrap = (() => {
-  try {
-    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 let h: Harness;
 let mock: MockUpstream;
