@@ -346,3 +346,32 @@ export async function uploadQaDataset(server: BenchServer, label: string, positi
   } as RequestInit);
   if (res.status !== 201) throw new Error(`dataset upload answered ${res.status}: ${await res.text()}`);
 }
+
+/**
+ * What the run benches judge: a priced judge model on the mock, a container, a dataset of `positions`
+ * question/answer rows and a pointwise judge comparing output with expected. Returns the evaluator's id.
+ */
+export async function setUpJudgeRun(
+  server: BenchServer,
+  mockBaseUrl: string,
+  positions: number,
+): Promise<string> {
+  await api(server, 'POST', '/v1/models', {
+    label: 'judge',
+    provider: 'openai-compatible',
+    base_url: mockBaseUrl,
+    upstream_model: 'judge',
+    input_price_per_mtok: 0.15,
+    output_price_per_mtok: 0.6,
+  });
+  await api(server, 'POST', '/v1/containers', { label: 'bench' });
+  await uploadQaDataset(server, 'bench', positions);
+  const judge = await api<{ id: string }>(server, 'POST', '/v1/evaluators', {
+    type: 'judge',
+    name: 'bench-judge',
+    model: 'judge',
+    prompt: 'Is {{output}} equal to {{expected}}?',
+    pass_threshold: 0.5,
+  });
+  return judge.id;
+}

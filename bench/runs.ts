@@ -9,24 +9,13 @@
  *   npm run bench:runs -- --positions 20000 --latency-ms 20 --concurrency 128
  *   npm run bench:runs -- --cpu-prof        # writes the server's CPU profile under bench/out/
  */
-import {
-  api,
-  arg,
-  type BenchServer,
-  cpuSeconds,
-  rssMb,
-  startMockProcess,
-  startServer,
-  uploadQaDataset,
-} from './lib.js';
+import { api, arg, cpuSeconds, rssMb, setUpJudgeRun, startMockProcess, startServer } from './lib.js';
 import { runLoad } from './load.js';
 
 const positions = Number(arg('positions', '100000'));
 const latencyMs = Number(arg('latency-ms', '50'));
 const concurrency = Number(arg('concurrency', '256'));
 const chunkSize = arg('chunk-size', '');
-
-const upload = (server: BenchServer, label: string) => uploadQaDataset(server, label, positions);
 
 async function main(): Promise<void> {
   const mock = await startMockProcess({
@@ -45,23 +34,7 @@ async function main(): Promise<void> {
     profile,
   );
   try {
-    await api(server, 'POST', '/v1/models', {
-      label: 'judge',
-      provider: 'openai-compatible',
-      base_url: mock.baseUrl,
-      upstream_model: 'judge',
-      input_price_per_mtok: 0.15,
-      output_price_per_mtok: 0.6,
-    });
-    await api(server, 'POST', '/v1/containers', { label: 'bench' });
-    await upload(server, 'bench');
-    const judge = await api(server, 'POST', '/v1/evaluators', {
-      type: 'judge',
-      name: 'bench-judge',
-      model: 'judge',
-      prompt: 'Is {{output}} equal to {{expected}}?',
-      pass_threshold: 0.5,
-    });
+    const judgeId = await setUpJudgeRun(server, mock.baseUrl, positions);
     // The machine's own ceiling, measured in the same run: the same judge request sent straight to the
     // mock by a bare undici client at the same concurrency.
     const direct = await runLoad({
@@ -89,7 +62,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const run = await api(server, 'POST', '/v1/evaluation/runs', {
       container: 'bench',
-      evaluators: [judge.id],
+      evaluators: [judgeId],
       sample: src,
       ground_truth: src,
     });
@@ -109,7 +82,7 @@ async function main(): Promise<void> {
       mock: cpuSeconds(mock.pid) - cpu0.mock,
     };
     const done = await api(server, 'GET', `/v1/evaluation/runs/${run.id}`);
-    const perEval = done.results.per_model[0].per_eval[judge.id];
+    const perEval = done.results.per_model[0].per_eval[judgeId];
     // The judge call latency as the executor saw it, over a spread of positions.
     const latencies: number[] = [];
     for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {

@@ -26,17 +26,16 @@ import pg from 'pg';
 import {
   api,
   arg,
-  type BenchServer,
   type BenchWorker,
   cpuSeconds,
   cpuSecondsOf,
   machineCpuSeconds,
   rssMb,
   runRequests,
+  setUpJudgeRun,
   startMockProcess,
   startServer,
   startWorker,
-  uploadQaDataset,
 } from './lib.js';
 
 const positions = Number(arg('positions', '100000'));
@@ -195,8 +194,6 @@ function cpuByNameUsed(
   return used;
 }
 
-const upload = (server: BenchServer, label: string) => uploadQaDataset(server, label, positions);
-
 interface CountResult {
   workers: number;
   status: string;
@@ -280,25 +277,9 @@ async function main(): Promise<void> {
   cleanups.push({ name: 'serve', run: () => server.stop() });
   log(`serve ${server.url} (pid ${server.child.pid})`);
 
-  await api(server, 'POST', '/v1/models', {
-    label: 'judge',
-    provider: 'openai-compatible',
-    base_url: mock.baseUrl,
-    upstream_model: 'judge',
-    input_price_per_mtok: 0.15,
-    output_price_per_mtok: 0.6,
-  });
-  await api(server, 'POST', '/v1/containers', { label: 'bench' });
   const tUpload = performance.now();
-  await upload(server, 'bench');
+  const judgeId = await setUpJudgeRun(server, mock.baseUrl, positions);
   log(`uploaded ${positions} positions in ${round((performance.now() - tUpload) / 1000, 1)} s`);
-  const judge = await api(server, 'POST', '/v1/evaluators', {
-    type: 'judge',
-    name: 'bench-judge',
-    model: 'judge',
-    prompt: 'Is {{output}} equal to {{expected}}?',
-    pass_threshold: 0.5,
-  });
 
   // The machine's own ceiling, in the same run: the judge request sent straight to the mock by a bare
   // undici client at the same total concurrency, as many requests as the run has positions.
@@ -370,7 +351,7 @@ async function main(): Promise<void> {
     const src = { type: 'dataset', dataset: 'bench', range: `0:${positions}` };
     const run = await api(server, 'POST', '/v1/evaluation/runs', {
       container: 'bench',
-      evaluators: [judge.id],
+      evaluators: [judgeId],
       sample: src,
       ground_truth: src,
     });
@@ -413,7 +394,7 @@ async function main(): Promise<void> {
           workers.map((w, i) => `worker ${i + 1} output:\n${w.output().slice(-4000)}`).join('\n'),
       );
     }
-    const perEval = current.results.per_model[0].per_eval[judge.id];
+    const perEval = current.results.per_model[0].per_eval[judgeId];
     const latencies: number[] = [];
     for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {
       const page = await api(server, 'GET', `/v1/evaluation/runs/${run.id}/samples?limit=5&offset=${offset}`);

@@ -242,10 +242,7 @@ export class ChunkWork {
         });
       }),
     );
-    const gaveUp = rows.some((r) => r.status === 'error' && r.error?.includes('"rate_limited"'));
-    if (gaveUp && !this.state.abandoned) {
-      await this.state.abandon({ code: 'rate_limited', message: 'The run gave up waiting on rate limits' });
-    }
+    // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
     return store.insertSamples(db, this.runId, rows);
   }
 

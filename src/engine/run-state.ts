@@ -87,8 +87,8 @@ export class RunState {
     const model = await this.model(slug);
     const limits = {
       concurrency: this.deps.modelConcurrency,
-      rpm: model.limits?.rpm ?? null,
-      tpm: model.limits?.tpm ?? null,
+      rpm: model.limits.rpm,
+      tpm: model.limits.tpm,
     };
     const { limiter, metrics } = this.deps;
     for (;;) {
