@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { WEB_ROOT } from '../../src/dashboard/web.js';
 import { type Harness, type HarnessOptions, startHarness } from '../helpers/harness.js';
-import { freePort, type IdentityProvider, startIdentityProvider } from './identity-provider.js';
+import { type IdentityProvider, reservePort, startIdentityProvider } from './identity-provider.js';
 
 /** Cookies by origin, as a browser keeps them (paths and expiry ignored: the tests send them where due). */
 export class CookieJar {
@@ -62,7 +62,8 @@ export interface DashboardSetup {
  * first, since each provider needs the server's redirect URI and the server their issuers.
  */
 export async function startDashboard(env: Record<string, string> = {}, options: HarnessOptions = {}) {
-  const [portA, portB] = [await freePort(), await freePort()];
+  const [reservedA, reservedB] = [await reservePort(), await reservePort()];
+  const [portA, portB] = [reservedA.port, reservedB.port];
   const providers = [
     {
       id: 'a',
@@ -85,11 +86,11 @@ export async function startDashboard(env: Record<string, string> = {}, options: 
   });
   const base = env.EVALGATE_PUBLIC_URL ?? h.url;
   const a = await startIdentityProvider({
-    port: portA,
+    reserved: reservedA,
     redirectUri: `${base}/dashboard/api/auth/callback/a`,
   });
   const b = await startIdentityProvider({
-    port: portB,
+    reserved: reservedB,
     redirectUri: `${base}/dashboard/api/auth/callback/b`,
   });
   return {

@@ -6,7 +6,6 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import Provider from 'oidc-provider';
 
 export interface IdentityProvider {
@@ -16,14 +15,22 @@ export interface IdentityProvider {
   close(): Promise<void>;
 }
 
-/** A free loopback port (the providers' issuers must be known before the server under test starts). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
+/**
+ * A loopback port held by a listening server until a provider takes it over: the providers' issuers
+ * must be known before the server under test starts, and a port closed and reopened later could be
+ * taken by another test in between.
+ */
+export interface ReservedPort {
+  port: number;
+  server: http.Server;
+}
+
+export async function reservePort(): Promise<ReservedPort> {
+  const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
   if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
+  return { port: address.port, server };
 }
 
 function loginPage(uid: string, issuer: string): string {
@@ -42,16 +49,17 @@ async function readForm(req: http.IncomingMessage): Promise<URLSearchParams> {
 }
 
 export async function startIdentityProvider(options: {
-  port: number;
+  reserved: ReservedPort;
   redirectUri: string;
   clientId?: string;
   clientSecret?: string;
 }): Promise<IdentityProvider> {
-  const issuer = `http://127.0.0.1:${options.port}`;
+  const { port, server } = options.reserved;
+  const issuer = `http://127.0.0.1:${port}`;
   const clientId = options.clientId ?? 'evalgate';
-  const clientSecret = options.clientSecret ?? `secret-${options.port}-0123456789abcdef`;
+  const clientSecret = options.clientSecret ?? `secret-${port}-0123456789abcdef`;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: `k${options.port}`, use: 'sig', alg: 'RS256' };
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: `k${port}`, use: 'sig', alg: 'RS256' };
   const provider = new Provider(issuer, {
     clients: [
       {
@@ -64,7 +72,7 @@ export async function startIdentityProvider(options: {
       },
     ],
     jwks: { keys: [jwk] },
-    cookies: { keys: [`cookie-key-${options.port}`] },
+    cookies: { keys: [`cookie-key-${port}`] },
     ttl: {
       AccessToken: 3600,
       AuthorizationCode: 600,
@@ -102,7 +110,7 @@ export async function startIdentityProvider(options: {
     },
   } as any);
   const callback = provider.callback();
-  const server = http.createServer((req, res) => {
+  server.on('request', (req, res) => {
     const url = new URL(req.url ?? '/', issuer);
     if (!url.pathname.startsWith('/interaction/')) {
       callback(req, res);
@@ -127,7 +135,6 @@ export async function startIdentityProvider(options: {
       res.end(err.message);
     });
   });
-  await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
   return {
     issuer,
     clientId,

@@ -14,7 +14,7 @@ import {
   startDashboard,
   startSignIn,
 } from './helpers.js';
-import { freePort, type IdentityProvider, startIdentityProvider } from './identity-provider.js';
+import { type IdentityProvider, reservePort, startIdentityProvider } from './identity-provider.js';
 
 let s: DashboardSetup;
 let h: Harness;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   s = await startDashboard();
   h = s.h;
   rogue = await startIdentityProvider({
-    port: await freePort(),
+    reserved: await reservePort(),
     redirectUri: `${h.url}/dashboard/api/auth/callback/a`,
   });
 });
