@@ -1,10 +1,15 @@
 /**
- * `evalgate serve --workers N` benchmark: throughput per worker count, scaling efficiency, the latency
- * a gateway process adds (p50 at concurrency 1 against the bare proxy and the mock directly) and peak
- * RSS per worker. The mock runs as a cluster of its own (bench/mock-cluster.ts) and the load comes from
- * several load processes (bench/load.ts each), so that neither limits the gateway. Prints one JSON.
+ * `evalgate serve --workers N`, measured: throughput per worker count, plain and streamed, its speed-up
+ * over one worker and scaling efficiency, one worker against the bare proxy (the per-process floor), the
+ * latency a gateway process adds (p50 at concurrency 1 against the bare proxy and the mock directly),
+ * and peak RSS per worker. The mock runs as a cluster of its own (bench/mock-cluster.ts) and the load
+ * comes from several load processes (bench/load.ts each), so that neither limits the gateway. Prints
+ * one JSON document. `npm run bench:gateway -- --workers …` runs it.
  *
- *   npm run bench:gateway-workers -- --workers 1,2,4,8 --concurrency 64 --load-processes 4
+ *   npm run bench:gateway -- --workers 1,2,4,8 --concurrency 64 --load-processes 4 --mock-workers 4
+ *
+ * On a machine with fewer cores than workers + mock workers + load processes, the figures tell how the
+ * processes share the cores, not how the gateway scales: the report gives the machine's cores.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,13 +20,26 @@ import { availableCpus } from '../src/cluster/primary.js';
 import { arg, ROOT, rssMb, serverEntry } from './lib.js';
 import { type LoadResult, runLoad } from './load.js';
 
+type Mode = 'plain' | 'stream';
+
 const PEPPER = 'bench-pepper-0123456789abcdef';
+const cpus = availableCpus();
 const workerCounts = arg('workers', '1,2').split(',').map(Number);
+const modes = arg('mode', 'plain,stream').split(',') as Mode[];
 const concurrency = Number(arg('concurrency', '64'));
-const loadProcesses = Number(arg('load-processes', '2'));
+const loadProcesses = Number(arg('load-processes', String(Math.max(1, Math.min(4, Math.floor(cpus / 4))))));
+const mockWorkers = Number(arg('mock-workers', String(Math.max(1, Math.min(4, Math.floor(cpus / 4))))));
 const warmupMs = Number(arg('warmup', '1000'));
 const durationMs = Number(arg('duration', '3000'));
-const mockWorkers = Number(arg('mock-workers', String(Math.max(1, Math.min(4, availableCpus())))));
+
+/** The figures one load gives, merged over its load processes. */
+interface Merged {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  ttfb_p50_ms: number;
+  errors: number;
+}
 
 // A load process: runs bench/load.ts with the spec in LOAD_SPEC and prints its result.
 if (process.env.LOAD_SPEC) {
@@ -55,19 +73,42 @@ async function stop(child: ChildProcess): Promise<void> {
   await new Promise((r) => child.once('exit', r));
 }
 
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Runs one load process (this file with LOAD_SPEC) and gives its result. */
+function loadProcess(spec: object): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/gateway-workers.ts'], {
+    cwd: ROOT,
+    env: { ...(process.env as Record<string, string>), LOAD_SPEC: JSON.stringify(spec) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load ${code}`))));
+  });
+}
+
 /** Closed-loop load from `processes` load processes sharing `total` connections; merged figures. */
 async function load(
   origin: string,
   headers: Record<string, string>,
   model: string,
+  mode: Mode,
   total: number,
   processes: number,
-) {
+): Promise<Merged> {
   const n = Math.min(processes, total);
-  const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }] });
+  const body = JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: 'Say hello.' }],
+    ...(mode === 'stream' ? { stream: true } : {}),
+  });
   const results = await Promise.all(
-    Array.from({ length: n }, (_, i) => {
-      const spec = {
+    Array.from({ length: n }, (_, i) =>
+      loadProcess({
         origin,
         path: '/v1/chat/completions',
         headers: { 'content-type': 'application/json', ...headers },
@@ -75,39 +116,26 @@ async function load(
         concurrency: Math.floor(total / n) + (i < total % n ? 1 : 0),
         warmupMs,
         durationMs,
-      };
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/gateway-workers.ts'], {
-        cwd: ROOT,
-        env: { ...(process.env as Record<string, string>), LOAD_SPEC: JSON.stringify(spec) },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      return new Promise<LoadResult>((resolve, reject) => {
-        let out = '';
-        child.stdout!.on('data', (c: Buffer) => {
-          out += c.toString();
-        });
-        child.once('exit', (code) =>
-          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load ${code}`)),
-        );
-      });
-    }),
-  );
-  const r1 = (x: number) => Math.round(x * 1000) / 1000;
-  return {
-    rps: r1(results.reduce((a, r) => a + r.rps, 0)),
-    // Each process's median, weighted by its requests: close to the median of all.
-    p50_ms: r1(
-      results.reduce((a, r) => a + r.p50_ms * r.requests, 0) /
-        Math.max(
-          1,
-          results.reduce((a, r) => a + r.requests, 0),
-        ),
+      }),
     ),
-    p99_ms: r1(Math.max(...results.map((r) => r.p99_ms))),
+  );
+  const requests = Math.max(
+    1,
+    results.reduce((a, r) => a + r.requests, 0),
+  );
+  // Each process's median, weighted by its requests: close to the median of all.
+  const weighted = (pick: (r: LoadResult) => number) =>
+    r3(results.reduce((a, r) => a + pick(r) * r.requests, 0) / requests);
+  return {
+    rps: results.reduce((a, r) => a + r.rps, 0),
+    p50_ms: weighted((r) => r.p50_ms),
+    p99_ms: r3(Math.max(...results.map((r) => r.p99_ms))),
+    ttfb_p50_ms: weighted((r) => r.ttfb_p50_ms),
     errors: results.reduce((a, r) => a + r.errors, 0),
   };
 }
 
+/** The processes whose parent is `pid` (the cluster's workers). */
 function childrenOf(pid: number): number[] {
   return fs
     .readdirSync('/proc')
@@ -122,6 +150,25 @@ function childrenOf(pid: number): number[] {
     })
     .map(Number);
 }
+
+/** Concurrency 1 and `concurrency`, for each mode. */
+type Figures = Record<Mode, { c1: Merged; cN: Merged }>;
+
+async function measure(origin: string, headers: Record<string, string>, model: string): Promise<Figures> {
+  const out = {} as Figures;
+  for (const mode of modes) {
+    out[mode] = {
+      c1: await load(origin, headers, model, mode, 1, 1),
+      cN: await load(origin, headers, model, mode, concurrency, loadProcesses),
+    };
+  }
+  return out;
+}
+
+const named = (f: Figures) =>
+  Object.fromEntries(
+    Object.entries(f).map(([mode, { c1, cN }]) => [mode, { c1, [`c${concurrency}`]: cN }]),
+  );
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
@@ -144,16 +191,11 @@ async function main(): Promise<void> {
     ).toString();
     const auth = { authorization: `Bearer ${keyOutput.trim().split('\n').at(-1)!.trim()}` };
     const model = 'gpt-4o-mini';
-    const direct = {
-      c1: await load(mock.url, {}, model, 1, 1),
-      cN: await load(mock.url, {}, model, concurrency, loadProcesses),
-    };
-    const bare = {
-      c1: await load(proxy.url, {}, model, 1, 1),
-      cN: await load(proxy.url, {}, model, concurrency, loadProcesses),
-    };
+    const direct = await measure(mock.url, {}, model);
+    const bare = await measure(proxy.url, {}, model);
     const perWorkers: Record<string, unknown> = {};
-    let base = 0;
+    const byWorkers = new Map<number, Figures>();
+    const rss: Record<string, { workers: number[]; primary: number | null }> = {};
     for (const workers of workerCounts) {
       const gateway = await start(
         [...serverEntry(), 'serve', '--workers', String(workers)],
@@ -168,37 +210,68 @@ async function main(): Promise<void> {
         },
         /listening on (http:\/\/\S+)/,
       );
-      const c1 = await load(gateway.url, auth, `openai/${model}`, 1, 1);
-      const cN = await load(gateway.url, auth, `openai/${model}`, concurrency, loadProcesses);
+      const figures = await measure(gateway.url, auth, `openai/${model}`);
+      byWorkers.set(workers, figures);
       const pids = workers > 1 ? childrenOf(gateway.child.pid!) : [gateway.child.pid!];
-      const rss = pids.map((pid) => rssMb(pid).peak);
-      if (workers === workerCounts[0]) base = cN.rps / workers;
-      perWorkers[String(workers)] = {
-        c1,
-        [`c${concurrency}`]: cN,
-        scaling_efficiency: Math.round((cN.rps / (base * workers)) * 1000) / 1000,
-        added_p50_ms_c1: {
-          vs_bare_proxy: Math.round((c1.p50_ms - bare.c1.p50_ms) * 1000) / 1000,
-          vs_direct: Math.round((c1.p50_ms - direct.c1.p50_ms) * 1000) / 1000,
-        },
-        peak_rss_mb_per_worker: rss,
-        primary_peak_rss_mb: workers > 1 ? rssMb(gateway.child.pid!).peak : null,
+      rss[String(workers)] = {
+        workers: pids.map((pid) => rssMb(pid).peak),
+        primary: workers > 1 ? rssMb(gateway.child.pid!).peak : null,
       };
+      perWorkers[String(workers)] = named(figures);
       await stop(gateway.child);
     }
+
+    // Per mode: throughput by worker count, against the smallest count measured (1 unless told otherwise).
+    const first = workerCounts[0]!;
+    const summary: Record<string, unknown> = {};
+    for (const mode of modes) {
+      const base = byWorkers.get(first)![mode].cN.rps;
+      const rps: Record<string, number> = {};
+      const speedup: Record<string, number> = {};
+      const efficiency: Record<string, number> = {};
+      for (const [workers, f] of byWorkers) {
+        rps[workers] = f[mode].cN.rps;
+        speedup[workers] = r3(f[mode].cN.rps / base);
+        efficiency[workers] = r3(f[mode].cN.rps / base / (workers / first));
+      }
+      const one = byWorkers.get(1)?.[mode];
+      summary[mode] = {
+        [`rps_c${concurrency}`]: rps,
+        speedup_vs_first: speedup,
+        scaling_efficiency: efficiency,
+        bare_proxy_rps: bare[mode].cN.rps,
+        one_worker_vs_bare_proxy: one ? r3(one.cN.rps / bare[mode].cN.rps) : null,
+        added_p50_ms_c1_vs_bare_proxy: Object.fromEntries(
+          [...byWorkers].map(([w, f]) => [w, r3(f[mode].c1.p50_ms - bare[mode].c1.p50_ms)]),
+        ),
+        added_p50_ms_c1_vs_direct: Object.fromEntries(
+          [...byWorkers].map(([w, f]) => [w, r3(f[mode].c1.p50_ms - direct[mode].c1.p50_ms)]),
+        ),
+      };
+    }
+    summary.peak_rss_mb = rss;
+    summary.targets = {
+      speedup_8_workers: '>= 6',
+      one_worker_vs_bare_proxy: { plain: '>= 0.9', stream: '>= 0.8' },
+      added_p50_ms_c1_vs_bare_proxy: '<= 0.3',
+    };
     process.stdout.write(
       `${JSON.stringify(
         {
-          machine: { cpus: os.cpus().length, available: availableCpus(), node: process.version },
+          benchmark: 'gateway --workers',
+          machine: { cpus: os.cpus().length, available: cpus, node: process.version },
           settings: {
+            workers: workerCounts,
+            modes,
             concurrency,
             load_processes: loadProcesses,
             mock_workers: mockWorkers,
             warmup_ms: warmupMs,
             duration_ms: durationMs,
           },
-          direct: { c1: direct.c1, [`c${concurrency}`]: direct.cN },
-          bare_proxy: { c1: bare.c1, [`c${concurrency}`]: bare.cN },
+          summary,
+          direct: named(direct),
+          bare_proxy: named(bare),
           evalgate_workers: perWorkers,
         },
         null,

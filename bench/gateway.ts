@@ -6,6 +6,7 @@
  *   npm run bench:gateway                         # defaults: 5 rounds of 1 s warm-up + 2.5 s (~5 min)
  *   npm run bench:gateway -- --concurrency 64 --rounds 3 --cpu-prof .profiles
  *   npm run bench:gateway -- --answer-chars 2000   # longer answers (streamed in 8-character pieces)
+ *   npm run bench:gateway -- --workers 1,2,4,8     # `serve --workers N` per count (bench/gateway-workers.ts)
  *
  * The gateway runs from the build (tsc first; `--tsx` runs the sources). Each setting is measured
  * `--rounds` times, interleaved across targets; the figures per target are the best round's, and the
@@ -412,4 +413,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// `--workers 1,2,4,8`: the gateway as a cluster of server processes (bench/gateway-workers.ts).
+if (process.argv.includes('--workers')) await import('./gateway-workers.js');
+else await main();
