@@ -166,9 +166,7 @@ async function measure(origin: string, headers: Record<string, string>, model: s
 }
 
 const named = (f: Figures) =>
-  Object.fromEntries(
-    Object.entries(f).map(([mode, { c1, cN }]) => [mode, { c1, [`c${concurrency}`]: cN }]),
-  );
+  Object.fromEntries(Object.entries(f).map(([mode, { c1, cN }]) => [mode, { c1, [`c${concurrency}`]: cN }]));
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
