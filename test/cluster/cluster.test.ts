@@ -1,9 +1,9 @@
 import http from 'node:http';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
+import { unusedPort } from '../helpers/ports.js';
 import { descendants, type EvalgateProcess, startEvalgate } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -12,14 +12,6 @@ import { waitFor } from '../helpers/wait.js';
  * for the whole server — a key's rate limit, a revocation, every answered call stored once — and the
  * cluster survives a killed worker and stops without losing a stream in flight.
  */
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 interface Reply {
   status: number;
@@ -108,7 +100,7 @@ describe(`serve --workers 2 (${testDbKind()})`, () => {
   beforeAll(async () => {
     mock = await startMockUpstream({ record: false });
     db = await freshDatabase();
-    port = await freePort();
+    port = await unusedPort();
     server = await startEvalgate(
       ['serve', '--workers', '2', '--port', String(port)],
       {

@@ -4,22 +4,13 @@
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { FreshDatabase } from '../helpers/databases.js';
+import { unusedPort } from '../helpers/ports.js';
 
 const run = promisify(execFile);
-
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The newest installed PostgreSQL's bin directory (EVALGATE_TEST_PG_BIN overrides). */
 function postgresBin(): string {
@@ -61,7 +52,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     fs.chownSync(dir, uid, gid);
   }
   const data = path.join(dir, 'data');
-  const port = await freePort();
+  const port = await unusedPort();
   const exec = (tool: string, args: string[]) =>
     asRoot
       ? run('runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args], { timeout: 60_000 })
@@ -147,7 +138,7 @@ export interface PrivateRedis {
 
 /** `redis-server` on a free port with no persistence. */
 export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
+  const port = await unusedPort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-redis-'));
   let child: ChildProcess | null = null;
 
