@@ -164,6 +164,36 @@ describe('log writer', () => {
     expect(writer.stats().failed).toBe(6);
   });
 
+  it('drops only the record the database refuses, not the batch it came in', async () => {
+    const warnings: string[] = [];
+    const writer = createLogWriter(handle.db, {
+      batchSize: 100,
+      flushMs: 5,
+      warn: (m) => warnings.push(m),
+    });
+    const first = record(containers[0]!, 0);
+    writer.write(first);
+    await writer.flush();
+    expect(writer.stats()).toMatchObject({ written: 1, failed: 0 });
+    // The same id again, in the middle of a batch: the primary key refuses that row and so the batch.
+    const fresh = Array.from({ length: 9 }, (_, i) => record(containers[i % 2]!, i + 1));
+    for (const [i, r] of fresh.entries()) {
+      writer.write(r);
+      if (i === 4) writer.write({ ...first, output: 'again' });
+    }
+    await writer.flush();
+    expect(writer.stats()).toMatchObject({ accepted: 11, written: 10, failed: 1, buffered: 0 });
+    const ids = await handle.db.selectFrom('task_logs').select(['id', 'output']).execute();
+    expect(ids.map((r) => r.id).sort()).toEqual([first, ...fresh].map((r) => r.id).sort());
+    expect(ids.find((r) => r.id === first.id)?.output).toBe('answer 0');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`refused task log ${first.id}`);
+    // Sequence numbers stay without gaps in each container (storedSeqs checks).
+    expect((await storedSeqs(handle.db, containers[0]!)).length).toBe(6);
+    expect((await storedSeqs(handle.db, containers[1]!)).length).toBe(4);
+    await writer.close();
+  });
+
   it('keeps accepting while the database is down, counts what it could not write, and recovers', {
     timeout: 120_000,
   }, async () => {

@@ -171,6 +171,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
   const buffer: NewLogRow[] = [];
+  /** Parts of a batch the database refused, tried apart before anything else (see `split`). */
+  const splits: NewLogRow[][] = [];
   /** Records tried before in a transaction whose outcome is unknown (the connection was lost). */
   const tried = new WeakSet<NewLogRow>();
   let inFlight = 0;
@@ -212,9 +214,19 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
     timer.unref();
   }
 
+  /** Records waiting to be written: buffered, in flight, or in the parts of a refused batch. */
+  function held(): number {
+    let n = buffer.length + inFlight;
+    for (const part of splits) n += part.length;
+    return n;
+  }
+
+  /** There is a batch to write now: a refused batch's part, a full batch, or a partial one that is due. */
+  const ready = () => splits.length > 0 || buffer.length >= batchSize || (due && buffer.length > 0);
+
   function schedule(): void {
     if (pumping || stopping) return;
-    if (buffer.length >= batchSize || (due && buffer.length > 0)) pumping = pump();
+    if (ready()) pumping = pump();
     else arm();
   }
 
@@ -233,12 +245,22 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
     });
   }
 
-  function refused(batch: NewLogRow[], err: unknown): void {
+  /**
+   * The database refused a batch for another reason than an outage (a row it cannot take): its halves
+   * are tried apart, down to single records, so that only the records it refuses are dropped.
+   */
+  function split(batch: NewLogRow[], err: unknown): true {
+    if (batch.length > 1) {
+      const mid = Math.ceil(batch.length / 2);
+      splits.unshift(batch.slice(0, mid), batch.slice(mid));
+      return true;
+    }
     lost += batch.length;
     const now = Date.now();
-    if (now - refusalWarnedAt < REFUSAL_WARN_MS) return;
+    if (now - refusalWarnedAt < REFUSAL_WARN_MS) return true;
     refusalWarnedAt = now;
-    warn?.(`The database refused a batch of ${batch.length} task logs, which are dropped: ${reasonOf(err)}`);
+    warn?.(`The database refused task log ${batch[0]?.id}, which is dropped: ${reasonOf(err)}`);
+    return true;
   }
 
   /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
@@ -259,8 +281,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
         return false;
       }
       if (isUniqueViolation(err) && batch.some((d) => tried.has(d))) return await dedupe(batch, err);
-      refused(batch, err);
-      return true;
+      return split(batch, err);
     }
   }
 
@@ -270,18 +291,12 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
     try {
       present = await storedIds(db, batch);
     } catch (readErr) {
-      if (!worthRetrying(readErr)) {
-        refused(batch, err);
-        return true;
-      }
+      if (!worthRetrying(readErr)) return split(batch, err);
       buffer.unshift(...batch);
       return false;
     }
     const rest = batch.filter((d) => !present.has(d.id));
-    if (rest.length === batch.length) {
-      refused(batch, err);
-      return true;
-    }
+    if (rest.length === batch.length) return split(batch, err);
     written += batch.length - rest.length;
     for (const d of rest) tried.delete(d);
     buffer.unshift(...rest);
@@ -290,8 +305,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
 
   async function pump(): Promise<void> {
     try {
-      while (!stopping && (buffer.length >= batchSize || (due && buffer.length > 0))) {
-        const batch = buffer.splice(0, batchSize);
+      while (!stopping && ready()) {
+        const batch = splits.shift() ?? buffer.splice(0, batchSize);
         inFlight = batch.length;
         const ok = await attempt(batch);
         inFlight = 0;
@@ -334,7 +349,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   return {
     write(record) {
       try {
-        if (closed || buffer.length + inFlight >= maxBuffered) {
+        if (closed || held() >= maxBuffered) {
           dropped++;
           return;
         }
@@ -346,7 +361,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
       }
     },
     flush,
-    stats: () => ({ accepted, written, failed: dropped + lost, buffered: buffer.length + inFlight }),
+    stats: () => ({ accepted, written, failed: dropped + lost, buffered: held() }),
     async close() {
       if (closed) return;
       closed = true;
@@ -357,11 +372,12 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
       if (timer !== null) clearTimeout(timer);
       timer = null;
       // The database is still away: what it was holding for it is lost now.
-      const held = buffer.length;
-      if (held > 0) {
+      const left = held();
+      if (left > 0) {
         buffer.length = 0;
-        lost += held;
-        warn?.(`Closing while the database is unavailable: ${held} task logs held for it are lost`);
+        splits.length = 0;
+        lost += left;
+        warn?.(`Closing while the database is unavailable: ${left} task logs held for it are lost`);
         options.onProgress?.();
       }
     },
