@@ -323,6 +323,19 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
   const { upstream, policy, hopId } = options;
   // Resolved models are cached by the gateway, so the same object comes back call after call.
   const targets = new WeakMap<ResolvedModel, UpstreamTarget>();
+  /** Per model, the upstream request headers with this deployment's hop alone (a request that came through no other). */
+  const ownHopHeaders = new WeakMap<ResolvedModel, Record<string, string>>();
+
+  function headersFor(adapter: ProviderAdapter, model: ResolvedModel, hop: string | null) {
+    if (hop === null) return adapter.headers(model);
+    if (hop !== hopId) return { ...adapter.headers(model), [HOP_HEADER]: hop };
+    let headers = ownHopHeaders.get(model);
+    if (!headers) {
+      headers = { ...adapter.headers(model), [HOP_HEADER]: hop };
+      ownHopHeaders.set(model, headers);
+    }
+    return headers;
+  }
 
   function fallbackResolver(call: CallOptions): ((slug: string) => Promise<ResolvedModel>) | null {
     if (call.resolveFallback) return call.resolveFallback;
@@ -354,9 +367,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     }
     let response: UpstreamResponse;
     try {
-      const headers =
-        hop === null ? adapter.headers(model) : { ...adapter.headers(model), [HOP_HEADER]: hop };
-      response = await upstream.send(target, { headers, body, signal });
+      response = await upstream.send(target, { headers: headersFor(adapter, model, hop), body, signal });
     } catch (err) {
       throw transportFailure(err, signal);
     }

@@ -7,6 +7,7 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
+import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
 import type { EngineMetrics, UpstreamOutcome } from './types.js';
 
 /** Per-environment queue counts, as a queue backend reports them. */
@@ -99,7 +100,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'evalgate_' });
 
-  const httpDuration = new Histogram({
+  const httpDuration = new SeriesHistogram({
     name: 'evalgate_http_request_duration_seconds',
     help: 'HTTP requests by route template, method and status, with their duration in seconds',
     labelNames: ['route', 'method', 'status'] as const,
@@ -178,8 +179,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     logValue('written'),
   );
 
-  // Label children per (route, method, status): prom-client validates labels on each lookup otherwise.
-  const httpSeries = new Map<string, { observe(value: number): void }>();
+  // The series per (route, method, status), found by one string key: no label checks per request.
+  const httpSeries = new Map<string, HistogramSeries>();
   const models = new Set<string>();
   const modelLabel = (model: string) => {
     if (models.has(model)) return model;
@@ -195,10 +196,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const key = `${m} ${s} ${route}`;
       let series = httpSeries.get(key);
       if (!series) {
-        series = httpDuration.labels(route, m, s);
+        series = httpDuration.series({ route, method: m, status: s });
         httpSeries.set(key, series);
       }
-      series.observe(finite(seconds) ? seconds : 0);
+      httpDuration.record(series, finite(seconds) ? seconds : 0);
     },
     upstreamCall(model: string, kind: 'judge' | 'generation', outcome: UpstreamOutcome, seconds: number) {
       const labels = { model: modelLabel(model), kind, outcome };
