@@ -103,10 +103,7 @@ export class ModelState {
   /** Resolved once and handed out on every immediate grant. */
   readonly ready: Promise<Permit>;
 
-  constructor(
-    core: LocalModelLimiter,
-    readonly model: string,
-  ) {
+  constructor(core: LocalModelLimiter) {
     this.permit = { release: (tokens: number) => core.release(this, tokens) };
     this.ready = Promise.resolve(this.permit);
   }
@@ -124,14 +121,10 @@ export class LocalModelLimiter implements ModelLimiter {
   state(model: string): ModelState {
     let s = this.models.get(model);
     if (s === undefined) {
-      s = new ModelState(this, model);
+      s = new ModelState(this);
       this.models.set(model, s);
     }
     return s;
-  }
-
-  states(): IterableIterator<ModelState> {
-    return this.models.values();
   }
 
   acquire(model: string, limits: ModelLimits, signal: AbortSignal): Promise<Permit> {

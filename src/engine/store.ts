@@ -149,16 +149,6 @@ export async function insertChunks(db: Db, rows: RunChunkTable[]): Promise<void>
   }
 }
 
-export async function listChunks(db: Db, runId: string): Promise<ChunkRecord[]> {
-  return db
-    .selectFrom('run_chunks')
-    .selectAll()
-    .where('run_id', '=', runId)
-    .orderBy('chunk_index')
-    .orderBy('launch_index')
-    .execute();
-}
-
 export async function countPendingChunks(db: Db, runId: string): Promise<number> {
   const row = await db
     .selectFrom('run_chunks')
@@ -184,27 +174,23 @@ export async function claimChunk(
 ): Promise<ChunkRecord | undefined> {
   const now = Date.now();
   const { skipLocked } = options;
-  // A read first when idle: an idle executor polls often, and an UPDATE takes the write lock even when
-  // it changes nothing (on SQLite, the lock every other writer then waits on).
-  const candidate = !options.probe
-    ? { rows: [{ n: 1 }] }
-    : await sql<{ n: number }>`
-    select 1 as n from run_chunks c join runs r on r.id = c.run_id
+  // The chunks that may be claimed now: the same filter for the probe and the claim.
+  const candidates = sql`run_chunks c join runs r on r.id = c.run_id
     where c.status = 'pending' and c.environment in (${sql.join([...environments])})
       and (c.lease_expires_at is null or c.lease_expires_at < ${now})
-      and r.status = 'running' and r.cancel_requested = 0
-    limit 1`.execute(db);
-  if (candidate.rows.length === 0) return undefined;
+      and r.status = 'running' and r.cancel_requested = 0`;
+  // A read first when idle: an idle executor polls often, and an UPDATE takes the write lock even when
+  // it changes nothing (on SQLite, the lock every other writer then waits on).
+  if (options.probe) {
+    const candidate = await sql<{ n: number }>`select 1 as n from ${candidates} limit 1`.execute(db);
+    if (candidate.rows.length === 0) return undefined;
+  }
   const lock = skipLocked ? sql`for update of c skip locked` : sql``;
   const result = await sql<ChunkRecord>`
     update run_chunks set owner = ${owner}, lease_expires_at = ${now + leaseMs},
       attempts = attempts + 1, updated_at = ${nowIso()}
     where (run_id, launch_index, chunk_index) = (
-      select c.run_id, c.launch_index, c.chunk_index from run_chunks c
-      join runs r on r.id = c.run_id
-      where c.status = 'pending' and c.environment in (${sql.join([...environments])})
-        and (c.lease_expires_at is null or c.lease_expires_at < ${now})
-        and r.status = 'running' and r.cancel_requested = 0
+      select c.run_id, c.launch_index, c.chunk_index from ${candidates}
       order by r.created_at, c.run_id, c.chunk_index, c.launch_index
       limit 1 ${lock})
     returning *`.execute(db);
@@ -222,17 +208,12 @@ export async function extendLeases(
   leaseMs: number,
 ): Promise<ChunkKey[]> {
   if (keys.length === 0) return [];
-  await db
+  const held = await db
     .updateTable('run_chunks')
     .set({ lease_expires_at: Date.now() + leaseMs })
     .where('owner', '=', owner)
     .where('status', '=', 'pending')
-    .execute();
-  const held = await db
-    .selectFrom('run_chunks')
-    .select(['run_id', 'launch_index', 'chunk_index'])
-    .where('owner', '=', owner)
-    .where('status', '=', 'pending')
+    .returning(['run_id', 'launch_index', 'chunk_index'])
     .execute();
   const mine = new Set(held.map((r) => `${r.run_id}:${r.launch_index}:${r.chunk_index}`));
   return keys.filter((k) => !mine.has(`${k.runId}:${k.launch}:${k.chunk}`));
@@ -413,14 +394,6 @@ export async function liveWorkers(
     .where('heartbeat_at', '>=', Date.now() - ttlMs)
     .execute();
   return rows.filter((r) => (JSON.parse(r.environments) as string[]).includes(environment));
-}
-
-/** Drops registrations whose heartbeat stopped long ago (a killed process never removes its own). */
-export async function pruneWorkers(db: Db, olderThanMs: number): Promise<void> {
-  await db
-    .deleteFrom('workers')
-    .where('heartbeat_at', '<', Date.now() - olderThanMs)
-    .execute();
 }
 
 /** The run's counters as numbers (PostgreSQL returns bigint columns as text). */

@@ -62,7 +62,7 @@ export class Engine {
    * Fixes the run's layout, launches (with their call ids) and chunks, then moves it to `running`.
    * Returns the chunks, or null when the run is not to be executed (ended, cancelled, gone).
    */
-  async prepareRun(runId: string, environment: string): Promise<ChunkRef[] | null> {
+  async prepareRun(runId: string): Promise<ChunkRef[] | null> {
     const { db } = this.deps;
     const run = await store.findRun(db, runId);
     if (!run || !['queued', 'running'].includes(run.status)) return null;
@@ -114,7 +114,7 @@ export class Engine {
           chunk_index: c.chunk,
           from_position: c.from,
           to_position: c.to,
-          environment,
+          environment: run.environment,
           status: 'pending',
           owner: null,
           lease_expires_at: null,

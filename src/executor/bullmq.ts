@@ -97,7 +97,7 @@ export class BullExecutor implements Executor {
   }
 
   private async prepare(environment: string, runId: string): Promise<void> {
-    const chunks = await this.engine.prepareRun(runId, environment);
+    const chunks = await this.engine.prepareRun(runId);
     if (chunks === null) return;
     if (chunks.length === 0) {
       await this.engine.finalizeRun(runId);
@@ -145,10 +145,7 @@ export class BullExecutor implements Executor {
     } catch (err) {
       // A cancelled run's chunk is done with: the finalize job then ends the run `cancelled`.
       if (err instanceof RunCancelled) return;
-      if (err instanceof ScorerSetupError) {
-        await this.engine.failRun(ref.runId, err);
-        throw err;
-      }
+      if (err instanceof ScorerSetupError) await this.engine.failRun(ref.runId, err);
       throw err;
     } finally {
       set.delete(controller);

@@ -110,8 +110,7 @@ export class InlineExecutor implements Executor {
           lastSweep = Date.now();
           for (const id of await store.queuedRuns(this.db, o.environments, 5)) {
             if (this.closed) break;
-            const run = await store.findRun(this.db, id);
-            if (run) await this.engine.prepareRun(id, run.environment);
+            await this.engine.prepareRun(id);
           }
           for (const id of await store.finishableRuns(this.db, o.environments)) {
             if (this.closed) break;
@@ -164,11 +163,12 @@ export class InlineExecutor implements Executor {
       if ((await store.countPendingChunks(this.db, ref.runId)) === 0)
         await this.engine.finalizeRun(ref.runId);
     } catch (err) {
-      if (err instanceof ScorerSetupError) await this.engine.failRun(ref.runId, err).catch(() => {});
-      else if (!isStop(err))
-        this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
+      const setup = err instanceof ScorerSetupError;
+      const stop = isStop(err);
+      if (setup) await this.engine.failRun(ref.runId, err).catch(() => {});
+      else if (!stop) this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
       if (err instanceof RunInterrupted && err.reason === 'lease_lost') return;
-      if (!isStop(err) && !(err instanceof ScorerSetupError) && attempts >= MAX_ATTEMPTS) {
+      if (!stop && !setup && attempts >= MAX_ATTEMPTS) {
         await store.failChunk(this.db, ref).catch(() => {});
         return;
       }

@@ -49,11 +49,6 @@ export class SelfAddresses {
     this.ports.delete(port);
   }
 
-  /** Whether the server listens on `port`: cheap, and checked before any address. */
-  hasPort(port: number): boolean {
-    return this.ports.has(port);
-  }
-
   /** Whether a connection to (ip, port) would reach this server. */
   isSelf(ip: string, port: number): boolean {
     return this.ports.has(port) && isLocalAddress(ip);

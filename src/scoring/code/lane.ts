@@ -18,24 +18,22 @@ export interface LaneContext {
   logLimit: number;
 }
 
-const outcome = outcomeOf;
-
 function errorOutcome(
   code: string,
   message: string,
   latencyMs = 0,
   logs: string | null = null,
 ): ScoreOutcome {
-  return outcome({ error: { code, message }, latencyMs, logs });
+  return outcomeOf({ error: { code, message }, latencyMs, logs });
 }
 
 export function fromWire(result: WireResult, latencyUs: number): ScoreOutcome {
   const latencyMs = latencyUs / 1000;
-  if (typeof result === 'number') return outcome({ score: result, latencyMs });
-  if (typeof result === 'boolean') return outcome({ score: result ? 1 : 0, passed: result, latencyMs });
+  if (typeof result === 'number') return outcomeOf({ score: result, latencyMs });
+  if (typeof result === 'boolean') return outcomeOf({ score: result ? 1 : 0, passed: result, latencyMs });
   const [score, passed, reason, error, logs] = result;
-  if (error) return outcome({ error: { code: error[0], message: error[1] }, logs, latencyMs });
-  return outcome({ score, passed, reason, logs, latencyMs });
+  if (error) return outcomeOf({ error: { code: error[0], message: error[1] }, logs, latencyMs });
+  return outcomeOf({ score, passed, reason, logs, latencyMs });
 }
 
 type ItemDict = Record<'id' | 'input' | 'output' | 'expected' | 'metadata' | 'raw', unknown>;

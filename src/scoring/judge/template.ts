@@ -37,10 +37,10 @@ export function render(template: string, values: TemplateValues): string {
   return template.replace(VARIABLE, (_m, path: string) => asText(lookup(values, path)));
 }
 
-/** The variables a template uses, e.g. to tell whether a judge needs `expected`. */
 /** Templates seen recently and their variables: runs ask for the same few templates at every position. */
 const seen = new Map<string, ReadonlySet<string>>();
 
+/** The variables a template uses, e.g. to tell whether a judge needs `expected`. */
 export function variablesOf(template: string): ReadonlySet<string> {
   let vars = seen.get(template);
   if (!vars) {
