@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { OidcProviders } from './oidc.js';
+import { type ProjectAccess, requireProject } from './orgs.js';
 import type { UserRow } from './repository.js';
 import type { CookiePolicy, DashboardSession } from './sessions.js';
 
@@ -25,6 +26,14 @@ export function sessionOf(request: WithSession): DashboardSession {
 
 export function userOf(request: WithSession): UserRow {
   return sessionOf(request).user;
+}
+
+/** The project a dashboard route's URL names (`:project`), when the session's user may see it (else 404). */
+export function projectOf(
+  db: Deps['db'],
+  request: WithSession & { params: { project: string } },
+): Promise<ProjectAccess> {
+  return requireProject(db, userOf(request).id, request.params.project);
 }
 
 /** The rights a member has inside a project of their organization: all of them, as a `*` key. */

@@ -17,14 +17,22 @@ const INVITATION_TTL_MS = 14 * 24 * 3_600_000;
 
 export async function listOrganizations(db: Kysely<Database>, userId: string) {
   const memberships = await repo.membershipsOf(db, userId);
-  return Promise.all(
-    memberships.map(async (m) => ({
-      id: m.organization_id,
-      name: m.organization,
-      role: m.role,
-      projects: await repo.projectsOf(db, m.organization_id),
-    })),
+  const projects = new Map<string, { id: string; name: string; created_at: string }[]>();
+  const rows = await repo.projectsOfOrganizations(
+    db,
+    memberships.map((m) => m.organization_id),
   );
+  for (const { organization_id, ...project } of rows) {
+    const list = projects.get(organization_id);
+    if (list) list.push(project);
+    else projects.set(organization_id, [project]);
+  }
+  return memberships.map((m) => ({
+    id: m.organization_id,
+    name: m.organization,
+    role: m.role,
+    projects: projects.get(m.organization_id) ?? [],
+  }));
 }
 
 export async function createOrganization(db: Kysely<Database>, userId: string, name: string) {

@@ -1,9 +1,9 @@
-import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TString, Type } from 'typebox';
 import { createKey, listKeys, revokeKey } from '../auth/key-store.js';
 import { CreateContainer, ListContainersQuery } from '../catalog/containers/schemas.js';
 import * as containers from '../catalog/containers/service.js';
+import { createDatasetFromRequest, datasetContext } from '../catalog/datasets/routes.js';
 import {
   CreateDataset,
   ListDatasetsQuery,
@@ -14,12 +14,12 @@ import * as datasets from '../catalog/datasets/service.js';
 import { ListLogsQuery } from '../catalog/logs/schemas.js';
 import * as logs from '../catalog/logs/service.js';
 import { listModels } from '../catalog/models/service.js';
-import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../catalog/ndjson.js';
+import { installNdjsonParser, jsonOrLines } from '../catalog/ndjson.js';
 import { CreateEvaluator, ListEvaluatorsQuery, PatchEvaluator } from '../evaluators/schemas.js';
 import * as evaluators from '../evaluators/service.js';
 import { PageQuery, pageOf } from '../http/schemas.js';
-import { DASHBOARD_API, type DashboardContext, userOf, type WithSession } from './context.js';
-import { type ProjectAccess, requireProject } from './orgs.js';
+import { DASHBOARD_API, type DashboardContext, projectOf, userOf, type WithSession } from './context.js';
+import type { ProjectAccess } from './orgs.js';
 
 export const ProjectParam = Type.Object({ project: Type.String({ minLength: 1, maxLength: 200 }) });
 const param = <K extends string>(name: K) =>
@@ -46,14 +46,9 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
   const hide = true;
   const base = `${DASHBOARD_API}/projects/:project`;
   const evaluatorCtx = { db, python: config.python };
-  const uploads = {
-    db,
-    spoolDir: path.join(config.dataDir, 'tmp'),
-    uploadLimit: config.uploadLimit,
-    maxRowChars: config.bodyLimit,
-  };
+  const uploads = datasetContext(deps);
   const project = (request: WithSession & { params: { project: string } }): Promise<ProjectAccess> =>
-    requireProject(db, userOf(request).id, request.params.project);
+    projectOf(db, request);
   installNdjsonParser(app);
 
   app.get(base, { schema: { hide, params: ProjectParam } }, async (request) => project(request));
@@ -178,16 +173,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
     },
     async (request, reply) => {
       const { id } = await project(request);
-      const created =
-        bodyKind(request) === 'json'
-          ? await datasets.createDataset(uploads, id, request.body as CreateDataset)
-          : await datasets.uploadDataset(
-              uploads,
-              id,
-              request.query,
-              uploadStream(request, { maxBytes: uploads.uploadLimit }),
-            );
-      return reply.code(201).send(created);
+      return reply.code(201).send(await createDatasetFromRequest(uploads, id, request));
     },
   );
   app.get(`${base}/datasets/:dataset`, { schema: { hide, params: param('dataset') } }, async (request) =>

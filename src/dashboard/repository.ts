@@ -330,6 +330,17 @@ export async function projectsOf(db: Kysely<Database>, organizationId: string) {
     .execute();
 }
 
+/** The projects of several organizations, each organization's by name (as projectsOf lists them). */
+export async function projectsOfOrganizations(db: Kysely<Database>, organizationIds: readonly string[]) {
+  if (organizationIds.length === 0) return [];
+  return db
+    .selectFrom('projects')
+    .select(['id', 'name', 'created_at', 'organization_id'])
+    .where('organization_id', 'in', organizationIds)
+    .orderBy('name')
+    .execute();
+}
+
 export async function findProjectById(db: Kysely<Database>, id: string) {
   return db
     .selectFrom('projects')

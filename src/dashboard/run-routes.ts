@@ -13,10 +13,9 @@ import {
   DASHBOARD_API,
   type DashboardContext,
   MEMBER_PERMISSIONS,
-  userOf,
+  projectOf,
   type WithSession,
 } from './context.js';
-import { requireProject } from './orgs.js';
 import { ProjectParam } from './project-routes.js';
 import { labelsOf, scoreCounts } from './repository.js';
 
@@ -64,7 +63,7 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
   const hide = true;
   const base = `${DASHBOARD_API}/projects/:project/runs`;
   const projectId = async (request: WithSession & { params: { project: string } }) =>
-    (await requireProject(db, userOf(request).id, request.params.project)).id;
+    (await projectOf(db, request)).id;
   const run = async (request: WithSession & { params: { project: string; run: string } }) =>
     runs.requireRun(db, await projectId(request), request.params.run);
 

@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link } from './router';
+import type { Container } from './types';
 
 export function fmtDate(iso: string | null | undefined): string {
   if (!iso) return '—';
@@ -178,6 +179,19 @@ export function Pager(props: {
         Next
       </button>
     </div>
+  );
+}
+
+/** The <option>s of a container <select>, valued by label (after the caller's own empty option). */
+export function ContainerOptions(props: { containers: readonly Container[] | undefined }) {
+  return (
+    <>
+      {(props.containers ?? []).map((c) => (
+        <option key={c.id} value={c.label}>
+          {c.label}
+        </option>
+      ))}
+    </>
   );
 }
 

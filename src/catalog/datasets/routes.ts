@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
 import type { Deps } from '../../deps.js';
 import { pageOf, responses } from '../../http/schemas.js';
@@ -27,14 +28,34 @@ const JsonLines = Type.Unknown({
     'One JSON object per line (label and description as query parameters); gzip allowed (at most EVALGATE_UPLOAD_LIMIT bytes once decompressed, and 100 times the compressed size)',
 });
 
-export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const { db, config } = deps;
-  const ctx: service.DatasetContext = {
-    db,
-    spoolDir: path.join(config.dataDir, 'tmp'),
-    uploadLimit: config.uploadLimit,
-    maxRowChars: config.bodyLimit,
+/** What the dataset services need of the server's dependencies: the database and the upload limits. */
+export function datasetContext(deps: Pick<Deps, 'db' | 'config'>): service.DatasetContext {
+  return {
+    db: deps.db,
+    spoolDir: path.join(deps.config.dataDir, 'tmp'),
+    uploadLimit: deps.config.uploadLimit,
+    maxRowChars: deps.config.bodyLimit,
   };
+}
+
+/**
+ * Creates a dataset in the project from a request of a route validated with `jsonOrLines(CreateDataset)`
+ * and UploadDatasetQuery, inside a plugin that called installNdjsonParser: a JSON body, or JSON lines
+ * streamed (label and description in the query).
+ */
+export async function createDatasetFromRequest(
+  ctx: service.DatasetContext,
+  projectId: string,
+  req: FastifyRequest & { query: Static<typeof UploadDatasetQuery> },
+): Promise<Dataset> {
+  return bodyKind(req) === 'json'
+    ? service.createDataset(ctx, projectId, req.body as CreateDataset)
+    : service.uploadDataset(ctx, projectId, req.query, uploadStream(req, { maxBytes: ctx.uploadLimit }));
+}
+
+export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const { db } = deps;
+  const ctx = datasetContext(deps);
   installNdjsonParser(app);
 
   app.post(
@@ -55,19 +76,8 @@ export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: responses({ 201: Dataset }, 409, 413, 415, 422),
       },
     },
-    async (req, reply) => {
-      const projectId = principalOf(req).projectId;
-      const created =
-        bodyKind(req) === 'json'
-          ? await service.createDataset(ctx, projectId, req.body as CreateDataset)
-          : await service.uploadDataset(
-              ctx,
-              projectId,
-              req.query,
-              uploadStream(req, { maxBytes: ctx.uploadLimit }),
-            );
-      return reply.code(201).send(created);
-    },
+    async (req, reply) =>
+      reply.code(201).send(await createDatasetFromRequest(ctx, principalOf(req).projectId, req)),
   );
 
   app.get(

@@ -1,6 +1,6 @@
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { api, type ListOf, useApi } from '../api';
-import { Empty, ErrorBox, fmtDate, Loading } from '../components';
+import { ContainerOptions, Empty, ErrorBox, fmtDate, Loading } from '../components';
 import { Link, navigate } from '../router';
 import { type Container, type Evaluator, evaluatorType, type Model, type Project } from '../types';
 
@@ -217,11 +217,7 @@ export function EvaluatorEditor(props: { project: Project; id: string | null }) 
               onChange={(e) => set({ container: e.target.value })}
             >
               <option value="">any</option>
-              {(containers.data?.data ?? []).map((c) => (
-                <option key={c.id} value={c.label}>
-                  {c.label}
-                </option>
-              ))}
+              <ContainerOptions containers={containers.data?.data} />
             </select>
           </label>
           <label>

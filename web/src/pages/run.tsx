@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { api, useApi } from '../api';
 import {
   ErrorBox,
@@ -87,20 +87,27 @@ export function RunPage(props: { project: Project; id: string }) {
   const [error, setError] = useState<Error>();
   const [cancelling, setCancelling] = useState(false);
   const status = detail.data?.run.status;
+  const going = status !== undefined && !TERMINAL.includes(status);
   const { reload } = detail;
+  // The status last read, for the stream's listener: a change of status (queued to running) keeps the
+  // stream open.
+  const statusRef = useRef(status);
+  useEffect(() => {
+    statusRef.current = status;
+  }, [status]);
 
   // Live progress from the run's event stream until its terminal status; then the results are read.
   useEffect(() => {
-    if (!status || TERMINAL.includes(status)) return;
+    if (!going) return;
     const events = new EventSource(`/dashboard/api${base}/events`);
     events.addEventListener('progress', (e) => setLive(JSON.parse((e as MessageEvent).data)));
     events.addEventListener('status', (e) => {
       const next = JSON.parse((e as MessageEvent).data) as { status: string };
-      if (next.status !== status) reload();
+      if (next.status !== statusRef.current) reload();
       if (TERMINAL.includes(next.status)) events.close();
     });
     return () => events.close();
-  }, [base, status, reload]);
+  }, [base, going, reload]);
 
   if (!detail.data) return detail.error ? <ErrorBox error={detail.error} /> : <Loading />;
   const d = detail.data;

@@ -1,11 +1,13 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, type ListOf, query, useApi } from '../api';
 import {
+  ContainerOptions,
   Dialog,
   Empty,
   ErrorBox,
   fmtDate,
   fmtDuration,
+  fmtPct,
   fmtUsd,
   Loading,
   Pager,
@@ -94,11 +96,7 @@ function SideFields(props: {
               required
             >
               <option value="">choose…</option>
-              {props.containers.map((c) => (
-                <option key={c.id} value={c.label}>
-                  {c.label}
-                </option>
-              ))}
+              <ContainerOptions containers={props.containers} />
             </select>
           </label>
         )}
@@ -136,9 +134,8 @@ function SideFields(props: {
   );
 }
 
-function NewRunDialog(props: { project: Project; onClose: () => void }) {
+function NewRunDialog(props: { project: Project; containers: Container[]; onClose: () => void }) {
   const base = `/projects/${props.project.id}`;
-  const containers = useApi<ListOf<Container>>(`${base}/containers?limit=100`);
   const evaluators = useApi<ListOf<Evaluator>>(`${base}/evaluators?limit=100`);
   const datasets = useApi<ListOf<Dataset>>(`${base}/datasets?limit=100`);
   const models = useApi<ListOf<Model>>(`${base}/models`);
@@ -173,7 +170,7 @@ function NewRunDialog(props: { project: Project; onClose: () => void }) {
 
   const lists = {
     datasets: datasets.data?.data ?? [],
-    containers: containers.data?.data ?? [],
+    containers: props.containers,
     models: models.data?.data ?? [],
   };
   return (
@@ -189,11 +186,7 @@ function NewRunDialog(props: { project: Project; onClose: () => void }) {
             required
           >
             <option value="">choose…</option>
-            {lists.containers.map((c) => (
-              <option key={c.id} value={c.label}>
-                {c.label}
-              </option>
-            ))}
+            <ContainerOptions containers={lists.containers} />
           </select>
         </label>
         <fieldset>
@@ -290,11 +283,7 @@ export function RunsPage(props: { project: Project }) {
               onChange={(e) => setSearch({ container: e.target.value, offset: null })}
             >
               <option value="">all</option>
-              {(containers.data?.data ?? []).map((c) => (
-                <option key={c.id} value={c.label}>
-                  {c.label}
-                </option>
-              ))}
+              <ContainerOptions containers={containers.data?.data} />
             </select>
           </label>
           <label>
@@ -356,11 +345,7 @@ export function RunsPage(props: { project: Project }) {
                   />
                 </td>
                 <td>{r.results?.overall?.avg_score?.toFixed(3) ?? '—'}</td>
-                <td>
-                  {r.results?.overall?.avg_accuracy !== null && r.results?.overall?.avg_accuracy !== undefined
-                    ? `${(r.results.overall.avg_accuracy * 100).toFixed(1)}%`
-                    : '—'}
-                </td>
+                <td>{fmtPct(r.results?.overall?.avg_accuracy)}</td>
                 <td>{fmtUsd(r.spend)}</td>
                 <td>{fmtDuration(r.metrics?.duration_ms)}</td>
                 <td>{fmtDate(r.created_at)}</td>
@@ -377,7 +362,13 @@ export function RunsPage(props: { project: Project }) {
           onChange={(o) => setSearch({ offset: String(o) })}
         />
       )}
-      {launching && <NewRunDialog project={props.project} onClose={() => setLaunching(false)} />}
+      {launching && (
+        <NewRunDialog
+          project={props.project}
+          containers={containers.data?.data ?? []}
+          onClose={() => setLaunching(false)}
+        />
+      )}
     </section>
   );
 }

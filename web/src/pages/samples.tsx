@@ -158,7 +158,7 @@ export function SampleBrowser(props: { base: string; detail: RunDetail }) {
               <option value="">all</option>
               {detail.launches.map((l) => (
                 <option key={l.index} value={String(l.index)}>
-                  {l.model ?? `launch ${l.index}`}
+                  {models.get(l.index)}
                 </option>
               ))}
             </select>
