@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Container } from '../client/index.js';
-import { clientFrom, collect, keyValues, wholeNumber } from './client-context.js';
+import { clientFrom, collect, deleteByRef, keyValues, wholeNumber } from './client-context.js';
 import { countLine, detail, firstItems, print, printJson, snippet, table, usd } from './output.js';
 
 /** `evalgate containers …` and `evalgate logs list`: the scopes of applications and their recorded calls. */
@@ -74,9 +74,7 @@ export function registerCatalogCommands(program: Command): void {
     .description('delete a container (by id, or by label)')
     .option('--json', 'print the deletion as JSON')
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFrom(cmd);
-      const id = ref.startsWith('ctr_') ? ref : (await client.containers.get(ref)).id;
-      const deleted = await client.containers.delete(id);
+      const deleted = await deleteByRef(clientFrom(cmd).containers, 'ctr_', ref);
       if (opts.json) return printJson(deleted);
       print(`Deleted container ${deleted.id}`);
     });

@@ -67,6 +67,19 @@ export function describeError(err: unknown): { exitCode: number; lines: string[]
   return { exitCode: 1, lines: [err instanceof Error ? err.message : String(err)] };
 }
 
+/**
+ * `delete <ref>` of a resource named by id or by label (or name): a ref with the resource's id prefix is
+ * the id, anything else is looked up first. Returns the server's deletion.
+ */
+export async function deleteByRef<Deleted>(
+  resource: { get(ref: string): Promise<{ id: string }>; delete(id: string): Promise<Deleted> },
+  idPrefix: string,
+  ref: string,
+): Promise<Deleted> {
+  const id = ref.startsWith(idPrefix) ? ref : (await resource.get(ref)).id;
+  return resource.delete(id);
+}
+
 /** Collects a repeatable option. */
 export const collect = (value: string, all: string[]): string[] => [...all, value];
 
@@ -77,6 +90,16 @@ export function wholeNumber(name: string, min = 1): (raw: string) => number {
       throw usage(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
     return Number(raw);
   };
+}
+
+/** A number flag's value (any finite number); undefined when the flag is not given. */
+export function numberOption(flag: string, raw: string): number;
+export function numberOption(flag: string, raw: string | undefined): number | undefined;
+export function numberOption(flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) throw usage(`${flag} must be a number, got "${raw}"`);
+  return value;
 }
 
 /** `k=v` pairs into an object (values are strings). */

@@ -5,7 +5,7 @@ import vm from 'node:vm';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import type { Dataset, Evalgate, UploadProgress } from '../client/index.js';
-import { clientFrom, usage, wholeNumber } from './client-context.js';
+import { clientFrom, deleteByRef, usage, wholeNumber } from './client-context.js';
 import { countLine, detail, firstItems, print, printJson, seconds, table } from './output.js';
 import { csvRows, type FileRows, jsonArrayRows } from './row-sources.js';
 
@@ -184,9 +184,7 @@ export function registerDatasetCommands(program: Command): void {
     .description('delete a dataset (by id, or by label)')
     .option('--json', 'print the deletion as JSON')
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFrom(cmd);
-      const id = ref.startsWith('ds_') ? ref : (await client.datasets.get(ref)).id;
-      const deleted = await client.datasets.delete(id);
+      const deleted = await deleteByRef(clientFrom(cmd).datasets, 'ds_', ref);
       if (opts.json) return printJson(deleted);
       print(`Deleted dataset ${deleted.id}`);
     });

@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { CreateEvaluator, Evaluator, PatchEvaluator } from '../client/index.js';
-import { clientFrom, collect, keyValues, usage, wholeNumber } from './client-context.js';
+import {
+  clientFrom,
+  collect,
+  deleteByRef,
+  keyValues,
+  numberOption,
+  usage,
+  wholeNumber,
+} from './client-context.js';
 import { countLine, detail, firstItems, print, printJson, snippet, table } from './output.js';
 
 /** `evalgate evaluators …`: LLM judges and code evaluators. */
@@ -73,13 +81,8 @@ function fieldsOf(flags: FieldFlags): Record<string, unknown> {
   set('container', flags.container);
   set('description', flags.description);
   set('api', flags.api);
-  if (flags.passThreshold !== undefined) {
-    const value = Number(flags.passThreshold);
-    if (flags.passThreshold.trim() === '' || !Number.isFinite(value)) {
-      throw usage(`--pass-threshold must be a number, got "${flags.passThreshold}"`);
-    }
-    body.pass_threshold = value;
-  }
+  if (flags.passThreshold !== undefined)
+    body.pass_threshold = numberOption('--pass-threshold', flags.passThreshold);
   if (flags.requirement.length) body.requirements = flags.requirement;
   if (flags.param.length) {
     const params = keyValues('--param', flags.param);
@@ -222,9 +225,7 @@ export function registerEvaluatorCommands(program: Command): void {
     .description('delete an evaluator (by id, or by name)')
     .option('--json', 'print the deletion as JSON')
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => {
-      const client = clientFrom(cmd);
-      const id = ref.startsWith('evl_') ? ref : (await client.evaluators.get(ref)).id;
-      const deleted = await client.evaluators.delete(id);
+      const deleted = await deleteByRef(clientFrom(cmd).evaluators, 'evl_', ref);
       if (opts.json) return printJson(deleted);
       print(`Deleted evaluator ${deleted.id}`);
     });

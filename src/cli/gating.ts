@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Run } from '../client/index.js';
+import { isTerminal, type Run } from '../client/index.js';
 import { CliExit, usage } from './client-context.js';
 import { markdownSummary, resultRows } from './run-results.js';
 
@@ -105,7 +105,7 @@ export function finishRun(
   run: Run,
   options: { gates: Gate[]; summary: SummaryTarget | null; requireEnd: boolean },
 ): void {
-  const ended = run.status === 'completed' || run.status === 'error' || run.status === 'cancelled';
+  const ended = isTerminal(run.status);
   const results = run.status === 'completed' ? checkGates(run, options.gates) : [];
   if (options.summary) writeSummary(options.summary, markdownSummary(run, results));
   // A plain `runs get` is a read: it succeeds whatever the run's state.

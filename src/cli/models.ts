@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { Model, RegisterModel } from '../client/index.js';
-import { clientFrom, usage } from './client-context.js';
+import { clientFrom, numberOption, usage } from './client-context.js';
 import { detail, print, printJson, table } from './output.js';
 
 /** `evalgate models …`: the frontier models the operator enabled and the project's registered models. */
@@ -15,13 +15,6 @@ interface RegisterFlags {
   inputPrice?: string;
   outputPrice?: string;
   json?: boolean;
-}
-
-function price(flag: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value)) throw usage(`${flag} must be a number, got "${raw}"`);
-  return value;
 }
 
 function bodyOf(label: string | undefined, flags: RegisterFlags): Record<string, unknown> {
@@ -40,8 +33,8 @@ function bodyOf(label: string | undefined, flags: RegisterFlags): Record<string,
   set('provider', flags.provider);
   set('base_url', flags.url);
   set('upstream_model', flags.upstreamModel);
-  set('input_price_per_mtok', price('--input-price', flags.inputPrice));
-  set('output_price_per_mtok', price('--output-price', flags.outputPrice));
+  set('input_price_per_mtok', numberOption('--input-price', flags.inputPrice));
+  set('output_price_per_mtok', numberOption('--output-price', flags.outputPrice));
   if (flags.upstreamKeyEnv) {
     // The key is read from the environment so that it stays out of the shell history and `ps`.
     const key = process.env[flags.upstreamKeyEnv];

@@ -76,7 +76,7 @@ export function resultsTable(run: Run): string {
   return rows.length ? table(HEAD, rows.map(cells)) : '(no results yet)';
 }
 
-const progressOf = (run: Run): { done: number; total: number | null } | null => {
+export const progressOf = (run: Run): { done: number; total: number | null } | null => {
   const p = (run.metrics as { progress?: { done?: unknown; total?: unknown } } | null)?.progress;
   if (!p || typeof p.done !== 'number') return null;
   return { done: p.done, total: typeof p.total === 'number' ? p.total : null };

@@ -1,14 +1,7 @@
 import cliProgress from 'cli-progress';
-import {
-  APIConnectionError,
-  type Evalgate,
-  InternalServerError,
-  isTerminal,
-  RateLimitError,
-  type Run,
-  type RunEvent,
-} from '../client/index.js';
+import { type Evalgate, isRecoverable, isTerminal, type Run, type RunEvent } from '../client/index.js';
 import { usd } from './output.js';
+import { progressOf } from './run-results.js';
 
 /**
  * Follows a run until it ends: a live progress bar (positions done / total, rate, ETA, spend) on a
@@ -142,12 +135,6 @@ function lineDisplay(runId: string, stream: NodeJS.WriteStream): Display {
   };
 }
 
-function recoverable(err: unknown): boolean {
-  return (
-    err instanceof APIConnectionError || err instanceof RateLimitError || err instanceof InternalServerError
-  );
-}
-
 export async function watchRun(client: Evalgate, runId: string, options: { json: boolean }): Promise<Run> {
   const stream = options.json ? process.stderr : process.stdout;
   // With --json and no terminal (CI), nothing but the run on stdout and errors on stderr.
@@ -212,15 +199,14 @@ export async function watchRun(client: Evalgate, runId: string, options: { json:
           if (event.event === 'status' && isTerminal(event.data.status)) break;
         }
       } catch (err) {
-        if (!recoverable(err) || ++failures > MAX_RECONNECTS) throw err;
+        if (!isRecoverable(err) || ++failures > MAX_RECONNECTS) throw err;
       }
       const run = await client.runs.get(runId);
       if (isTerminal(run.status)) {
         state.status = run.status;
         state.spend = run.spend;
-        const progress = (run.metrics as { progress?: { done: number; total: number | null } } | null)
-          ?.progress;
-        if (progress) Object.assign(state, { done: progress.done, total: progress.total });
+        const progress = progressOf(run);
+        if (progress) Object.assign(state, progress);
         display.update(state);
         return run;
       }

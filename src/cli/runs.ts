@@ -5,7 +5,7 @@ import { finishRun, parseGates, summaryTarget } from './gating.js';
 import { countLine, firstItems, fixed, print, printJson, seconds, snippet, table, usd } from './output.js';
 import { type RunFlags, runBody } from './run-body.js';
 import { comparisonReport } from './run-compare.js';
-import { durationMs, progressText, resultsTable, runDetail } from './run-results.js';
+import { durationMs, progressText, resultRows, resultsTable, runDetail } from './run-results.js';
 import { watchRun } from './run-watch.js';
 
 interface GateFlags {
@@ -218,13 +218,7 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
   ]);
   if (opts.json) return printJson(items);
   // Samples name their evaluator by id; the run's results know the names.
-  const names = new Map<string, string>();
-  for (const launch of run?.results?.per_model ?? []) {
-    for (const [id, e] of Object.entries(launch.per_eval ?? {})) {
-      const name = (e as Record<string, unknown> | null)?.evaluator_name;
-      if (typeof name === 'string') names.set(id, name);
-    }
-  }
+  const names = new Map((run ? resultRows(run) : []).map((r) => [r.evaluatorId, r.evaluator]));
   print(
     table(
       [

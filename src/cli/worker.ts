@@ -4,6 +4,7 @@ import { createWorker } from '../executor/worker.js';
 import { startMetricsServer } from '../observability/server.js';
 import { createServices } from '../services.js';
 import { ApiError } from '../shared/errors.js';
+import { wholeNumber } from './client-context.js';
 import { configFrom, onStop } from './context.js';
 
 interface WorkerFlags {
@@ -11,13 +12,6 @@ interface WorkerFlags {
   concurrency?: string;
   metricsPort?: string;
   metricsHost: string;
-}
-
-function positive(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new Error(`${name} must be a whole number ≥ 1, got "${raw}"`);
-  return Number(raw);
 }
 
 export function registerWorkerCommand(program: Command): void {
@@ -41,7 +35,8 @@ export function registerWorkerCommand(program: Command): void {
     .option('--metrics-host <host>', 'address of the metrics server', '127.0.0.1')
     .action(async (opts: WorkerFlags, command: Command) => {
       const config = configFrom(command);
-      const concurrency = positive('--concurrency', opts.concurrency);
+      const concurrency =
+        opts.concurrency === undefined ? undefined : wholeNumber('--concurrency')(opts.concurrency);
       const environments = opts.environment.length ? opts.environment : ['main'];
       const services = await createServices(config);
       const worker = await createWorker(services, {

@@ -134,6 +134,13 @@ export class WaitTimeoutError extends EvalgateError {
   }
 }
 
+/** Failures after which following a run is worth another try: no response, a 429 or a 5xx. */
+export function isRecoverable(err: unknown): boolean {
+  return (
+    err instanceof APIConnectionError || err instanceof RateLimitError || err instanceof InternalServerError
+  );
+}
+
 /** Seconds from a Retry-After header (delta-seconds or an HTTP date); null when absent or unreadable. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
   if (value === null || value.trim() === '') return null;

@@ -99,6 +99,7 @@ export {
   ConflictError,
   EvalgateError,
   InternalServerError,
+  isRecoverable,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,

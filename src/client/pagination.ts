@@ -1,9 +1,7 @@
+import type { ListResponse } from '../http/schemas.js';
+
 /** The server's list shape: one page of items and the total across all pages. */
-export interface ListResponse<T> {
-  object: 'list';
-  data: T[];
-  total: number;
-}
+export type { ListResponse };
 
 /** Fetches the page that starts at `offset` (with the list's other parameters). */
 export type PageFetcher<T> = (offset: number) => Promise<ListResponse<T>>;

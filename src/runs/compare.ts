@@ -61,7 +61,7 @@ function planOf(run: RunRow): RunPlan {
  * generation has the slug null, so two such launches match). Two single-launch runs with different models
  * match each other too: comparing one model against another is the usual question.
  */
-export function matchLaunches(run: Launch[], baseline: Launch[]): [Launch, Launch][] {
+function matchLaunches(run: Launch[], baseline: Launch[]): [Launch, Launch][] {
   const taken = new Set<number>();
   const pairs: [Launch, Launch][] = [];
   for (const launch of run) {
@@ -294,8 +294,9 @@ export async function compareRuns(
       rowCounts(db, base, sharedIds),
     ]);
     for (const evaluator of shared) {
-      const result = results.get(evaluator.id);
-      const s = result?.stats;
+      // compareLaunches answers for every evaluator id it is given.
+      const result = results.get(evaluator.id)!;
+      const s = result.stats;
       const matched = num(s?.n);
       const wins = num(s?.wins);
       const losses = num(s?.losses);
@@ -308,7 +309,7 @@ export async function compareRuns(
         evaluator: { id: evaluator.id, name: evaluator.name },
         launch: { index: launch.index, model: launch.model },
         baseline_launch: { index: baseLaunch.index, model: baseLaunch.model },
-        matched_by: result?.by ?? 'position',
+        matched_by: result.by,
         matched,
         unmatched: {
           run: (runCounts.get(evaluator.id) ?? 0) - matched,
@@ -327,7 +328,7 @@ export async function compareRuns(
           baseline: baseRate,
           change: runRate !== null && baseRate !== null ? runRate - baseRate : null,
         },
-        regressions: (result?.regressions ?? []).map(toRegression),
+        regressions: result.regressions.map(toRegression),
       });
     }
   }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { countersOf } from '../engine/store.js';
 import * as repo from './repository.js';
-import { TERMINAL } from './schemas.js';
+import { isTerminal } from './schemas.js';
 import { queueState, type RunContext } from './service.js';
 
 const POLL_MS = 250;
@@ -45,7 +45,7 @@ export async function streamRunEvents(
     const counters = countersOf(run);
     const progress = { done: counters.done_positions, total: run.layout ? counters.total_positions : null };
     const progressText = JSON.stringify(progress);
-    const terminal = (TERMINAL as readonly string[]).includes(run.status);
+    const terminal = isTerminal(run.status);
     if (progressText !== lastProgress && (run.status !== 'queued' || lastProgress === '')) {
       lastProgress = progressText;
       send('progress', progress);

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, RunSampleTable, RunTable } from '../db/schema.js';
 import type { Page } from '../http/schemas.js';
@@ -76,14 +76,6 @@ export async function listRuns(
     countQ.executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
-}
-
-export async function updateRun(
-  db: Kysely<Database>,
-  id: string,
-  patch: Updateable<RunTable>,
-): Promise<void> {
-  await db.updateTable('runs').set(patch).where('id', '=', id).execute();
 }
 
 export async function listSamples(

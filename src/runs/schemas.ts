@@ -6,6 +6,9 @@ export const RUN_STATUSES = ['queued', 'running', 'completed', 'error', 'cancell
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL: readonly RunStatus[] = ['completed', 'error', 'cancelled'];
 
+/** Whether a run in this status has ended (completed, error or cancelled). */
+export const isTerminal = (status: string): boolean => (TERMINAL as readonly string[]).includes(status);
+
 export const RANGE_PATTERN = '^\\d+:\\d+$';
 
 /**

@@ -10,7 +10,7 @@ import type { EvaluatorSnapshot, Layout, PlannedSide, RunPlan, SideName } from '
 import { formatRange, launchesOf, parseRange } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
 import type { RunQueue } from '../engine/run-queue.js';
-import { countersOf, liveWorkers, transitionRun } from '../engine/store.js';
+import { countersOf, liveWorkers, transitionRun, updateRun } from '../engine/store.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
@@ -20,7 +20,7 @@ import { usd } from '../shared/numbers.js';
 import { checkCreate, checkJudges } from './access.js';
 import * as repo from './repository.js';
 import type { CreateRun, DataSource, ResolvedSource, Run, RunResults } from './schemas.js';
-import { TERMINAL } from './schemas.js';
+import { isTerminal } from './schemas.js';
 
 /** What run creation needs from the rest of the service, injected so the rules stay testable. */
 export interface RunCatalog {
@@ -217,14 +217,13 @@ function sideView(side: PlannedSide | null): ResolvedSource | null {
 
 /** Stored at the end; while the run executes, read from the counters every executing process increments. */
 function metricsOf(row: repo.RunRow): JsonObject | null {
-  if ((TERMINAL as readonly string[]).includes(row.status))
-    return parseJson<JsonObject | null>(row.metrics, null);
+  if (isTerminal(row.status)) return parseJson<JsonObject | null>(row.metrics, null);
   const layout = parseJson<Layout | null>(row.layout, null);
   return runMetrics(countersOf(row), layout, row.started_at, null) as unknown as JsonObject;
 }
 
 export function toRun(row: repo.RunRow): Run {
-  const terminal = (TERMINAL as readonly string[]).includes(row.status);
+  const terminal = isTerminal(row.status);
   const counters = countersOf(row);
   const plan = parseJson<RunPlan | null>(row.plan, null);
   const datasetIds = parseJson<string[]>(row.dataset_ids, []);
@@ -453,10 +452,10 @@ export async function listRuns(
 
 export async function cancelRun(ctx: RunContext, projectId: string, id: string): Promise<Run> {
   const row = await requireRun(ctx.db, projectId, id);
-  if ((TERMINAL as readonly string[]).includes(row.status)) {
+  if (isTerminal(row.status)) {
     throw new ApiError('conflict', `Run is already ${row.status}`, { status: row.status });
   }
-  await repo.updateRun(ctx.db, id, { cancel_requested: 1, updated_at: nowIso() });
+  await updateRun(ctx.db, id, { cancel_requested: 1, updated_at: nowIso() });
   // A run not yet picked up ends here; a running one is stopped by its executor.
   const now = nowIso();
   await transitionRun(ctx.db, id, ['queued'], {
@@ -470,7 +469,7 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
   // answered as it is, with its cancellation recorded.
   const until = Date.now() + CANCEL_WAIT_MS;
   let current = await requireRun(ctx.db, projectId, id);
-  while (!(TERMINAL as readonly string[]).includes(current.status) && Date.now() < until) {
+  while (!isTerminal(current.status) && Date.now() < until) {
     await new Promise((r) => setTimeout(r, 50));
     current = await requireRun(ctx.db, projectId, id);
   }

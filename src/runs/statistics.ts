@@ -11,7 +11,7 @@ const LANCZOS = [
 ];
 
 /** ln Γ(x) for x > 0. */
-export function logGamma(x: number): number {
+function logGamma(x: number): number {
   if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
   const z = x - 1;
   let a = LANCZOS[0]!;
@@ -56,12 +56,10 @@ function betaContinuedFraction(x: number, a: number, b: number): number {
   return h;
 }
 
-/** The regularized incomplete beta function I_x(a, b), a, b > 0, 0 ≤ x ≤ 1. */
-export function regularizedBeta(x: number, a: number, b: number): number {
-  return incompleteBeta(x, 1 - x, a, b);
-}
-
-/** I_x(a, b) given x and y = 1 − x separately, so that an x close to 1 keeps the precision of y. */
+/**
+ * The regularized incomplete beta function I_x(a, b), a, b > 0, 0 ≤ x ≤ 1, given x and y = 1 − x
+ * separately, so that an x close to 1 keeps the precision of y.
+ */
 function incompleteBeta(x: number, y: number, a: number, b: number): number {
   if (x <= 0) return 0;
   if (y <= 0) return 1;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { APIConnectionError, InternalServerError, RateLimitError, WaitTimeoutError } from '../errors.js';
+import { APIConnectionError, isRecoverable, WaitTimeoutError } from '../errors.js';
 import type { RequestOptions, Transport } from '../http.js';
 import type { PagePromise } from '../pagination.js';
 import { backoffMs, sleep } from '../retry.js';
@@ -127,11 +127,6 @@ export class Runs {
     }
   }
 
-  /** Same as `stream`. */
-  events(runId: string, options?: RequestOptions): AsyncGenerator<RunEvent, void, undefined> {
-    return this.stream(runId, options);
-  }
-
   /**
    * Resolves with the run once it has reached a terminal status (completed, error or cancelled; check
    * `status`). Follows the event stream, reconnecting after a broken connection; WaitTimeoutError after
@@ -159,7 +154,7 @@ export class Runs {
           }
         } catch (err) {
           if (combined.aborted) throw combined.reason;
-          if (!recoverable(err)) throw err;
+          if (!isRecoverable(err)) throw err;
         }
         const run = await this.get(runId, { signal: combined });
         if (isTerminal(run.status)) return run;
@@ -173,11 +168,4 @@ export class Runs {
       if (timer) clearTimeout(timer);
     }
   }
-}
-
-/** Failures after which following a run is worth another try. */
-function recoverable(err: unknown): boolean {
-  return (
-    err instanceof APIConnectionError || err instanceof RateLimitError || err instanceof InternalServerError
-  );
 }
