@@ -19,7 +19,7 @@ import { installJsonParser } from './http/json-parser.js';
 import { installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { inferenceRoutes } from './inference/routes.js';
-import { installMetrics } from './observability/http.js';
+import { installMetrics, installMetricsRoute } from './observability/http.js';
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
 
@@ -106,8 +106,10 @@ export async function createApp(services: Services): Promise<App> {
   installErrorHandling(server);
   installJsonParser(server);
   installGuard(server, deps.auth, deps.limiter);
+  // The timing hook before the OpenAPI plugin (its routes are timed too), the route after it (documented).
   installMetrics(server, deps.metrics);
   await installOpenApi(server);
+  installMetricsRoute(server, deps.metrics);
   await server.register(healthRoutes, { deps });
   await server.register(apiKeyRoutes, { deps });
   await server.register(containerRoutes, { deps });

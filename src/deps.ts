@@ -35,6 +35,8 @@ export interface Deps {
   limiter: RateLimiter;
   /** The secret mixed into API key hashes. */
   pepper: string;
+  /** This deployment's hop id (`hopIdOf(pepper)`): sent upstream in X-Evalgate-Hop, refused when it comes back. */
+  hopId: string;
   /** 32-byte master key sealing stored credentials (registered models' api_key). */
   secretKey: Buffer;
   /** The one model-resolution context: registry, operator providers, credential key. */

@@ -22,7 +22,7 @@ import { createThreadedLogWriter } from './inference/recording/threaded-writer.j
 import type { LogWriter } from './inference/recording/types.js';
 import { createLogWriter } from './inference/recording/writer.js';
 import { createMetrics } from './observability/metrics.js';
-import type { RateLimiter } from './ratelimit/limiter.js';
+import { perMinuteParams, type RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
 import { createRedisLimiter } from './ratelimit/redis.js';
 import { codeScorerOptions, createCodeScorer, sandboxStatus } from './scoring/code/scorer.js';
@@ -44,7 +44,7 @@ function createRateLimiter(
   warn: (message: string) => void,
   cluster: ClusterLink | undefined,
 ): Promise<RateLimiter> | RateLimiter {
-  const params = { rate: config.rateLimit.perMinute, periodMs: 60_000, burst: config.rateLimit.burst };
+  const params = perMinuteParams(config.rateLimit);
   // Without Redis, the workers of one server share the budget held in the primary's memory.
   if (!config.redisUrl) return cluster ? cluster.rateLimiter() : createMemoryLimiter(params);
   return createRedisLimiter(config.redisUrl, params, {
@@ -90,6 +90,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   await database.migrate();
   const workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const pepper = config.keyPepper ?? loadOrCreateSecret(config.dataDir, 'key-pepper');
+  const hopId = hopIdOf(pepper);
   const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
   const models: ModelContext = { db: database.db, config, secretKey };
   const warn = (message: string) => logger.warn(message);
@@ -101,7 +102,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       : createLogWriter(database.db, { ...config.logWriter, warn });
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
-  const providers = createProviders(config, models, { self, hopId: hopIdOf(pepper) });
+  const providers = createProviders(config, models, { self, hopId });
   const queue = await createRunQueue(config, database);
   const modelLimiter = await createModelLimiter(config, workerId, warn);
   const metrics = createMetrics();
@@ -128,6 +129,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     database,
     db: database.db,
     pepper,
+    hopId,
     secretKey,
     models,
     resolveModel: (projectId: string, ref: string): Promise<ResolvedModel> =>

@@ -47,6 +47,14 @@ function covers(granted: readonly string[], wanted: string): boolean {
   });
 }
 
+/** Refuses (permission_denied) when `granted` does not cover all of `wanted`; `what` opens the message. */
+function requireCovered(granted: readonly string[], wanted: readonly string[], what: string): void {
+  const beyond = wanted.filter((p) => !covers(granted, p));
+  if (beyond.length > 0) {
+    throw new ApiError('permission_denied', `${what}: ${beyond.join(', ')}`, { permissions: beyond });
+  }
+}
+
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const { db, pepper, auth } = deps;
 
@@ -66,16 +74,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       const permissions = req.body.permissions ?? [...principal.permissions];
       validatePermissions(permissions, ['body', 'permissions']);
       // A key can hand out only what it holds itself.
-      const beyond = permissions.filter((p) => !covers(principal.permissions, p));
-      if (beyond.length) {
-        throw new ApiError(
-          'permission_denied',
-          `A key cannot grant permissions it lacks: ${beyond.join(', ')}`,
-          {
-            permissions: beyond,
-          },
-        );
-      }
+      requireCovered(principal.permissions, permissions, 'A key cannot grant permissions it lacks');
       const { view, key } = await createKey(db, pepper, {
         projectId: principal.projectId,
         name: req.body.name,
@@ -116,16 +115,13 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
     async (req) => {
       const principal = principalOf(req);
-      const view = await revokeKey(db, req.params.id, principal.projectId, (permissions) => {
-        const beyond = permissions.filter((p) => !covers(principal.permissions, p));
-        if (beyond.length > 0) {
-          throw new ApiError(
-            'permission_denied',
-            `A key cannot revoke a key holding permissions it lacks: ${beyond.join(', ')}`,
-            { permissions: beyond },
-          );
-        }
-      });
+      const view = await revokeKey(db, req.params.id, principal.projectId, (permissions) =>
+        requireCovered(
+          principal.permissions,
+          permissions,
+          'A key cannot revoke a key holding permissions it lacks',
+        ),
+      );
       auth.forget(view.id);
       return view;
     },

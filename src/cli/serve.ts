@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
-import { dashboardBanner } from '../dashboard/local-sign-in.js';
+import { serveBanner } from '../cluster/banner.js';
 import { openDatabase } from '../db/database.js';
 import { createWorker, type Worker } from '../executor/worker.js';
 import { createServices } from '../services.js';
@@ -40,15 +40,8 @@ export function registerServeCommands(program: Command): void {
       }
       const address = app.server.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
-      const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres';
       // One write, so that whoever reads the address also gets the key.
-      let banner = `Evalgate listening on http://${config.host}:${port} (database: ${db}, executor: ${config.runs.executor})\n`;
-      if (key) {
-        banner +=
-          `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
-          `Try: curl -H 'Authorization: Bearer ${key}' http://${config.host}:${port}/v1/evaluators\n`;
-      }
-      banner += await dashboardBanner(services, `http://${config.host}:${port}`);
+      const banner = await serveBanner(services, port, key);
       process.stdout.write(banner);
       onStop(async () => {
         await app.close();

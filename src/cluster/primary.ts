@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
-import { dashboardBanner } from '../dashboard/local-sign-in.js';
-import type { RateLimiter } from '../ratelimit/limiter.js';
+import { perMinuteParams, type RateLimiter } from '../ratelimit/limiter.js';
 import { createMemoryLimiter } from '../ratelimit/memory.js';
 import { createServices } from '../services.js';
 import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
+import { serveBanner } from './banner.js';
 import { isEvalgateMessage, type ToPrimary, type ToWorker, WORKER_INDEX_ENV } from './ipc.js';
 
 /** The CPUs this process may use: the cgroup quota (cgroup v2 `cpu.max`) when lower than the cores. */
@@ -61,11 +61,7 @@ export async function runPrimary(config: Config, count: number): Promise<void> {
   // Migrations, secrets (pepper, secret key) and the first key are made once, here, before any worker.
   const services = await createServices(config);
   const key = await bootstrapIfEmpty(services.db, services.pepper);
-  const limiter = createMemoryLimiter({
-    rate: config.rateLimit.perMinute,
-    periodMs: 60_000,
-    burst: config.rateLimit.burst,
-  });
+  const limiter = createMemoryLimiter(perMinuteParams(config.rateLimit));
   const slots: { worker: Worker | null; startedAt: number; failures: number }[] = [];
   let stopping = false;
   let printed = false;
@@ -92,16 +88,7 @@ export async function runPrimary(config: Config, count: number): Promise<void> {
   };
 
   const printBanner = async (port: number) => {
-    const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres';
-    let banner =
-      `Evalgate listening on http://${config.host}:${port} (database: ${db}, executor: ${config.runs.executor}, ` +
-      `workers: ${count})\n`;
-    if (key) {
-      banner +=
-        `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
-        `Try: curl -H 'Authorization: Bearer ${key}' http://${config.host}:${port}/v1/evaluators\n`;
-    }
-    banner += await dashboardBanner(services, `http://${config.host}:${port}`);
+    const banner = await serveBanner(services, port, key, count);
     // The primary serves nothing: its own database connection and writer are not needed any more.
     await services.close();
     process.stdout.write(banner);

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Listeners, type RunQueue, type RunQueueListener } from '../engine/run-queue.js';
+import { withTimeout } from '../shared/timeout.js';
 import { channel, connect, queueName, type RunMessage } from './bullmq-shared.js';
 
 /**
@@ -97,23 +98,11 @@ export class BullRunQueue implements RunQueue {
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-async function reachable(redis: Redis, url: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new Error(
-            `Redis at ${new URL(url).host} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s; ` +
-              'EVALGATE_EXECUTOR=bullmq needs it (check EVALGATE_REDIS_URL)',
-          ),
-        ),
-      CONNECT_TIMEOUT_MS,
-    );
-  });
-  try {
-    await Promise.race([redis.ping(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function reachable(redis: Redis, url: string): Promise<unknown> {
+  return withTimeout(
+    redis.ping(),
+    CONNECT_TIMEOUT_MS,
+    `Redis at ${new URL(url).host} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s; ` +
+      'EVALGATE_EXECUTOR=bullmq needs it (check EVALGATE_REDIS_URL)',
+  );
 }

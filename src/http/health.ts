@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
+import { withTimeout } from '../shared/timeout.js';
 
 const Health = Type.Object({ ok: Type.Boolean() }, { additionalProperties: false });
 
@@ -11,14 +12,6 @@ export const UNAVAILABLE_HEADER = 'X-Evalgate-Unavailable';
 const PROBE_TIMEOUT_MS = 2_000;
 
 type Probe = () => Promise<unknown>;
-
-function within(ms: number, probe: Probe): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([probe(), timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * What this process needs to serve its API: the database always; Redis when it is configured (rate
@@ -50,7 +43,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     const results = await Promise.all(
       names.map(async (name) => {
         try {
-          await Promise.all(probes[name]!.map((probe) => within(PROBE_TIMEOUT_MS, probe)));
+          await Promise.all(
+            probes[name]!.map((probe) =>
+              withTimeout(probe(), PROBE_TIMEOUT_MS, `no answer within ${PROBE_TIMEOUT_MS} ms`),
+            ),
+          );
           if (down.delete(name)) deps.logger.warn(`Health: ${name} answers again`);
           return null;
         } catch (err) {

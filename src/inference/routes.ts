@@ -7,7 +7,7 @@ import { responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { CallCanceller } from './cancel.js';
 import { type CallOutcome, createGateway, type RecordedCall } from './gateway.js';
-import { HOP_HEADER, hopIdOf, hopsOf } from './hop.js';
+import { HOP_HEADER, hopsOf } from './hop.js';
 import { CallAbortedError, type ProviderLayer, type StreamCallOptions } from './provider-layer.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
 import type { ChatRequest } from './types.js';
@@ -60,7 +60,7 @@ function writable(raw: ServerResponse): Promise<void> {
 
 /** `POST /v1/chat/completions`: the OpenAI-compatible gateway, recorded as task logs. */
 export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const { providers, config } = deps;
+  const { providers, config, hopId } = deps;
   const gateway = createGateway({
     db: deps.db,
     logWriter: deps.logWriter,
@@ -68,7 +68,6 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     modelCacheMs: config.modelCacheMs,
     resolveModel: deps.resolveModel,
   });
-  const hopId = hopIdOf(deps.pepper);
 
   app.post(
     '/v1/chat/completions',

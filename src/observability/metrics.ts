@@ -7,6 +7,7 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
+import { withTimeout } from '../shared/timeout.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
 import type { EngineMetrics, UpstreamOutcome } from './types.js';
 
@@ -84,15 +85,6 @@ function withReadValue(metric: Sample, read: () => number): Sample {
   return { ...metric, values };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('collector timed out')), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 const finite = (n: number) => Number.isFinite(n) && n >= 0;
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
@@ -140,7 +132,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     async collect() {
       let depths: QueueDepths = {};
       try {
-        if (readQueues) depths = await withTimeout(readQueues(), COLLECT_TIMEOUT_MS);
+        if (readQueues)
+          depths = await withTimeout(readQueues(), COLLECT_TIMEOUT_MS, 'collector timed out', {
+            unref: true,
+          });
       } catch {
         depths = {};
       }

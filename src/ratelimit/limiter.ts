@@ -25,6 +25,11 @@ export interface GcraParams {
   burst: number;
 }
 
+/** The GCRA parameters of the configured limit (`config.rateLimit`): `perMinute` requests a minute. */
+export function perMinuteParams(limit: { perMinute: number; burst: number }): GcraParams {
+  return { rate: limit.perMinute, periodMs: 60_000, burst: limit.burst };
+}
+
 /**
  * Generic cell rate algorithm: one "theoretical arrival time" per key. Exact Retry-After, no double
  * burst at window edges, and a single number of state per key.

@@ -4,7 +4,7 @@ import type { LogWriterOptions } from './writer.js';
 /** What the log writer's thread is started with. */
 export interface ThreadWorkerData {
   databaseUrl: string;
-  options: Omit<LogWriterOptions, 'onProgress' | 'onAvailability' | 'warn'>;
+  options: Omit<LogWriterOptions, 'onProgress' | 'outage' | 'warn'>;
 }
 
 /** Messages to the log writer's thread. */

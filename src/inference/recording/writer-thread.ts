@@ -47,7 +47,10 @@ try {
     ...options,
     onProgress: progress,
     // Records are dropped on the owner's side (it keeps the bound), so it reports outages.
-    onAvailability: (available, reason) => reply({ type: 'availability', available, reason }),
+    outage: {
+      down: (reason) => reply({ type: 'availability', available: false, reason }),
+      up: () => reply({ type: 'availability', available: true, reason: '' }),
+    },
     warn: (message) => reply({ type: 'warn', message }),
   });
   port.on('message', (message: ThreadRequest) => {

@@ -5,7 +5,7 @@ import type { Database } from '../../db/schema.js';
 import { assembleCompletion } from '../assemble.js';
 import { completionText, readUsage } from '../providers/openai-compatible.js';
 import { ssePayloads } from '../sse.js';
-import { createOutageLog } from './outage-log.js';
+import { createOutageLog, type OutageLog } from './outage-log.js';
 import type { LogWriter, TaskLogRecord } from './types.js';
 
 export interface LogWriterOptions {
@@ -18,11 +18,11 @@ export interface LogWriterOptions {
   /** Called after every batch (read `stats()` for the counts). */
   onProgress?: () => void;
   /**
-   * Told when the database stops taking batches (false, with the reason) and when it takes them again
-   * (true). When given, the caller reports outages (the threaded writer, whose drops happen on its own
+   * Told when the database stops taking batches (`down`, with the reason) and when it takes them again
+   * (`up`). When given, the caller reports outages (the threaded writer, whose drops happen on its own
    * side); otherwise the writer warns through `warn`.
    */
-  onAvailability?: (available: boolean, reason: string) => void;
+  outage?: OutageLog;
   /** The writer's warnings: an outage and what it dropped, a batch the database refused. */
   warn?: (message: string) => void;
 }
@@ -194,7 +194,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   let wakeRetry: (() => void) | null = null;
   /** Flushes waiting for the end of an attempt. */
   const waiters = new Set<() => void>();
-  const outage = options.onAvailability ?? localOutageLog(maxBuffered, () => dropped, warn);
+  const outage = options.outage ?? createOutageLog(maxBuffered, () => dropped, warn);
   let down = false;
   let refusalWarnedAt = 0;
 
@@ -276,7 +276,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
         buffer.unshift(...batch);
         if (!down) {
           down = true;
-          outage(false, reasonOf(err));
+          outage.down(reasonOf(err));
         }
         return false;
       }
@@ -314,7 +314,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           retryMs = 0;
           if (down) {
             down = false;
-            outage(true, '');
+            outage.up();
           }
         } else {
           failures++;
@@ -382,14 +382,4 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
       }
     },
   };
-}
-
-/** The writer's own outage reports: one warning as it starts, one as it ends with what was dropped meanwhile. */
-function localOutageLog(
-  maxBuffered: number,
-  dropped: () => number,
-  warn: ((message: string) => void) | undefined,
-): (available: boolean, reason: string) => void {
-  const log = createOutageLog(maxBuffered, dropped, warn);
-  return (available, reason) => (available ? log.up() : log.down(reason));
 }

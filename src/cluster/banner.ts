@@ -1,0 +1,27 @@
+import { dashboardBanner } from '../dashboard/local-sign-in.js';
+import { listeningUrl } from '../dashboard/public-url.js';
+import type { Deps } from '../deps.js';
+
+/**
+ * What `evalgate serve` prints once it listens, as one string (written at once, so that whoever reads
+ * the address also gets the key): the address, the first project's key when it was just created (`key`),
+ * and the dashboard's lines. `workers`: the process count of `serve --workers N`.
+ */
+export async function serveBanner(
+  services: Deps,
+  port: number,
+  key: string | null,
+  workers?: number,
+): Promise<string> {
+  const { config } = services;
+  const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres';
+  const address = `http://${config.host}:${port}`;
+  const processes = workers === undefined ? '' : `, workers: ${workers}`;
+  let banner = `Evalgate listening on ${address} (database: ${db}, executor: ${config.runs.executor}${processes})\n`;
+  if (key) {
+    banner +=
+      `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
+      `Try: curl -H 'Authorization: Bearer ${key}' ${address}/v1/evaluators\n`;
+  }
+  return banner + (await dashboardBanner(services, listeningUrl(config.host, port)));
+}
