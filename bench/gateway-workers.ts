@@ -2,7 +2,9 @@
  * `evalgate serve --workers N`, measured: throughput per worker count, plain and streamed, its speed-up
  * over one worker and scaling efficiency, one worker against the bare proxy (the per-process floor), the
  * latency a gateway process adds (p50 at concurrency 1 against the bare proxy and the mock directly),
- * and peak RSS per worker. The mock runs as a cluster of its own (bench/mock-cluster.ts) and the load
+ * and peak RSS per worker. The bare proxy and the mock are measured again right after each worker count,
+ * and the comparisons are against those paired figures. The load processes of one load all start at
+ * the same moment, so that their measured windows are the same and their requests/s add up. The mock runs as a cluster of its own (bench/mock-cluster.ts) and the load
  * comes from several load processes (bench/load.ts each), so that neither limits the gateway. Prints
  * one JSON document. `npm run bench:gateway -- --workers …` runs it.
  *
@@ -15,10 +17,9 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { availableCpus } from '../src/cluster/primary.js';
-import { arg, ROOT, rssMb, serverEntry } from './lib.js';
-import { type LoadResult, runLoad } from './load.js';
+import { arg, jsonUrl, ROOT, rssMb, serverEntry, startProcess, stopProcess } from './lib.js';
+import { type LoadResult, type LoadSpec, runLoad } from './load.js';
 
 type Mode = 'plain' | 'stream';
 
@@ -48,35 +49,13 @@ if (process.env.LOAD_SPEC) {
   process.exit(0);
 }
 
-function start(
-  args: string[],
-  env: Record<string, string>,
-  pick: RegExp,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...(process.env as Record<string, string>), ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = pick.exec(line);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
-
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/** How far ahead of now the load processes of one load are told to start (they take ~1 s to start). */
+const START_LEAD_MS = 2000;
+
 /** Runs one load process (this file with LOAD_SPEC) and gives its result. */
-function loadProcess(spec: object): Promise<LoadResult> {
+function loadProcess(spec: LoadSpec): Promise<LoadResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/gateway-workers.ts'], {
     cwd: ROOT,
     env: { ...(process.env as Record<string, string>), LOAD_SPEC: JSON.stringify(spec) },
@@ -106,9 +85,12 @@ async function load(
     messages: [{ role: 'user', content: 'Say hello.' }],
     ...(mode === 'stream' ? { stream: true } : {}),
   });
+  // Every load process measures the same window: they start loading together, once all are up.
+  const startAt = Date.now() + START_LEAD_MS;
   const results = await Promise.all(
     Array.from({ length: n }, (_, i) =>
       loadProcess({
+        startAt,
         origin,
         path: '/v1/chat/completions',
         headers: { 'content-type': 'application/json', ...headers },
@@ -165,21 +147,27 @@ async function measure(origin: string, headers: Record<string, string>, model: s
   return out;
 }
 
+/** p50 at concurrency 1 only, for each mode (the direct figures paired with each worker count). */
+async function measureC1(origin: string, headers: Record<string, string>, model: string) {
+  const out = {} as Record<Mode, Merged>;
+  for (const mode of modes) out[mode] = await load(origin, headers, model, mode, 1, 1);
+  return out;
+}
+
 const named = (f: Figures) =>
   Object.fromEntries(Object.entries(f).map(([mode, { c1, cN }]) => [mode, { c1, [`c${concurrency}`]: cN }]));
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
   const children: ChildProcess[] = [];
-  const json = /^\{"url":"(http:\/\/[^"]+)"\}$/;
   try {
-    const mock = await start(
+    const mock = await startProcess(
       ['--import', 'tsx', 'bench/mock-cluster.ts'],
       { MOCK_WORKERS: String(mockWorkers) },
-      json,
+      jsonUrl,
     );
     children.push(mock.child);
-    const proxy = await start(['--import', 'tsx', 'bench/bare-proxy.ts', mock.url], {}, json);
+    const proxy = await startProcess(['--import', 'tsx', 'bench/bare-proxy.ts', mock.url], {}, jsonUrl);
     children.push(proxy.child);
     const env = { EVALGATE_DATA_DIR: dataDir, EVALGATE_KEY_PEPPER: PEPPER };
     const keyOutput = execFileSync(
@@ -193,9 +181,13 @@ async function main(): Promise<void> {
     const bare = await measure(proxy.url, {}, model);
     const perWorkers: Record<string, unknown> = {};
     const byWorkers = new Map<number, Figures>();
+    // The bare proxy (and the mock directly, at concurrency 1) measured again right after each worker
+    // count: the comparisons with the gateway are within a pair taken minutes apart at most.
+    const bareAfter = new Map<number, Figures>();
+    const directAfter = new Map<number, Record<Mode, Merged>>();
     const rss: Record<string, { workers: number[]; primary: number | null }> = {};
     for (const workers of workerCounts) {
-      const gateway = await start(
+      const gateway = await startProcess(
         [...serverEntry(), 'serve', '--workers', String(workers)],
         {
           ...env,
@@ -206,8 +198,9 @@ async function main(): Promise<void> {
           OPENAI_API_KEY: 'sk-bench',
           OPENAI_BASE_URL: `${mock.url}/v1`,
         },
-        /listening on (http:\/\/\S+)/,
+        (line) => /listening on (http:\/\/\S+)/.exec(line)?.[1] ?? null,
       );
+      children.push(gateway.child);
       const figures = await measure(gateway.url, auth, `openai/${model}`);
       byWorkers.set(workers, figures);
       const pids = workers > 1 ? childrenOf(gateway.child.pid!) : [gateway.child.pid!];
@@ -215,8 +208,16 @@ async function main(): Promise<void> {
         workers: pids.map((pid) => rssMb(pid).peak),
         primary: workers > 1 ? rssMb(gateway.child.pid!).peak : null,
       };
-      perWorkers[String(workers)] = named(figures);
-      await stop(gateway.child);
+      await stopProcess(gateway.child);
+      const pairedBare = await measure(proxy.url, {}, model);
+      const pairedDirect = await measureC1(mock.url, {}, model);
+      bareAfter.set(workers, pairedBare);
+      directAfter.set(workers, pairedDirect);
+      perWorkers[String(workers)] = {
+        ...named(figures),
+        bare_proxy_paired: named(pairedBare),
+        direct_c1_paired: pairedDirect,
+      };
     }
 
     // Per mode: throughput by worker count, against the smallest count measured (1 unless told otherwise).
@@ -233,17 +234,19 @@ async function main(): Promise<void> {
         efficiency[workers] = r3(f[mode].cN.rps / base / (workers / first));
       }
       const one = byWorkers.get(1)?.[mode];
+      const oneBare = bareAfter.get(1)?.[mode];
       summary[mode] = {
         [`rps_c${concurrency}`]: rps,
         speedup_vs_first: speedup,
         scaling_efficiency: efficiency,
         bare_proxy_rps: bare[mode].cN.rps,
-        one_worker_vs_bare_proxy: one ? r3(one.cN.rps / bare[mode].cN.rps) : null,
+        // Against the bare proxy measured right after the same worker count.
+        one_worker_vs_bare_proxy: one && oneBare ? r3(one.cN.rps / oneBare.cN.rps) : null,
         added_p50_ms_c1_vs_bare_proxy: Object.fromEntries(
-          [...byWorkers].map(([w, f]) => [w, r3(f[mode].c1.p50_ms - bare[mode].c1.p50_ms)]),
+          [...byWorkers].map(([w, f]) => [w, r3(f[mode].c1.p50_ms - bareAfter.get(w)![mode].c1.p50_ms)]),
         ),
         added_p50_ms_c1_vs_direct: Object.fromEntries(
-          [...byWorkers].map(([w, f]) => [w, r3(f[mode].c1.p50_ms - direct[mode].c1.p50_ms)]),
+          [...byWorkers].map(([w, f]) => [w, r3(f[mode].c1.p50_ms - directAfter.get(w)![mode].p50_ms)]),
         ),
       };
     }
@@ -277,7 +280,7 @@ async function main(): Promise<void> {
       )}\n`,
     );
   } finally {
-    for (const child of children.reverse()) await stop(child);
+    for (const child of children.reverse()) await stopProcess(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -12,17 +12,28 @@
  * `--rounds` times, interleaved across targets; the figures per target are the best round's, and the
  * ratios between targets (the targets' summary) are the median of the ratios within each round.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { MOCK_REPLY } from '../test/fixtures/mock-upstream.js';
-import { arg, cpuSeconds, ROOT, rssMb, serverEntry, threadCpuUs, threadSplit } from './lib.js';
+import {
+  arg,
+  cpuSeconds,
+  jsonUrl,
+  ROOT,
+  rssMb,
+  type StartedProcess,
+  serverEntry,
+  startProcess,
+  stopProcess,
+  threadCpuUs,
+  threadSplit,
+} from './lib.js';
 import { type LoadResult, runLoad } from './load.js';
 
 const NODE_TSX = ['--import', 'tsx'];
@@ -36,50 +47,6 @@ const rounds = Number(arg('rounds', '5'));
 const modes = arg('mode', 'plain,stream').split(',') as Mode[];
 /** The mock's answer: its own short sentence by default, else this many characters of prose. */
 const answerChars = Number(arg('answer-chars', '0'));
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-}
-
-/** Spawns a node process and waits for the line that gives its URL. */
-function start(
-  args: string[],
-  env: Record<string, string>,
-  pick: (line: string) => string | null,
-): Promise<Started> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      const url = pick(line);
-      if (url) resolve({ child, url });
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)),
-    );
-  });
-}
-
-const jsonUrl = (line: string) => {
-  try {
-    return (JSON.parse(line) as { url?: string }).url ?? null;
-  } catch {
-    return null;
-  }
-};
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 /** Peak resident set size of a process, MB (VmHWM), or null once it is gone. */
 function peakRssMb(pid: number): number | null {
@@ -95,7 +62,7 @@ function gatewayEnv(dataDir: string): Record<string, string> {
   return { EVALGATE_DATA_DIR: dataDir, EVALGATE_KEY_PEPPER: PEPPER };
 }
 
-async function startEvalgate(mockUrl: string, recording: boolean, dataDir: string): Promise<Started> {
+async function startEvalgate(mockUrl: string, recording: boolean, dataDir: string): Promise<StartedProcess> {
   const env = {
     ...gatewayEnv(dataDir),
     EVALGATE_PORT: '0',
@@ -107,7 +74,7 @@ async function startEvalgate(mockUrl: string, recording: boolean, dataDir: strin
     OPENAI_BASE_URL: `${mockUrl}/v1`,
   };
   const prof = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProf)}`] : [];
-  return start([...prof, ...serverEntry(), 'serve'], env, (line) => {
+  return startProcess([...prof, ...serverEntry(), 'serve'], env, (line) => {
     const m = /listening on (http:\/\/\S+)/.exec(line);
     return m ? m[1]! : null;
   });
@@ -242,9 +209,9 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const mockEnv: Record<string, string> = answerChars > 0 ? { MOCK_REPLY_CHARS: String(answerChars) } : {};
-    const mock = await start([...NODE_TSX, 'bench/mock-server.ts'], mockEnv, jsonUrl);
+    const mock = await startProcess([...NODE_TSX, 'bench/mock-server.ts'], mockEnv, jsonUrl);
     children.push(mock.child);
-    const proxy = await start([...NODE_TSX, 'bench/bare-proxy.ts', mock.url], {}, jsonUrl);
+    const proxy = await startProcess([...NODE_TSX, 'bench/bare-proxy.ts', mock.url], {}, jsonUrl);
     children.push(proxy.child);
     const keyOutput = execFileSync(
       process.execPath,
@@ -315,7 +282,7 @@ async function main(): Promise<void> {
     };
 
     // Stopping the server flushes its log writer: then every call it served should be a stored task log.
-    await stop(withRecording.child);
+    await stopProcess(withRecording.child);
     const summary: Record<string, unknown> = {
       gateway_peak_rss_mb: rss,
       recorded_calls: { served: servedRecorded, stored: await storedLogs(dataDir) },
@@ -408,7 +375,7 @@ async function main(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
-    await Promise.all(children.map(stop));
+    await Promise.all(children.map(stopProcess));
     fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 }

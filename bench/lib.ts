@@ -57,6 +57,54 @@ export function serverEntry(): string[] {
   return [...SERVER_NODE_FLAGS, 'dist/cli/main.js'];
 }
 
+export interface StartedProcess {
+  child: ChildProcess;
+  url: string;
+}
+
+/**
+ * Spawns a node process (stdout read here, stderr passed on) and waits for the first line of its output in
+ * which `pick` finds its URL.
+ */
+export function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  pick: (line: string) => string | null,
+): Promise<StartedProcess> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...(process.env as Record<string, string>), ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const url = pick(line);
+      if (url) resolve({ child, url });
+    });
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${args.join(' ')} exited with ${code ?? signal} before it was ready`)),
+    );
+  });
+}
+
+/** The URL of a `{"url": …}` line (what the mock, the mock cluster and the bare proxy print), else null. */
+export function jsonUrl(line: string): string | null {
+  try {
+    return (JSON.parse(line) as { url?: string }).url ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGTERM, then waits for the exit (at once when the process has already ended). */
+export function stopProcess(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
 /** Runs `bench/mock-server.ts` in a process of its own, so the mock does not compete with the caller. */
 export function startMockProcess(
   env: Record<string, string>,
@@ -199,7 +247,7 @@ export async function api<T = any>(
  * The Node arguments of `evalgate` child processes other than `serve`: the build when `dist/cli/main.js`
  * is there (as `serverEntry`, which builds once per benchmark process), the sources through tsx otherwise.
  */
-export function evalgateEntry(): string[] {
+function evalgateEntry(): string[] {
   if (process.argv.includes('--tsx') || !fs.existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
     return [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/cli/main.ts'];
   }
@@ -326,7 +374,7 @@ export async function runRequests(spec: {
 }
 
 /** Uploads `positions` question/answer rows as a JSON-lines dataset, streamed in 256 KB pieces. */
-export async function uploadQaDataset(server: BenchServer, label: string, positions: number): Promise<void> {
+async function uploadQaDataset(server: BenchServer, label: string, positions: number): Promise<void> {
   function* lines() {
     let chunk = '';
     for (let i = 0; i < positions; i++) {
@@ -374,4 +422,41 @@ export async function setUpJudgeRun(
     pass_threshold: 0.5,
   });
   return judge.id;
+}
+
+/** The system prompt of Evalgate's pointwise judge (src/scoring/judge/scorer.ts). */
+export const JUDGE_SYSTEM_PROMPT =
+  'You are an impartial evaluator. Follow the instructions, then reply with only a JSON object ' +
+  '{"score": <number>, "reasoning": "<one or two sentences>"}.';
+
+/**
+ * The body of a judge request like the ones a run of `setUpJudgeRun`'s evaluator sends, for a bare client
+ * to send straight to the mock (the machine's own ceiling). `systemPrompt` defaults to the judge's own.
+ */
+export function judgeRequestBody(systemPrompt: string = JUDGE_SYSTEM_PROMPT): string {
+  return JSON.stringify({
+    model: 'judge',
+    messages: [
+      { role: 'system', content: systemPrompt },
+      { role: 'user', content: 'Is Answer 1 equal to Answer 1?' },
+    ],
+    response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: {} } },
+  });
+}
+
+/**
+ * The judge call latency as the executor saw it: the mean `latency_ms` of 5 samples at each of about 20
+ * offsets spread over the run's `positions`.
+ */
+export async function meanCallLatencyMs(
+  server: BenchServer,
+  runId: string,
+  positions: number,
+): Promise<number> {
+  const latencies: number[] = [];
+  for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {
+    const page = await api(server, 'GET', `/v1/evaluation/runs/${runId}/samples?limit=5&offset=${offset}`);
+    for (const s of page.data) latencies.push(s.latency_ms);
+  }
+  return latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
 }

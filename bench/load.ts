@@ -9,6 +9,11 @@ export interface LoadSpec {
   concurrency: number;
   warmupMs: number;
   durationMs: number;
+  /**
+   * When to start (epoch ms): the load waits until then before its warm-up, so that several load
+   * processes given the same time measure the same window. Absent: at once.
+   */
+  startAt?: number;
 }
 
 export interface LoadResult {
@@ -36,6 +41,12 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
  * body has been read to the end. Latency is to the last byte; TTFB to the first body byte.
  */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.startAt !== undefined) {
+    const wait = spec.startAt - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // Late: this process's window starts after the others'; say so rather than add it up silently.
+    else process.stderr.write(`load: started ${-wait} ms after startAt\n`);
+  }
   const pool = new Pool(spec.origin, { connections: spec.concurrency, pipelining: 1 });
   const latencies: number[] = [];
   const ttfbs: number[] = [];

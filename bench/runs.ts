@@ -9,7 +9,17 @@
  *   npm run bench:runs -- --positions 20000 --latency-ms 20 --concurrency 128
  *   npm run bench:runs -- --cpu-prof        # writes the server's CPU profile under bench/out/
  */
-import { api, arg, cpuSeconds, rssMb, setUpJudgeRun, startMockProcess, startServer } from './lib.js';
+import {
+  api,
+  arg,
+  cpuSeconds,
+  judgeRequestBody,
+  meanCallLatencyMs,
+  rssMb,
+  setUpJudgeRun,
+  startMockProcess,
+  startServer,
+} from './lib.js';
 import { runLoad } from './load.js';
 
 const positions = Number(arg('positions', '100000'));
@@ -41,17 +51,8 @@ async function main(): Promise<void> {
       origin: mock.url,
       path: '/v1/chat/completions',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'judge',
-        messages: [
-          {
-            role: 'system',
-            content: 'You are an impartial evaluator. Reply with a JSON object {"score": n}.',
-          },
-          { role: 'user', content: 'Is Answer 1 equal to Answer 1?' },
-        ],
-        response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: {} } },
-      }),
+      // This bench's shorter system prompt (bench/scale.ts sends the judge's own).
+      body: judgeRequestBody('You are an impartial evaluator. Reply with a JSON object {"score": n}.'),
       concurrency,
       warmupMs: 1000,
       durationMs: 5000,
@@ -84,12 +85,7 @@ async function main(): Promise<void> {
     const done = await api(server, 'GET', `/v1/evaluation/runs/${run.id}`);
     const perEval = done.results.per_model[0].per_eval[judgeId];
     // The judge call latency as the executor saw it, over a spread of positions.
-    const latencies: number[] = [];
-    for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {
-      const page = await api(server, 'GET', `/v1/evaluation/runs/${run.id}/samples?limit=5&offset=${offset}`);
-      for (const s of page.data) latencies.push(s.latency_ms);
-    }
-    const callLatencyMs = latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
+    const callLatencyMs = await meanCallLatencyMs(server, run.id, positions);
     const samplesPerS = perEval.num_scored / seconds;
     const bound = concurrency / (latencyMs / 1000);
     process.stdout.write(

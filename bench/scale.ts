@@ -29,7 +29,9 @@ import {
   type BenchWorker,
   cpuSeconds,
   cpuSecondsOf,
+  judgeRequestBody,
   machineCpuSeconds,
+  meanCallLatencyMs,
   rssMb,
   runRequests,
   setUpJudgeRun,
@@ -288,19 +290,7 @@ async function main(): Promise<void> {
     origin: mock.url,
     path: '/v1/chat/completions',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'judge',
-      messages: [
-        {
-          role: 'system',
-          content:
-            'You are an impartial evaluator. Follow the instructions, then reply with only a JSON object ' +
-            '{"score": <number>, "reasoning": "<one or two sentences>"}.',
-        },
-        { role: 'user', content: 'Is Answer 1 equal to Answer 1?' },
-      ],
-      response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: {} } },
-    }),
+    body: judgeRequestBody(),
     concurrency,
     requests: positions,
   });
@@ -349,13 +339,14 @@ async function main(): Promise<void> {
       machine: machineCpuSeconds(),
     };
     const src = { type: 'dataset', dataset: 'bench', range: `0:${positions}` };
+    // From before the POST, as the CPU readings: the run may start before its 201 is back.
+    const t0 = performance.now();
     const run = await api(server, 'POST', '/v1/evaluation/runs', {
       container: 'bench',
       evaluators: [judgeId],
       sample: src,
       ground_truth: src,
     });
-    const t0 = performance.now();
     let status = run.status as string;
     let current = run;
     let lastLog = t0;
@@ -395,12 +386,7 @@ async function main(): Promise<void> {
       );
     }
     const perEval = current.results.per_model[0].per_eval[judgeId];
-    const latencies: number[] = [];
-    for (let offset = 0; offset < positions; offset += Math.max(1, Math.floor(positions / 20))) {
-      const page = await api(server, 'GET', `/v1/evaluation/runs/${run.id}/samples?limit=5&offset=${offset}`);
-      for (const s of page.data) latencies.push(s.latency_ms);
-    }
-    const callLatencyMs = latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
+    const callLatencyMs = await meanCallLatencyMs(server, run.id, positions);
     // Which worker executed how many chunks (each worker's id holds its pid).
     const owners = await db.query<{ owner: string | null; n: string }>(
       'SELECT owner, count(*) AS n FROM run_chunks WHERE run_id = $1 GROUP BY owner',

@@ -8,19 +8,11 @@
 import fs from 'node:fs';
 
 const lock = JSON.parse(fs.readFileSync('package-lock.json', 'utf8'));
-const missing = fs
-  .readFileSync(process.argv[2], 'utf8')
-  .match(/Missing: (\S+?)@ from lock file/g)
-  .map((m) => m.slice(9, -15).replace(/@$/, ''));
-const OS = {
-  android: 'android',
-  darwin: 'darwin',
-  freebsd: 'freebsd',
-  linux: 'linux',
-  openbsd: 'openbsd',
-  win32: 'win32',
-  openharmony: 'openharmony',
-};
+// No "Missing:" lines (nothing to repair): match gives null.
+const missing = (
+  fs.readFileSync(process.argv[2], 'utf8').match(/Missing: (\S+?)@ from lock file/g) ?? []
+).map((m) => m.slice(9, -15).replace(/@$/, ''));
+const OS = new Set(['android', 'darwin', 'freebsd', 'linux', 'openbsd', 'win32', 'openharmony']);
 for (const name of missing) {
   const key = `node_modules/${name}`;
   if (lock.packages[key]) continue;
@@ -32,8 +24,8 @@ for (const name of missing) {
   // The platform is the first known OS among the name's dash-separated parts, the CPU the part after it
   // (`rollup-linux-x64-gnu`, `msgpackr-extract-darwin-arm64`).
   const parts = name.split('/').pop().split('-');
-  const at = parts.findIndex((p) => OS[p]);
-  const os = at >= 0 ? OS[parts[at]] : undefined;
+  const at = parts.findIndex((p) => OS.has(p));
+  const os = at >= 0 ? parts[at] : undefined;
   const cpu = at >= 0 ? parts[at + 1] : undefined;
   const entry = { version: parent.optionalDependencies[name] };
   if (cpu) entry.cpu = [cpu];

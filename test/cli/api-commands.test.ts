@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-import { evalgate, evalgateJson, jsonl, scriptedReply, seed, tempDir } from './cli-helpers.js';
+import { evalgate, evalgateJson, jsonl, scriptedReply, seed } from './cli-helpers.js';
 
 // The API commands are thin over the client, which test/client covers on both databases: these run the
 // CLI as a person would, once, on SQLite.
@@ -18,7 +19,7 @@ beforeAll(async () => {
   mock = await startMockUpstream({ reply: scriptedReply, latencyMs: 5 });
   h = await startHarness({ env: { EVALGATE_MODEL_CONCURRENCY: '2', EVALGATE_RUN_CHUNK_SIZE: '8' } });
   await seed(h, mock.baseUrl, 'seeded');
-  dir = tempDir();
+  dir = tempDir('evalgate-cli-').dir;
 });
 afterAll(async () => {
   await h?.close();

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MockRequest } from '../fixtures/mock-upstream.js';
@@ -48,10 +47,6 @@ export async function evalgateJson<T = any>(h: Harness, args: string[]): Promise
   const res = await evalgate(h, [...args, '--json']);
   if (res.code !== 0) throw new Error(`evalgate ${args.join(' ')} exited ${res.code}: ${res.stderr}`);
   return JSON.parse(res.stdout) as T;
-}
-
-export function tempDir(prefix = 'evalgate-cli-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
 const between = (text: string, tag: string) => new RegExp(`${tag}<<([\\s\\S]*?)>>`).exec(text)?.[1] ?? '';

@@ -1,6 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,16 +7,11 @@ import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
 import { testDbKind } from '../helpers/databases.js';
+import { tempDirs } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = /^eg_[0-9A-Za-z]{43}$/;
-const dirs: string[] = [];
-
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-cli-'));
-  dirs.push(dir);
-  return dir;
-}
+const temp = tempDirs('evalgate-cli-');
 
 /** The environment of a CLI run: the data directory, and none of this process's EVALGATE_* settings. */
 function cliEnv(dataDir: string): NodeJS.ProcessEnv {
@@ -46,15 +40,13 @@ function evalgate(
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!;
 
-afterAll(() => {
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => temp.removeAll());
 
 // The CLI works on either database the same way; it runs once, on SQLite, to keep the suite fast.
 // Its two tests use data directories of their own and run side by side.
 describe.skipIf(testDbKind() === 'postgres')('evalgate CLI', { concurrent: true }, () => {
   it('manages projects and keys; the keys it prints work against the API', { timeout: 90_000 }, async () => {
-    const dir = tempDir();
+    const dir = temp.make();
     const created = await evalgate(dir, 'projects', 'create', 'alpha', '--org', 'acme');
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toMatch(/^prj_\w+\talpha\tacme\n$/);
@@ -74,7 +66,7 @@ describe.skipIf(testDbKind() === 'postgres')('evalgate CLI', { concurrent: true 
       ),
       evalgate(dir, 'keys', 'create', '--project', 'beta'),
       evalgate(
-        tempDir(),
+        temp.make(),
         'keys',
         'create',
         '--project',
@@ -156,7 +148,7 @@ describe.skipIf(testDbKind() === 'postgres')('evalgate CLI', { concurrent: true 
   it('serve prints a key once, on the first start against an empty database', {
     timeout: 90_000,
   }, async () => {
-    const dir = tempDir();
+    const dir = temp.make();
     const first = await serve(dir);
     let key: string;
     try {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { CLI, cliEnv, ROOT, tempDir } from './cli-helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { CLI, cliEnv, ROOT } from './cli-helpers.js';
 
 const ROWS = 1_000_000;
 let h: Harness;
@@ -13,7 +14,7 @@ let dir: string;
 beforeAll(async () => {
   if (testDbKind() === 'postgres') return;
   h = await startHarness();
-  dir = tempDir();
+  dir = tempDir('evalgate-cli-').dir;
 });
 afterAll(async () => {
   await h?.close();

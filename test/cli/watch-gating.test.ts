@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { CLI, type CliResult, cliEnv, evalgate, ROOT, scriptedReply, seed, tempDir } from './cli-helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { CLI, type CliResult, cliEnv, evalgate, ROOT, scriptedReply, seed } from './cli-helpers.js';
 
 let h: Harness;
 let mock: MockUpstream;
@@ -47,7 +48,7 @@ beforeAll(async () => {
   await judge('exact', 'Compare OUT<<{{output}}>> with EXP<<{{expected}}>>');
   await judge('lenient', 'Is it good? OUT<<{{output}}>>');
   await judge('limited-judge', 'Is it good? OUT<<{{output}}>>', 'limited');
-  dir = tempDir();
+  dir = tempDir('evalgate-cli-').dir;
   const rows = Array.from({ length: 200 }, (_, i) => ({ input: `q${i}`, output: 'a', expected: 'a' }));
   await h.call('POST', '/v1/datasets', { body: { label: 'slow', items: rows } });
   // exact passes 2 of 4 (accuracy 0.5); lenient passes all 4 (every output mentions "good").

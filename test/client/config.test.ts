@@ -1,24 +1,16 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, Evalgate, resolveConfig } from '../../src/client/index.js';
 import { testDbKind } from '../helpers/databases.js';
+import { tempDirs } from '../helpers/temp.js';
 
 // Configuration precedence: option > environment variable > config-file endpoint > default. No server
 // and no database: once, on SQLite.
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-client-config-'));
-  dirs.push(dir);
-  return dir;
-}
+const temp = tempDirs('evalgate-client-config-');
+afterAll(() => temp.removeAll());
 
 const ENDPOINTS = {
   current: 'prod-eu',
@@ -44,13 +36,13 @@ const ENDPOINTS = {
 
 /** A config file with `content`, and the environment that points at it. */
 function withFile(content: unknown, env: Record<string, string> = {}) {
-  const file = path.join(tempDir(), 'config.json');
+  const file = path.join(temp.make(), 'config.json');
   fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
   return { EVALGATE_CONFIG: file, ...env };
 }
 
 const noFile = (env: Record<string, string> = {}) => ({
-  EVALGATE_CONFIG: path.join(tempDir(), 'missing.json'),
+  EVALGATE_CONFIG: path.join(temp.make(), 'missing.json'),
   ...env,
 });
 
@@ -180,7 +172,7 @@ describe.skipIf(testDbKind() === 'postgres')('client configuration', () => {
   });
 
   it('reads $XDG_CONFIG_HOME/evalgate/config.json; EVALGATE_CONFIG overrides it', () => {
-    const xdg = tempDir();
+    const xdg = temp.make();
     fs.mkdirSync(path.join(xdg, 'evalgate'));
     fs.writeFileSync(path.join(xdg, 'evalgate', 'config.json'), JSON.stringify(ENDPOINTS));
     const c = resolveConfig({ env: { XDG_CONFIG_HOME: xdg } });

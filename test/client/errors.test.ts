@@ -17,7 +17,8 @@ import {
 } from '../../src/client/index.js';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { clientOf, closedPort, type LocalServer, localServer } from './helpers.js';
+import { unusedPort } from '../helpers/ports.js';
+import { clientOf, type LocalServer, localServer } from './helpers.js';
 
 // Each error class provoked for real. The client's error mapping does not depend on the database, so
 // this runs once, on SQLite.
@@ -187,7 +188,8 @@ describe.skipIf(testDbKind() === 'postgres')('client errors', () => {
   });
 
   it('APIConnectionError for a closed port', async () => {
-    const port = await closedPort();
+    // Below the ephemeral range: no other test's listen(0) or outgoing connection takes it meanwhile.
+    const port = await unusedPort();
     const err = await failure(clientOf(h, { baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 }).health());
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(err).not.toBeInstanceOf(APIConnectionTimeoutError);

@@ -1,6 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { ClientOptions } from '../../src/client/index.js';
 import { Evalgate } from '../../src/client/index.js';
 import type { Harness } from '../helpers/harness.js';
@@ -21,7 +20,7 @@ export interface LocalServer {
 export async function localServer(
   handler: (req: http.IncomingMessage, res: http.ServerResponse, index: number) => void,
 ): Promise<LocalServer> {
-  const sockets = new Set<net.Socket>();
+  const sockets = new Set<Socket>();
   const state = { requests: 0 };
   const server = http.createServer((req, res) => {
     state.requests += 1;
@@ -44,15 +43,6 @@ export async function localServer(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {

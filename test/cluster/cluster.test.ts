@@ -206,7 +206,33 @@ describe(`serve --workers 2 (${testDbKind()})`, () => {
       20_000,
       'replacement serving',
     );
-  }, 60_000);
+    // The survivor answers too, so the above holds even if the replacement never serves: kill the
+    // survivor, and once the primary saw it go, only the replacement (or a newer one) can answer.
+    process.kill(survivor!, 'SIGKILL');
+    await waitFor(
+      () => server.output().includes(`worker ${survivor} exited`),
+      10_000,
+      'survivor exit noticed',
+    );
+    await waitFor(
+      async () =>
+        call('GET', '/healthz').then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      20_000,
+      'replacement answers alone',
+    );
+    // Back to two workers for the tests that follow.
+    await waitFor(
+      () => {
+        const pids = workerPids();
+        return pids.length === 2 && !pids.includes(survivor!);
+      },
+      20_000,
+      'survivor replaced',
+    );
+  }, 90_000);
 
   it('finishes the streams in flight and their task logs on SIGTERM', async () => {
     const { key } = await newKey('streams');

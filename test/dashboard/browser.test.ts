@@ -11,6 +11,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
+import { waitFor } from '../helpers/wait.js';
 import { type DashboardSetup, ensureWebBuilt, startDashboard } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -215,10 +216,11 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
       evaluators: ['correctness'],
       sample: { type: 'dataset', dataset: 'qa' },
     });
-    for (let i = 0; i < 200; i++) {
-      if ((await api('GET', `/v1/evaluation/runs/${baseline.id}`)).status === 'completed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => (await api('GET', `/v1/evaluation/runs/${baseline.id}`)).status === 'completed',
+      20_000,
+      'baseline run completed',
+    );
     lenient = false;
 
     await page.goto(`${projectUrl}/runs`);

@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeScorer } from '../../src/scoring/code/scorer.js';
 import { createVenvCache, packageSources } from '../../src/scoring/code/venv.js';
 import { ScorerSetupError } from '../../src/scoring/types.js';
-import { skipScoring, tempDir, testOptions } from '../scoring/helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { skipScoring, testOptions } from '../scoring/helpers.js';
 
 /**
  * Issue 15, item 10a: a requirements install that fails says where pip looked and which settings

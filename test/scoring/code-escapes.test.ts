@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScoreOutcome } from '../../src/scoring/types.js';
-import { pairs, scoreWith, skipScoring, tempDir, testOptions } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { pairs, scoreWith, skipScoring, testOptions } from './helpers.js';
 
 const PEPPER = 'pepper-that-must-stay-in-the-service-0123456789';
 

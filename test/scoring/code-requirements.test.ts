@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeScorer } from '../../src/scoring/code/scorer.js';
 import { createVenvCache } from '../../src/scoring/code/venv.js';
 import { ScorerSetupError } from '../../src/scoring/types.js';
-import { pairs, skipScoring, tempDir, testOptions } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { pairs, skipScoring, testOptions } from './helpers.js';
 
 /** Writes a valid pure-Python wheel (METADATA, WHEEL, RECORD) with the standard library's zipfile. */
 const BUILD_WHEEL = `

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeScorer } from '../../src/scoring/code/scorer.js';
 import { ScorerSetupError } from '../../src/scoring/types.js';
-import { item, pairs, scoreWith, skipScoring, tempDir, testOptions } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { item, pairs, scoreWith, skipScoring, testOptions } from './helpers.js';
 
 describe.skipIf(skipScoring)('code evaluators: the user contract', () => {
   const tmp = tempDir();

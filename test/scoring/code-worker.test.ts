@@ -3,7 +3,8 @@ import { loadConfig } from '../../src/config.js';
 import { createWorkerPool } from '../../src/scoring/code/pool.js';
 import { createCodeScorer, sandboxStatus } from '../../src/scoring/code/scorer.js';
 import { ScorerSetupError } from '../../src/scoring/types.js';
-import { pairs, scoreWith, skipScoring, tempDir, testOptions, withScorer } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { pairs, scoreWith, skipScoring, testOptions, withScorer } from './helpers.js';
 
 describe.skipIf(skipScoring)('code evaluators: workers', () => {
   const tmp = tempDir();

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Item } from '../../src/catalog/items.js';
 import { loadConfig } from '../../src/config.js';
 import {
@@ -12,11 +9,6 @@ import type { ScoreInput, ScoreOutcome, Scorer } from '../../src/scoring/types.j
 
 /** These tests need no database: they run once, in the sqlite project. */
 export const skipScoring = process.env.EVALGATE_TEST_DB === 'postgres';
-
-export function tempDir(prefix = 'evalgate-scoring-'): { dir: string; remove(): void } {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 export function testOptions(dataDir: string, overrides: Partial<CodeScorerOptions> = {}): CodeScorerOptions {
   const config = loadConfig({

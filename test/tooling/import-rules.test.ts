@@ -1,25 +1,16 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '../helpers/temp.js';
 
 // Neither test needs a database (the child below uses SQLite in a directory of its own), so both run
 // the same under either database project.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const dirs: string[] = [];
-
-function tempDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
-
-afterAll(() => {
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-});
+const temp = tempDirs();
+afterAll(() => temp.removeAll());
 
 interface Run {
   code: number;
@@ -66,7 +57,7 @@ function dependencyStep(): { command: string; files: string[] } {
 
 /** A tree of TypeScript files with what the dependency step needs to run in it, as in the repository. */
 function fixture(files: Record<string, string>): string {
-  const dir = tempDir('evalgate-import-rules-');
+  const dir = temp.make('evalgate-import-rules-');
   const tree: Record<string, string> = {
     'tsconfig.json': JSON.stringify({
       compilerOptions: {
@@ -242,7 +233,7 @@ console.log(JSON.stringify({ health: health.status, resolved: resolved.length, b
 async function embedded(
   alsoBullmq: boolean,
 ): Promise<{ health: number; resolved: number; bullmq: string[] }> {
-  const tmp = tempDir('evalgate-embedded-');
+  const tmp = temp.make('evalgate-embedded-');
   const child = await run(
     process.execPath,
     ['--import', 'tsx', '--input-type=module', '--eval', EMBEDDED, tmp, alsoBullmq ? 'yes' : 'no'],
