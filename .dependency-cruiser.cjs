@@ -1,5 +1,5 @@
 /**
- * Import rules for src/, checked by `npm run check` (`depcruise src --config .dependency-cruiser.cjs`).
+ * Import rules for src/ and web/src/, checked by `npm run check` (`depcruise src web/src --config …`).
  *
  * No folder may import one that imports it back. That rule is not here but in scripts/check-folders.mjs
  * (the next step of `npm run check`), which cruises with this same configuration, collapses modules to
@@ -10,8 +10,10 @@
  * dependencies); `collapse` changes the report, not the validation; and path rules with $1 only look at
  * one edge (or one module-level cycle), not at a folder depending back on another.
  *
- * Cycles here are of imports that load code: an `import type` is erased before run time (as for Biome's
- * noImportCycles). Dynamic `import()` counts as an import everywhere except in `bullmq-only-in-executor`.
+ * Module cycles here are of imports that load code: an `import type` is erased before run time (as for
+ * Biome's noImportCycles). The folder check counts every import, `import type` too: a folder that names
+ * another's types depends on it. Dynamic `import()` counts as an import everywhere except in
+ * `bullmq-only-in-executor`.
  *
  * @type {import('dependency-cruiser').IConfiguration}
  */
@@ -27,6 +29,15 @@ module.exports = {
       from: { path: '^src/' },
       // As for Biome's noImportCycles: a cycle closed by an `import type` is erased before run time.
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'no-circular-web',
+      severity: 'error',
+      comment:
+        'The dashboard web app has no import circle at all, type imports included: a page that needs what ' +
+        'another page defines takes it from a module of its own (as pages/result-rows.ts).',
+      from: { path: '^web/src/' },
+      to: { circular: true },
     },
     {
       name: 'no-test-or-bench-in-src',

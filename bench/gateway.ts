@@ -7,6 +7,8 @@
  *   npm run bench:gateway -- --concurrency 64 --rounds 3 --cpu-prof .profiles
  *   npm run bench:gateway -- --answer-chars 2000   # longer answers (streamed in 8-character pieces)
  *   npm run bench:gateway -- --workers 1,2,4,8     # `serve --workers N` per count (bench/gateway-workers.ts)
+ *   npm run bench:gateway -- --mode responses,messages   # translated Responses / Messages calls (plain and
+ *                                                       # streamed) beside chat completions, CPU per call
  *
  * The gateway runs from the build (tsc first; `--tsx` runs the sources). Each setting is measured
  * `--rounds` times, interleaved across targets; the figures per target are the best round's, and the
@@ -44,7 +46,20 @@ const durationMs = Number(arg('duration', '2500'));
 const cpuProf = arg('cpu-prof', '');
 const concurrencies = arg('concurrency', '1,64').split(',').map(Number);
 const rounds = Number(arg('rounds', '5'));
-const modes = arg('mode', 'plain,stream').split(',') as Mode[];
+/** `responses` and `messages` stand for their plain and streamed modes, measured beside chat completions. */
+const DIALECT_MODES: Record<string, Mode[]> = {
+  responses: ['responses', 'responses_stream'],
+  messages: ['messages', 'messages_stream'],
+};
+const asked = arg('mode', 'plain,stream').split(',');
+const modes = [
+  ...new Set<Mode>([
+    ...(asked.some((m) => DIALECT_MODES[m]) ? (['plain', 'stream'] as Mode[]) : []),
+    ...asked.flatMap((m) => DIALECT_MODES[m] ?? [m as Mode]),
+  ]),
+];
+/** The registered model the dialect modes call: its upstream (the mock) speaks chat completions only. */
+const CHAT_MODEL = 'bench-chat';
 /** The mock's answer: its own short sentence by default, else this many characters of prose. */
 const answerChars = Number(arg('answer-chars', '0'));
 
@@ -89,7 +104,39 @@ interface Target {
   pid: number | null;
 }
 
-type Mode = 'plain' | 'stream';
+type Mode = 'plain' | 'stream' | 'responses' | 'responses_stream' | 'messages' | 'messages_stream';
+
+/** The path and body of one call in a mode (dialect modes call the registered chat-only model). */
+function callOf(target: Target, mode: Mode): { path: string; body: string; headers: Record<string, string> } {
+  const stream = mode.endsWith('stream') ? { stream: true } : {};
+  if (mode.startsWith('responses'))
+    return {
+      path: '/v1/responses',
+      body: JSON.stringify({ model: CHAT_MODEL, input: 'Say hello.', ...stream }),
+      headers: {},
+    };
+  if (mode.startsWith('messages')) {
+    const body = {
+      model: CHAT_MODEL,
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say hello.' }],
+      ...stream,
+    };
+    // The Anthropic SDK's header.
+    const key = (target.headers.authorization ?? '').replace(/^Bearer /, '');
+    return {
+      path: '/v1/messages',
+      body: JSON.stringify(body),
+      headers: { 'x-api-key': key, authorization: '' },
+    };
+  }
+  const messages = [{ role: 'user', content: 'Say hello.' }];
+  return {
+    path: '/v1/chat/completions',
+    body: JSON.stringify({ model: target.model, messages, ...stream }),
+    headers: {},
+  };
+}
 export interface Measured extends LoadResult {
   /**
    * CPU time (user + system) the server process spent per request, microseconds, until it was idle
@@ -148,18 +195,20 @@ function cpuUs(pid: number | null): number | null {
 }
 
 async function measureOnce(target: Target, concurrency: number, mode: Mode): Promise<Measured> {
-  const body = JSON.stringify({
-    model: target.model,
-    messages: [{ role: 'user', content: 'Say hello.' }],
-    ...(mode === 'stream' ? { stream: true } : {}),
-  });
+  const call = callOf(target, mode);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...target.headers,
+    ...call.headers,
+  };
+  if (headers.authorization === '') delete headers.authorization;
   const before = cpuUs(target.pid);
   const threadsBefore = threadsUs(target.pid);
   const result = await runLoad({
     origin: target.origin,
-    path: '/v1/chat/completions',
-    headers: { 'content-type': 'application/json', ...target.headers },
-    body,
+    path: call.path,
+    headers,
+    body: call.body,
     concurrency,
     warmupMs,
     durationMs,
@@ -243,6 +292,22 @@ async function main(): Promise<void> {
         pid: withoutRecording.child.pid!,
       },
     ];
+    if (modes.some((m) => m !== 'plain' && m !== 'stream')) {
+      // The dialect modes' model: the mock behind it speaks chat completions only, so every call is translated.
+      const res = await fetch(`${withRecording.url}/v1/models`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: JSON.stringify({
+          label: CHAT_MODEL,
+          base_url: `${mock.url}/v1`,
+          upstream_model: 'gpt-4o-mini',
+          api: 'chat',
+          input_price_per_mtok: 0.15,
+          output_price_per_mtok: 0.6,
+        }),
+      });
+      if (res.status !== 201) throw new Error(`registering ${CHAT_MODEL}: ${res.status} ${await res.text()}`);
+    }
     // Rounds interleave the targets so that a burst of outside load does not favour one of them.
     const results: Record<string, Record<string, Partial<Record<Mode, Measured>>>> = {};
     // Requests/s of every round, per setting and target: ratios are taken within a round, where the
@@ -253,6 +318,10 @@ async function main(): Promise<void> {
       for (const concurrency of concurrencies) {
         for (const mode of modes) {
           for (const target of targets) {
+            // The upstream and the bare proxy speak chat completions only.
+            if (target.pid === null || target.name === 'bare_proxy') {
+              if (mode !== 'plain' && mode !== 'stream') continue;
+            }
             results[target.name] ??= {};
             const byTarget = results[target.name]!;
             byTarget[`c${concurrency}`] ??= {};
@@ -337,6 +406,21 @@ async function main(): Promise<void> {
           ),
         },
       };
+    }
+    // Translated dialects against chat completions, same gateway, same run.
+    const dialectModes = modes.filter((m) => m !== 'plain' && m !== 'stream');
+    if (dialectModes.length > 0) {
+      const per: Record<string, unknown> = {};
+      for (const c of concurrencies.map((n) => `c${n}`)) {
+        const cpu = (mode: Mode) => cpuOf('evalgate', c, mode);
+        const rows: Record<string, unknown> = { chat: { plain: cpu('plain'), stream: cpu('stream') } };
+        for (const mode of dialectModes) {
+          const base = mode.endsWith('stream') ? 'stream' : 'plain';
+          rows[mode] = { cpu_us_per_req: cpu(mode), vs_chat: ratio(cpu(mode), cpu(base)) };
+        }
+        per[c] = rows;
+      }
+      summary.dialects_cpu_us_per_req = { ...per, target: 'vs_chat <= 1.15' };
     }
     // The latency summary needs both modes.
     if (c1?.plain && c1.stream) {

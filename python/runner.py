@@ -173,6 +173,14 @@ def convert(result):
     )
 
 
+def lacking(ground_truth, detail=None):
+    """A position the evaluator could not score for want of ground truth counts as missing, not as an error."""
+    if ground_truth is not None:
+        return None
+    how = f"evaluate raised on None:\n{detail}" if detail else "evaluate returned None"
+    return [None, None, None, ["missing_data", f"{how} (this position has no ground_truth)"], None]
+
+
 def load(source):
     linecache.cache["<evaluator>"] = (len(source), None, source.splitlines(True), "<evaluator>")
     module = types.ModuleType("evaluator")
@@ -264,11 +272,17 @@ def main():
                 value = evaluate(sample, ground_truth, baseline)
                 if is_async or (type(value) not in _OK_TYPES and isawaitable(value)):
                     value = loop.run(value)
-                result = convert(value)
+                result = lacking(ground_truth) if value is None else None
+                if result is None:
+                    result = convert(value)
             except BaseException as exc:  # noqa: BLE001
                 if os.getpid() != main_pid:
                     os._exit(0)
-                result = [None, None, None, ["evaluator_exception", error_tail(exc)], None]
+                result = None
+                if isinstance(exc, (AttributeError, TypeError, KeyError)) and "NoneType" in str(exc):
+                    result = lacking(ground_truth, error_tail(exc))
+                if result is None:
+                    result = [None, None, None, ["evaluator_exception", error_tail(exc)], None]
             if os.getpid() != main_pid:
                 os._exit(0)  # a child forked by user code must never speak the protocol
             latencies.append(int((clock() - started) * 1e6))

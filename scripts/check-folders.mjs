@@ -3,8 +3,8 @@
  * configuration. A unit is a top-level folder of the cruised directory (src/engine, src/runs, ...); a
  * file directly in it (src/app.ts) is a unit of its own. The modules are collapsed to their units and
  * every strongly connected component of more than one unit is printed with one example import per edge.
- * Imports that load code count, static or dynamic; `import type` (erased by tsc and tsx) does not, as
- * for Biome's noImportCycles and the `no-circular` rule.
+ * Every import counts, static or dynamic, `import type` too: a type import is erased before run time,
+ * but it still ties the two folders together (neither can be understood, changed or moved alone).
  *
  * dependency-cruiser's own `scope: 'folder'` rules derive folders at every depth and name a dependency by
  * the folder its target sits in directly, so they miss src/a → src/b/y.ts ↔ src/b → src/a/sub/x.ts and
@@ -15,7 +15,6 @@
  * Paths are relative to the working directory (as for `depcruise`). Exit 0: no cycle; 1: cycles; 2: the
  * cruise found nothing to check (a wrong directory, or imports that no longer resolve).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { cruise } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
@@ -75,23 +74,6 @@ function cycles(graph) {
   return found.sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-const sources = new Map();
-const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/**
- * Whether an import is gone after compilation: an `import type` / `export type` statement. dependency-
- * cruiser also calls `import { type A } from './a.js'` type-only, but under verbatimModuleSyntax that one
- * still loads ./a.js (as `import {} from './a.js'`), so it is looked up in the file's text.
- */
-function erased(source, dependency) {
-  if (!dependency.dependencyTypes.includes('type-only')) return false;
-  if (!sources.has(source)) sources.set(source, fs.readFileSync(source, 'utf8'));
-  const statement = new RegExp(
-    `\\b(import|export)\\s+type\\b[^;]*?\\bfrom\\s*['"]${escapeRegExp(dependency.module)}['"]`,
-  );
-  return statement.test(sources.get(source));
-}
-
 const { config, dir } = parseArgs(process.argv.slice(2));
 const options = await extractDepcruiseOptions(config);
 const tsConfig = options.tsConfig?.fileName ? extractTSConfig(options.tsConfig.fileName) : {};
@@ -107,9 +89,8 @@ for (const module of output.modules) {
   if (!graph.has(from)) graph.set(from, new Map());
   for (const dependency of module.dependencies) {
     const to = unitOf(dependency.resolved, dir);
-    // `import type` is erased before run time; type-only hubs such as src/deps.ts (the services' type)
-    // are imported from everywhere on purpose, so only imports that load code tie folders together.
-    if (!to || dependency.couldNotResolve || erased(module.source, dependency)) continue;
+    // Type imports count: a folder that names another's types depends on it as much as one calling it.
+    if (!to || dependency.couldNotResolve) continue;
     local += 1;
     if (to === from) continue;
     const edges = graph.get(from);

@@ -11,21 +11,24 @@ import { logRoutes } from './catalog/logs/routes.js';
 import { modelRoutes } from './catalog/models/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { dashboardWeb } from './dashboard/web.js';
-import type { Deps } from './deps.js';
 import { evaluatorRoutes } from './evaluators/routes.js';
+import { installRequestDeadlines } from './http/deadlines.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
 import { installJsonParser } from './http/json-parser.js';
 import { installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { inferenceRoutes } from './inference/routes.js';
+import { monitorRoutes } from './monitors/routes.js';
 import { installMetrics, installMetricsRoute } from './observability/http.js';
+import { fileRoutes } from './openai-evals/files-routes.js';
+import { graderRoutes } from './openai-evals/graders-routes.js';
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
 
 export interface App {
   server: FastifyInstance;
-  deps: Deps;
+  services: Services;
   close(): Promise<void>;
 }
 
@@ -60,18 +63,18 @@ function trackConnections(http: Server) {
  * Tells the services which ports this server listens on once it does (port 0 is resolved only then), so
  * that neither a registered model nor the provider layer can point the gateway at itself.
  */
-function trackOwnPorts(server: FastifyInstance, deps: Deps): void {
+function trackOwnPorts(server: FastifyInstance, self: Services['self']): void {
   const ports: number[] = [];
   server.addHook('onListen', function (done) {
     for (const address of this.addresses()) {
       if (typeof address === 'string') continue; // a Unix socket or pipe: no port to loop through
       ports.push(address.port);
-      deps.self.listening(address.port);
+      self.listening(address.port);
     }
     done();
   });
   server.addHook('onClose', (_instance, done) => {
-    for (const port of ports.splice(0)) deps.self.stopped(port);
+    for (const port of ports.splice(0)) self.stopped(port);
     done();
   });
 }
@@ -81,10 +84,9 @@ function trackOwnPorts(server: FastifyInstance, deps: Deps): void {
  * Closing the app stops the HTTP server; the services are closed by whoever created them.
  */
 export async function createApp(services: Services): Promise<App> {
-  const deps = services;
-  const { config } = deps;
+  const { config } = services;
   const server = Fastify({
-    loggerInstance: deps.logger,
+    loggerInstance: services.logger,
     bodyLimit: config.bodyLimit,
     // A caller's X-Request-Id is kept when it is a plausible id; anything else gets a fresh one.
     requestIdHeader: false,
@@ -105,29 +107,35 @@ export async function createApp(services: Services): Promise<App> {
   server.setValidatorCompiler(validatorCompiler);
   installErrorHandling(server);
   installJsonParser(server);
-  installGuard(server, deps.auth, deps.limiter);
+  installRequestDeadlines(server, config.requests);
+  installGuard(server, services.auth, services.limiter, config.requests.keyConcurrency);
   // The timing hook before the OpenAPI plugin (its routes are timed too), the route after it (documented).
-  installMetrics(server, deps.metrics);
+  installMetrics(server, services.metrics);
   await installOpenApi(server);
-  installMetricsRoute(server, deps.metrics);
-  await server.register(healthRoutes, { deps });
-  await server.register(apiKeyRoutes, { deps });
-  await server.register(containerRoutes, { deps });
-  await server.register(logRoutes, { deps });
-  await server.register(datasetRoutes, { deps });
-  await server.register(modelRoutes, { deps });
-  await server.register(evaluatorRoutes, { deps });
-  await server.register(inferenceRoutes, { deps });
-  await server.register(runRoutes, { deps });
-  await server.register(dashboardRoutes, { deps });
+  installMetricsRoute(server, services.metrics);
+  // Each feature registers with its own port, and sees nothing else of the process.
+  const { ports } = services;
+  await server.register(healthRoutes, { ports: ports.health });
+  await server.register(apiKeyRoutes, { ports: ports.apiKeys });
+  await server.register(containerRoutes, { ports: ports.containers });
+  await server.register(logRoutes, { ports: ports.logs });
+  await server.register(datasetRoutes, { ports: ports.datasets });
+  await server.register(modelRoutes, { ports: ports.models });
+  await server.register(evaluatorRoutes, { ports: ports.evaluators });
+  await server.register(inferenceRoutes, { ports: ports.inference });
+  await server.register(runRoutes, { ports: ports.runs });
+  await server.register(graderRoutes, { ports: ports.graders });
+  await server.register(fileRoutes, { ports: ports.files });
+  await server.register(monitorRoutes, { ports: ports.monitors });
+  await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);
-  trackOwnPorts(server, deps);
+  trackOwnPorts(server, services.self);
   await server.ready();
   const connections = trackConnections(server.server);
 
   return {
     server,
-    deps,
+    services,
     async close() {
       await connections.closing(server.close());
     },

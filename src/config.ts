@@ -1,6 +1,30 @@
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { decodeSecretKey } from './catalog/models/crypto.js';
+import {
+  baseUrl,
+  type CodeEvaluatorSettings,
+  ConfigError,
+  codeEvaluatorSettings,
+  type DashboardSettings,
+  type Env,
+  int,
+  isLoopbackHost,
+  oidcProvidersOf,
+  publicUrlOf,
+  type RequestSettings,
+  requestSettings,
+  text,
+} from './config-sections.js';
+import { decodeSecretKey } from './shared/crypto.js';
+
+export {
+  type CodeEvaluatorSettings,
+  ConfigError,
+  type DashboardSettings,
+  type Env,
+  isLoopbackHost,
+  type OidcProviderSettings,
+  type RequestSettings,
+} from './config-sections.js';
 
 /** Every setting of the service, parsed once at start from `EVALGATE_*` variables and CLI flags. */
 export interface Config {
@@ -22,8 +46,9 @@ export interface Config {
    */
   rateLimit: { perMinute: number; burst: number; onRedisError: 'open' | 'closed' };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Largest accepted JSON request body, in bytes. */
-  bodyLimit: number;
+  bodyLimit: number; // largest accepted JSON request body, in bytes
+  /** How long requests may take to arrive, and how many one key or one process holds at once. */
+  requests: RequestSettings;
   /** How long a verified API key is trusted without a database look-up, in milliseconds. */
   keyCacheMs: number;
   /** Python interpreter used to check code evaluators. */
@@ -55,26 +80,6 @@ export interface Config {
   dashboard: DashboardSettings;
 }
 
-/** One OpenID Connect provider users may sign in with (`EVALGATE_OIDC_PROVIDERS`). */
-export interface OidcProviderSettings {
-  /** Short name used in the redirect URI: `/dashboard/api/auth/callback/<id>`. */
-  id: string;
-  /** Issuer identifier; its discovery document is `<issuer>/.well-known/openid-configuration`. */
-  issuer: string;
-  clientId: string;
-  clientSecret: string;
-  /** Shown on the sign-in button. */
-  name: string;
-}
-
-export interface DashboardSettings {
-  providers: OidcProviderSettings[];
-  /** `EVALGATE_PUBLIC_URL` without a trailing slash; null: `http://<host>:<port>` of the listening server. */
-  publicUrl: string | null;
-  /** Lifetime of a sign-in session (`EVALGATE_SESSION_TTL_MS`). */
-  sessionTtlMs: number;
-}
-
 export interface ProviderSettings {
   /** The operator's credential; null leaves the provider disabled. */
   apiKey: string | null;
@@ -83,9 +88,16 @@ export interface ProviderSettings {
 }
 
 export interface UpstreamPolicySettings {
-  /** Refuse loopback and private ranges too (`EVALGATE_BLOCK_PRIVATE_UPSTREAMS=1`). */
+  /**
+   * Refuse loopback and private ranges too (`EVALGATE_BLOCK_PRIVATE_UPSTREAMS`; default on unless the
+   * server listens on a loopback address only).
+   */
   blockPrivate: boolean;
-  /** Lower-case host names (`*.example.com` wildcards allowed); null allows every host. */
+  /**
+   * Lower-case entries: host names (`*.example.com` wildcards), IP literals, either with `:port`, and CIDR
+   * blocks. When set, only what they name may be used, and what they name is allowed even when private.
+   * Null allows every host (subject to `blockPrivate`).
+   */
   allowedHosts: string[] | null;
 }
 
@@ -123,6 +135,10 @@ export interface RunSettings {
   leaseMs: number;
   /** How often an idle inline executor looks for work, in milliseconds. */
   pollMs: number;
+  /** `EVALGATE_RUN_RECONCILE_MS`: how often BullMQ executors look for live runs whose jobs Redis lost. */
+  reconcileMs: number;
+  /** `EVALGATE_RUN_SUBMIT_TIMEOUT_MS`: how long creating a run waits on the run queue before answering 503. */
+  submitTimeoutMs: number;
   /** Whether `serve` executes runs itself (inline executor only). */
   serveExecutes: boolean;
   /** How long a run waits on 429s without any call succeeding before recording the rest as `rate_limited`. */
@@ -131,52 +147,7 @@ export interface RunSettings {
   scorerIdleMs: number;
 }
 
-export interface CodeEvaluatorSettings {
-  /** Python workers running at once in this process (`EVALGATE_CODE_WORKERS`, default: CPUs). */
-  workers: number;
-  /** Positions per request line sent to a worker. */
-  batchSize: number;
-  /** Run without a sandbox (rlimits only) where bubblewrap cannot start. */
-  unsafe: boolean;
-  sandbox: {
-    /** The bubblewrap executable. */
-    bwrap: string;
-    /** Wall-clock limit of one sample, enforced from Node (kill and respawn). */
-    timeoutMs: number;
-    /** A worker is replaced after this many samples. */
-    recycleAfter: number;
-    /** First uid workers drop to when the service runs as root. */
-    uidBase: number;
-    limits: { memoryMb: number; cpuSeconds: number; processes: number; fileSizeMb: number; tmpMb: number };
-  };
-  pip: {
-    indexUrl: string | null;
-    /** Directories or URLs of wheels (`EVALGATE_PIP_FIND_LINKS`, comma-separated). */
-    findLinks: string[];
-    timeoutMs: number;
-  };
-}
-
-export type Env = Record<string, string | undefined>;
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-function text(raw: string | undefined): string | null {
-  return raw === undefined || raw.trim() === '' ? null : raw.trim();
-}
 
 function databaseUrl(raw: string | null, dataDir: string): string {
   if (raw === null) return `sqlite:${path.join(dataDir, 'evalgate.db')}`;
@@ -226,20 +197,6 @@ function executorOf(raw: string | undefined, redisUrl: string | null): 'inline' 
   return value;
 }
 
-function baseUrl(name: string, raw: string | undefined, fallback: string): string {
-  const value = text(raw) ?? fallback;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
-  }
-  return value.replace(/\/+$/, '');
-}
-
 function secretKey(raw: string | undefined): Buffer | null {
   const value = text(raw);
   if (value === null) return null;
@@ -259,113 +216,6 @@ function hostList(raw: string | undefined): string[] | null {
     .filter((h) => h !== '');
 }
 
-function codeEvaluatorSettings(env: Env): CodeEvaluatorSettings {
-  const cpus = Math.max(1, availableParallelism());
-  return {
-    workers: int('EVALGATE_CODE_WORKERS', env.EVALGATE_CODE_WORKERS, cpus, 1, 1024),
-    batchSize: int('EVALGATE_CODE_BATCH_SIZE', env.EVALGATE_CODE_BATCH_SIZE, 1000, 1, 100_000),
-    unsafe: int('EVALGATE_UNSAFE_CODE_EVALUATORS', env.EVALGATE_UNSAFE_CODE_EVALUATORS, 0, 0, 1) === 1,
-    sandbox: {
-      bwrap: text(env.EVALGATE_BWRAP) ?? 'bwrap',
-      timeoutMs: int('EVALGATE_SANDBOX_TIMEOUT_MS', env.EVALGATE_SANDBOX_TIMEOUT_MS, 10_000, 10, 3_600_000),
-      recycleAfter: int(
-        'EVALGATE_SANDBOX_RECYCLE_SAMPLES',
-        env.EVALGATE_SANDBOX_RECYCLE_SAMPLES,
-        100_000,
-        1,
-        1_000_000_000,
-      ),
-      uidBase: int('EVALGATE_SANDBOX_UID_BASE', env.EVALGATE_SANDBOX_UID_BASE, 200_000, 1000, 3_000_000_000),
-      limits: {
-        memoryMb: int('EVALGATE_SANDBOX_MEMORY_MB', env.EVALGATE_SANDBOX_MEMORY_MB, 2048, 64, 1_048_576),
-        cpuSeconds: int('EVALGATE_SANDBOX_CPU_SECONDS', env.EVALGATE_SANDBOX_CPU_SECONDS, 600, 1, 86_400),
-        processes: int('EVALGATE_SANDBOX_MAX_PROCESSES', env.EVALGATE_SANDBOX_MAX_PROCESSES, 64, 1, 65_536),
-        fileSizeMb: int('EVALGATE_SANDBOX_FILE_SIZE_MB', env.EVALGATE_SANDBOX_FILE_SIZE_MB, 64, 1, 1_048_576),
-        tmpMb: int('EVALGATE_SANDBOX_TMP_MB', env.EVALGATE_SANDBOX_TMP_MB, 64, 1, 1_048_576),
-      },
-    },
-    pip: {
-      indexUrl: text(env.EVALGATE_PIP_INDEX_URL),
-      findLinks: (text(env.EVALGATE_PIP_FIND_LINKS) ?? '')
-        .split(',')
-        .map((l) => l.trim())
-        .filter((l) => l !== ''),
-      timeoutMs: int('EVALGATE_PIP_TIMEOUT_MS', env.EVALGATE_PIP_TIMEOUT_MS, 600_000, 1000, 86_400_000),
-    },
-  };
-}
-
-const PROVIDER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
-function providerField(where: string, entry: Record<string, unknown>, field: string): string {
-  const value = entry[field];
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new ConfigError(`${where}.${field} must be a non-empty string`);
-  }
-  return value.trim();
-}
-
-/** `EVALGATE_OIDC_PROVIDERS`: a JSON array of `{id, issuer, client_id, client_secret, name}`. */
-function oidcProvidersOf(raw: string | undefined): OidcProviderSettings[] {
-  const value = text(raw);
-  if (value === null) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch (err) {
-    throw new ConfigError(`EVALGATE_OIDC_PROVIDERS must be a JSON array: ${(err as Error).message}`);
-  }
-  if (!Array.isArray(parsed)) {
-    throw new ConfigError(
-      'EVALGATE_OIDC_PROVIDERS must be a JSON array of {id, issuer, client_id, client_secret, name}',
-    );
-  }
-  const seen = new Set<string>();
-  return parsed.map((entry: unknown, i) => {
-    const where = `EVALGATE_OIDC_PROVIDERS[${i}]`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      throw new ConfigError(`${where} must be an object {id, issuer, client_id, client_secret, name}`);
-    }
-    const fields = entry as Record<string, unknown>;
-    const unknown = Object.keys(fields).filter(
-      (k) => !['id', 'issuer', 'client_id', 'client_secret', 'name'].includes(k),
-    );
-    if (unknown.length) throw new ConfigError(`${where} has unknown fields: ${unknown.join(', ')}`);
-    const id = providerField(where, fields, 'id');
-    if (!PROVIDER_ID.test(id)) {
-      throw new ConfigError(
-        `${where}.id must be lower-case letters, digits, _ or - (at most 63), got "${id}"`,
-      );
-    }
-    if (seen.has(id)) throw new ConfigError(`${where}.id "${id}" is used by another provider`);
-    seen.add(id);
-    // Kept exactly as given: it must equal the issuer of the discovery document (a trailing slash included).
-    const issuer = providerField(where, fields, 'issuer');
-    baseUrl(`${where}.issuer`, issuer, '');
-    return {
-      id,
-      issuer,
-      clientId: providerField(where, fields, 'client_id'),
-      clientSecret: providerField(where, fields, 'client_secret'),
-      name: providerField(where, fields, 'name'),
-    };
-  });
-}
-
-/** `EVALGATE_PUBLIC_URL`: the origin users reach the server at (behind a proxy: the proxy's). */
-function publicUrlOf(raw: string | undefined): string | null {
-  const value = text(raw);
-  if (value === null) return null;
-  const url = baseUrl('EVALGATE_PUBLIC_URL', value, '');
-  if (new URL(url).pathname !== '/' || /[?#]/.test(url)) {
-    throw new ConfigError(
-      `EVALGATE_PUBLIC_URL must be an origin (scheme://host[:port]) without a path, got "${value}"`,
-    );
-  }
-  return new URL(url).origin;
-}
-
-/** Flags given on the command line override the environment. */
 export interface ConfigFlags {
   host?: string;
   port?: string;
@@ -396,8 +246,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     1,
     10_000_000,
   );
+  const host = flags.host ?? text(env.EVALGATE_HOST) ?? '127.0.0.1';
   return {
-    host: flags.host ?? text(env.EVALGATE_HOST) ?? '127.0.0.1',
+    host,
     port: int('port', flags.port ?? env.EVALGATE_PORT, 8080, 0, 65535),
     dataDir,
     databaseUrl: databaseUrl(flags.databaseUrl ?? text(env.EVALGATE_DATABASE_URL), dataDir),
@@ -411,6 +262,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     },
     logLevel: logLevel as Config['logLevel'],
     bodyLimit: int('EVALGATE_BODY_LIMIT', env.EVALGATE_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    requests: requestSettings(env),
     keyCacheMs: int('EVALGATE_KEY_CACHE_MS', env.EVALGATE_KEY_CACHE_MS, 10_000, 0, 3_600_000),
     python: text(env.EVALGATE_PYTHON) ?? 'python3',
     runs: {
@@ -428,6 +280,14 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
       ),
       leaseMs: int('EVALGATE_RUN_LEASE_MS', env.EVALGATE_RUN_LEASE_MS, 30_000, 1000, 3_600_000),
       pollMs: int('EVALGATE_RUN_POLL_MS', env.EVALGATE_RUN_POLL_MS, 500, 10, 60_000),
+      reconcileMs: int('EVALGATE_RUN_RECONCILE_MS', env.EVALGATE_RUN_RECONCILE_MS, 5_000, 100, 3_600_000),
+      submitTimeoutMs: int(
+        'EVALGATE_RUN_SUBMIT_TIMEOUT_MS',
+        env.EVALGATE_RUN_SUBMIT_TIMEOUT_MS,
+        3000,
+        100,
+        60_000,
+      ),
       serveExecutes: int('EVALGATE_SERVE_EXECUTES', env.EVALGATE_SERVE_EXECUTES, 1, 0, 1) === 1,
       rateLimitWaitMs: int(
         'EVALGATE_RATE_LIMIT_MAX_WAIT_MS',
@@ -505,8 +365,15 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     },
     secretKey: secretKey(env.EVALGATE_SECRET_KEY),
     upstreamPolicy: {
+      // Closed by default whenever the server is reachable from elsewhere; open on the embedded default.
       blockPrivate:
-        int('EVALGATE_BLOCK_PRIVATE_UPSTREAMS', env.EVALGATE_BLOCK_PRIVATE_UPSTREAMS, 0, 0, 1) === 1,
+        int(
+          'EVALGATE_BLOCK_PRIVATE_UPSTREAMS',
+          env.EVALGATE_BLOCK_PRIVATE_UPSTREAMS,
+          isLoopbackHost(host) ? 0 : 1,
+          0,
+          1,
+        ) === 1,
       allowedHosts: hostList(env.EVALGATE_ALLOWED_UPSTREAM_HOSTS),
     },
     logWriter: {

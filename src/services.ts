@@ -1,48 +1,78 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
-import { decodeSecretKey } from './catalog/models/crypto.js';
 import { priceTable } from './catalog/models/prices.js';
 import { type ModelContext, resolveModel } from './catalog/models/resolve.js';
-import { SelfAddresses } from './catalog/models/self-addresses.js';
 import type { ResolvedModel } from './catalog/models/types.js';
-import type { ClusterLink } from './cluster/link.js';
 import type { Config } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
-import type { Deps } from './deps.js';
-import type { ModelLimiter } from './engine/limiter.js';
-import { createMemoryModelLimiter } from './engine/limiter-memory.js';
-import type { RunQueue } from './engine/run-queue.js';
+import type { Database } from './db/schema.js';
 import { InlineRunQueue } from './executor/inline-queue.js';
+import type { RunQueue } from './executor/run-queue.js';
 import { createProviders } from './inference/compose.js';
+import { checkUpstreamUrlResolved } from './inference/egress/policy.js';
+import { SelfAddresses } from './inference/egress/self-addresses.js';
 import { hopIdOf } from './inference/hop.js';
 import { createThreadedLogWriter } from './inference/recording/threaded-writer.js';
-import type { LogWriter } from './inference/recording/types.js';
+import type { CommittedLog, LogWriter } from './inference/recording/types.js';
 import { createLogWriter } from './inference/recording/writer.js';
+import { AlertWatcher } from './monitors/alerts.js';
+import { MonitorSelector } from './monitors/selector.js';
+import { monitorSeries } from './monitors/series.js';
 import { createMetrics } from './observability/metrics.js';
+import { buildPorts, type Parts, type Ports } from './ports.js';
 import { perMinuteParams, type RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
+import type { ModelLimiter } from './ratelimit/model-limiter.js';
+import { createMemoryModelLimiter } from './ratelimit/model-limiter-memory.js';
 import { createRedisLimiter } from './ratelimit/redis.js';
-import { codeScorerOptions, createCodeScorer, sandboxStatus } from './scoring/code/scorer.js';
-import { loadOrCreateSecret } from './shared/secrets.js';
+import {
+  codeScorerOptions,
+  createCodeRuntime,
+  createCodeScorer,
+  sandboxStatus,
+} from './scoring/code/scorer.js';
+import { decodeSecretKey } from './shared/crypto.js';
+import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
 
-/** Everything the API (`createApp`) and the executor (`createWorker`) share, built once per process. */
-export type Services = Deps;
+/**
+ * What a process of `evalgate serve --workers N` shares with the others through the primary (declared
+ * here, by what it is used for; `cluster/link.ts` implements it).
+ */
+export interface ClusterPort {
+  rateLimiter(): RateLimiter;
+  publishForget(keyId: string): void;
+  onForget(fn: (keyId: string) => void): void;
+}
+
+/**
+ * What the API (`createApp`) and the executor (`createWorker`) are built from, once per process: each
+ * feature gets its own port (`ports`); the parts themselves are for the wiring (app, CLI, tests).
+ */
+export interface Services extends Parts {
+  db: Kysely<Database>;
+  /** 32-byte master key sealing stored credentials (registered models' api_key). */
+  secretKey: Buffer;
+  ports: Ports;
+  /** Closes everything, the database last. */
+  close(): Promise<void>;
+}
 
 export interface ServicesOptions {
   /** Reuse an open database (tests that share one between two app instances). */
   database?: DatabaseHandle;
   logger?: FastifyBaseLogger;
   /** Set in a worker of `evalgate serve --workers N`: rate limits and revocations shared with the others. */
-  cluster?: ClusterLink;
+  cluster?: ClusterPort;
 }
 
 function createRateLimiter(
   config: Config,
   warn: (message: string) => void,
-  cluster: ClusterLink | undefined,
+  cluster: ClusterPort | undefined,
 ): Promise<RateLimiter> | RateLimiter {
   const params = perMinuteParams(config.rateLimit);
   // Without Redis, the workers of one server share the budget held in the primary's memory.
@@ -61,7 +91,7 @@ async function createModelLimiter(
 ): Promise<ModelLimiter> {
   // Only the scale-out executor spreads one run over processes; then the limits must be shared too.
   if (config.runs.executor !== 'bullmq' || !config.redisUrl) return createMemoryModelLimiter();
-  const { createRedisModelLimiter } = await import('./engine/limiter-redis.js');
+  const { createRedisModelLimiter } = await import('./ratelimit/model-limiter-redis.js');
   return createRedisModelLimiter({
     url: config.redisUrl,
     workerId,
@@ -74,7 +104,13 @@ async function createRunQueue(config: Config, database: DatabaseHandle): Promise
   if (config.runs.executor === 'inline') return new InlineRunQueue(database.db);
   // Loaded only here, so that the embedded mode never imports BullMQ.
   const { BullRunQueue } = await import('./executor/bullmq-queue.js');
-  return BullRunQueue.connect(config.redisUrl ?? '', config.redisPrefix, config.runs.environments);
+  return BullRunQueue.connect(
+    config.redisUrl ?? '',
+    config.redisPrefix,
+    config.runs.environments,
+    database.db,
+    config.runs.submitTimeoutMs,
+  );
 }
 
 /**
@@ -83,32 +119,49 @@ async function createRunQueue(config: Config, database: DatabaseHandle): Promise
  * limiter, the sandbox, rate limits and metrics.
  */
 export async function createServices(config: Config, options: ServicesOptions = {}): Promise<Services> {
-  // An operator's own price table is read first, so that a broken file stops the start, not every call.
-  if (config.pricesFile) priceTable(config.pricesFile);
+  // The price table is read first, so that a broken operator's file stops the start, not every call.
+  const prices = priceTable(config.pricesFile);
   const logger = options.logger ?? pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
   const database = options.database ?? (await openDatabase(config.databaseUrl));
   await database.migrate();
   const workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const pepper = config.keyPepper ?? loadOrCreateSecret(config.dataDir, 'key-pepper');
+  const pepper = keyPepper(config);
   const hopId = hopIdOf(pepper);
   const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
-  const models: ModelContext = { db: database.db, config, secretKey };
+  const models: ModelContext = { db: database.db, config, secretKey, prices };
   const warn = (message: string) => logger.warn(message);
   const rateLimiter = await createRateLimiter(config, warn, options.cluster);
   // An in-memory SQLite database exists only for its own connection: its writer cannot have another.
+  // Monitors select from each batch the log writer has committed (the selector exists once the queue does).
+  let selector: MonitorSelector | null = null;
+  const writerOptions = {
+    ...config.logWriter,
+    onCommitted: (logs: CommittedLog[]) => selector?.committed(logs),
+  };
   const logWriter: LogWriter =
     config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
-      ? createThreadedLogWriter(config.databaseUrl, config.logWriter, warn)
-      : createLogWriter(database.db, { ...config.logWriter, warn });
+      ? createThreadedLogWriter(config.databaseUrl, writerOptions, warn)
+      : createLogWriter(database.db, { ...writerOptions, warn });
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });
   const queue = await createRunQueue(config, database);
+  selector = new MonitorSelector({ db: database.db, queue, chunkSize: config.runs.chunkSize, warn });
   const modelLimiter = await createModelLimiter(config, workerId, warn);
   const metrics = createMetrics();
   metrics.setLogWriter(() => logWriter.stats());
   metrics.setQueueDepth(() => queue.depth());
-  const code = codeScorerOptions(config);
+  metrics.setMonitors(() => monitorSeries(database.db));
+  // Every process watches the alert rules; a guarded state change makes one of them send each webhook.
+  const alerts = new AlertWatcher({
+    db: database.db,
+    checkUrl: (url) => checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, self),
+    warn,
+  });
+  alerts.start();
+  // The code evaluators' pool, venv cache, probes and Python look-ups: this process's, closed with it.
+  const codeRuntime = createCodeRuntime(codeScorerOptions(config));
+  const code = { ...codeScorerOptions(config), runtime: codeRuntime };
   let closed = false;
   const auth = createAuthenticator(database.db, pepper, config.keyCacheMs);
   const cluster = options.cluster;
@@ -122,15 +175,13 @@ export async function createServices(config: Config, options: ServicesOptions = 
     };
   }
 
-  return {
+  const parts: Parts = {
     config,
     logger,
     workerId,
     database,
-    db: database.db,
     pepper,
     hopId,
-    secretKey,
     models,
     resolveModel: (projectId: string, ref: string): Promise<ResolvedModel> =>
       resolveModel(models, projectId, ref),
@@ -145,21 +196,32 @@ export async function createServices(config: Config, options: ServicesOptions = 
     sandbox: {
       // Without a sandbox, code evaluators run only when the operator opted into rlimits alone.
       async status() {
-        const status = await sandboxStatus(config);
+        const status = await sandboxStatus(config, codeRuntime);
         return status.available || config.codeEvaluators.unsafe ? { available: true } : status;
       },
       createScorer: (ev) =>
         createCodeScorer(code, { id: ev.id, source: ev.source ?? '', requirements: ev.requirements }),
     },
+  };
+
+  return {
+    ...parts,
+    db: database.db,
+    secretKey,
+    ports: buildPorts(parts),
     async close() {
       if (closed) return;
       closed = true;
-      await queue.close();
       await modelLimiter.close();
       await providers.close();
-      // After the callers (no new calls), before the database: what is buffered gets written.
+      // After the callers (no new calls), before the database: what is buffered gets written, and the
+      // monitors' selections from it handed to the queue before it closes.
       await logWriter.close();
+      await selector?.idle();
+      await alerts.close();
+      await queue.close();
       await rateLimiter.close();
+      codeRuntime.close();
       if (!options.database) await database.close();
     },
   };

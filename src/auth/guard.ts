@@ -6,16 +6,52 @@ import { grants } from './permissions.js';
 import './request-types.js';
 
 /**
+ * The Authorization header; on Anthropic-dialect routes, whose SDK sends the key as `x-api-key`, that
+ * header too (as a bearer credential) when no Authorization header came.
+ */
+function credentialOf(request: FastifyRequest): string | undefined {
+  const { authorization } = request.headers;
+  if (authorization !== undefined || request.routeOptions.config?.dialect !== 'anthropic')
+    return authorization;
+  const key = request.headers['x-api-key'];
+  const value = Array.isArray(key) ? key[0] : key;
+  return value === undefined ? undefined : `Bearer ${value}`;
+}
+
+/**
  * Every route that names a permission: authenticate the key (401), spend from its rate budget (429,
  * with the four headers on every response), then check the permission (403).
  */
-export function installGuard(app: FastifyInstance, auth: Authenticator, limiter: RateLimiter): void {
+export function installGuard(
+  app: FastifyInstance,
+  auth: Authenticator,
+  limiter: RateLimiter,
+  keyConcurrency: number,
+): void {
+  /** Requests of each key in progress in this process. */
+  const inFlight = new Map<string, number>();
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const permission = request.routeOptions.config?.permission;
     if (!permission) return;
-    const principal = await auth.authenticate(request.headers.authorization);
+    const principal = await auth.authenticate(credentialOf(request));
     request.principal = principal;
+    const held = inFlight.get(principal.keyId) ?? 0;
+    if (held >= keyConcurrency) {
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `This API key has ${keyConcurrency} requests in progress, the most allowed at once; retry when one ends`,
+        { reason: 'concurrency', limit: keyConcurrency, retry_after: 1 },
+        [],
+        { 'Retry-After': '1' },
+      );
+    }
+    inFlight.set(principal.keyId, held + 1);
+    reply.raw.once('close', () => {
+      const left = (inFlight.get(principal.keyId) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(principal.keyId);
+      else inFlight.set(principal.keyId, left);
+    });
     let decision: Awaited<ReturnType<RateLimiter['take']>>;
     try {
       decision = await limiter.take(`key:${principal.keyId}`);

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
-import type { Deps } from '../deps.js';
+import type { Database } from '../db/schema.js';
 import { ListOf, Nullable, PageQuery, pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
+import type { Authenticator } from './authenticator.js';
 import { principalOf } from './guard.js';
 import { createKey, listKeys, revokeKey, validatePermissions } from './key-store.js';
 
@@ -55,8 +57,15 @@ function requireCovered(granted: readonly string[], wanted: readonly string[], w
   }
 }
 
-export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const { db, pepper, auth } = deps;
+/** What the key routes need: the database, the key pepper and the authenticator's cache to forget keys. */
+export interface ApiKeyPorts {
+  db: Kysely<Database>;
+  pepper: string;
+  auth: Pick<Authenticator, 'forget'>;
+}
+
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = async (app, { ports }) => {
+  const { db, pepper, auth } = ports;
 
   app.post(
     '/v1/api-keys',

@@ -2,16 +2,34 @@ import type { Page } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import type { Range } from './items.js';
 
-/** `start:end` (already matched against `^\d+:\d+$`) → Range; 422 at `loc` when start > end or too large. */
-export function parseRange(text: string, loc: (string | number)[]): Range {
+/** A run side's range when the request gives none. */
+export const DEFAULT_RANGE = '0:100';
+
+export type RangeCheck =
+  | { ok: true; range: Range }
+  | { ok: false; msg: string; type: 'less_than_equal' | 'value_error' };
+
+/**
+ * The one reading of a range, `start:end` (already matched against `^\d+:\d+$` by the schema), 0-based
+ * and end-exclusive, for datasets, task logs and run sides alike: bounds within 2^53 - 1, start <= end.
+ */
+export function checkRange(text: string): RangeCheck {
   const [a, b] = text.split(':') as [string, string];
   const start = Number(a);
   const end = Number(b);
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) {
-    throw ApiError.invalid(loc, 'Range bounds must be at most 2^53 - 1', 'less_than_equal');
+    return { ok: false, msg: 'Range bounds must be at most 2^53 - 1', type: 'less_than_equal' };
   }
-  if (start > end) throw ApiError.invalid(loc, `Range start ${start} is after its end ${end}`, 'value_error');
-  return { start, end };
+  if (start > end)
+    return { ok: false, msg: `Range start ${start} is after its end ${end}`, type: 'value_error' };
+  return { ok: true, range: { start, end } };
+}
+
+/** `checkRange`, throwing its 422 at `loc`. */
+export function parseRange(text: string, loc: (string | number)[]): Range {
+  const checked = checkRange(text);
+  if (!checked.ok) throw ApiError.invalid(loc, checked.msg, checked.type);
+  return checked.range;
 }
 
 /**

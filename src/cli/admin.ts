@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { createKey, listKeys, revokeKey, validatePermissions } from '../auth/key-store.js';
+import { issueLocalSignInLink, LOCAL_LINK_TTL_MS, localSignInEnabled } from '../dashboard/local-sign-in.js';
+import { listeningUrl } from '../dashboard/public-url.js';
 import { ApiError } from '../shared/errors.js';
 import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
 import { configFrom, withDatabase } from './context.js';
@@ -17,6 +19,35 @@ function cliError(err: unknown): never {
 }
 
 export function registerAdminCommands(program: Command): void {
+  program
+    .command('dashboard')
+    .description("the dashboard's local sign-in")
+    .command('link')
+    .description("mint a new one-time sign-in link in the server's database (no identity providers)")
+    .option(
+      '--url <url>',
+      'the address users reach the server at (default EVALGATE_PUBLIC_URL, else host:port)',
+    )
+    .action(async (opts: { url?: string }, command: Command) => {
+      const config = configFrom(command);
+      if (!localSignInEnabled(config)) {
+        throw new Error(
+          'identity providers are configured (EVALGATE_OIDC_PROVIDERS): sign in through them; ' +
+            'one-time links exist only without providers',
+        );
+      }
+      const base = (opts.url ?? config.dashboard.publicUrl ?? listeningUrl(config.host, config.port)).replace(
+        /\/+$/,
+        '',
+      );
+      await withDatabase(config, async ({ db }) => {
+        const link = await issueLocalSignInLink(db, base);
+        print(
+          `Sign in with this one-time link (valid ${LOCAL_LINK_TTL_MS / 60_000} minutes, once):\n\n  ${link}`,
+        );
+      });
+    });
+
   const projects = program.command('projects').description('manage projects');
   projects
     .command('create <name>')

@@ -1,6 +1,7 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
-import type { Container } from '../client/index.js';
-import { clientFrom, collect, deleteByRef, keyValues, wholeNumber } from './client-context.js';
+import type { Container, ImportLog } from '../client/index.js';
+import { clientFrom, collect, deleteByRef, keyValues, usage, wholeNumber } from './client-context.js';
 import { countLine, detail, firstItems, print, printJson, snippet, table, usd } from './output.js';
 
 /** `evalgate containers …` and `evalgate logs list`: the scopes of applications and their recorded calls. */
@@ -82,7 +83,7 @@ export function registerCatalogCommands(program: Command): void {
   const logs = program.command('logs').description("read a container's task logs (its recorded calls)");
   logs
     .command('list')
-    .description("list a container's task logs in seq order")
+    .description("list a container's task logs, newest first (in seq order with --range)")
     .requiredOption('--container <container>', 'the container (id or label)')
     .option('--model <model>', 'only calls of this model')
     .option('--since <time>', 'only calls made at or after this ISO 8601 time')
@@ -102,16 +103,17 @@ export function registerCatalogCommands(program: Command): void {
         cmd: Command,
       ) => {
         const client = clientFrom(cmd);
-        const { items, total } = await firstItems(
-          (limit) =>
-            client.logs.list(opts.container, {
-              model: opts.model,
-              since: opts.since,
-              range: opts.range,
-              limit,
-            }),
+        const filters = { model: opts.model, since: opts.since };
+        // Without --range, the newest --limit logs: the last slice in seq order, shown newest first.
+        const newest = opts.range === undefined;
+        const all = newest ? (await client.logs.list(opts.container, { ...filters, limit: 1 })).total : 0;
+        const range = opts.range ?? `${Math.max(0, all - opts.limit)}:${all}`;
+        const listed = await firstItems(
+          (limit) => client.logs.list(opts.container, { ...filters, range, limit }),
           opts.limit,
         );
+        const items = newest ? listed.items.reverse() : listed.items;
+        const total = newest ? all : listed.total;
         if (opts.json) return printJson(items);
         print(
           table(
@@ -132,4 +134,34 @@ export function registerCatalogCommands(program: Command): void {
         print(countLine(items.length, total, 'logs'));
       },
     );
+
+  logs
+    .command('import <file>')
+    .description(
+      'import calls recorded elsewhere into a container: a JSON array or JSON lines, all or nothing',
+    )
+    .requiredOption('--container <container>', 'the container (id or label)')
+    .option('--json', 'print the import result as JSON')
+    .action(async (file: string, opts: { container: string; json?: boolean }, cmd: Command) => {
+      if (!fs.existsSync(file)) throw usage(`no such file: ${file}`);
+      const client = clientFrom(cmd);
+      // A .json file is one array; anything else is streamed as JSON lines.
+      let result: Awaited<ReturnType<typeof client.logs.import>>;
+      if (file.endsWith('.json')) {
+        let entries: unknown;
+        try {
+          entries = JSON.parse(fs.readFileSync(file, 'utf8'));
+        } catch (err) {
+          throw usage(`${file} is not JSON: ${(err as Error).message}`);
+        }
+        if (!Array.isArray(entries)) throw usage(`${file} must hold a JSON array of logs`);
+        result = await client.logs.import(opts.container, entries as ImportLog[]);
+      } else {
+        result = await client.logs.upload(opts.container, file);
+      }
+      if (opts.json) return printJson(result);
+      print(
+        `Imported ${result.imported} logs into ${opts.container} (seq ${result.first_seq ?? '-'}–${result.last_seq ?? '-'})`,
+      );
+    });
 }

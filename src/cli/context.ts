@@ -23,14 +23,14 @@ export async function withDatabase<T>(
   }
 }
 
-/** Runs `stop` once on SIGINT or SIGTERM, then exits. */
-export function onStop(stop: () => Promise<void>): void {
+/** Runs `stop` once on SIGINT or SIGTERM (told which), then exits. */
+export function onStop(stop: (signal: NodeJS.Signals) => Promise<void>): void {
   let stopping = false;
-  const handler = async () => {
+  const handler = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     try {
-      await stop();
+      await stop(signal);
     } finally {
       process.exit(0);
     }

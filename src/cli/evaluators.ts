@@ -17,6 +17,7 @@ import { countLine, detail, firstItems, print, printJson, snippet, table } from 
 interface FieldFlags {
   file?: string;
   promptFile?: string;
+  prompt?: string;
   sourceFile?: string;
   type?: string;
   name?: string;
@@ -30,6 +31,52 @@ interface FieldFlags {
   param: string[];
   metadata: string[];
   json?: boolean;
+  input?: string;
+  inputFile?: string;
+  reference?: string;
+  operation?: string;
+  metric?: string;
+  embeddingModel?: string;
+  range?: string;
+  label: string[];
+  passingLabel: string[];
+  sampling: string[];
+}
+
+/** `--range 0,10` → [0, 10]. */
+function rangeOption(text: string): number[] {
+  const parts = text.split(',').map((p) => numberOption('--range', p.trim()));
+  if (parts.length !== 2) throw usage('--range takes two numbers: MIN,MAX');
+  return parts;
+}
+
+/** The grader types' flags (string_check, text_similarity, score_model, label_model). */
+function graderFieldsOf(flags: FieldFlags, body: Record<string, unknown>): void {
+  const set = (key: string, value: unknown) => {
+    if (value !== undefined) body[key] = value;
+  };
+  set('input', flags.input);
+  if (flags.inputFile) {
+    const messages = jsonOrText(readText(flags.inputFile));
+    if (!Array.isArray(messages)) throw usage(`${flags.inputFile} must hold a JSON array of messages`);
+    body.input = messages;
+  }
+  set('reference', flags.reference);
+  set('operation', flags.operation);
+  set('evaluation_metric', flags.metric);
+  set('embedding_model', flags.embeddingModel);
+  if (flags.range !== undefined) body.range = rangeOption(flags.range);
+  if (flags.label.length) body.labels = flags.label;
+  if (flags.passingLabel.length) body.passing_labels = flags.passingLabel;
+  if (flags.sampling.length) {
+    const params = keyValues('--sampling', flags.sampling);
+    body.sampling_params = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, jsonOrText(v)]));
+  }
+}
+
+/** The evaluator's type as the API names it: `evaluator.string_check` → `string_check`. */
+function typeOf(evaluator: Evaluator): string {
+  return evaluator.object.slice('evaluator.'.length);
 }
 
 function readJsonObject(path: string): Record<string, unknown> {
@@ -93,14 +140,18 @@ function fieldsOf(flags: FieldFlags): Record<string, unknown> {
     };
   }
   if (flags.metadata.length) body.metadata = keyValues('--metadata', flags.metadata);
+  if (flags.prompt !== undefined && flags.promptFile) throw usage('give --prompt or --prompt-file, not both');
+  if (flags.prompt !== undefined) body.prompt = flags.prompt;
   if (flags.promptFile) body.prompt = readText(flags.promptFile);
   if (flags.sourceFile) body.source = readText(flags.sourceFile);
+  graderFieldsOf(flags, body);
   return body;
 }
 
 function fieldOptions(command: Command, file: string): Command {
   return command
     .option('-f, --file <file.json>', file)
+    .option('--prompt <text>', 'the judge prompt, inline: "Rate {{output}} against {{expected}}"')
     .option('--prompt-file <path>', "the judge prompt, from this file's text")
     .option('--source-file <path>', "the code evaluator's Python source, from this file's text")
     .option('--name <name>', 'unique name in the project')
@@ -118,6 +169,27 @@ function fieldOptions(command: Command, file: string): Command {
       [],
     )
     .option('--metadata <key=value>', 'metadata (repeatable)', collect, [])
+    .option(
+      '--input <template>',
+      'string_check / text_similarity: the text template, e.g. {{sample.output_text}}',
+    )
+    .option('--input-file <messages.json>', 'score_model / label_model: the input messages, a JSON array')
+    .option('--reference <template>', 'string_check / text_similarity: the reference template')
+    .option('--operation <op>', 'string_check: eq, ne, like or ilike')
+    .option(
+      '--metric <metric>',
+      'text_similarity: fuzzy_match, bleu, gleu, meteor, cosine, rouge_1..rouge_5, rouge_l',
+    )
+    .option('--embedding-model <model>', 'text_similarity cosine: the embeddings model')
+    .option('--range <min,max>', 'score_model: the score range, e.g. 0,10')
+    .option('--label <label>', 'label_model: a label the model may give (repeatable)', collect, [])
+    .option('--passing-label <label>', 'label_model: a label that passes (repeatable)', collect, [])
+    .option(
+      '--sampling <key=value>',
+      'score_model: a sampling parameter, e.g. temperature=0 (repeatable)',
+      collect,
+      [],
+    )
     .option('--json', 'print the evaluator as JSON');
 }
 
@@ -125,7 +197,7 @@ function show(evaluator: Evaluator): void {
   const fields: [string, unknown][] = [
     ['id', evaluator.id],
     ['name', evaluator.name],
-    ['type', evaluator.object === 'evaluator.judge' ? 'judge' : 'code'],
+    ['type', typeOf(evaluator)],
     ['mode', evaluator.mode],
     ['container', evaluator.container],
     ['pass threshold', evaluator.pass_threshold],
@@ -140,6 +212,21 @@ function show(evaluator: Evaluator): void {
     );
     print(detail(fields));
     print(`Prompt:\n${evaluator.prompt}`);
+  } else if (evaluator.object !== 'evaluator.code') {
+    const g = evaluator;
+    fields.push(
+      ['model', g.model],
+      ['operation', g.operation],
+      ['metric', g.evaluation_metric],
+      ['embedding model', g.embedding_model],
+      ['range', g.range],
+      ['labels', g.labels?.join(', ') ?? null],
+      ['passing labels', g.passing_labels?.join(', ') ?? null],
+      ['reference', g.reference],
+      ['sampling', g.sampling_params],
+    );
+    print(detail(fields.filter(([, v]) => v !== null)));
+    print(`Input:\n${typeof g.input === 'string' ? g.input : JSON.stringify(g.input, null, 2)}`);
   } else {
     fields.push(['requirements', evaluator.requirements.join(', ') || null]);
     print(detail(fields));
@@ -148,7 +235,9 @@ function show(evaluator: Evaluator): void {
 }
 
 export function registerEvaluatorCommands(program: Command): void {
-  const evaluators = program.command('evaluators').description('manage LLM judges and code evaluators');
+  const evaluators = program
+    .command('evaluators')
+    .description('manage LLM judges, code evaluators and graders');
 
   evaluators
     .command('list')
@@ -169,9 +258,9 @@ export function registerEvaluatorCommands(program: Command): void {
           items.map((e) => [
             e.id,
             e.name,
-            e.object === 'evaluator.judge' ? 'judge' : 'code',
+            typeOf(e),
             e.mode,
-            e.object === 'evaluator.judge' ? snippet(e.model, 40) : '-',
+            e.object !== 'evaluator.code' && e.model ? snippet(e.model, 40) : '-',
             e.pass_threshold,
             e.container,
             e.updated_at,
@@ -195,15 +284,19 @@ export function registerEvaluatorCommands(program: Command): void {
     evaluators
       .command('create')
       .description('create an evaluator from a JSON file (-f) and/or flags (--type judge --name … --model …)')
-      .option('--type <type>', 'judge or code'),
+      .option('--type <type>', 'judge, code, string_check, text_similarity, score_model or label_model'),
     'the evaluator as JSON (the body of POST /v1/evaluators)',
   ).action(async (opts: FieldFlags, cmd: Command) => {
     const body = fieldsOf(opts);
-    if (body.type === undefined) throw usage('give --type judge|code, or a "type" in the -f file');
+    if (body.type === undefined) {
+      throw usage(
+        'give --type judge|code|string_check|text_similarity|score_model|label_model, or a "type" in the -f file',
+      );
+    }
     const evaluator = await clientFrom(cmd).evaluators.create(body as CreateEvaluator);
     if (opts.json) return printJson(evaluator);
     print(
-      `Created ${evaluator.object === 'evaluator.judge' ? 'judge' : 'code evaluator'} ${evaluator.name} (${evaluator.id})`,
+      `Created ${evaluator.object === 'evaluator.code' ? 'code evaluator' : typeOf(evaluator)} ${evaluator.name} (${evaluator.id})`,
     );
   });
 

@@ -37,6 +37,14 @@ export function parseGates(specs: string[]): Gate[] {
         `--fail-under takes [EVALUATOR.]accuracy=NUMBER or [EVALUATOR.]avg_score=NUMBER, got "${spec}"`,
       );
     }
+    // accuracy is a ratio: 80 (or 80%) would gate nothing but a perfect run, silently.
+    if (metric === 'accuracy' && (raw.endsWith('%') || threshold > 1 || threshold < 0)) {
+      const hint = Number(raw.replace(/%$/, '')) / 100;
+      throw usage(
+        `--fail-under: accuracy is a ratio from 0 to 1, got "${raw}"` +
+          (Number.isFinite(hint) && hint >= 0 && hint <= 1 ? ` (did you mean ${target}=${hint}?)` : ''),
+      );
+    }
     const evaluator = target === metric ? null : target.slice(0, -(metric.length + 1));
     if (evaluator === '')
       throw usage(`--fail-under: an evaluator name is missing before ".${metric}" in "${spec}"`);

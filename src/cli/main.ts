@@ -5,6 +5,7 @@ import { describeError } from './client-context.js';
 import { registerDatasetCommands } from './datasets.js';
 import { registerEvaluatorCommands } from './evaluators.js';
 import { registerModelCommands } from './models.js';
+import { registerMonitorCommands } from './monitors.js';
 import { registerRunCommands } from './runs.js';
 
 const program = new Command()
@@ -19,7 +20,7 @@ const program = new Command()
 // The API commands talk to a server through the client; the server and admin commands load the server
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
-const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models'];
+const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors'];
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -42,6 +43,7 @@ if (name === undefined || !API_COMMANDS.includes(name)) {
 }
 registerRunCommands(program);
 registerEvaluatorCommands(program);
+registerMonitorCommands(program);
 registerDatasetCommands(program);
 registerCatalogCommands(program);
 registerModelCommands(program);

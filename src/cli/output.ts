@@ -49,7 +49,9 @@ export function signed(value: number | null | undefined, digits = 3): string {
 export function usd(value: number | null | undefined): string {
   if (value === null || value === undefined) return '-';
   if (value === 0) return '$0';
-  return `$${value < 0.01 && value > 0 ? value.toPrecision(3) : value.toFixed(4)}`;
+  // One notation for every amount: plain decimals, small ones to 1e-10 USD (never 9.00e-7).
+  const abs = Math.abs(value);
+  return `$${abs >= 0.01 ? value.toFixed(4) : value.toFixed(10).replace(/0+$/, '')}`;
 }
 
 export function seconds(ms: number | null | undefined): string {

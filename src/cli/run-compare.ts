@@ -11,6 +11,20 @@ const percent = (v: number | null): string => (v === null ? '-' : `${(v * 100).t
 const points = (v: number | null): string =>
   v === null ? '-' : `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} pt`;
 
+/**
+ * The summary line the CLI and the dashboard share: better/worse of comparisons (by their interval) and
+ * of matched positions (by their scores), each named; always baseline → run.
+ */
+export function compareSummary(c: RunComparison): string {
+  const s = c.summary;
+  return (
+    `${s.comparisons} comparison(s): ${s.comparisons_better} better, ${s.comparisons_worse} worse, ` +
+    `${s.inconclusive} inconclusive; ${s.matched} matched positions: ${s.positions_better} better, ` +
+    `${s.ties} tied, ${s.positions_worse} worse; mean difference ${signed(s.mean_difference)}; ` +
+    `pass rate change ${points(s.pass_rate_change)}`
+  );
+}
+
 export function comparisonReport(c: RunComparison): string {
   const out: string[] = [];
   const partial = c.partial ? ` (partial: run ${c.run_status}, baseline ${c.baseline_status})` : '';
@@ -35,12 +49,7 @@ export function comparisonReport(c: RunComparison): string {
       ]),
     ),
   );
-  const s = c.summary;
-  out.push(
-    `${s.comparisons} comparison(s): ${s.better} better, ${s.worse} worse, ${s.inconclusive} inconclusive; ` +
-      `wins/ties/losses ${s.wins}/${s.ties}/${s.losses}; mean difference ${signed(s.mean_difference)}; ` +
-      `pass rate change ${points(s.pass_rate_change)}`,
-  );
+  out.push(compareSummary(c));
   for (const [side, list] of Object.entries(c.unmatched_evaluators)) {
     if (list.length) out.push(`Evaluators only in the ${side}: ${list.map((e) => e.name).join(', ')}`);
   }
@@ -64,8 +73,8 @@ export function comparisonReport(c: RunComparison): string {
         'run',
         'diff',
         'input',
-        'run output',
         'baseline output',
+        'run output',
       ],
       regressions.map(({ x, r }) => [
         x.evaluator.name,
@@ -76,8 +85,8 @@ export function comparisonReport(c: RunComparison): string {
         fixed(r.run.score),
         signed(r.difference),
         snippet(r.input, 30),
-        snippet(r.run.output, 30),
         snippet(r.baseline.output, 30),
+        snippet(r.run.output, 30),
       ]),
     ),
   );

@@ -139,7 +139,7 @@ export function markdownSummary(run: Run, gates: { passed: boolean; text: string
   }
   lines.push(
     '',
-    `Positions ${progressText(run)} · spend ${usd(run.spend)} · duration ${seconds(durationMs(run))}`,
+    `Samples ${progressText(run)} · spend ${usd(run.spend)} · duration ${seconds(durationMs(run))}`,
   );
   if (run.error) lines.push('', `**Error** \`${run.error.code}\`: ${md(run.error.message)}`);
   if (gates.length) {

@@ -4,7 +4,7 @@ import { usd } from './output.js';
 import { progressOf } from './run-results.js';
 
 /**
- * Follows a run until it ends: a live progress bar (positions done / total, rate, ETA, spend) on a
+ * Follows a run until it ends: a live progress bar (samples done / total, rate, ETA, spend) on a
  * terminal, plain lines otherwise (one per change, at most one a second). People get it on stdout; with
  * `--json` the bar goes to stderr when that is a terminal, and nothing is drawn otherwise.
  */

@@ -5,6 +5,7 @@ import { finishRun, parseGates, summaryTarget } from './gating.js';
 import { countLine, firstItems, fixed, print, printJson, seconds, snippet, table, usd } from './output.js';
 import { type RunFlags, runBody } from './run-body.js';
 import { comparisonReport } from './run-compare.js';
+import { checkAll, coverAll, rangeNotes, sideRows } from './run-range.js';
 import { durationMs, progressText, resultRows, resultsTable, runDetail } from './run-results.js';
 import { watchRun } from './run-watch.js';
 
@@ -34,7 +35,7 @@ function report(run: Run, flags: GateFlags, requireEnd: boolean): void {
   if (flags.json) printJson(run);
   else if (requireEnd) {
     print(
-      `\n${run.id} ${run.status}: ${progressText(run)} positions, spend ${usd(run.spend)}, ` +
+      `\n${run.id} ${run.status}: ${progressText(run)} samples, spend ${usd(run.spend)}, ` +
         `duration ${seconds(durationMs(run))}${run.error ? `\nerror ${run.error.code}: ${run.error.message}` : ''}`,
     );
     print(resultsTable(run));
@@ -115,16 +116,25 @@ export function registerRunCommands(program: Command): void {
       .option('--ground-truth <side>', 'dataset:NAME or logs (default: the --dataset, else the task logs)')
       .option('--baseline <side>', 'dataset:NAME, logs or generate:MODEL, for pairwise judges')
       .option('--range <start:end>', 'positions of each side, 0-based, end exclusive (server default 0:100)')
+      .option('--all', 'every row of each dataset or task-log side (instead of --range)')
       .option('--environment <name>', 'the environment (pool of workers) to run in (default main)')
       .option('--metadata <key=value>', 'metadata of the run (repeatable)', collect, [])
       .option('--idempotency-key <key>', 'the same key with the same flags returns the same run')
       .option('--watch', 'follow the run until it ends, then print its results')
       .option('--json', 'print the run as JSON'),
   ).action(
-    async (opts: RunFlags & GateFlags & { watch?: boolean; idempotencyKey?: string }, cmd: Command) => {
-      const body = runBody(opts);
+    async (
+      opts: RunFlags & GateFlags & { watch?: boolean; idempotencyKey?: string; all?: boolean },
+      cmd: Command,
+    ) => {
+      checkAll(opts);
+      let body = runBody(opts);
       checkGateFlags(opts);
       const client = clientFrom(cmd);
+      const rows = await sideRows(client, body);
+      if (opts.all) body = coverAll(body, rows);
+      // Say when a side's range leaves rows out (stderr: --json output stays one document).
+      for (const note of rangeNotes(body, rows)) process.stderr.write(`${note}\n`);
       const run = await client.runs.create(
         body,
         opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : {},
@@ -157,7 +167,7 @@ export function registerRunCommands(program: Command): void {
     .action(async (runId: string, opts: { json?: boolean }, cmd: Command) => {
       const run = await clientFrom(cmd).runs.cancel(runId);
       if (opts.json) return printJson(run);
-      print(`Run ${run.id} is ${run.status} (${progressText(run)} positions done)`);
+      print(`Run ${run.id} is ${run.status} (${progressText(run)} samples done)`);
     });
 
   runs
@@ -228,6 +238,7 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
         'status',
         'score',
         'passed',
+        'input',
         'output',
         'expected',
         'reasoning / error',
@@ -239,13 +250,28 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
         s.status,
         fixed(s.score),
         s.passed === null ? '-' : s.passed ? 'yes' : 'no',
-        snippet(s.output, 30),
-        snippet(s.expected, 20),
-        snippet(s.error ? errorText(s.error) : s.reasoning, 40),
+        snippet(s.input, 24),
+        snippet(s.output, 24),
+        snippet(s.expected, 16),
+        // A traceback's last line says what went wrong; the whole of it follows the table.
+        snippet(s.error ? lastLine(errorText(s.error)) : s.reasoning, 48),
       ]),
     ),
   );
   print(countLine(items.length, total, 'samples'));
+  const errors = items.filter(
+    (s) => s.error && String((s.error as { message?: unknown }).message ?? '').includes('\n'),
+  );
+  for (const s of errors) {
+    const name = names.get(s.evaluator_id) ?? s.evaluator_id;
+    print(`\n${name} at position ${s.position} (launch ${s.launch_index}):`);
+    print(errorText(s.error ?? {}).replace(/^/gm, '  '));
+  }
+}
+
+/** The last non-empty line of a text (a traceback's exception line). */
+function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1)?.trim() ?? '';
 }
 
 function errorText(error: object): string {

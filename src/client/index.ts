@@ -18,6 +18,7 @@ import { Datasets } from './resources/datasets.js';
 import { Evaluators } from './resources/evaluators.js';
 import { TaskLogs } from './resources/logs.js';
 import { Models } from './resources/models.js';
+import { Monitors } from './resources/monitors.js';
 import { Runs } from './resources/runs.js';
 import type { Health } from './types.js';
 
@@ -32,6 +33,7 @@ export class Evalgate {
   readonly endpoint: string | null;
 
   readonly evaluators: Evaluators;
+  readonly monitors: Monitors;
   readonly runs: Runs;
   readonly datasets: Datasets;
   readonly containers: Containers;
@@ -56,6 +58,7 @@ export class Evalgate {
     this.maxRetries = config.maxRetries;
     this.endpoint = config.endpoint?.name ?? null;
     this.evaluators = new Evaluators(this.#transport);
+    this.monitors = new Monitors(this.#transport);
     this.runs = new Runs(this.#transport);
     this.datasets = new Datasets(this.#transport);
     this.containers = new Containers(this.#transport);
@@ -114,6 +117,7 @@ export type { DatasetRow, Datasets, UploadDatasetOptions } from './resources/dat
 export type { Evaluators } from './resources/evaluators.js';
 export type { TaskLogs } from './resources/logs.js';
 export type { Models } from './resources/models.js';
+export type { Monitors } from './resources/monitors.js';
 export {
   type CreateRunOptions,
   isTerminal,

@@ -31,6 +31,7 @@ import type {
   ListEvaluatorsQuery,
   PatchEvaluator,
 } from '../evaluators/schemas.js';
+import type { ListMonitorsQuery, MonitorDeleted, ResultsQuery, SamplesQuery } from '../monitors/schemas.js';
 import type {
   CompareQuery,
   CreateRun,
@@ -44,7 +45,7 @@ import type {
 import type { queueState } from '../runs/service.js';
 import type { ErrorCode, ValidationIssue } from '../shared/errors.js';
 
-export type { CodeEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
+export type { CodeEvaluator, GraderEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
 export type { DataSource, EvaluatorComparison, ResolvedSource, RunResults } from '../runs/schemas.js';
 export type {
   Container,
@@ -123,3 +124,19 @@ export interface RunProgress {
   done: number;
   total: number | null;
 }
+
+/** Monitors (`/v1/monitors`): types inferred from the server's schemas. */
+export type {
+  AlertRule,
+  CreateMonitor,
+  EvaluatorStats,
+  Monitor,
+  MonitorFilter,
+  MonitorResults,
+  MonitorSample,
+  PatchMonitor,
+} from '../monitors/schemas.js';
+export type MonitorDeletedResponse = Static<typeof MonitorDeleted>;
+export type ListMonitorsParams = Static<typeof ListMonitorsQuery>;
+export type MonitorResultsParams = Static<typeof ResultsQuery>;
+export type ListMonitorSamplesParams = Static<typeof SamplesQuery>;

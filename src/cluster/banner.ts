@@ -1,6 +1,8 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
 import { dashboardBanner } from '../dashboard/local-sign-in.js';
 import { listeningUrl } from '../dashboard/public-url.js';
-import type { Deps } from '../deps.js';
+import type { Database } from '../db/schema.js';
 
 /**
  * What `evalgate serve` prints once it listens, as one string (written at once, so that whoever reads
@@ -8,7 +10,7 @@ import type { Deps } from '../deps.js';
  * and the dashboard's lines. `workers`: the process count of `serve --workers N`.
  */
 export async function serveBanner(
-  services: Deps,
+  services: { config: Config; db: Kysely<Database> },
   port: number,
   key: string | null,
   workers?: number,
@@ -18,6 +20,13 @@ export async function serveBanner(
   const address = `http://${config.host}:${port}`;
   const processes = workers === undefined ? '' : `, workers: ${workers}`;
   let banner = `Evalgate listening on ${address} (database: ${db}, executor: ${config.runs.executor}${processes})\n`;
+  const policy = config.upstreamPolicy;
+  if (!policy.blockPrivate) {
+    banner +=
+      'Registered models may point at loopback and private-network addresses ' +
+      '(EVALGATE_BLOCK_PRIVATE_UPSTREAMS=0; set it to 1 to refuse them)\n';
+  }
+  if (policy.allowedHosts) banner += `Upstreams allowed: ${policy.allowedHosts.join(', ')}\n`;
   if (key) {
     banner +=
       `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +

@@ -14,6 +14,7 @@ import {
   LOGIN_COOKIE,
   LOGIN_PATH,
   LOGIN_TTL_MS,
+  meView,
   SESSION_COOKIE,
   SESSION_PATH,
   setCookie,
@@ -161,22 +162,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
 
   app.get(`${DASHBOARD_API}/me`, { schema: { hide: true } }, async (request) => {
     const session = sessionOf(request);
-    const { user } = session;
+    const { issuer } = session.user;
     const provider =
-      user.issuer === LOCAL_ISSUER
+      issuer === LOCAL_ISSUER
         ? 'Local sign-in link'
-        : (config.dashboard.providers.find((p) => p.issuer === user.issuer)?.name ?? user.issuer);
-    return {
-      user: {
-        id: user.id,
-        name: user.name,
-        email: user.email,
-        email_verified: user.email_verified === 1,
-        issuer: user.issuer,
-        provider,
-      },
-      csrf_token: session.csrfToken,
-      expires_at: new Date(session.expiresAt).toISOString(),
-    };
+        : (config.dashboard.providers.find((p) => p.issuer === issuer)?.name ?? issuer);
+    return meView(session, provider);
   });
 };

@@ -1,13 +1,32 @@
 import type { FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.js';
+import type { Kysely } from 'kysely';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { UploadContext } from '../catalog/json-lines.js';
+import type { ModelContext } from '../catalog/models/resolve.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/schema.js';
+import type { EvaluatorContext } from '../evaluators/service.js';
+import type { RunContext } from '../runs/service.js';
 import type { OidcProviders } from './oidc.js';
 import { type ProjectAccess, requireProject } from './orgs.js';
 import type { UserRow } from './repository.js';
 import type { CookiePolicy, DashboardSession } from './sessions.js';
 
+/** What the dashboard needs of the rest of the server: the features' own contexts, and its settings. */
+export interface DashboardPorts {
+  db: Kysely<Database>;
+  config: Config;
+  pepper: string;
+  auth: Pick<Authenticator, 'forget'>;
+  models: ModelContext;
+  runs: RunContext;
+  uploads: UploadContext;
+  evaluators: EvaluatorContext;
+}
+
 /** What every dashboard route file gets from the dashboard plugin. */
 export interface DashboardContext {
-  deps: Deps;
+  deps: DashboardPorts;
   providers: OidcProviders;
   cookies: CookiePolicy;
 }
@@ -30,7 +49,7 @@ export function userOf(request: WithSession): UserRow {
 
 /** The project a dashboard route's URL names (`:project`), when the session's user may see it (else 404). */
 export function projectOf(
-  db: Deps['db'],
+  db: Kysely<Database>,
   request: WithSession & { params: { project: string } },
 ): Promise<ProjectAccess> {
   return requireProject(db, userOf(request).id, request.params.project);

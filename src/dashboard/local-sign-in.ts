@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
-import type { Deps } from '../deps.js';
 import * as repo from './repository.js';
 import { randomToken, sha256 } from './tokens.js';
 
@@ -12,7 +11,7 @@ export const LOCAL_SUBJECT = 'operator';
 export const LOCAL_LINK_TTL_MS = 15 * 60_000;
 
 /** Only a deployment without identity providers signs anybody in by link. */
-export function localSignInEnabled(config: Config): boolean {
+export function localSignInEnabled(config: Pick<Config, 'dashboard'>): boolean {
   return config.dashboard.providers.length === 0;
 }
 
@@ -32,7 +31,10 @@ export function redeemLocalSignIn(db: Kysely<Database>, token: string): Promise<
  * The lines `evalgate serve` adds to its banner: the dashboard's address, and without identity providers
  * a one-time sign-in link for the operator (like a notebook server's token).
  */
-export async function dashboardBanner(services: Deps, listening: string): Promise<string> {
+export async function dashboardBanner(
+  services: { config: Pick<Config, 'dashboard'>; db: Kysely<Database> },
+  listening: string,
+): Promise<string> {
   const base = services.config.dashboard.publicUrl ?? listening;
   if (!localSignInEnabled(services.config)) return `Dashboard: ${base}/\n`;
   const link = await issueLocalSignInLink(services.db, base);

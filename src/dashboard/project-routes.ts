@@ -3,7 +3,7 @@ import { type TString, Type } from 'typebox';
 import { createKey, listKeys, revokeKey } from '../auth/key-store.js';
 import { CreateContainer, ListContainersQuery } from '../catalog/containers/schemas.js';
 import * as containers from '../catalog/containers/service.js';
-import { createDatasetFromRequest, datasetContext } from '../catalog/datasets/routes.js';
+import { createDatasetFromRequest } from '../catalog/datasets/routes.js';
 import {
   CreateDataset,
   ListDatasetsQuery,
@@ -14,10 +14,10 @@ import * as datasets from '../catalog/datasets/service.js';
 import { ListLogsQuery } from '../catalog/logs/schemas.js';
 import * as logs from '../catalog/logs/service.js';
 import { listModels } from '../catalog/models/service.js';
-import { installNdjsonParser, jsonOrLines } from '../catalog/ndjson.js';
 import { CreateEvaluator, ListEvaluatorsQuery, PatchEvaluator } from '../evaluators/schemas.js';
 import * as evaluators from '../evaluators/service.js';
 import { PageQuery, pageOf } from '../http/schemas.js';
+import { installNdjsonParser, jsonOrLines } from '../http/uploads.js';
 import { DASHBOARD_API, type DashboardContext, projectOf, userOf, type WithSession } from './context.js';
 import type { ProjectAccess } from './orgs.js';
 
@@ -42,11 +42,11 @@ const CreateKeyBody = Type.Object(
  */
 export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (app, { ctx }) => {
   const { deps } = ctx;
-  const { db, config } = deps;
+  const { db } = deps;
   const hide = true;
   const base = `${DASHBOARD_API}/projects/:project`;
-  const evaluatorCtx = { db, python: config.python };
-  const uploads = datasetContext(deps);
+  const evaluatorCtx = deps.evaluators;
+  const uploads = deps.uploads;
   const project = (request: WithSession & { params: { project: string } }): Promise<ProjectAccess> =>
     projectOf(db, request);
   installNdjsonParser(app);

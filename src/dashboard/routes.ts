@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
-import type { Deps } from '../deps.js';
 import { authRoutes } from './auth-routes.js';
-import type { DashboardContext } from './context.js';
+import type { DashboardContext, DashboardPorts } from './context.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
 import { projectRoutes } from './project-routes.js';
@@ -31,7 +30,11 @@ function deny(reply: FastifyReply, status: 401 | 403, code: string, message: str
  * live session; every state-changing request must come from the dashboard's own origin and carry the
  * session's CSRF token in `X-CSRF-Token`. None of these routes is part of the API's OpenAPI document.
  */
-export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts }> = async (
+  app,
+  { ports },
+) => {
+  const deps = ports;
   const { config, db } = deps;
   const ctx: DashboardContext = {
     deps,

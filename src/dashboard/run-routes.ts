@@ -1,14 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { RunPlan } from '../engine/plan.js';
 import { pageOf } from '../http/schemas.js';
 import { compareRuns } from '../runs/compare.js';
 import { streamRunEvents } from '../runs/events.js';
-import type { RunRow } from '../runs/repository.js';
 import { listSamples } from '../runs/samples.js';
 import { CompareQuery, CreateRun, ListRunsQuery, ListSamplesQuery } from '../runs/schemas.js';
 import * as runs from '../runs/service.js';
-import { parseJson } from '../shared/json.js';
 import {
   DASHBOARD_API,
   type DashboardContext,
@@ -17,7 +14,7 @@ import {
   type WithSession,
 } from './context.js';
 import { ProjectParam } from './project-routes.js';
-import { labelsOf, scoreCounts } from './repository.js';
+import { planSummary } from './run-summary.js';
 
 const RunParam = Type.Object({
   ...ProjectParam.properties,
@@ -26,28 +23,6 @@ const RunParam = Type.Object({
 
 /** Bins of the score distribution over [0, 1]; scores outside it go to the first or last bin. */
 const BINS = 10;
-
-/**
- * What a run page shows besides the run: its evaluators' names and modes, its launches' models, and the
- * labels of the datasets and containers its sides read.
- */
-async function planSummary(db: DashboardContext['deps']['db'], row: RunRow) {
-  const plan = parseJson<RunPlan | null>(row.plan, null);
-  const sides = plan ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline] : [];
-  const refs = (type: string) => sides.flatMap((s) => (s?.type === type && s.ref ? [s.ref] : []));
-  return {
-    container_label: row.container_label,
-    labels: await labelsOf(db, row.project_id, { datasets: refs('dataset'), containers: refs('container') }),
-    evaluators: (plan?.evaluators ?? []).map((e) => ({
-      id: e.id,
-      name: e.name,
-      type: e.type,
-      mode: e.mode,
-      pass_threshold: e.pass_threshold,
-    })),
-    launches: plan?.launches ?? [],
-  };
-}
 
 /**
  * Evaluation runs for the dashboard: the run services themselves (listing, creation, cancellation,
@@ -59,7 +34,7 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
   { ctx },
 ) => {
   const { db } = ctx.deps;
-  const runCtx = runs.runContext(ctx.deps);
+  const runCtx = ctx.deps.runs;
   const hide = true;
   const base = `${DASHBOARD_API}/projects/:project/runs`;
   const projectId = async (request: WithSession & { params: { project: string } }) =>
@@ -107,7 +82,7 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
   app.get(`${base}/:run/distribution`, { schema: { hide, params: RunParam } }, async (request) => {
     const row = await run(request);
     const series = new Map<string, { launch_index: number; evaluator_id: string; counts: number[] }>();
-    for (const c of await scoreCounts(db, row.id)) {
+    for (const c of await runs.scoreCounts(db, row.id)) {
       const key = `${c.launch_index}:${c.evaluator_id}`;
       let entry = series.get(key);
       if (!entry) {
@@ -122,6 +97,6 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
 
   app.get(`${base}/:run/events`, { schema: { hide, params: RunParam } }, async (request, reply) => {
     const row = await run(request);
-    await streamRunEvents(runCtx, row.id, request, reply);
+    await streamRunEvents(runCtx, { id: row.id, projectId: row.project_id }, request, reply);
   });
 };

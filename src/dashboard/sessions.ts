@@ -115,3 +115,20 @@ export async function loadSession(db: Kysely<Database>, token: string): Promise<
 export async function endSession(db: Kysely<Database>, session: DashboardSession): Promise<void> {
   await repo.deleteSession(db, session.id);
 }
+
+/** The signed-in user as the dashboard's `/me` answers it. */
+export function meView(session: DashboardSession, provider: string) {
+  const { user } = session;
+  return {
+    user: {
+      id: user.id,
+      name: user.name,
+      email: user.email,
+      email_verified: user.email_verified === 1,
+      issuer: user.issuer,
+      provider,
+    },
+    csrf_token: session.csrfToken,
+    expires_at: new Date(session.expiresAt).toISOString(),
+  };
+}

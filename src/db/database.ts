@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { registerRowRunner } from './bulk.js';
@@ -39,10 +40,51 @@ function createPrivately(file: string): void {
   }
 }
 
+/**
+ * better-sqlite3 is a native module: installed under one Node.js and run under another, it fails to
+ * load with a bare NODE_MODULE_VERSION message. Says what happened and what to run instead.
+ */
+export function explainNativeModule(err: unknown): Error {
+  const message = err instanceof Error ? err.message : String(err);
+  const versions = /NODE_MODULE_VERSION (\d+)[\s\S]*?NODE_MODULE_VERSION (\d+)/.exec(message);
+  if (!versions) return err instanceof Error ? err : new Error(message);
+  return new Error(
+    `better-sqlite3 was built for another Node.js (module version ${versions[1]}; this is Node.js ` +
+      `${process.version}, module version ${versions[2]}). Rebuild it for this Node.js with ` +
+      '`npm rebuild better-sqlite3` (or reinstall with `npm ci`), then start again.',
+    { cause: err },
+  );
+}
+
+/**
+ * From Node.js 24.19, an addon compiled against its headers registers a cleanup hook per native object,
+ * and better-sqlite3 12 can abort the process (`Assertion failed: (env) != nullptr`) when it finalizes
+ * a statement outside a JavaScript context. Said once at start, with what to do about it.
+ */
+export function sqliteRuntimeWarning(node = process.versions.node, addon?: string): string | null {
+  const [major = 0, minor = 0] = node.split('.').map(Number);
+  if (major < 24 || (major === 24 && minor < 19)) return null;
+  const version =
+    addon ?? (createRequire(import.meta.url)('better-sqlite3/package.json') as { version: string }).version;
+  if (!version.startsWith('12.')) return null;
+  return (
+    `Node.js ${node} with better-sqlite3 ${version}: the process may abort when SQLite statements are ` +
+    'garbage-collected (better-sqlite3 13 needs Node.js 22 or newer). Use Node.js 22, or 24.18 and older, ' +
+    'for the embedded SQLite database, or PostgreSQL (EVALGATE_DATABASE_URL).'
+  );
+}
+
 async function openSqlite(file: string): Promise<Kysely<Database>> {
   const { default: SQLite } = await import('better-sqlite3');
+  const warning = sqliteRuntimeWarning();
+  if (warning) process.emitWarning(warning, { code: 'EVALGATE_SQLITE_RUNTIME' });
   if (file !== ':memory:') createPrivately(file);
-  const conn = new SQLite(file);
+  let conn: InstanceType<typeof SQLite>;
+  try {
+    conn = new SQLite(file);
+  } catch (err) {
+    throw explainNativeModule(err);
+  }
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
@@ -76,10 +118,20 @@ async function openSqlite(file: string): Promise<Kysely<Database>> {
 
 const ignore = () => {};
 
+/** The longest a PostgreSQL query may take before the client gives up on it. */
+const QUERY_TIMEOUT_MS = 60_000;
+
 async function openPostgres(url: string): Promise<Kysely<Database>> {
   // Loaded lazily: the embedded mode never needs the PostgreSQL driver.
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // Every query has a deadline: a server that stops answering (a network partition, a hung host) fails
+  // the query after QUERY_TIMEOUT_MS (503 at the HTTP edge) instead of holding its caller forever.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    query_timeout: QUERY_TIMEOUT_MS,
+  });
   // A client whose server goes away (a restart: 57P01, a crash, a cut connection) emits 'error', and an
   // 'error' event without a listener ends the process. The pool listens to idle clients only; a client
   // checked out between two queries (Kysely holds one for a whole transaction) has no listener of the
@@ -159,7 +211,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // object_not_in_prerequisite_state is other things too; with this text, the database refuses connections.
     if (code === '55000' && /not currently accepting connections/i.test(err.message)) return true;
   }
-  return /connection is not open|Connection terminated|not queryable|timeout exceeded when trying to connect|driver has already been destroyed/i.test(
+  return /connection is not open|Connection terminated|not queryable|timeout exceeded when trying to connect|driver has already been destroyed|Query read timeout/i.test(
     err.message,
   );
 }

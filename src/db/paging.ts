@@ -1,6 +1,11 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Page } from '../http/schemas.js';
 import type { Database } from './schema.js';
+
+/** One page of a list: how many rows, after how many. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
 
 /** Tables of project-owned resources listed newest first: a `project_id`, `created_at` and a time-ordered `id`. */
 export type ProjectListTable = 'containers' | 'datasets' | 'api_keys';

@@ -1,4 +1,25 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { RunStatus } from '../shared/run-status.js';
+import type {
+  InvitationTable,
+  MembershipTable,
+  OidcLoginTable,
+  SessionTable,
+  SignInTokenTable,
+  UserTable,
+} from './schema-dashboard.js';
+
+export type {
+  InvitationTable,
+  MembershipTable,
+  OidcLoginTable,
+  SessionTable,
+  SignInTokenTable,
+  UserTable,
+} from './schema-dashboard.js';
+
+/** The API a model's upstream speaks for generation. */
+export type ModelApi = 'chat' | 'responses';
 
 /** Timestamps are ISO-8601 strings in UTC; JSON documents are stored as text. Same shape on both dialects. */
 export interface OrganizationTable {
@@ -44,7 +65,7 @@ export interface EvaluatorTable {
   id: string;
   project_id: string;
   container_id: string | null;
-  type: 'judge' | 'code';
+  type: 'judge' | 'code' | 'string_check' | 'text_similarity' | 'score_model' | 'label_model';
   name: string;
   description: string | null;
   metadata: string;
@@ -57,6 +78,8 @@ export interface EvaluatorTable {
   source: string | null;
   /** JSON array of requirement specifiers, or null. */
   requirements: string | null;
+  /** The grader definition (OpenAI's shape, JSON) of evaluators of the grader types, else null. */
+  grader: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -71,7 +94,8 @@ export interface RunTable {
   id: string;
   project_id: string;
   container_id: string;
-  status: string;
+  /** Written only by the run's transitions (src/engine/store/transitions.ts). */
+  status: RunStatus;
   environment: string;
   /** JSON array of evaluator ids. */
   evaluators: string;
@@ -112,6 +136,8 @@ export interface RunTable {
   generation_cost: Generated<number>;
   /** JSON layout fixed when the run is prepared (positions, expected, offsets). */
   layout: Generated<string | null>;
+  /** Set on a monitor's long-lived run: never finalized while the monitor lives, not listed as a run. */
+  monitor_id: Generated<string | null>;
   /** JSON {code, message} once the run gave up waiting (rate limits): what is left is recorded as errors. */
   abandoned: Generated<string | null>;
   /** Unix ms of the last stored per-sample row. */
@@ -210,6 +236,10 @@ export interface DatasetTable {
   item_count: number;
   created_at: string;
   updated_at: string;
+  /** Files (`/v1/files`): their purpose, name and size as uploaded; null for other datasets. */
+  purpose?: string | null;
+  filename?: string | null;
+  bytes?: number | string | null;
 }
 
 export interface DatasetItemTable {
@@ -227,7 +257,7 @@ export interface ModelTable {
   provider: 'openai-compatible' | 'anthropic';
   base_url: string;
   upstream_model: string;
-  /** AES-256-GCM ciphertext of the credential (see catalog/models/crypto.ts), or null. */
+  /** AES-256-GCM ciphertext of the credential (see shared/crypto.ts), or null. */
   api_key_encrypted: string | null;
   api_key_last4: string | null;
   input_price_per_mtok: number | null;
@@ -236,6 +266,8 @@ export interface ModelTable {
   /** Requests / tokens per minute for evaluation-run calls to the model; null for no limit. */
   rpm_limit: number | null;
   tpm_limit: number | null;
+  /** What the upstream speaks for generation: `chat` completions (default) or `responses`. */
+  api: ModelApi;
   default_parameters: string;
   /** JSON array of model slugs. */
   fallbacks: string;
@@ -272,66 +304,37 @@ export interface TaskLogTable {
   created_at: string;
 }
 
-/** A dashboard user: one per identity (issuer, subject); the same e-mail at two providers is two users. */
-export interface UserTable {
+export interface MonitorTable {
   id: string;
-  issuer: string;
-  subject: string;
-  email: string | null;
-  email_verified: number;
-  name: string | null;
+  project_id: string;
+  container_id: string;
+  name: string;
+  /** The monitor's long-lived run, whose chunks are the batches it selected. */
+  run_id: string;
+  /** JSON array of evaluator ids. */
+  evaluators: string;
+  sampling_rate: number;
+  /** JSON: { models?, metadata? }. */
+  filter: string;
+  enabled: number;
+  environment: string;
+  /** JSON alert rule, or null. */
+  alert: string | null;
+  alert_secret: string | null;
+  /** 'firing' | 'resolved' | null (never evaluated). */
+  alert_state: string | null;
+  /** Positions handed out so far (bigint: text on PostgreSQL). */
+  next_position: Generated<number | string>;
   created_at: string;
-  last_sign_in_at: string;
+  updated_at: string;
 }
 
-export interface SessionTable {
-  /** SHA-256 (hex) of the cookie's token. */
-  id: string;
-  user_id: string;
-  csrf_token: string;
-  created_at: string;
-  /** Unix ms. */
-  expires_at: number;
-}
-
-export interface MembershipTable {
-  organization_id: string;
-  user_id: string;
-  role: 'owner' | 'member';
-  created_at: string;
-}
-
-export interface InvitationTable {
-  id: string;
-  organization_id: string;
-  /** Lower case. */
-  email: string;
-  role: 'owner' | 'member';
-  invited_by: string | null;
-  created_at: string;
-  /** Unix ms. */
-  expires_at: number;
-  accepted_at: string | null;
-  accepted_by: string | null;
-}
-
-export interface SignInTokenTable {
-  /** SHA-256 (hex) of the token. */
-  hash: string;
-  created_at: string;
-  /** Unix ms. */
-  expires_at: number;
-  used_at: string | null;
-}
-
-export interface OidcLoginTable {
-  state_hash: string;
-  provider: string;
-  nonce: string;
-  code_verifier: string;
-  return_to: string;
-  /** Unix ms. */
-  expires_at: number;
+export interface MonitorSelectionTable {
+  monitor_id: string;
+  position: number;
+  log_id: string;
+  log_created_at: string;
+  selected_at: string;
 }
 
 export interface Database {
@@ -347,6 +350,8 @@ export interface Database {
   task_log_counters: TaskLogCounterTable;
   task_logs: TaskLogTable;
   runs: RunTable;
+  monitors: MonitorTable;
+  monitor_selections: MonitorSelectionTable;
   run_samples: RunSampleTable;
   run_generations: RunGenerationTable;
   run_launches: RunLaunchTable;

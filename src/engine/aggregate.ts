@@ -24,6 +24,8 @@ interface Row {
   inconsistent: number | string | null;
   avg_score: number | string | null;
   avg_sq: number | string | null;
+  min_score: number | string | null;
+  max_score: number | string | null;
 }
 
 /** The contract's per-evaluator fields plus Evalgate's extras (spread, inconsistent verdicts, name). */
@@ -94,6 +96,8 @@ export async function aggregate(
       sql<number>`sum(case when inconsistent = 1 then 1 else 0 end)`.as('inconsistent'),
       sql<number>`avg(case when status = 'scored' then score end)`.as('avg_score'),
       sql<number>`avg(case when status = 'scored' then score * score end)`.as('avg_sq'),
+      sql<number>`min(case when status = 'scored' then score end)`.as('min_score'),
+      sql<number>`max(case when status = 'scored' then score end)`.as('max_score'),
     ])
     .where('run_id', '=', runId)
     .groupBy(['launch_index', 'evaluator_id'])
@@ -110,7 +114,9 @@ export async function aggregate(
       const avg = r && r.avg_score !== null ? Number(r.avg_score) : null;
       let stdev: number | null = null;
       if (avg !== null && scored > 1) {
-        const variance = ((Number(r?.avg_sq) - avg * avg) * scored) / (scored - 1);
+        // Identical scores give exactly 0, not the rounding left by mean(x²) − mean(x)².
+        const same = Number(r?.min_score) === Number(r?.max_score);
+        const variance = same ? 0 : ((Number(r?.avg_sq) - avg * avg) * scored) / (scored - 1);
         stdev = Math.sqrt(Math.max(0, variance));
       }
       const accuracy = passed + failed > 0 ? passed / (passed + failed) : null;

@@ -1,5 +1,7 @@
+import { setMaxListeners } from 'node:events';
 import type { Item } from '../catalog/items.js';
 import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
+import { createGraderScorer } from '../scoring/graders/scorer.js';
 import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
 import {
   outcomeOf,
@@ -8,13 +10,15 @@ import {
   type Scorer,
   ScorerSetupError,
 } from '../scoring/types.js';
+import { type ErrorBody, errorOf } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
 import { isStop } from './errors.js';
+import { Tally } from './ledger.js';
 import type { EvaluatorSnapshot, Launch } from './plan.js';
 import { type ChunkItems, type ItemReader, isBlank, loadChunk, toMessages } from './positions.js';
 import type { RunState } from './run-state.js';
 import type { ScorerPool } from './scorer-pool.js';
-import * as store from './store.js';
+import * as store from './store/samples.js';
 
 export interface ChunkDeps {
   db: import('kysely').Kysely<import('../db/schema.js').Database>;
@@ -45,13 +49,8 @@ function passedOf(ev: EvaluatorSnapshot, o: Partial<ScoreOutcome>): number | nul
   return o.passed === null || o.passed === undefined ? null : o.passed ? 1 : 0;
 }
 
-const errorOf = (err: unknown): { code: string; message: string } => {
-  const e = err as { code?: unknown; message?: unknown };
-  return {
-    code: typeof e?.code === 'string' ? e.code : 'internal_error',
-    message: typeof e?.message === 'string' ? e.message : 'failed',
-  };
-};
+/** A sample's error: whatever failed it, as its own code and message. */
+const sampleError = (err: unknown): ErrorBody => errorOf(err, { code: 'internal_error', message: 'failed' });
 
 /** One chunk of one launch: positions [from, to). Idempotent: what is already stored is skipped. */
 export class ChunkWork {
@@ -61,8 +60,17 @@ export class ChunkWork {
     private readonly launch: Launch,
     private readonly from: number,
     private readonly to: number,
-    private readonly signal: AbortSignal,
-  ) {}
+    private readonly parent: AbortSignal,
+  ) {
+    // A signal of its own, so that the calls made under it are counted in this chunk's tally.
+    setMaxListeners(0, this.controller.signal);
+    this.signal = this.controller.signal;
+  }
+
+  private readonly controller = new AbortController();
+  private readonly signal: AbortSignal;
+  /** The calls of this chunk, committed with the rows they produced. */
+  private readonly tally = new Tally();
 
   private get runId() {
     return this.state.runId;
@@ -109,12 +117,12 @@ export class ChunkWork {
           row.latency_ms = result.latencyMs;
         } catch (err) {
           if (this.signal.aborted || isStop(err)) throw this.signal.aborted ? this.signal.reason : err;
-          row.error = JSON.stringify(errorOf(err));
+          row.error = JSON.stringify(sampleError(err));
         }
         fresh.push(row);
       }),
     );
-    await store.insertGenerations(this.deps.db, fresh);
+    await store.insertGenerations(this.deps.db, this.runId, fresh, this.tally.take());
     const outputs = new Map<number, { output: string | null; error: string | null }>();
     for (const r of [...stored.values(), ...fresh]) {
       outputs.set(Number(r.position), { output: r.error ? null : r.output, error: r.error });
@@ -137,12 +145,12 @@ export class ChunkWork {
   /** The items of every side for the chunk, generated sides included. */
   private async items(): Promise<{
     items: ChunkItems;
-    failed: Map<number, { code: string; message: string }>;
+    failed: Map<number, ErrorBody>;
   }> {
     const { plan, layout } = this.state;
     const { from, to, launch } = this;
     const items = await loadChunk(plan, layout, this.deps.readItems, from, to);
-    const failed = new Map<number, { code: string; message: string }>();
+    const failed = new Map<number, ErrorBody>();
     if (plan.generated !== null && launch.model !== null) {
       const source = plan.generated === 'sample' ? items.ground_truth : items.sample;
       const gens = await this.generate(plan.generated, launch.index, launch.model, source);
@@ -179,6 +187,15 @@ export class ChunkWork {
   ): (run: (s: Scorer) => Promise<ScoreOutcome[]>) => Promise<ScoreOutcome[]> {
     const key = `${this.runId}:${ev.id}:${this.launch.index}`;
     const create = async (): Promise<Scorer> => {
+      // Evaluators of the grader types (string_check, text_similarity, score_model, label_model).
+      if (ev.grader) {
+        return createGraderScorer(ev.grader, {
+          complete: (model, request, signal) => this.state.call('judge', model, request, signal),
+          embed: (model, input, signal) => this.state.embed(model, input, signal),
+          python: () =>
+            Promise.reject(new ScorerSetupError('not_supported', 'python graders run as code evaluators')),
+        });
+      }
       if (ev.type !== 'code') {
         return createJudgeScorer(ev, (request, signal) =>
           this.state.call('judge', ev.model ?? '', request, signal),
@@ -196,8 +213,30 @@ export class ChunkWork {
     return (run) => this.deps.scorers.use(this.runId, key, create, run);
   }
 
-  /** Scores every position of the chunk not stored yet; returns the rows stored by this call. */
+  /**
+   * Scores every position of the chunk not stored yet; returns the rows stored by this call. What the
+   * chunk's calls cost is stored with its rows; when the chunk stops before storing them (a cancel, an
+   * interruption), it goes to the run's ledger instead (and a killed process stores neither).
+   */
   async run(): Promise<number> {
+    const abort = () => this.controller.abort(this.parent.reason);
+    if (this.parent.aborted) abort();
+    else this.parent.addEventListener('abort', abort, { once: true });
+    this.state.track(this.signal, this.tally);
+    try {
+      return await this.score();
+    } catch (err) {
+      // Calls still returning now are counted by the ledger.
+      this.state.untrack(this.signal);
+      this.state.ledger.addDelta(this.tally.take());
+      throw err;
+    } finally {
+      this.state.untrack(this.signal);
+      this.parent.removeEventListener('abort', abort);
+    }
+  }
+
+  private async score(): Promise<number> {
     const { plan } = this.state;
     const { db } = this.deps;
     const done = await store.donePositions(db, this.runId, this.launch.index, this.from, this.to);
@@ -238,12 +277,14 @@ export class ChunkWork {
           outcomes = pending.map(() => outcomeOf({ error: { code: err.code, message: err.message } }));
         }
         outcomes.forEach((o, k) => {
-          rows.push(this.row(ev, pending[k]!, o.error ? 'error' : 'scored', o));
+          // A code evaluator that could not score for want of data (no ground truth/baseline) is missing.
+          const status = o.error ? (o.error.code === 'missing_data' ? 'missing' : 'error') : 'scored';
+          rows.push(this.row(ev, pending[k]!, status, o));
         });
       }),
     );
     // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
-    return store.insertSamples(db, this.runId, rows);
+    return store.insertSamples(db, this.runId, rows, this.tally.take());
   }
 
   private row(

@@ -1,18 +1,81 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { addUsage, type UsageDelta } from './store.js';
+import { usd } from '../shared/numbers.js';
+import { addUsage, type UsageDelta } from './store/transitions.js';
 
 export type CallKind = 'judge' | 'generation';
 
 const empty = (): UsageDelta => ({ calls: 0, unpriced: 0, cost: 0, prompt: 0, completion: 0 });
 
+/** What calls cost, by kind: added to a run's counters in one statement. */
+export type UsagePair = { judge: UsageDelta; generation: UsageDelta };
+
+/** Where a run's call is counted once it returns. */
+export interface UsageSink {
+  add(
+    kind: CallKind,
+    usage: { prompt_tokens: number; completion_tokens: number } | null,
+    cost: number,
+    priced: boolean,
+  ): void;
+}
+
+function count(
+  d: UsageDelta,
+  usage: { prompt_tokens: number; completion_tokens: number } | null,
+  cost: number,
+  priced: boolean,
+): void {
+  d.calls += 1;
+  d.cost = usd(d.cost + cost);
+  d.prompt += usage?.prompt_tokens ?? 0;
+  d.completion += usage?.completion_tokens ?? 0;
+  if (!priced) d.unpriced += 1;
+}
+
+function merge(into: UsagePair, delta: UsagePair): void {
+  for (const kind of ['judge', 'generation'] as const) {
+    for (const k of Object.keys(delta[kind]) as (keyof UsageDelta)[]) into[kind][k] += delta[kind][k];
+  }
+}
+
 /**
- * Counts every upstream call a run pays for, in this process, and adds it to the run's counters in the
+ * The calls of one chunk not stored yet: taken and added to the run's counters in the transaction that
+ * stores the rows they produced, so a process killed before that stores neither (and the chunk's
+ * positions are asked again elsewhere, counted then).
+ */
+export class Tally implements UsageSink {
+  private pending: UsagePair = { judge: empty(), generation: empty() };
+  private dirty = false;
+
+  add(
+    kind: CallKind,
+    usage: { prompt_tokens: number; completion_tokens: number } | null,
+    cost: number,
+    priced: boolean,
+  ): void {
+    count(this.pending[kind], usage, cost, priced);
+    this.dirty = true;
+  }
+
+  /** What was counted since the last take (null: nothing). */
+  take(): UsagePair | null {
+    if (!this.dirty) return null;
+    const out = this.pending;
+    this.pending = { judge: empty(), generation: empty() };
+    this.dirty = false;
+    return out;
+  }
+}
+
+/**
+ * Counts upstream calls a run pays for that no stored row carries (the calls of a chunk that was
+ * cancelled or interrupted before storing its rows), in this process, and adds it to the run's counters in the
  * database by atomic increments, at most `flushMs` after the call returned. Counting happens when the call
  * returns, before its result is used, so calls whose results are later thrown away (a cancel, a chunk
  * re-run after a crash elsewhere, an unparseable judge reply) are counted too.
  */
-export class Ledger {
+export class Ledger implements UsageSink {
   private pending = { judge: empty(), generation: empty() };
   private dirty = false;
   private timer: NodeJS.Timeout | null = null;
@@ -31,12 +94,15 @@ export class Ledger {
     cost: number,
     priced: boolean,
   ): void {
-    const d = this.pending[kind];
-    d.calls += 1;
-    d.cost += cost;
-    d.prompt += usage?.prompt_tokens ?? 0;
-    d.completion += usage?.completion_tokens ?? 0;
-    if (!priced) d.unpriced += 1;
+    count(this.pending[kind], usage, cost, priced);
+    this.dirty = true;
+    this.schedule(this.flushMs);
+  }
+
+  /** Adds what a chunk counted but could not store with its rows. */
+  addDelta(delta: UsagePair | null): void {
+    if (!delta) return;
+    merge(this.pending, delta);
     this.dirty = true;
     this.schedule(this.flushMs);
   }
@@ -61,10 +127,7 @@ export class Ledger {
         await addUsage(this.db, this.runId, delta);
       } catch (err) {
         // Kept for the next flush: the counts must not be lost to a passing database error.
-        for (const kind of ['judge', 'generation'] as const) {
-          for (const k of Object.keys(delta[kind]) as (keyof UsageDelta)[])
-            this.pending[kind][k] += delta[kind][k];
-        }
+        merge(this.pending, delta);
         this.dirty = true;
         this.warn(`run ${this.runId}: could not store call counts (${(err as Error).message}); retrying`);
         this.schedule(Math.max(this.flushMs, 1000));

@@ -1,7 +1,10 @@
 import type { Range } from '../catalog/items.js';
+import type { EvaluatorTable } from '../db/schema.js';
+import type { SubGrader } from '../scoring/graders/schemas.js';
 
 export type SideName = 'sample' | 'ground_truth' | 'baseline';
-export type SourceType = 'dataset' | 'container' | 'generate';
+/** `monitor`: the task logs a monitor selected, by position in its run (monitor_selections). */
+export type SourceType = 'dataset' | 'container' | 'generate' | 'monitor';
 
 /** A side after resolution: which resource (by id) and which slice. */
 export interface PlannedSide {
@@ -17,7 +20,7 @@ export interface PlannedSide {
 export interface EvaluatorSnapshot {
   id: string;
   name: string;
-  type: 'judge' | 'code';
+  type: EvaluatorTable['type'];
   mode: string;
   model: string | null;
   prompt: string | null;
@@ -26,6 +29,8 @@ export interface EvaluatorSnapshot {
   pass_threshold: number | null;
   source: string | null;
   requirements: string[];
+  /** The grader of evaluators of the grader types (string_check, text_similarity, score_model, label_model). */
+  grader?: SubGrader | null;
 }
 
 export interface Launch {
@@ -43,11 +48,6 @@ export interface RunPlan {
   generated: 'sample' | 'ground_truth' | null;
   launches: Launch[];
   evaluators: EvaluatorSnapshot[];
-}
-
-export function parseRange(text: string | null | undefined): Range {
-  const [start, end] = (text ?? '0:100').split(':').map(Number) as [number, number];
-  return { start, end };
 }
 
 export function formatRange(r: Range): string {

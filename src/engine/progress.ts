@@ -1,6 +1,6 @@
 import { usd } from '../shared/numbers.js';
 import type { Layout } from './plan.js';
-import type { RunCounters } from './store.js';
+import type { RunCounters } from './store/runs.js';
 
 /** What a run's calls of one kind cost so far. */
 export interface CallTotals {

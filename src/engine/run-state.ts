@@ -2,21 +2,23 @@ import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
+import { type EmbeddingsResult, embedTexts } from '../inference/embeddings.js';
 import type { ProviderLayer } from '../inference/provider-layer.js';
 import type { ChatRequest, CompletionResult } from '../inference/types.js';
 import { rateLimitRetryMs } from '../inference/upstream-errors.js';
 import type { EngineMetrics } from '../observability/types.js';
-import { parseJson } from '../shared/json.js';
+import type { ModelLimiter } from '../ratelimit/model-limiter.js';
+import type { ErrorBody } from '../shared/errors.js';
+import { PromiseCache } from '../shared/promise-cache.js';
 import { isStop, RateLimitExhausted } from './errors.js';
-import { type CallKind, Ledger } from './ledger.js';
-import type { ModelLimiter } from './limiter.js';
+import { type CallKind, Ledger, type UsageSink } from './ledger.js';
 import type { Layout, RunPlan } from './plan.js';
-import { updateRun } from './store.js';
+import { abandonRun } from './store/transitions.js';
 
 export interface CallDeps {
   db: Kysely<Database>;
   resolveModel(projectId: string, slug: string): Promise<ResolvedModel>;
-  providers: Pick<ProviderLayer, 'complete'>;
+  providers: Pick<ProviderLayer, 'complete' | 'embed'>;
   limiter: ModelLimiter;
   metrics: EngineMetrics;
   /** Calls in flight per model, across every worker sharing the limiter. */
@@ -28,10 +30,7 @@ export interface CallDeps {
 }
 
 /** A run's abandonment, as stored on the run (`abandoned`). */
-export interface Abandonment {
-  code: string;
-  message: string;
-}
+export type Abandonment = ErrorBody;
 
 /**
  * What this process knows about a run it executes chunks of: the plan and layout (fixed when the run was
@@ -40,7 +39,9 @@ export interface Abandonment {
  */
 export class RunState {
   readonly ledger: Ledger;
-  private readonly models = new Map<string, Promise<ResolvedModel>>();
+  private readonly models = new PromiseCache<string, ResolvedModel>();
+  /** Where the calls made under a chunk's signal are counted (its tally); else the ledger. */
+  private readonly sinks = new WeakMap<AbortSignal, UsageSink>();
   /** When a call of this run last succeeded in this process (or when the process took the run up). */
   private lastSuccessAt = Date.now();
   abandoned: Abandonment | null;
@@ -50,32 +51,36 @@ export class RunState {
     readonly runId: string,
     readonly plan: RunPlan,
     readonly layout: Layout,
-    abandoned: string | null,
+    abandoned: Abandonment | null,
   ) {
     this.ledger = new Ledger(deps.db, runId, deps.ledgerFlushMs, deps.warn);
-    this.abandoned = parseJson<Abandonment | null>(abandoned, null);
+    this.abandoned = abandoned;
   }
 
   private model(slug: string): Promise<ResolvedModel> {
-    let resolved = this.models.get(slug);
-    if (!resolved) {
-      resolved = this.deps.resolveModel(this.plan.projectId, slug);
-      resolved.catch(() => this.models.delete(slug));
-      this.models.set(slug, resolved);
-    }
-    return resolved;
+    return this.models.get(slug, () => this.deps.resolveModel(this.plan.projectId, slug));
+  }
+
+  /** Counts the calls made under `signal` (a chunk's own) in `sink` until `untrack`. */
+  track(signal: AbortSignal, sink: UsageSink): void {
+    this.sinks.set(signal, sink);
+  }
+
+  untrack(signal: AbortSignal): void {
+    this.sinks.delete(signal);
   }
 
   /** Records that the run gives up, here and in the database, so every worker stops calling. */
   async abandon(reason: Abandonment): Promise<void> {
     if (this.abandoned) return;
     this.abandoned = reason;
-    await updateRun(this.deps.db, this.runId, { abandoned: JSON.stringify(reason) }).catch(() => {});
+    await abandonRun(this.deps.db, this.runId, reason).catch(() => {});
   }
 
   /**
    * One model call of the run: waits for the model's limiter, calls through the provider layer (which
-   * owns transport retries), counts what was paid, and on a 429 pauses the model everywhere and asks
+   * owns transport retries), counts what was paid (in the tally of the chunk whose signal it runs under,
+   * stored with the chunk's rows; else in the ledger), and on a 429 pauses the model everywhere and asks
    * again, until the run has waited `rateLimitWaitMs` without a success.
    */
   async call(
@@ -84,6 +89,7 @@ export class RunState {
     request: ChatRequest,
     signal: AbortSignal,
   ): Promise<CompletionResult> {
+    const sink = this.sinks.get(signal) ?? this.ledger;
     const model = await this.model(slug);
     const limits = {
       concurrency: this.deps.modelConcurrency,
@@ -109,7 +115,7 @@ export class RunState {
         });
         const priced =
           result.usage !== null && model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
-        this.ledger.add(kind, result.usage, result.cost, priced);
+        sink.add(kind, result.usage, result.cost, priced);
         tokens = (result.usage?.prompt_tokens ?? 0) + (result.usage?.completion_tokens ?? 0);
         this.lastSuccessAt = Date.now();
         metrics.upstreamCall(slug, kind, 'ok', (performance.now() - started) / 1000);
@@ -127,6 +133,27 @@ export class RunState {
         permit.release(tokens);
       }
       await limiter.pause(slug, retryInMs);
+    }
+  }
+
+  /** Embeddings for a grader evaluator (cosine): within the model's limits, paid like a judge call. */
+  async embed(slug: string, input: string[], signal: AbortSignal): Promise<EmbeddingsResult> {
+    const model = await this.model(slug);
+    const limits = { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm };
+    const permit = await this.deps.limiter.acquire(slug, limits, signal);
+    let tokens = 0;
+    try {
+      const result = await embedTexts(this.deps.providers, model, input, signal);
+      this.ledger.add(
+        'judge',
+        result.usage,
+        result.cost,
+        result.usage !== null && model.inputPricePerMtok !== null,
+      );
+      tokens = result.usage?.prompt_tokens ?? 0;
+      return result;
+    } finally {
+      permit.release(tokens);
     }
   }
 

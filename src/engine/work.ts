@@ -4,16 +4,21 @@ import type { EngineMetrics } from '../observability/types.js';
 import type { Scorer, ScorerSetupError } from '../scoring/types.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
+import { PromiseCache } from '../shared/promise-cache.js';
+import { LIVE } from '../shared/run-status.js';
 import { aggregate, type LaunchOutcome } from './aggregate.js';
 import { ChunkWork } from './chunk.js';
 import { RunCancelled } from './errors.js';
-import type { EvaluatorSnapshot, Layout, PlannedSide, RunPlan } from './plan.js';
+import type { EvaluatorSnapshot, PlannedSide } from './plan.js';
 import { layout as layOut } from './plan.js';
 import type { ItemReader } from './positions.js';
 import { runMetrics } from './progress.js';
 import { type CallDeps, RunState } from './run-state.js';
 import { ScorerPool } from './scorer-pool.js';
-import * as store from './store.js';
+import * as chunks from './store/chunks.js';
+import { findRunCounters, loadRun, runFlags } from './store/runs.js';
+import type { RunError } from './store/transitions.js';
+import * as transitions from './store/transitions.js';
 
 /** Everything execution needs, as a plain object of functions (built once by the composition root). */
 export interface EngineDeps extends CallDeps {
@@ -49,7 +54,7 @@ export type Ending = 'completed' | 'cancelled' | 'error';
  * who runs which step when.
  */
 export class Engine {
-  private readonly states = new Map<string, Promise<RunState>>();
+  private readonly states = new PromiseCache<string, RunState>();
   readonly scorers: ScorerPool;
   private readonly chunkDeps: EngineDeps & { scorers: ScorerPool };
 
@@ -64,37 +69,26 @@ export class Engine {
    */
   async prepareRun(runId: string): Promise<ChunkRef[] | null> {
     const { db } = this.deps;
-    const run = await store.findRun(db, runId);
-    if (!run || !['queued', 'running'].includes(run.status)) return null;
-    if (run.cancel_requested === 1 && run.status === 'queued') {
-      const now = nowIso();
-      await store.transitionRun(db, runId, ['queued'], {
-        status: 'cancelled',
-        finished_at: now,
-        updated_at: now,
-      });
+    const run = await loadRun(db, runId);
+    if (!run || !LIVE.includes(run.status)) return null;
+    if (run.cancelRequested && run.status === 'queued') {
+      await transitions.cancelQueued(db, runId);
       return null;
     }
-    const plan = parseJson<RunPlan | null>(run.plan, null);
+    const { plan } = run;
     if (!plan) return null;
-    let lay = parseJson<Layout | null>(run.layout, null);
+    let lay = run.layout;
     if (!lay) {
       const count = (side: PlannedSide) => (side.type === 'generate' ? 0 : this.deps.countItems(side));
       const counts = {
         sample: await count(plan.sides.sample),
         ground_truth: await count(plan.sides.ground_truth),
       };
-      // The first writer's layout wins: sources that grow (task logs) must not give two layouts.
-      await db
-        .updateTable('runs')
-        .set({ layout: JSON.stringify(layOut(plan, counts)) })
-        .where('id', '=', runId)
-        .where('layout', 'is', null)
-        .execute();
-      lay = parseJson<Layout | null>((await store.findRun(db, runId))?.layout ?? null, null);
+      await transitions.fixLayout(db, runId, layOut(plan, counts));
+      lay = (await loadRun(db, runId))?.layout ?? null;
       if (!lay) return null;
     }
-    await store.insertLaunches(
+    await chunks.insertLaunches(
       db,
       plan.launches.map((l) => ({
         run_id: runId,
@@ -103,11 +97,11 @@ export class Engine {
         call_id: newId('job'),
       })),
     );
-    const chunks = chunksOf(runId, lay.positions, plan.launches.length, this.deps.chunkSize);
+    const refs = chunksOf(runId, lay.positions, plan.launches.length, this.deps.chunkSize);
     const now = nowIso();
-    await store.insertChunks(
+    await chunks.insertChunks(
       db,
-      chunks.map(
+      refs.map(
         (c): RunChunkTable => ({
           run_id: runId,
           launch_index: c.launch,
@@ -124,35 +118,25 @@ export class Engine {
       ),
     );
     // Running only once every chunk exists: a run with no pending chunk is one that is finished.
-    await store.transitionRun(db, runId, ['queued'], {
-      status: 'running',
-      started_at: run.started_at ?? now,
-      total_positions: lay.positions * plan.launches.length * plan.evaluators.length,
-      process_id: this.deps.workerId,
-      updated_at: now,
+    await transitions.startRun(db, runId, {
+      startedAt: run.startedAt,
+      totalPositions: lay.positions * plan.launches.length * plan.evaluators.length,
+      processId: this.deps.workerId,
     });
-    return chunks;
+    return refs;
   }
 
   private state(runId: string): Promise<RunState> {
-    let state = this.states.get(runId);
-    if (!state) {
-      state = (async () => {
-        const run = await store.findRun(this.deps.db, runId);
-        const plan = parseJson<RunPlan | null>(run?.plan ?? null, null);
-        const lay = parseJson<Layout | null>(run?.layout ?? null, null);
-        if (!run || !plan || !lay) throw new Error(`run ${runId} is not prepared`);
-        return new RunState(this.deps, runId, plan, lay, run.abandoned);
-      })();
-      state.catch(() => this.states.delete(runId));
-      this.states.set(runId, state);
-    }
-    return state;
+    return this.states.get(runId, async () => {
+      const run = await loadRun(this.deps.db, runId);
+      if (!run?.plan || !run.layout) throw new Error(`run ${runId} is not prepared`);
+      return new RunState(this.deps, runId, run.plan, run.layout, run.abandoned);
+    });
   }
 
   /** Scores the chunk's positions that are not stored yet. Throws the signal's reason when aborted. */
   async runChunk(ref: ChunkRef, signal: AbortSignal): Promise<void> {
-    const run = await store.runFlags(this.deps.db, ref.runId);
+    const run = await runFlags(this.deps.db, ref.runId);
     if (run?.status !== 'running') return;
     if (run.cancel_requested === 1) throw new RunCancelled(ref.runId);
     const state = await this.state(ref.runId);
@@ -177,27 +161,25 @@ export class Engine {
    */
   async finalizeRun(runId: string): Promise<Ending | null> {
     const { db } = this.deps;
-    const run = await store.findRun(db, runId);
-    if (!run || !['queued', 'running'].includes(run.status)) {
+    const run = await loadRun(db, runId);
+    if (!run || !LIVE.includes(run.status)) {
       await this.forget(runId);
       return null;
     }
-    const plan = parseJson<RunPlan | null>(run.plan, null);
-    const lay = parseJson<Layout | null>(run.layout, null);
+    const { plan, layout: lay } = run;
     if (!plan || !lay) return null;
-    const cached = this.states.get(runId);
+    const cached = this.states.peek(runId);
     if (cached) await (await cached.catch(() => null))?.ledger.flush();
-    const pending = await store.countUnfinishedChunks(db, runId);
-    const abandoned = parseJson<{ code: string; message: string } | null>(run.abandoned, null);
+    const pending = await chunks.countUnfinishedChunks(db, runId);
     let ending: Ending = 'completed';
-    let error: { code: string; message: string } | null = null;
-    if (run.cancel_requested === 1) ending = 'cancelled';
-    else if (abandoned) [ending, error] = ['error', abandoned];
+    let error: RunError | null = null;
+    if (run.cancelRequested) ending = 'cancelled';
+    else if (run.abandoned) [ending, error] = ['error', run.abandoned];
     else if (pending > 0) {
       ending = 'error';
       error = { code: 'internal_error', message: `${pending} chunk(s) of the run could not be executed` };
     }
-    const callIds = await store.launchCallIds(db, runId);
+    const callIds = await chunks.launchCallIds(db, runId);
     const launches: LaunchOutcome[] = plan.launches.map((l) => ({
       index: l.index,
       expected: lay.expected,
@@ -205,39 +187,56 @@ export class Engine {
       callId: callIds.get(l.index) ?? null,
     }));
     const results = await aggregate(db, runId, plan, launches, ending);
-    const now = nowIso();
-    const fresh = await store.findRunCounters(db, runId);
-    const ended = await store.transitionRun(db, runId, ['queued', 'running'], {
-      status: ending,
-      results: JSON.stringify(results),
-      metrics: JSON.stringify(runMetrics(fresh ?? null, lay, run.started_at, now)),
+    const fresh = await findRunCounters(db, runId);
+    const outcome = {
+      results,
+      metrics: runMetrics(fresh ?? null, lay, run.startedAt, nowIso()),
       spend: fresh ? fresh.judge_cost + fresh.generation_cost : 0,
-      finished_at: now,
-      error_at: ending === 'error' ? now : null,
-      error: error ? JSON.stringify(error) : null,
-      updated_at: now,
-    });
+    };
+    const ended =
+      ending === 'error'
+        ? await transitions.failRun(
+            db,
+            runId,
+            error ?? { code: 'internal_error', message: 'run failed' },
+            outcome,
+          )
+        : await transitions.finishRun(db, runId, ending, outcome);
     await this.forget(runId);
     return ended ? ending : null;
   }
 
+  /**
+   * Records a chunk done by `owner` and answers what comes next: `finalize` when no chunk of the run is
+   * pending any more (the caller finalizes, or leaves it to its finalize job), `continue` while others
+   * are, `nothing` when the run has ended or is gone (what this process held for it is dropped).
+   */
+  async completeChunk(ref: ChunkRef, owner: string): Promise<'continue' | 'finalize' | 'nothing'> {
+    await chunks.markChunkDone(this.deps.db, ref, owner);
+    const run = await chunks.pendingOf(this.deps.db, ref.runId);
+    if (!run || !(LIVE as readonly string[]).includes(run.status)) {
+      await this.forget(ref.runId);
+      return 'nothing';
+    }
+    // A monitor's run takes new chunks as long as its monitor lives: it is ended by the monitor, not here.
+    return run.pending === 0 && !run.monitor ? 'finalize' : 'continue';
+  }
+
   /** Fails a run that cannot be executed at all (e.g. a scorer that cannot be set up). */
   async failRun(runId: string, err: ScorerSetupError): Promise<void> {
-    await store.updateRun(this.deps.db, runId, {
-      abandoned: JSON.stringify({ code: err.code, message: err.message }),
-    });
+    await transitions.abandonRun(this.deps.db, runId, { code: err.code, message: err.message });
   }
 
   /** Drops what this process holds for the run: its cached state (ledger flushed) and its scorers. */
   async forget(runId: string): Promise<void> {
-    const state = this.states.get(runId);
+    const state = this.states.peek(runId);
     this.states.delete(runId);
     await (await state?.catch(() => null))?.close();
     await this.scorers.endRun(runId);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.states.keys()].map((id) => this.forget(id)));
+    await Promise.all(this.states.keys().map((id) => this.forget(id)));
     await this.scorers.close();
   }
 }

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../auth/guard.js';
-import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
 import {
   CreateEvaluator,
@@ -12,12 +11,16 @@ import {
   ListEvaluatorsQuery,
   PatchEvaluator,
 } from './schemas.js';
+import type { EvaluatorContext } from './service.js';
 import * as service from './service.js';
 
 const tags = ['evaluators'];
 
-export const evaluatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const ctx = { db: deps.db, python: deps.config.python };
+export const evaluatorRoutes: FastifyPluginAsyncTypebox<{ ports: EvaluatorContext }> = async (
+  app,
+  { ports },
+) => {
+  const ctx = ports;
 
   app.get(
     '/v1/evaluators',

@@ -1,7 +1,21 @@
 import { type Static, Type } from 'typebox';
 import { FreeObject, ListOf, Nullable, PageQuery } from '../http/schemas.js';
+import {
+  ModelInput,
+  SamplingParams,
+  STRING_CHECK_OPERATIONS,
+  TEXT_SIMILARITY_METRICS,
+} from '../scoring/graders/schemas.js';
 
-export const EVALUATOR_TYPES = ['judge', 'code'] as const;
+/** Evaluator types that are OpenAI-style graders (see docs/graders.md). */
+export const GRADER_EVALUATOR_TYPES = [
+  'string_check',
+  'text_similarity',
+  'score_model',
+  'label_model',
+] as const;
+export type GraderEvaluatorType = (typeof GRADER_EVALUATOR_TYPES)[number];
+export const EVALUATOR_TYPES = ['judge', 'code', ...GRADER_EVALUATOR_TYPES] as const;
 export const EVALUATOR_MODES = ['pointwise', 'pairwise'] as const;
 export const JUDGE_APIS = ['chat_completions', 'messages'] as const;
 
@@ -16,6 +30,41 @@ const Api = Type.Enum([...JUDGE_APIS], {
   description: "Wire API for the judge model; null lets the model's provider decide",
 });
 const Requirements = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100 });
+
+const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 });
+
+/** The grader types' own fields, as in OpenAI's grader objects (docs/graders.md). */
+const graderFields = {
+  input: Type.Optional(
+    Type.Union(
+      [Type.String({ maxLength: 200_000 }), Type.Array(ModelInput, { minItems: 1, maxItems: 100 })],
+      {
+        description:
+          'string_check / text_similarity: the text template; score_model / label_model: the messages',
+      },
+    ),
+  ),
+  reference: Type.Optional(Type.String({ maxLength: 200_000, description: 'The reference text template' })),
+  operation: Type.Optional(
+    Type.Enum([...STRING_CHECK_OPERATIONS], { description: 'string_check: eq, ne, like, ilike' }),
+  ),
+  evaluation_metric: Type.Optional(
+    Type.Enum([...TEXT_SIMILARITY_METRICS], { description: 'text_similarity metric' }),
+  ),
+  embedding_model: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 300,
+      description: 'text_similarity cosine: the embeddings model',
+    }),
+  ),
+  range: Type.Optional(
+    Type.Array(Type.Number(), { minItems: 2, maxItems: 2, description: 'score_model [min, max]' }),
+  ),
+  sampling_params: Type.Optional(SamplingParams),
+  labels: Type.Optional(Labels),
+  passing_labels: Type.Optional(Labels),
+};
 
 const writable = {
   container: Type.Optional(
@@ -41,11 +90,14 @@ const writable = {
   inference_parameters: Type.Optional(
     FreeObject('Passed on every judge call (temperature, max_tokens, seed, …)'),
   ),
+  ...graderFields,
 };
 
 export const CreateEvaluator = Type.Object(
   {
-    type: Type.Enum([...EVALUATOR_TYPES], { description: 'judge or code' }),
+    type: Type.Enum([...EVALUATOR_TYPES], {
+      description: 'judge, code, or a grader type: string_check, text_similarity, score_model, label_model',
+    }),
     // Document-only default (see src/http/openapi-document.ts): the service applies it.
     mode: Type.Optional(
       Type.Enum([...EVALUATOR_MODES], {
@@ -97,7 +149,24 @@ export const CodeEvaluator = Type.Object({
 });
 export type CodeEvaluator = Static<typeof CodeEvaluator>;
 
-export const Evaluator = Type.Union([JudgeEvaluator, CodeEvaluator]);
+export const GraderEvaluator = Type.Object({
+  object: Type.Enum(GRADER_EVALUATOR_TYPES.map((t) => `evaluator.${t}` as const)),
+  ...common,
+  /** The grader's fields; those of other grader types are null. */
+  model: Nullable(Type.String()),
+  input: Type.Union([Type.String(), Type.Array(ModelInput)]),
+  reference: Nullable(Type.String()),
+  operation: Nullable(Type.String()),
+  evaluation_metric: Nullable(Type.String()),
+  embedding_model: Nullable(Type.String()),
+  range: Nullable(Type.Array(Type.Number())),
+  sampling_params: Nullable(SamplingParams),
+  labels: Nullable(Type.Array(Type.String())),
+  passing_labels: Nullable(Type.Array(Type.String())),
+});
+export type GraderEvaluator = Static<typeof GraderEvaluator>;
+
+export const Evaluator = Type.Union([JudgeEvaluator, CodeEvaluator, GraderEvaluator]);
 export type Evaluator = Static<typeof Evaluator>;
 
 export const EvaluatorList = ListOf(Evaluator);

@@ -7,12 +7,22 @@ import { checkCodeEvaluator } from '../scoring/code/check-source.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
+import {
+  buildGrader,
+  GRADER_FIELDS,
+  graderOfRow,
+  isGraderType,
+  modelOfGrader,
+  toGraderEvaluator,
+} from './graders.js';
 import * as repo from './repository.js';
 import type { CreateEvaluator, Evaluator, PatchEvaluator } from './schemas.js';
 
 export interface EvaluatorContext {
   db: Kysely<Database>;
   python: string;
+  /** Resolves a judge's model as a run would (throws `model_not_found` or `provider_not_configured`). */
+  resolveModel(projectId: string, ref: string): Promise<unknown>;
 }
 
 export function toEvaluator(row: repo.EvaluatorRow): Evaluator {
@@ -29,6 +39,7 @@ export function toEvaluator(row: repo.EvaluatorRow): Evaluator {
     pass_threshold: row.pass_threshold,
     mode: row.mode,
   };
+  if (isGraderType(row.type)) return toGraderEvaluator(row.type, common, graderOfRow(row));
   if (row.type === 'code') {
     return {
       object: 'evaluator.code',
@@ -74,6 +85,22 @@ function shapeIssues(row: EvaluatorTable, given: Record<string, unknown>): Valid
       }
     }
   };
+  if (isGraderType(row.type)) {
+    forbid([...JUDGE_ONLY.filter((f) => f !== 'model'), ...CODE_ONLY]);
+    if (row.mode !== 'pointwise') {
+      issues.push({ loc: ['body', 'mode'], msg: `Grader evaluators are pointwise`, type: 'value_error' });
+    }
+    const params = given.inference_parameters;
+    if (params && Object.keys(params).length > 0) {
+      issues.push({
+        loc: ['body', 'inference_parameters'],
+        msg: `Not allowed for ${row.type} evaluators; use sampling_params`,
+        type: 'extra_forbidden',
+      });
+    }
+    return issues;
+  }
+  forbid(GRADER_FIELDS);
   if (row.type === 'judge') {
     need('model');
     need('prompt');
@@ -99,12 +126,47 @@ async function validate(
   given: Record<string, unknown>,
 ): Promise<void> {
   const issues = shapeIssues(row, given);
+  if (isGraderType(row.type)) {
+    const built = buildGrader(row.type, row.name, graderOfRow(row), given, row.pass_threshold);
+    issues.push(...built.issues);
+    row.grader = JSON.stringify(built.grader);
+    row.model = modelOfGrader(built.grader);
+  }
   if (issues.length) throw ApiError.validation(issues);
+  // A judge's model, and the model a grader calls (score_model, label_model, cosine's embedding_model).
+  const modelField = row.type === 'text_similarity' ? 'embedding_model' : 'model';
+  if (row.type !== 'code' && row.model && given[modelField] !== undefined) {
+    await checkModel(ctx, row.project_id, row.model, modelField);
+  }
   if (row.type === 'code' && (given.source !== undefined || given.requirements !== undefined)) {
     await checkCodeEvaluator(ctx.python, {
       source: row.source,
       requirements: parseJson<string[] | null>(row.requirements, null),
     });
+  }
+}
+
+/** A judge's or grader's model must resolve and its provider be enabled now, not only when a run starts. */
+async function checkModel(
+  ctx: EvaluatorContext,
+  projectId: string,
+  model: string,
+  field: string,
+): Promise<void> {
+  try {
+    await ctx.resolveModel(projectId, model);
+  } catch (err) {
+    if (
+      err instanceof ApiError &&
+      (err.code === 'model_not_found' || err.code === 'provider_not_configured')
+    ) {
+      const hint =
+        err.code === 'model_not_found'
+          ? ' (register it with POST /v1/models, or use openai/<name> or anthropic/<name> on a server that enables them)'
+          : '';
+      throw ApiError.invalid(['body', field], `${err.message}${hint}`, err.code);
+    }
+    throw err;
   }
 }
 
@@ -147,6 +209,7 @@ export async function createEvaluator(
     inference_parameters: JSON.stringify(body.inference_parameters ?? {}),
     source: body.source ?? null,
     requirements: body.requirements ? JSON.stringify(body.requirements) : null,
+    grader: null,
     created_at: now,
     updated_at: now,
   };
@@ -182,6 +245,10 @@ export async function patchEvaluator(
   const { container_label: _, ...currentRow } = current;
   const merged: EvaluatorTable = { ...currentRow, ...patch };
   await validate(ctx, merged, body);
+  if (isGraderType(merged.type)) {
+    patch.grader = merged.grader;
+    patch.model = merged.model;
+  }
   await repo.updateEvaluator(ctx.db, current.id, patch);
   return toEvaluator({ ...merged, container_label: label });
 }

@@ -4,17 +4,17 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { RunCancelled, RunInterrupted } from '../engine/errors.js';
-import type { RunQueue } from '../engine/run-queue.js';
-import * as store from '../engine/store.js';
 import type { ChunkRef, Engine } from '../engine/work.js';
 import { ScorerSetupError } from '../scoring/types.js';
-import { connect, queueName } from './bullmq-shared.js';
+import { openRedis } from '../shared/redis.js';
+import { CHUNK_JOB_OPTIONS, chunkJobId, finalizeJobId, queueName } from './bullmq-shared.js';
+import { takeChunk } from './leases.js';
+import { Reconciler } from './reconciler.js';
+import type { RunQueue } from './run-queue.js';
 import type { Executor, ExecutorOptions } from './types.js';
+import { heartbeatWorker, registerWorker, removeWorker } from './workers.js';
 
 type JobData = { runId: string } | ChunkRef;
-
-/** Attempts of one chunk job before it is left out of the run (which then ends in error). */
-const CHUNK_ATTEMPTS = 8;
 
 /**
  * The scale-out executor: consumes the BullMQ queue of each of its environments. A `prepare` job fixes the
@@ -30,6 +30,7 @@ export class BullExecutor implements Executor {
   private flow: FlowProducer | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
+  private reconciler: Reconciler | null = null;
   private closing = false;
 
   constructor(
@@ -41,19 +42,18 @@ export class BullExecutor implements Executor {
   ) {}
 
   private connection(): Redis {
-    const redis = connect(this.redis.url);
+    const redis = openRedis(this.redis.url, 'blocking');
     this.connections.push(redis);
     return redis;
   }
 
   async start(): Promise<void> {
     const o = this.options;
-    await store.registerWorker(this.db, {
+    await registerWorker(this.db, {
       id: o.workerId,
       environments: o.environments,
       executor: 'bullmq',
       host: o.host,
-      pid: process.pid,
       concurrency: o.concurrency,
     });
     this.unsubscribe = this.queue.subscribe({
@@ -62,6 +62,7 @@ export class BullExecutor implements Executor {
       },
     });
     this.flow = new FlowProducer({ connection: this.connection(), prefix: this.redis.prefix });
+    this.flow.on('error', (err) => o.warn(`bullmq flow producer: ${err.message}`));
     for (const environment of o.environments) {
       const worker = new Worker<JobData>(
         queueName(environment),
@@ -80,11 +81,18 @@ export class BullExecutor implements Executor {
       this.workers.push(worker);
     }
     this.heartbeat = setInterval(() => {
-      store
-        .heartbeatWorker(this.db, o.workerId)
-        .catch((err: Error) => o.warn(`worker heartbeat: ${err.message}`));
+      heartbeatWorker(this.db, o.workerId).catch((err: Error) => o.warn(`worker heartbeat: ${err.message}`));
     }, 1000);
     this.heartbeat.unref();
+    this.reconciler = new Reconciler(this.db, this.engine, {
+      url: this.redis.url,
+      prefix: this.redis.prefix,
+      environments: o.environments,
+      workerId: o.workerId,
+      intervalMs: o.reconcileMs,
+      warn: o.warn,
+    });
+    this.reconciler.start();
   }
 
   private async process(environment: string, job: Job<JobData>, signal?: AbortSignal): Promise<void> {
@@ -109,18 +117,15 @@ export class BullExecutor implements Executor {
       name: 'finalize',
       queueName: queue,
       data: { runId },
-      opts: { jobId: `finalize-${runId}`, removeOnComplete: 1000, removeOnFail: 1000 },
+      opts: { jobId: finalizeJobId(runId), removeOnComplete: 1000, removeOnFail: 1000 },
       children: chunks.map((c) => ({
         name: 'chunk',
         queueName: queue,
         data: c,
         opts: {
-          jobId: `chunk-${runId}-${c.launch}-${c.chunk}`,
-          attempts: CHUNK_ATTEMPTS,
-          backoff: { type: 'exponential', delay: 1000 },
+          jobId: chunkJobId(runId, c.launch, c.chunk),
+          ...CHUNK_JOB_OPTIONS,
           ignoreDependencyOnFailure: true,
-          removeOnComplete: true,
-          removeOnFail: 1000,
         },
       })),
     });
@@ -139,9 +144,10 @@ export class BullExecutor implements Executor {
     }
     set.add(controller);
     try {
-      await store.takeChunk(this.db, ref, this.options.workerId);
+      await takeChunk(this.db, ref, this.options.workerId);
       await this.engine.runChunk(ref, controller.signal);
-      await store.completeChunk(this.db, ref, this.options.workerId);
+      // The run's finalize job (the parent of its chunk jobs) finalizes it once every chunk is done.
+      await this.engine.completeChunk(ref, this.options.workerId);
     } catch (err) {
       // A cancelled run's chunk is done with: the finalize job then ends the run `cancelled`.
       if (err instanceof RunCancelled) return;
@@ -158,11 +164,12 @@ export class BullExecutor implements Executor {
     this.closing = true;
     this.unsubscribe?.();
     if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.reconciler?.close();
     for (const set of this.active.values()) for (const c of set) c.abort(new RunInterrupted('shutdown'));
     await Promise.all(this.workers.map((w) => w.close()));
     await this.flow?.close();
     await this.engine.close();
     await Promise.all(this.connections.map((r) => r.quit().catch(() => {})));
-    await store.removeWorker(this.db, this.options.workerId).catch(() => {});
+    await removeWorker(this.db, this.options.workerId).catch(() => {});
   }
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { Listeners, type RunQueue, type RunQueueListener } from '../engine/run-queue.js';
+import { Listeners, type QueuedChunk, type RunQueue, type RunQueueListener } from './run-queue.js';
 
 /**
  * The embedded run queue: the database is the queue. Submitting wakes this process's executor at once;
@@ -14,6 +14,11 @@ export class InlineRunQueue implements RunQueue {
 
   async submit(run: { id: string; environment: string }): Promise<void> {
     this.listeners.submitted(run.id, run.environment);
+  }
+
+  /** The chunk is claimed from the database: this process's executor is woken to look at once. */
+  async submitChunk(chunk: QueuedChunk, environment: string): Promise<void> {
+    this.listeners.submitted(chunk.runId, environment);
   }
 
   async cancel(runId: string): Promise<void> {

@@ -2,11 +2,13 @@ import { setMaxListeners } from 'node:events';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { isStop, RunCancelled, RunInterrupted } from '../engine/errors.js';
-import type { RunQueue } from '../engine/run-queue.js';
-import * as store from '../engine/store.js';
 import type { ChunkRef, Engine } from '../engine/work.js';
 import { ScorerSetupError } from '../scoring/types.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import * as leases from './leases.js';
+import type { RunQueue } from './run-queue.js';
 import type { Executor, ExecutorOptions } from './types.js';
+import { registerWorker, removeWorker } from './workers.js';
 
 /** A chunk that failed this many times (not by interruption) is given up, and its run ends in error. */
 const MAX_ATTEMPTS = 5;
@@ -19,7 +21,7 @@ interface Active {
 
 /**
  * Executes runs in this process from the database alone: it prepares queued runs of its environments,
- * claims their chunks under a lease (owner, expiry) that a heartbeat extends, and finalizes runs with no
+ * claims their chunks under a lease (owner, expiry) that its lease keeper (lease-keeper.ts) extends, and finalizes runs with no
  * chunk left. Any number of processes on one database share the work; a chunk whose owner died is taken
  * over when its lease expires.
  */
@@ -30,7 +32,7 @@ export class InlineExecutor implements Executor {
   /** A run was submitted: prepare it now rather than at the next poll. */
   private sweepNow = true;
   private loop: Promise<void> | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly keeper: LeaseKeeper;
   private unsubscribe: (() => void) | null = null;
   /** The database error being reported, so an outage is logged when it starts and ends, not every poll. */
   private failing: string | null = null;
@@ -40,16 +42,25 @@ export class InlineExecutor implements Executor {
     private readonly engine: Engine,
     private readonly queue: RunQueue,
     private readonly options: ExecutorOptions & { skipLocked: boolean },
-  ) {}
+  ) {
+    this.keeper = new LeaseKeeper({
+      db,
+      workerId: options.workerId,
+      leaseMs: options.leaseMs,
+      held: () => [...this.active.values()].map((a) => a.ref),
+      lost: (key) => this.active.get(this.key(key))?.controller.abort(new RunInterrupted('lease_lost')),
+      stopped: (runId) => this.abortRun(runId, new RunCancelled(runId)),
+      failed: (err) => this.failed(err),
+    });
+  }
 
   async start(): Promise<void> {
     const o = this.options;
-    await store.registerWorker(this.db, {
+    await registerWorker(this.db, {
       id: o.workerId,
       environments: o.environments,
       executor: 'inline',
       host: o.host,
-      pid: process.pid,
       concurrency: o.concurrency,
     });
     this.unsubscribe = this.queue.subscribe({
@@ -61,8 +72,7 @@ export class InlineExecutor implements Executor {
       cancelled: (runId) => this.abortRun(runId, new RunCancelled(runId)),
     });
     await this.releaseDeadNeighbours();
-    this.heartbeat = setInterval(() => void this.beat(), Math.min(1000, o.leaseMs / 3));
-    this.heartbeat.unref();
+    this.keeper.start();
     this.loop = this.run();
   }
 
@@ -71,10 +81,10 @@ export class InlineExecutor implements Executor {
    * waiting for them to expire would only delay the runs. Other hosts' leases expire as usual.
    */
   private async releaseDeadNeighbours(): Promise<void> {
-    for (const owner of await store.leaseHolders(this.db)) {
+    for (const owner of await leases.leaseHolders(this.db)) {
       const [host, pid] = owner.split(':');
       if (host !== this.options.host || Number(pid) === process.pid || alive(Number(pid))) continue;
-      await store.releaseOwner(this.db, owner);
+      await leases.releaseOwner(this.db, owner);
     }
   }
 
@@ -108,11 +118,11 @@ export class InlineExecutor implements Executor {
         if (this.sweepNow || Date.now() - lastSweep >= o.pollMs) {
           this.sweepNow = false;
           lastSweep = Date.now();
-          for (const id of await store.queuedRuns(this.db, o.environments, 5)) {
+          for (const id of await leases.queuedRuns(this.db, o.environments, 5)) {
             if (this.closed) break;
             await this.engine.prepareRun(id);
           }
-          for (const id of await store.finishableRuns(this.db, o.environments)) {
+          for (const id of await leases.finishableRuns(this.db, o.environments)) {
             if (this.closed) break;
             await this.engine.finalizeRun(id);
           }
@@ -120,7 +130,7 @@ export class InlineExecutor implements Executor {
         }
         while (!this.closed && this.active.size < o.concurrency) {
           // While chunks keep coming, claim straight away; an idle executor reads before it writes.
-          const claimed = await store.claimChunk(this.db, o.workerId, o.environments, o.leaseMs, {
+          const claimed = await leases.claimChunk(this.db, o.workerId, o.environments, o.leaseMs, {
             skipLocked: o.skipLocked,
             probe: !busy,
           });
@@ -136,7 +146,7 @@ export class InlineExecutor implements Executor {
     }
   }
 
-  private startChunk(c: store.ChunkRecord): void {
+  private startChunk(c: leases.ChunkRecord): void {
     const ref: ChunkRef = {
       runId: c.run_id,
       launch: Number(c.launch_index),
@@ -159,8 +169,7 @@ export class InlineExecutor implements Executor {
     const { workerId } = this.options;
     try {
       await this.engine.runChunk(ref, signal);
-      await store.completeChunk(this.db, ref, workerId);
-      if ((await store.countPendingChunks(this.db, ref.runId)) === 0)
+      if ((await this.engine.completeChunk(ref, workerId)) === 'finalize')
         await this.engine.finalizeRun(ref.runId);
     } catch (err) {
       const setup = err instanceof ScorerSetupError;
@@ -169,32 +178,17 @@ export class InlineExecutor implements Executor {
       else if (!stop) this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
       if (err instanceof RunInterrupted && err.reason === 'lease_lost') return;
       if (!stop && !setup && attempts >= MAX_ATTEMPTS) {
-        await store.failChunk(this.db, ref).catch(() => {});
+        await leases.failChunk(this.db, ref).catch(() => {});
         return;
       }
       // Given back at once, so that this or another worker can take it (or the cancel can end the run).
-      await store.releaseChunk(this.db, ref, workerId).catch(() => {});
+      await leases.releaseChunk(this.db, ref, workerId).catch(() => {});
     }
   }
 
   private abortRun(runId: string, reason: Error): void {
     for (const a of this.active.values()) if (a.ref.runId === runId) a.controller.abort(reason);
     if (reason instanceof RunCancelled) this.poke();
-  }
-
-  /** Extends the leases held, stops chunks whose run was cancelled or whose lease was taken over. */
-  private async beat(): Promise<void> {
-    const o = this.options;
-    try {
-      await store.heartbeatWorker(this.db, o.workerId);
-      const refs = [...this.active.values()].map((a) => a.ref);
-      const lost = await store.extendLeases(this.db, o.workerId, refs, o.leaseMs);
-      for (const k of lost) this.active.get(this.key(k))?.controller.abort(new RunInterrupted('lease_lost'));
-      const runs = [...new Set(refs.map((r) => r.runId))];
-      for (const id of await store.stoppedRuns(this.db, runs)) this.abortRun(id, new RunCancelled(id));
-    } catch (err) {
-      this.failed(err);
-    }
   }
 
   private failed(err: unknown): void {
@@ -214,12 +208,12 @@ export class InlineExecutor implements Executor {
     this.closed = true;
     this.poke();
     this.unsubscribe?.();
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.keeper.stop();
     for (const a of this.active.values()) a.controller.abort(new RunInterrupted('shutdown'));
     await Promise.all([...this.active.values()].map((a) => a.done));
     await this.loop;
     await this.engine.close();
-    await store.removeWorker(this.db, this.options.workerId).catch(() => {});
+    await removeWorker(this.db, this.options.workerId).catch(() => {});
   }
 }
 

@@ -16,5 +16,7 @@ export interface ExecutorOptions {
   leaseMs: number;
   /** How often an idle inline executor looks for work. */
   pollMs: number;
+  /** How often a BullMQ executor looks for live runs whose jobs are gone. */
+  reconcileMs: number;
   warn(message: string): void;
 }

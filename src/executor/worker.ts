@@ -1,11 +1,28 @@
 import { hostname } from 'node:os';
-import { countDatasetItems, readDatasetItems } from '../catalog/datasets/items.js';
-import { countContainerLogs, readContainerLogItems } from '../catalog/logs/items.js';
-import type { Deps } from '../deps.js';
-import type { PlannedSide } from '../engine/plan.js';
-import { Engine } from '../engine/work.js';
+import type { Kysely } from 'kysely';
+import type { RunSettings } from '../config.js';
+import type { Database } from '../db/schema.js';
+import { Engine, type EngineDeps } from '../engine/work.js';
 import { InlineExecutor } from './inline.js';
+import type { RunQueue } from './run-queue.js';
 import type { Executor } from './types.js';
+
+/** What an executor is built from (by the composition root): the engine's ports and its own. */
+export interface WorkerPorts {
+  engine: EngineDeps;
+  db: Kysely<Database>;
+  queue: RunQueue;
+  workerId: string;
+  runs: Pick<
+    RunSettings,
+    'environments' | 'executor' | 'workerConcurrency' | 'leaseMs' | 'pollMs' | 'reconcileMs'
+  >;
+  /** Whether the database can claim rows with SKIP LOCKED (PostgreSQL). */
+  skipLocked: boolean;
+  /** Where BullMQ's queues are (the BullMQ executor only). */
+  redis: { url: string; prefix: string };
+  warn(message: string): void;
+}
 
 export interface WorkerOptions {
   /** Environments whose runs this worker executes (default: every configured one). */
@@ -21,75 +38,44 @@ export interface Worker {
   close(): Promise<void>;
 }
 
-/** The engine over the services' parts: item readers, model calls, limits, scorers, metrics. */
-export function createEngine(services: Deps): Engine {
-  const { db, config } = services;
-  const read = (side: PlannedSide, range: { start: number; end: number }) =>
-    side.type === 'dataset'
-      ? readDatasetItems(db, side.ref ?? '', range)
-      : readContainerLogItems(db, side.ref ?? '', range);
-  return new Engine({
-    db,
-    readItems: read,
-    countItems: (side) =>
-      side.type === 'dataset'
-        ? countDatasetItems(db, side.ref ?? '')
-        : countContainerLogs(db, side.ref ?? ''),
-    resolveModel: services.resolveModel,
-    providers: services.providers,
-    limiter: services.modelLimiter,
-    metrics: services.metrics,
-    modelConcurrency: config.runs.modelConcurrency,
-    rateLimitWaitMs: config.runs.rateLimitWaitMs,
-    ledgerFlushMs: 250,
-    warn: (message) => services.logger.warn(message),
-    createCodeScorer: (ev) => services.sandbox.createScorer(ev),
-    sandbox: () => services.sandbox.status(),
-    chunkSize: config.runs.chunkSize,
-    scorerIdleMs: config.runs.scorerIdleMs,
-    workerId: services.workerId,
-  });
-}
-
 /**
  * The executor of one process: `serve` starts one in the embedded mode, `evalgate worker` in every mode.
  * Which implementation runs is the run queue's: inline (database leases) or BullMQ (loaded lazily).
  */
-export async function createWorker(services: Deps, options: WorkerOptions = {}): Promise<Worker> {
-  const { config } = services;
-  const environments = options.environments ?? config.runs.environments;
+export async function createWorker(
+  services: { ports: { worker: WorkerPorts } },
+  options: WorkerOptions = {},
+): Promise<Worker> {
+  const ports = services.ports.worker;
+  const { runs } = ports;
+  const environments = options.environments ?? runs.environments;
   for (const env of environments) {
-    if (!config.runs.environments.includes(env)) {
+    if (!runs.environments.includes(env)) {
       throw new Error(
-        `Unknown environment '${env}'; EVALGATE_ENVIRONMENTS configures: ${config.runs.environments.join(', ')}`,
+        `Unknown environment '${env}'; EVALGATE_ENVIRONMENTS configures: ${runs.environments.join(', ')}`,
       );
     }
   }
-  const engine = createEngine(services);
+  const engine = new Engine(ports.engine);
   const executorOptions = {
-    workerId: services.workerId,
+    workerId: ports.workerId,
     host: hostname(),
     environments,
-    concurrency: options.concurrency ?? config.runs.workerConcurrency,
-    leaseMs: config.runs.leaseMs,
-    pollMs: config.runs.pollMs,
-    warn: (message: string) => services.logger.warn(message),
+    concurrency: options.concurrency ?? runs.workerConcurrency,
+    leaseMs: runs.leaseMs,
+    pollMs: runs.pollMs,
+    reconcileMs: runs.reconcileMs,
+    warn: ports.warn,
   };
   let executor: Executor;
-  if (config.runs.executor === 'inline') {
-    executor = new InlineExecutor(services.db, engine, services.queue, {
+  if (runs.executor === 'inline') {
+    executor = new InlineExecutor(ports.db, engine, ports.queue, {
       ...executorOptions,
-      skipLocked: services.database.capabilities.supportsSkipLocked,
+      skipLocked: ports.skipLocked,
     });
   } else {
     const { BullExecutor } = await import('./bullmq.js');
-    executor = new BullExecutor(
-      services.db,
-      engine,
-      services.queue,
-      { url: config.redisUrl ?? '', prefix: config.redisPrefix },
-      executorOptions,
-    );
+    executor = new BullExecutor(ports.db, engine, ports.queue, ports.redis, executorOptions);
   }
   return {
     engine,

@@ -73,7 +73,37 @@ export function errorBody(e: ApiError): unknown {
     : { error: { code: e.code, message: e.message, details: e.details } };
 }
 
-export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
+/** A validation failure as OpenAI's SDKs expect it: 400 in the envelope, every problem in the message. */
+export function asBadRequest(e: ApiError): ApiError {
+  if (e.code !== 'validation_error') return e;
+  const problems = e.issues.map((i) => `${i.loc.join('.')}: ${i.msg}`);
+  return new ApiError(
+    'bad_request',
+    `Invalid request: ${problems.join('; ')}`,
+    { issues: e.issues },
+    [],
+    e.headers,
+  );
+}
+
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  503: 'overloaded_error',
+};
+
+/** An error in Anthropic's shape (its SDK picks the error class by status; the message shows). */
+function anthropicBody(e: ApiError): unknown {
+  return { type: 'error', error: { type: ANTHROPIC_TYPES[e.status] ?? 'api_error', message: e.message } };
+}
+
+export function sendError(reply: FastifyReply, given: ApiError): FastifyReply {
+  const dialect = reply.request.routeOptions.config?.dialect;
+  const e = dialect === undefined ? given : asBadRequest(given);
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
   // An upload stopped at a limit destroyed its body stream half-read: Node cannot skip the rest of that
   // body to reach a next request, so the connection ends with this answer instead of hanging on. (A body
@@ -85,7 +115,7 @@ export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
     .code(e.status)
     .type('application/json; charset=utf-8')
     .serializer(JSON.stringify)
-    .send(errorBody(e));
+    .send(dialect === 'anthropic' ? anthropicBody(e) : errorBody(e));
 }
 
 /**
@@ -207,9 +237,17 @@ export function connectionErrorResponse(err: { code?: string }, maxHeaderSize: n
   const [reason, message] = PARSE_FAILURES[err.code ?? ''] ?? ['malformed_request', 'Malformed HTTP request'];
   const details: Record<string, unknown> = { reason };
   if (reason === 'request_header_fields_too_large') details.limit_bytes = maxHeaderSize;
-  // One code, one status: everything the parser refuses is a 400 `bad_request` (the contract lists no
-  // 408 or 431), with the precise reason in details.
-  const e = new ApiError('bad_request', message, details);
+  // Everything the parser refuses is a 400 `bad_request` with the precise reason in details, except a
+  // request not received in time: a 408 `request_timeout`, as the request deadlines answer.
+  const e =
+    reason === 'request_timeout'
+      ? new ApiError('request_timeout', message, details)
+      : new ApiError('bad_request', message, details);
+  return rawErrorResponse(e);
+}
+
+/** An error as a whole raw HTTP/1.1 response that closes the connection. */
+export function rawErrorResponse(e: ApiError): string {
   const body = JSON.stringify(errorBody(e));
   return (
     `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\n` +

@@ -34,7 +34,7 @@ export function parseJsonBody(text: string): unknown {
 
 /**
  * JSON bodies are read as sent: a compressed one would be parsed as its compressed bytes, so any
- * Content-Encoding but identity is refused (JSON-lines uploads take gzip; see catalog/ndjson.ts).
+ * Content-Encoding but identity is refused (JSON-lines uploads take gzip; see http/uploads.ts).
  */
 function checkEncoding(req: FastifyRequest): void {
   const encoding = req.headers['content-encoding'];

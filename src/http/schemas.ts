@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
+import type { Page } from '../db/paging.js';
 import { ERROR_STATUS } from '../shared/errors.js';
 
 /** A free-form JSON object (metadata, parameters). */
@@ -41,6 +42,31 @@ export const ValidationErrorBody = Type.Object(
 const GUARDED = [400, 401, 403, 429, 500, 503] as const;
 
 /** Success schemas plus the documented error bodies for the given statuses. */
+/** Anthropic's error shape, which the Anthropic-dialect route answers in. */
+export const AnthropicError = Type.Object(
+  {
+    type: Type.Literal('error'),
+    error: Type.Object(
+      {
+        type: Type.String({ description: 'invalid_request_error, authentication_error, …' }),
+        message: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, description: "An error in Anthropic's shape" },
+);
+
+/** The responses of a route in the Anthropic dialect: its errors in Anthropic's shape (422s answer 400). */
+export function anthropicResponses(
+  success: Record<number, TSchema>,
+  ...statuses: number[]
+): Record<number, TSchema> {
+  const out: Record<number, TSchema> = { ...success };
+  for (const s of new Set([...GUARDED, ...statuses])) if (s !== 422) out[s] = AnthropicError;
+  return out;
+}
+
 export function responses(success: Record<number, TSchema>, ...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = { ...success };
   for (const s of new Set([...GUARDED, ...statuses]))
@@ -58,10 +84,7 @@ export const PageQuery = {
   ),
 };
 
-export interface Page {
-  limit: number;
-  offset: number;
-}
+export type { Page };
 
 export function pageOf(q: { limit?: number; offset?: number }): Page {
   return { limit: q.limit ?? 20, offset: q.offset ?? 0 };

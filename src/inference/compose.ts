@@ -1,8 +1,8 @@
 import type { ModelContext } from '../catalog/models/resolve.js';
 import { resolveModel } from '../catalog/models/resolve.js';
-import type { SelfAddresses } from '../catalog/models/self-addresses.js';
-import { isAddressAllowed } from '../catalog/models/upstream-policy.js';
 import type { Config } from '../config.js';
+import { isAddressAllowed } from './egress/policy.js';
+import type { SelfAddresses } from './egress/self-addresses.js';
 import { createProviderLayer, type ProviderLayer } from './provider-layer.js';
 import { createUpstream } from './upstream.js';
 
@@ -16,7 +16,11 @@ export interface LoopGuard {
 export function createProviders(config: Config, models: ModelContext, loop: LoopGuard): ProviderLayer {
   const { upstream } = config;
   return createProviderLayer({
-    upstream: createUpstream(upstream, (ip) => isAddressAllowed(ip, config.upstreamPolicy), loop.self),
+    upstream: createUpstream(
+      upstream,
+      (ip, port, host) => isAddressAllowed(ip, config.upstreamPolicy, { host, port }),
+      loop.self,
+    ),
     policy: { retries: upstream.retries, baseMs: upstream.retryBaseMs, maxMs: upstream.retryMaxMs },
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     hopId: loop.hopId,

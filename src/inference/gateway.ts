@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { findContainer, insertContainer } from '../catalog/containers/repository.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { LogWriter, TaskLogRecord } from './recording/types.js';
 import type { ChatRequest } from './types.js';
@@ -53,6 +53,8 @@ export interface RecordedCall {
 export interface CallOutcome {
   model: string;
   output: string | null;
+  /** The input as chat messages, when the request is not itself a chat completion (other dialects). */
+  input?: unknown;
   /** The answer's JSON text (the upstream's bytes or their translation); none for a failed call. */
   responseText?: string;
   /** A streamed answer's event stream as sent: the log writer assembles it (off the request path). */
@@ -60,7 +62,7 @@ export interface CallOutcome {
   usage: TaskLogRecord['usage'];
   latencyMs: number;
   cost: number;
-  error: { code: string; message: string } | null;
+  error: ErrorBody | null;
   metadata: Record<string, unknown>;
 }
 
@@ -150,6 +152,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         containerId: call.containerId,
         model: outcome.model,
         output: outcome.output,
+        ...(outcome.input === undefined ? {} : { input: outcome.input }),
         // Texts and chunks rather than objects: cheap to hand to the writer's thread, serialised there.
         ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
         responseText: outcome.responseText,

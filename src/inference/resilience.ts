@@ -39,6 +39,27 @@ function sleep(ms: number, signal: CancelSignal | undefined): Promise<void> {
   });
 }
 
+/** Distinct models one call may try: the requested one and its first distinct fallbacks. */
+export const MAX_MODELS_PER_CALL = 8;
+/** Upstream attempts one call may make in all, retries and fallbacks together. */
+export const MAX_ATTEMPTS_PER_CALL = 10;
+
+/**
+ * The fallbacks a call tries: duplicates (and the requested model itself) removed, then cut so that
+ * at most MAX_MODELS_PER_CALL models are tried in all.
+ */
+export function boundedFallbacks(first: string, fallbacks: readonly string[]): string[] {
+  const seen = new Set([first]);
+  const out: string[] = [];
+  for (const slug of fallbacks) {
+    if (seen.has(slug)) continue;
+    seen.add(slug);
+    out.push(slug);
+    if (out.length >= MAX_MODELS_PER_CALL - 1) break;
+  }
+  return out;
+}
+
 export interface ResilientCall<T> {
   first: ResolvedModel;
   /** Slugs to try, in order, once a model's attempts are used up. */
@@ -48,21 +69,27 @@ export interface ResilientCall<T> {
   signal?: CancelSignal | undefined;
   /** One attempt against one model; throws an `UpstreamError` of kind `retryable` for what is worth retrying. */
   attempt(model: ResolvedModel): Promise<T>;
+  /** Called before every attempt after the first (to count it against the caller's rate limit); may throw. */
+  beforeRetry?: (() => Promise<void>) | undefined;
 }
 
 /**
- * Runs attempts with retries and back-off on retryable failures, then the fallback models in order,
- * then gives up with 503 `upstream_unavailable` listing what was tried. Anything else (a 4xx, 429,
- * an abort) ends at once.
+ * Runs attempts with retries and back-off on retryable failures, then the distinct fallback models in
+ * order (at most MAX_MODELS_PER_CALL models and MAX_ATTEMPTS_PER_CALL attempts in all), then gives up
+ * with 503 `upstream_unavailable` listing what was tried. Anything else (a 4xx, 429, an abort) ends at
+ * once.
  */
 export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ value: T; attempts: number }> {
   const failed: FailedAttempt[] = [];
   let attempts = 0;
-  const queue = [...call.fallbacks];
+  const queue = boundedFallbacks(call.first.slug, call.fallbacks);
+  const tried = new Set<string>();
   let model: ResolvedModel | null = call.first;
-  while (model) {
-    for (let retry = 0; retry <= call.policy.retries; retry++) {
+  while (model && attempts < MAX_ATTEMPTS_PER_CALL) {
+    tried.add(model.slug);
+    for (let retry = 0; retry <= call.policy.retries && attempts < MAX_ATTEMPTS_PER_CALL; retry++) {
       if (retry > 0) await sleep(backoffMs(retry - 1, call.policy), call.signal);
+      if (attempts > 0) await call.beforeRetry?.();
       attempts++;
       try {
         return { value: await call.attempt(model), attempts };
@@ -85,6 +112,8 @@ export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ valu
       }
       try {
         model = await call.resolveFallback(slug);
+        // Two names of one model (a label and its slug) are one model.
+        if (tried.has(model.slug)) model = null;
       } catch (err) {
         failed.push({ model: slug, reason: err instanceof ApiError ? err.code : 'fallback not resolvable' });
       }

@@ -1,8 +1,8 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { buildConnector, Pool } from 'undici';
-import { portOf, type SelfAddresses } from '../catalog/models/self-addresses.js';
 import type { UpstreamConfig } from '../config.js';
+import { portOf, type SelfAddresses } from './egress/self-addresses.js';
 import { dispatchCall, type UpstreamResponse, type UpstreamSend } from './upstream-call.js';
 
 /**
@@ -61,8 +61,8 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
-/** Decides whether a resolved IP address may be connected to. */
-export type AddressCheck = (ip: string) => boolean;
+/** Decides whether a resolved IP address may be connected to (`host`: as written in the URL). */
+export type AddressCheck = (ip: string, port: number, host: string) => boolean;
 
 /** Why a connection to a resolved address of `host` is refused (the error it fails with), or null. */
 type Refusal = (host: string, ip: string) => AddressBlockedError | null;
@@ -202,7 +202,7 @@ export function createUpstream(
     const port = portOf(origin);
     return (host, ip) => {
       if (self?.isSelf(ip, port)) return new AddressBlockedError(host, ip, port);
-      if (allowed && !allowed(ip)) return new AddressBlockedError(host, ip);
+      if (allowed && !allowed(ip, port, host)) return new AddressBlockedError(host, ip);
       return null;
     };
   }

@@ -9,7 +9,7 @@ import {
 } from 'prom-client';
 import { withTimeout } from '../shared/timeout.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
-import type { EngineMetrics, UpstreamOutcome } from './types.js';
+import type { EngineMetrics, MonitorSeries, UpstreamOutcome } from './types.js';
 
 /** Per-environment queue counts, as a queue backend reports them. */
 export type QueueDepths = Record<string, { waiting: number; active: number; delayed?: number }>;
@@ -29,6 +29,8 @@ export interface Metrics extends EngineMetrics {
   setQueueDepth(read: () => Promise<QueueDepths>): void;
   /** The log writer's counts, read at each scrape; a failing read leaves the series out. */
   setLogWriter(read: () => LogWriterCounts): void;
+  /** Every monitor's counts and lag, read at each scrape; a failing read leaves the series out. */
+  setMonitors(read: () => Promise<MonitorSeries[]>): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -174,6 +176,60 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     logValue('written'),
   );
 
+  let readMonitors: (() => Promise<MonitorSeries[]>) | null = null;
+  // One read serves the monitor metrics of one scrape.
+  let monitorRead: { at: number; rows: Promise<MonitorSeries[]> } | null = null;
+  const monitorRows = async (): Promise<MonitorSeries[]> => {
+    if (!readMonitors) return [];
+    if (!monitorRead || Date.now() - monitorRead.at > 500) {
+      monitorRead = {
+        at: Date.now(),
+        rows: withTimeout(readMonitors(), COLLECT_TIMEOUT_MS, 'collector timed out', { unref: true }),
+      };
+    }
+    try {
+      return await monitorRead.rows;
+    } catch {
+      return [];
+    }
+  };
+  const monitorCounts = [
+    ['scored', 'Calls a monitor scored, per evaluator'],
+    ['passed', 'Calls a monitor scored that passed, per evaluator'],
+    ['failed', 'Calls a monitor scored that did not pass, per evaluator'],
+    ['errors', 'Calls a monitor could not score, per evaluator'],
+    ['scoreSum', 'Sum of the scores a monitor gave, per evaluator'],
+  ] as const;
+  for (const [field, help] of monitorCounts) {
+    const name = field === 'scoreSum' ? 'evalgate_monitor_score_sum' : `evalgate_monitor_${field}_total`;
+    new Counter({
+      name,
+      help,
+      labelNames: ['monitor', 'name', 'evaluator'] as const,
+      registers: [registry],
+      async collect() {
+        const rows = await monitorRows();
+        this.reset();
+        for (const r of rows) {
+          if ('evaluator' in r)
+            this.inc({ monitor: r.monitor, name: r.name, evaluator: r.evaluator }, r[field]);
+        }
+      },
+    });
+  }
+  new Gauge({
+    name: 'evalgate_monitor_lag_seconds',
+    help: "Age of a monitor's oldest selected call not scored yet (0 when none)",
+    labelNames: ['monitor', 'name'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await monitorRows();
+      this.reset();
+      for (const r of rows)
+        if ('lagSeconds' in r) this.set({ monitor: r.monitor, name: r.name }, r.lagSeconds);
+    },
+  });
+
   // The series per (route, method, status), found by one string key: no label checks per request.
   const httpSeries = new Map<string, HistogramSeries>();
   const models = new Set<string>();
@@ -212,6 +268,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     setLogWriter(read) {
       readLog = read;
+    },
+    setMonitors(read) {
+      readMonitors = read;
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

@@ -10,3 +10,17 @@ export interface EngineMetrics {
   /** A chunk of work started (+1) or ended (-1) in this process. */
   chunksInFlight(delta: number): void;
 }
+
+/** A monitor's counts for one evaluator, or its lag (read from the database at scrape time). */
+export type MonitorSeries =
+  | {
+      monitor: string;
+      name: string;
+      evaluator: string;
+      scored: number;
+      passed: number;
+      failed: number;
+      errors: number;
+      scoreSum: number;
+    }
+  | { monitor: string; name: string; lagSeconds: number };

@@ -54,16 +54,8 @@ export async function createRedisLimiter(
   const failOpen = (options.onRedisError ?? 'open') === 'open';
   const warn = options.warn ?? (() => {});
   // Loaded lazily: the embedded mode never needs the Redis driver.
-  const { Redis: RedisClient } = await import('ioredis');
-  // No offline queue and a command timeout: while Redis is away a check fails at once (or within the
-  // timeout) rather than waiting for it, and ioredis keeps reconnecting in the background.
-  const redis: Redis = new RedisClient(url, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-    lazyConnect: true,
-  });
-  redis.on('error', () => {});
+  const { openRedis } = await import('../shared/redis.js');
+  const redis: Redis = openRedis(url, 'command', COMMAND_TIMEOUT_MS);
   redis.defineCommand('evalgateGcra', { numberOfKeys: 1, lua: SCRIPT });
   const run = (redis as unknown as { evalgateGcra: GcraCommand }).evalgateGcra.bind(redis);
   const interval = params.periodMs / params.rate;

@@ -45,9 +45,9 @@ export function checkCreate(body: CreateRun, permissions: readonly string[]): vo
   }
 }
 
-/** Once the evaluators are known: judges call their model. */
+/** Once the evaluators are known: judges (and graders that call a model) call their model. */
 export function checkJudges(plan: Pick<RunPlan, 'evaluators'>, permissions: readonly string[]): void {
-  if (plan.evaluators.some((e) => e.type === 'judge')) {
+  if (plan.evaluators.some((e) => e.type === 'judge' || (e.type !== 'code' && e.model))) {
     require(permissions, 'models:read', 'the run uses judge models');
     require(permissions, 'inference:write', 'the run calls judge models');
   }
@@ -59,7 +59,10 @@ export function checkSampleAccess(planText: string, permissions: readonly string
   if (!plan) return;
   const { sample, ground_truth: groundTruth, baseline } = plan.sides;
   readsOf(
-    [sample, groundTruth, ...(baseline ? [baseline] : [])].map((s) => s.type),
+    // A monitor's selections are task logs of its container.
+    [sample, groundTruth, ...(baseline ? [baseline] : [])].map((s) =>
+      s.type === 'monitor' ? 'container' : s.type,
+    ),
     permissions,
   );
 }

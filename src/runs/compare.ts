@@ -20,6 +20,8 @@ interface PairStats {
   n: Count;
   sum_d: number | string | null;
   sum_d2: number | string | null;
+  min_d: number | string | null;
+  max_d: number | string | null;
   wins: Count;
   losses: Count;
   verdicts: Count;
@@ -133,6 +135,8 @@ async function pairStats(
       sum(both_scored) as n,
       sum(case when both_scored = 1 then d end) as sum_d,
       sum(case when both_scored = 1 then d * d end) as sum_d2,
+      min(case when both_scored = 1 then d end) as min_d,
+      max(case when both_scored = 1 then d end) as max_d,
       sum(case when both_scored = 1 and d > ${sql.lit(TIE)} then 1 else 0 end) as wins,
       sum(case when both_scored = 1 and d < ${sql.lit(-TIE)} then 1 else 0 end) as losses,
       sum(case when ${verdict} then 1 else 0 end) as verdicts,
@@ -300,7 +304,7 @@ export async function compareRuns(
       const matched = num(s?.n);
       const wins = num(s?.wins);
       const losses = num(s?.losses);
-      const paired = pairedInterval(matched, num(s?.sum_d), num(s?.sum_d2));
+      const paired = pairedInterval(matched, num(s?.sum_d), num(s?.sum_d2), num(s?.min_d) === num(s?.max_d));
       const verdicts = num(s?.verdicts);
       const runRate = verdicts > 0 ? num(s?.run_passed) / verdicts : null;
       const baseRate = verdicts > 0 ? num(s?.base_passed) / verdicts : null;
@@ -360,6 +364,11 @@ export async function compareRuns(
       better: total((c) => (c.verdict === 'better' ? 1 : 0)),
       worse: total((c) => (c.verdict === 'worse' ? 1 : 0)),
       inconclusive: total((c) => (c.verdict === 'inconclusive' ? 1 : 0)),
+      // "better"/"worse" said of both units, named, so that the CLI and the dashboard say the same thing.
+      comparisons_better: total((c) => (c.verdict === 'better' ? 1 : 0)),
+      comparisons_worse: total((c) => (c.verdict === 'worse' ? 1 : 0)),
+      positions_better: total((c) => c.wins),
+      positions_worse: total((c) => c.losses),
     },
     comparisons,
     unmatched_evaluators: {

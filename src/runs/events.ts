@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { countersOf } from '../engine/store.js';
+import { countersOf } from '../engine/store/runs.js';
 import * as repo from './repository.js';
 import { isTerminal } from './schemas.js';
 import { queueState, type RunContext } from './service.js';
@@ -14,7 +14,7 @@ const POLL_MS = 250;
  */
 export async function streamRunEvents(
   ctx: RunContext,
-  runId: string,
+  run: { id: string; projectId: string },
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<void> {
@@ -40,27 +40,27 @@ export async function streamRunEvents(
   let lastProgress = '';
   let lastQueue = '';
   while (open) {
-    const run = await repo.findRunById(ctx.db, runId).catch(() => undefined);
-    if (!run) break;
-    const counters = countersOf(run);
-    const progress = { done: counters.done_positions, total: run.layout ? counters.total_positions : null };
+    const row = await repo.findRun(ctx.db, run.projectId, run.id).catch(() => undefined);
+    if (!row) break;
+    const counters = countersOf(row);
+    const progress = { done: counters.done_positions, total: row.layout ? counters.total_positions : null };
     const progressText = JSON.stringify(progress);
-    const terminal = isTerminal(run.status);
-    if (progressText !== lastProgress && (run.status !== 'queued' || lastProgress === '')) {
+    const terminal = isTerminal(row.status);
+    if (progressText !== lastProgress && (row.status !== 'queued' || lastProgress === '')) {
       lastProgress = progressText;
       send('progress', progress);
     }
-    if (run.status === 'queued') {
-      const queue = await queueState(ctx, run.environment).catch(() => null);
+    if (row.status === 'queued') {
+      const queue = await queueState(ctx, row.environment).catch(() => null);
       const text = JSON.stringify(queue);
       if (queue && text !== lastQueue) {
         lastQueue = text;
         send('queue', queue);
       }
     }
-    if (run.status !== lastStatus) {
-      lastStatus = run.status;
-      send('status', { id: run.id, status: run.status, finished_at: run.finished_at });
+    if (row.status !== lastStatus) {
+      lastStatus = row.status;
+      send('status', { id: row.id, status: row.status, finished_at: row.finished_at });
     }
     if (terminal) break;
     await new Promise((r) => setTimeout(r, POLL_MS));

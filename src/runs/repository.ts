@@ -1,7 +1,7 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
-import { isUniqueViolation } from '../db/database.js';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database, RunSampleTable, RunTable } from '../db/schema.js';
 import type { Page } from '../http/schemas.js';
+import type { RunStatus } from '../shared/run-status.js';
 
 export type RunRow = Selectable<RunTable> & { container_label: string | null };
 
@@ -13,27 +13,18 @@ function withLabel(db: Kysely<Database>) {
     .select('containers.label as container_label');
 }
 
-/** Inserts a run; returns false when its idempotency key is already taken in the project. */
-export async function insertRun(db: Kysely<Database>, row: Insertable<RunTable>): Promise<boolean> {
-  try {
-    await db.insertInto('runs').values(row).execute();
-    return true;
-  } catch (err) {
-    if (isUniqueViolation(err) && row.idempotency_key !== null) return false;
-    throw err;
-  }
-}
-
+/** The one read of a run on a caller's behalf: by id, within the caller's project (else undefined). */
 export async function findRun(
   db: Kysely<Database>,
   projectId: string,
   id: string,
 ): Promise<RunRow | undefined> {
-  return withLabel(db).where('runs.project_id', '=', projectId).where('runs.id', '=', id).executeTakeFirst();
-}
-
-export async function findRunById(db: Kysely<Database>, id: string): Promise<RunRow | undefined> {
-  return withLabel(db).where('runs.id', '=', id).executeTakeFirst();
+  // A monitor's run is read through its monitor (results, samples), not as an evaluation run.
+  return withLabel(db)
+    .where('runs.project_id', '=', projectId)
+    .where('runs.id', '=', id)
+    .where('runs.monitor_id', 'is', null)
+    .executeTakeFirst();
 }
 
 export async function findRunByIdempotencyKey(
@@ -50,14 +41,16 @@ export async function findRunByIdempotencyKey(
 export async function listRuns(
   db: Kysely<Database>,
   projectId: string,
-  filter: { containerId: string | null; status: string | null },
+  filter: { containerId: string | null; status: RunStatus | null },
   page: Page,
 ): Promise<{ rows: RunRow[]; total: number }> {
-  let rowsQ = withLabel(db).where('runs.project_id', '=', projectId);
+  // A monitor's long-lived run is shown through its monitor, not among the evaluation runs.
+  let rowsQ = withLabel(db).where('runs.project_id', '=', projectId).where('runs.monitor_id', 'is', null);
   let countQ = db
     .selectFrom('runs')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('project_id', '=', projectId);
+    .where('project_id', '=', projectId)
+    .where('monitor_id', 'is', null);
   if (filter.containerId !== null) {
     rowsQ = rowsQ.where('runs.container_id', '=', filter.containerId);
     countQ = countQ.where('container_id', '=', filter.containerId);
@@ -102,4 +95,50 @@ export async function listSamples(
     q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
+}
+
+/** Scored samples of a run per launch, evaluator and score value (few distinct scores: one row each). */
+export async function scoreCounts(db: Kysely<Database>, runId: string) {
+  const rows = await db
+    .selectFrom('run_samples')
+    .select(['launch_index', 'evaluator_id', 'score', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('run_id', '=', runId)
+    .where('status', '=', 'scored')
+    .where('score', 'is not', null)
+    .groupBy(['launch_index', 'evaluator_id', 'score'])
+    .execute();
+  return rows.map((r) => ({
+    launch_index: Number(r.launch_index),
+    evaluator_id: r.evaluator_id,
+    score: Number(r.score),
+    n: Number(r.n),
+  }));
+}
+
+/** Labels of the project's datasets and containers with these ids (a run names its sides by id). */
+export async function sideLabels(
+  db: Kysely<Database>,
+  projectId: string,
+  ids: { datasets: string[]; containers: string[] },
+): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  if (ids.datasets.length) {
+    const rows = await db
+      .selectFrom('datasets')
+      .select(['id', 'label'])
+      .where('project_id', '=', projectId)
+      .where('id', 'in', ids.datasets)
+      .execute();
+    for (const r of rows) out[r.id] = r.label;
+  }
+  if (ids.containers.length) {
+    const rows = await db
+      .selectFrom('containers')
+      .select(['id', 'label'])
+      .where('project_id', '=', projectId)
+      .where('id', 'in', ids.containers)
+      .execute();
+    for (const r of rows) out[r.id] = r.label;
+  }
+  return out;
 }

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../auth/guard.js';
-import type { Deps } from '../deps.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { checkSampleAccess } from './access.js';
 import { compareRuns } from './compare.js';
@@ -28,8 +27,8 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
-export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const ctx = service.runContext(deps);
+export const runRoutes: FastifyPluginAsyncTypebox<{ ports: service.RunContext }> = async (app, { ports }) => {
+  const ctx = ports;
   app.get(
     '/v1/evaluation/runs',
     {
@@ -164,7 +163,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, 
     },
     async (req, reply) => {
       const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
-      await streamRunEvents(ctx, run.id, req, reply);
+      await streamRunEvents(ctx, { id: run.id, projectId: run.project_id }, req, reply);
     },
   );
 };

@@ -3,6 +3,7 @@ import type { Database, RunSampleTable } from '../db/schema.js';
 import type { RunPlan } from '../engine/plan.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
+import { usd } from '../shared/numbers.js';
 import * as repo from './repository.js';
 import type { RunSample } from './schemas.js';
 
@@ -24,7 +25,7 @@ function toSample(r: Selectable<RunSampleTable>): RunSample {
     expected: parseJson<unknown>(r.expected, null),
     baseline: parseJson<unknown>(r.baseline, null),
     usage: parseJson<JsonObject | null>(r.usage, null),
-    cost: Number(r.cost),
+    cost: usd(Number(r.cost)),
     latency_ms: r.latency_ms,
     extra: parseJson<JsonObject | null>(r.extra, null),
     created_at: r.created_at,

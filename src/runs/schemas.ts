@@ -2,12 +2,9 @@ import { type Static, Type } from 'typebox';
 import { FreeObject, ListOf, Nullable, PageQuery } from '../http/schemas.js';
 import { POSITION_RANGE_FORMAT } from '../http/validation.js';
 
-export const RUN_STATUSES = ['queued', 'running', 'completed', 'error', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const TERMINAL: readonly RunStatus[] = ['completed', 'error', 'cancelled'];
+import { RUN_STATUSES } from '../shared/run-status.js';
 
-/** Whether a run in this status has ended (completed, error or cancelled). */
-export const isTerminal = (status: string): boolean => (TERMINAL as readonly string[]).includes(status);
+export { isTerminal, RUN_STATUSES, type RunStatus, TERMINAL } from '../shared/run-status.js';
 
 export const RANGE_PATTERN = '^\\d+:\\d+$';
 
@@ -289,6 +286,22 @@ export const RunComparison = Type.Object({
     better: Type.Integer({ minimum: 0 }),
     worse: Type.Integer({ minimum: 0 }),
     inconclusive: Type.Integer({ minimum: 0 }),
+    comparisons_better: Type.Integer({
+      minimum: 0,
+      description: 'Comparisons (evaluator × launch) whose 95% interval lies above 0 (= better)',
+    }),
+    comparisons_worse: Type.Integer({
+      minimum: 0,
+      description: 'Comparisons whose 95% interval lies below 0 (= worse)',
+    }),
+    positions_better: Type.Integer({
+      minimum: 0,
+      description: 'Matched positions scored higher than in the baseline (= wins)',
+    }),
+    positions_worse: Type.Integer({
+      minimum: 0,
+      description: 'Matched positions scored lower than in the baseline (= losses)',
+    }),
   }),
   comparisons: Type.Array(EvaluatorComparison),
   unmatched_evaluators: Type.Object({

@@ -139,12 +139,18 @@ export interface PairedInterval {
  * The paired t-interval of a mean difference from the count, sum and sum of squares of the differences
  * d_i: mean = Σd / n, s² = (Σd² − n·mean²) / (n − 1), mean ± t(1 − (1 − level)/2, n − 1) · s / √n.
  */
-export function pairedInterval(n: number, sum: number, sumSquares: number, level = 0.95): PairedInterval {
+export function pairedInterval(
+  n: number,
+  sum: number,
+  sumSquares: number,
+  allEqual = false,
+  level = 0.95,
+): PairedInterval {
   if (n < 1) return { mean: null, stdev: null, interval: null };
   const mean = sum / n;
   if (n < 2) return { mean, stdev: null, interval: null };
-  // Rounding can leave a tiny negative variance when every difference is the same.
-  const variance = Math.max(0, (sumSquares - n * mean * mean) / (n - 1));
+  // Identical differences have no spread at all: exactly 0, not the rounding left by Σd² − n·mean².
+  const variance = allEqual ? 0 : Math.max(0, (sumSquares - n * mean * mean) / (n - 1));
   const stdev = Math.sqrt(variance);
   const half = studentTQuantile(1 - (1 - level) / 2, n - 1) * (stdev / Math.sqrt(n));
   return { mean, stdev, interval: { level, lower: mean - half, upper: mean + half } };

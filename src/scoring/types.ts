@@ -1,4 +1,5 @@
 import type { Item } from '../catalog/items.js';
+import type { ErrorBody } from '../shared/errors.js';
 
 /** What a scorer sees for one position: the aligned items of each side (null when a side is absent). */
 export interface ScoreInput {
@@ -13,7 +14,7 @@ export interface ScoreOutcome {
   score: number | null;
   passed: boolean | null;
   reason: string | null;
-  error: { code: string; message: string } | null;
+  error: ErrorBody | null;
   /** Captured stdout/stderr of code evaluators (truncated), or judge raw reply on parse failure. */
   logs: string | null;
   usage: { prompt_tokens: number; completion_tokens: number } | null;

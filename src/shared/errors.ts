@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   container_in_use: 409,
   resource_in_use: 409,
@@ -23,6 +24,7 @@ export const ERROR_STATUS = {
   not_implemented: 501,
   sandbox_unavailable: 501,
   upstream_unavailable: 503,
+  too_many_connections: 503,
   loop_detected: 508,
 } as const;
 
@@ -62,4 +64,28 @@ export class ApiError extends Error {
   static notFound(what: string, ref: string): ApiError {
     return new ApiError('not_found', `${what} '${ref}' not found`, { resource: what.toLowerCase(), ref });
   }
+}
+
+/** The shape every stored or sent error takes: a run's error, a sample's, a recorded call's, a stream's. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+}
+
+/**
+ * The `{code, message}` of an error: its own code and message when `typed` accepts it (each field
+ * falling back on its own), else `fallback` as it is, so that what is not a typed error never shows
+ * its internals.
+ */
+export function errorOf(
+  err: unknown,
+  fallback: ErrorBody,
+  typed: (err: unknown) => boolean = () => true,
+): ErrorBody {
+  if (!typed(err)) return fallback;
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return {
+    code: typeof e?.code === 'string' ? e.code : fallback.code,
+    message: typeof e?.message === 'string' ? e.message : fallback.message,
+  };
 }

@@ -2,7 +2,19 @@ import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'org' | 'prj' | 'key' | 'ctr' | 'ds' | 'mdl' | 'evl' | 'run' | 'log' | 'smp' | 'job';
+export type IdPrefix =
+  | 'org'
+  | 'prj'
+  | 'key'
+  | 'ctr'
+  | 'ds'
+  | 'mdl'
+  | 'evl'
+  | 'run'
+  | 'log'
+  | 'smp'
+  | 'job'
+  | 'mon';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

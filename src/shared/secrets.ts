@@ -23,3 +23,8 @@ export function loadOrCreateSecret(dataDir: string, file: string): string {
     throw err;
   }
 }
+
+/** The secret mixed into API key hashes: the operator's (EVALGATE_KEY_PEPPER), or the data directory's own. */
+export function keyPepper(settings: { keyPepper: string | null; dataDir: string }): string {
+  return settings.keyPepper ?? loadOrCreateSecret(settings.dataDir, 'key-pepper');
+}

@@ -46,7 +46,7 @@ async function upload(query: string, body: Iterable<string>, key = h.admin.key) 
 }
 
 async function storedItems(): Promise<number> {
-  const r = await h.app.deps.db
+  const r = await h.app.services.db
     .selectFrom('dataset_items')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
@@ -94,7 +94,7 @@ describe('JSON-lines dataset uploads', () => {
     expect(notObject.body.detail[0]).toMatchObject({ loc: ['body', 'line', 500], type: 'dict_type' });
 
     expect((await h.call('GET', '/v1/datasets/broken')).status).toBe(404);
-    const datasets = await h.app.deps.db
+    const datasets = await h.app.services.db
       .selectFrom('datasets')
       .select('id')
       .where('label', '=', 'broken')

@@ -64,7 +64,7 @@ describe('datasets', () => {
     ]);
 
     // The canonical items the engine reads.
-    const canonical = await readDatasetItems(h.app.deps.db, created.body.id, { start: 0, end: 10 });
+    const canonical = await readDatasetItems(h.app.services.db, created.body.id, { start: 0, end: 10 });
     expect(canonical).toEqual([
       {
         id: `${created.body.id}:0`,
@@ -83,7 +83,7 @@ describe('datasets', () => {
         raw: { id: 'row-2', input: 'q2', output: 'o2', expected: 'a2', metadata: { k: 1 } },
       },
     ]);
-    expect(await countDatasetItems(h.app.deps.db, created.body.id)).toBe(2);
+    expect(await countDatasetItems(h.app.services.db, created.body.id)).toBe(2);
 
     const patched = await h.call('PATCH', '/v1/datasets/qa', { body: { label: 'qa2', description: null } });
     expect(patched.status).toBe(200);
@@ -96,7 +96,7 @@ describe('datasets', () => {
     const del = await h.call('DELETE', `/v1/datasets/${created.body.id}`);
     expect(del.body).toEqual({ object: 'dataset', id: created.body.id, deleted: true });
     expect((await h.call('GET', `/v1/datasets/${created.body.id}`)).status).toBe(404);
-    const left = await h.app.deps.db
+    const left = await h.app.services.db
       .selectFrom('dataset_items')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('dataset_id', '=', created.body.id)
@@ -212,7 +212,7 @@ describe('datasets', () => {
   it('answers 409 resource_in_use while a queued or running run uses the dataset', async () => {
     const ds = await h.call('POST', '/v1/datasets', { body: { label: 'used', items: [{ a: 1 }] } });
     const ctr = await h.call('POST', '/v1/containers', { body: { label: 'runs-here' } });
-    const db = h.app.deps.db;
+    const db = h.app.services.db;
     expect(await datasetInUse(db, ds.body.id)).toBe(false);
     const now = nowIso();
     await db
@@ -266,8 +266,8 @@ describe('datasets', () => {
     const ds = await h.call('POST', '/v1/datasets', { body: { label: 'private', items: [{ a: 1 }] } });
     const reader = await h.key(['data:read']);
     const revoked = await h.key(['*']);
-    await revokeKey(h.app.deps.db, revoked.id);
-    h.app.deps.auth.forget(revoked.id);
+    await revokeKey(h.app.services.db, revoked.id);
+    h.app.services.auth.forget(revoked.id);
     const stranger = await h.key(['*'], 'other-project');
     const routes: [string, string, unknown?][] = [
       ['GET', '/v1/datasets'],

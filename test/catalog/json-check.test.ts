@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkJson } from '../../src/catalog/json-check.js';
-import { parseLine } from '../../src/catalog/ndjson.js';
+import { parseLine } from '../../src/catalog/json-lines.js';
 import { seeded } from '../helpers/random.js';
 
 /** The reference: JSON.parse plus the service's rules (secure-json-parse, depth, NUL, finite numbers). */

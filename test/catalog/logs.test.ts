@@ -77,7 +77,7 @@ describe('task logs', () => {
       created_at: '2025-01-02T02:04:05.000Z',
     });
 
-    const items = await readContainerLogItems(h.app.deps.db, container.id, { start: 0, end: 2 });
+    const items = await readContainerLogItems(h.app.services.db, container.id, { start: 0, end: 2 });
     expect(items).toHaveLength(2);
     expect(items[0]).toMatchObject({
       id: first.id,
@@ -88,7 +88,7 @@ describe('task logs', () => {
     });
     expect(items[0]!.raw).toEqual(first);
     expect(items[1]!.expected).toBeNull();
-    expect(await countContainerLogs(h.app.deps.db, container.id)).toBe(3);
+    expect(await countContainerLogs(h.app.services.db, container.id)).toBe(3);
   });
 
   it('imports JSON lines after what is there, and filters by model, time and range', async () => {
@@ -114,14 +114,14 @@ describe('task logs', () => {
     expect(range.body.data.map((l: any) => l.seq)).toEqual([4, 5]);
     const filteredRange = await h.call('GET', '/v1/containers/support/logs?model=model-a&range=1:3');
     expect(filteredRange.body.data.map((l: any) => l.output)).toEqual(['a2', 'a4']);
-    const items = await readContainerLogItems(h.app.deps.db, container.id, { start: 3, end: 5 });
+    const items = await readContainerLogItems(h.app.services.db, container.id, { start: 3, end: 5 });
     expect(items.map((i) => i.output)).toEqual(['a0', 'a1']);
   });
 
   it('records what the gateway writes through the log writer, after the imports', async () => {
-    const before = await countContainerLogs(h.app.deps.db, container.id);
+    const before = await countContainerLogs(h.app.services.db, container.id);
     for (let i = 0; i < 3; i++) {
-      h.app.deps.logWriter.write({
+      h.app.services.logWriter.write({
         id: newId('log'),
         projectId: h.admin.projectId,
         containerId: container.id,
@@ -139,7 +139,7 @@ describe('task logs', () => {
         createdAt: new Date().toISOString(),
       });
     }
-    await h.app.deps.logWriter.flush();
+    await h.app.services.logWriter.flush();
     const list = await h.call('GET', `/v1/containers/support/logs?offset=${before}`);
     expect(list.body.data.map((l: any) => [l.seq, l.output])).toEqual([
       [before + 1, 'answer 0'],
@@ -149,7 +149,7 @@ describe('task logs', () => {
   });
 
   it('answers 422 naming bad lines, and stores nothing', async () => {
-    const before = await countContainerLogs(h.app.deps.db, container.id);
+    const before = await countContainerLogs(h.app.services.db, container.id);
     const bad = await h.call('POST', '/v1/containers/support/logs', {
       raw: [
         JSON.stringify({ model: 'm' }),
@@ -173,7 +173,7 @@ describe('task logs', () => {
     expect(json.body.detail[0].loc).toEqual(['body', 1, 'model']);
     const notArray = await h.call('POST', '/v1/containers/support/logs', { body: { model: 'm' } });
     expect(notArray.status).toBe(422);
-    expect(await countContainerLogs(h.app.deps.db, container.id)).toBe(before);
+    expect(await countContainerLogs(h.app.services.db, container.id)).toBe(before);
 
     for (const q of ['range=3:1', 'range=a:b', 'since=yesterday', 'limit=0', 'model=']) {
       const res = await h.call('GET', `/v1/containers/support/logs?${q}`);
@@ -197,21 +197,21 @@ describe('task logs', () => {
     const c = await h.call('POST', '/v1/containers', { body: { label: 'short-lived' } });
     await h.call('POST', '/v1/containers/short-lived/logs', { body: [{ model: 'm' }, { model: 'm' }] });
     expect((await h.call('DELETE', `/v1/containers/${c.body.id}`)).status).toBe(200);
-    const left = await h.app.deps.db
+    const left = await h.app.services.db
       .selectFrom('task_logs')
       .select('id')
       .where('container_id', '=', c.body.id)
       .execute();
     expect(left).toEqual([]);
-    expect(await countContainerLogs(h.app.deps.db, c.body.id)).toBe(0);
+    expect(await countContainerLogs(h.app.services.db, c.body.id)).toBe(0);
   });
 
   it('rejects missing, revoked and under-permitted keys, and hides other projects (404)', async () => {
     const reader = await h.key(['logs:read']);
     const noLogs = await h.key(['containers:read', 'containers:write']);
     const revoked = await h.key(['*']);
-    await revokeKey(h.app.deps.db, revoked.id);
-    h.app.deps.auth.forget(revoked.id);
+    await revokeKey(h.app.services.db, revoked.id);
+    h.app.services.auth.forget(revoked.id);
     const stranger = await h.key(['*'], 'another');
     const path = `/v1/containers/${container.id}/logs`;
     const routes: [string, unknown?][] = [['GET'], ['POST', [{ model: 'm' }]]];

@@ -21,7 +21,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const ctx = () => ({ db: h.app.deps.db, config: h.config, secretKey: h.app.deps.secretKey });
+const ctx = () => h.app.services.models;
 
 async function register(body: Record<string, unknown>, key?: string) {
   return h.call('POST', '/v1/models', { body: { base_url: 'http://127.0.0.1:8000/v1', ...body }, key });
@@ -29,9 +29,9 @@ async function register(body: Record<string, unknown>, key?: string) {
 
 /** Every row of every table, as text. */
 async function wholeDatabase(): Promise<string> {
-  const db = h.app.deps.db;
+  const db = h.app.services.db;
   const tables =
-    h.app.deps.database.capabilities.name === 'sqlite'
+    h.app.services.database.capabilities.name === 'sqlite'
       ? await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)
       : await sql<{
           name: string;
@@ -110,12 +110,12 @@ describe('model registry', () => {
 
     // A ciphertext copied onto another row does not decrypt there.
     const other = await register({ label: 'copycat', api_key: 'sk-other-key-000000000' });
-    const { api_key_encrypted } = await h.app.deps.db
+    const { api_key_encrypted } = await h.app.services.db
       .selectFrom('models')
       .select('api_key_encrypted')
       .where('id', '=', created.body.model_id)
       .executeTakeFirstOrThrow();
-    await h.app.deps.db
+    await h.app.services.db
       .updateTable('models')
       .set({ api_key_encrypted })
       .where('id', '=', other.body.model_id)
@@ -128,7 +128,7 @@ describe('model registry', () => {
   it('generates the secret key into the data directory when EVALGATE_SECRET_KEY is unset', () => {
     const file = path.join(h.config.dataDir, 'secret-key');
     expect(fs.existsSync(file)).toBe(true);
-    expect(h.app.deps.secretKey).toHaveLength(32);
+    expect(h.app.services.secretKey).toHaveLength(32);
     expect(loadConfig({ EVALGATE_SECRET_KEY: 'ab'.repeat(32) }).secretKey).toHaveLength(32);
     expect(() => loadConfig({ EVALGATE_SECRET_KEY: 'too-short' })).toThrow(ConfigError);
   });
@@ -322,6 +322,8 @@ describe('GET /v1/models and resolution', () => {
       slug: 'openai/gpt-4o',
       modelId: null,
       provider: 'openai-compatible',
+      // OpenAI speaks the Responses API: Responses calls go to it natively.
+      api: 'responses',
       baseUrl: 'https://api.openai.com/v1',
       upstreamModel: 'gpt-4o',
       apiKey: OPERATOR_KEY,
@@ -363,6 +365,7 @@ describe('GET /v1/models and resolution', () => {
       slug: 'claude-proxy',
       modelId: reg.body.model_id,
       provider: 'anthropic',
+      api: 'chat',
       baseUrl: 'http://127.0.0.1:7000/v1',
       upstreamModel: 'claude-x',
       apiKey: null,
@@ -385,8 +388,8 @@ describe('GET /v1/models and resolution', () => {
     const mine = await register({ label: 'guarded' });
     const reader = await h.key(['models:read']);
     const revoked = await h.key(['*']);
-    await revokeKey(h.app.deps.db, revoked.id);
-    h.app.deps.auth.forget(revoked.id);
+    await revokeKey(h.app.services.db, revoked.id);
+    h.app.services.auth.forget(revoked.id);
     const stranger = await h.key(['*'], 'strangers');
     const id = mine.body.model_id;
     const routes: [string, string, unknown?][] = [

@@ -246,6 +246,9 @@ describe.skipIf(testDbKind() === 'postgres')('the API commands with --json', { t
     expect(readable.stdout).toMatch(/│ exact .* │ -0\.200 .*│ (worse|inconclusive) /);
     expect(readable.stdout).toContain('Regressions');
     expect(readable.stdout).toContain('zurich');
+    // One meaning of better/worse per unit, named as the dashboard names them; baseline before run.
+    expect(readable.stdout).toMatch(/5 matched positions: 0 better, 4 tied, 1 worse;/);
+    expect(readable.stdout).toMatch(/│ baseline output +│ run output +│/);
 
     // Cancelling: a long run stops with its partial results; an ended run cannot be cancelled.
     expect(long.sample.range).toBe('0:2000');

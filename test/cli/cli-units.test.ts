@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CliExit, describeError } from '../../src/cli/client-context.js';
 import { checkGates, parseGates } from '../../src/cli/gating.js';
+import { usd } from '../../src/cli/output.js';
 import { splitJsonArray } from '../../src/cli/row-sources.js';
 import { runBody } from '../../src/cli/run-body.js';
 import { markdownSummary } from '../../src/cli/run-results.js';
@@ -135,7 +136,7 @@ describe('--fail-under', () => {
       '| launch | model | evaluator | avg score | accuracy | passed | failed | errors | missing |',
     );
     expect(text).toContain('| 0 | gen-a | ex\\|act | 0.500 | 0.750 | 3 | 1 | 0 | 0 |');
-    expect(text).toContain('Positions 4/4 · spend $0.00120 · duration 1.5 s');
+    expect(text).toContain('Samples 4/4 · spend $0.0012 · duration 1.5 s');
     expect(text).toContain('- ❌ ex\\|act accuracy 0.75 < 0.8 (launch 0)');
   });
 });
@@ -197,5 +198,16 @@ describe('errors become one line (a 422 lists every problem)', () => {
       exitCode: 2,
       lines: ['run run_1 ended error'],
     });
+  });
+});
+
+describe('money in tables', () => {
+  it('writes every amount in one plain notation, small ones to 1e-10 USD', () => {
+    expect(usd(9e-7)).toBe('$0.0000009');
+    expect(usd(0.0000054)).toBe('$0.0000054');
+    expect(usd(0.0000050999999999999995)).toBe('$0.0000051');
+    expect(usd(1.25)).toBe('$1.2500');
+    expect(usd(0)).toBe('$0');
+    expect(usd(null)).toBe('-');
   });
 });

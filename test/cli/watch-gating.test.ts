@@ -127,7 +127,7 @@ describe.skipIf(testDbKind() === 'postgres')('runs watch', { timeout: 60_000 }, 
     expect(done.at(-1)).toBe(200);
     expect(renderings.at(-1)).toMatch(/200\/200 100% \| [\d.]+\/s \| ETA \S+ \| \$[\d.]+ \| completed$/);
     const text = res.stdout.replace(ANSI, '');
-    expect(text).toMatch(/completed: 200\/200 positions, spend \$[\d.]+, duration/);
+    expect(text).toMatch(/completed: 200\/200 samples, spend \$[\d.]+, duration/);
     expect(text).toMatch(
       /│ launch │ model │ evaluator │ avg score │ accuracy │ passed │ failed │ errors │ missing │/,
     );
@@ -158,7 +158,7 @@ describe.skipIf(testDbKind() === 'postgres')('runs watch', { timeout: 60_000 }, 
       }
     }
     expect(parsed.at(-1)).toMatchObject({ status: 'completed', done: 200 });
-    expect(res.stdout).toContain(`${id} completed: 200/200 positions`);
+    expect(res.stdout).toContain(`${id} completed: 200/200 samples`);
     expect(res.stdout).toMatch(/│ 0\s+│ -\s+│ exact\s+│ 1\.000\s+│ 1\.000\s+│ 200\s+│ 0\s+│ 0\s+│ 0\s+│/);
   });
 });

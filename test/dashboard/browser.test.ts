@@ -2,7 +2,8 @@
  * The dashboard end to end in a real browser (Chromium through playwright-core) against a real server and
  * two real OpenID Connect providers: sign-in through each, an organization, a project and a key used on
  * the API, a run launched from the UI against the mock upstream and watched to its end, its charts,
- * samples and comparison, sign-out. Writes the screenshots of docs/dashboard.md into docs/images/.
+ * samples and comparison, the Models page, sign-out; at 1440 px and at 390 px (a phone). The screenshots of
+ * docs/dashboard.md are written into docs/images/ only on request: `npm run screenshots`.
  * SQLite only (the security tests cover both databases); skipped when /usr/bin/chromium is missing.
  */
 import fs from 'node:fs';
@@ -18,6 +19,39 @@ const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = fs.existsSync(CHROMIUM);
 const IMAGES = path.resolve('docs/images');
 const ROWS = 40;
+const WIDE = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+/** docs/images/NAME-WIDTH.png, when screenshots were asked for (EVALGATE_SCREENSHOTS=1). */
+async function shot(name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (process.env.EVALGATE_SCREENSHOTS !== '1') return;
+  const width = page.viewportSize()?.width ?? 0;
+  await page.screenshot({ path: path.join(IMAGES, `${name}-${width}.png`), ...options });
+}
+
+/** Nothing on the page is wider than the screen (tables scroll in their own box). */
+async function fitsWidth(): Promise<void> {
+  // Evaluated in the page (this file compiles without the DOM library).
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+  // What sticks out, outside the tables (which scroll in their own box).
+  const wide = await page.evaluate<string[]>(
+    `[...document.querySelectorAll('body *')]
+      .filter((e) => !e.closest('table') && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .slice(0, 5).map((e) => e.tagName + '.' + e.className)`,
+  );
+  expect(overflow, `wider than the screen: ${wide.join(', ')}`).toBeLessThanOrEqual(0);
+}
+
+/** The same page at both widths: checked to fit, and its screenshots taken when asked for. */
+async function bothWidths(name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  for (const size of [WIDE, PHONE]) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(100);
+    await fitsWidth();
+    await shot(name, options);
+  }
+  await page.setViewportSize(WIDE);
+}
 
 if (!hasChromium) {
   console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
@@ -82,7 +116,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
         '--no-first-run',
       ],
     });
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    context = await browser.newContext({ viewport: WIDE });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.h.url });
     page = await context.newPage();
   });
@@ -116,7 +150,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await dialog.getByRole('button', { name: 'Create key' }).click();
     const shown = dialog.getByTestId('new-key');
     await shown.waitFor();
-    await page.screenshot({ path: path.join(IMAGES, 'key-dialog.png') });
+    await shot('key-dialog');
     await dialog.getByRole('button', { name: 'Copy' }).click();
     await dialog.getByRole('button', { name: 'Copied' }).waitFor();
     key = String(await page.evaluate('navigator.clipboard.readText()'));
@@ -186,7 +220,11 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.getByRole('link', { name: 'Evaluators' }).click();
     await page.getByRole('button', { name: 'New evaluator' }).click();
     await page.getByLabel('Name', { exact: true }).fill('correctness');
-    await page.getByLabel('Judge model').fill('judge');
+    // A picker of the models the project can use, not free text.
+    await expect(page.getByLabel('Judge model').locator('option').allTextContents()).resolves.toContain(
+      'judge (registered, openai-compatible)',
+    );
+    await page.getByLabel('Judge model').selectOption('judge');
     await page.getByLabel('Pass threshold').fill('0.5');
     await page.getByLabel('Prompt').fill('Is the answer right? OUT<<');
     await page.getByRole('button', { name: '{{output}}' }).click();
@@ -240,6 +278,9 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     const seen = new Set<string>();
     for (let i = 0; i < 300 && !(await page.locator('.badge.status-completed').isVisible()); i++) {
       seen.add((await progress.textContent()) ?? '');
+      // A running run, once it has progress to show, at both widths.
+      if (i === 4 && (await page.locator('.badge.status-running').isVisible()))
+        await bothWidths('running-run');
       await page.waitForTimeout(50);
     }
     await page.locator('.badge.status-completed').waitFor();
@@ -253,7 +294,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.getByTestId('run-charts').locator('canvas').nth(2).waitFor();
     expect(await page.getByTestId('run-charts').locator('canvas').count()).toBe(3);
     await page.waitForTimeout(200);
-    await page.screenshot({ path: path.join(IMAGES, 'run-page.png'), fullPage: true });
+    await bothWidths('run-page', { fullPage: true });
 
     // Samples: the failed ones, with the judge's reasoning.
     await page.getByRole('tab', { name: 'Samples' }).click();
@@ -269,10 +310,29 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.getByLabel('Baseline run', { exact: true }).selectOption(baseline.id);
     await page.getByRole('heading', { name: 'Regressions (10)' }).waitFor();
     await expect(page.locator('.badge.verdict-worse').first().isVisible()).resolves.toBe(true);
+    // The summary comes before the regression cards, with both counts named.
+    const summaryAbove = await page.evaluate<boolean>(
+      `(() => {
+        const summary = document.querySelector('.compare-summary');
+        const card = document.querySelector('article.regression');
+        return !!summary && !!card && summary.getBoundingClientRect().top < card.getBoundingClientRect().top;
+      })()`,
+    );
+    expect(summaryAbove).toBe(true);
+    await expect(page.locator('.compare-summary').textContent()).resolves.toMatch(
+      /comparison\(s\): 0 better, 1 worse, 0 inconclusive; 40 matched positions: 0 better, 30 tied, 10 worse/,
+    );
+    await bothWidths('compare-page', { fullPage: true });
 
     await page.getByRole('link', { name: 'Runs' }).first().click();
     await page.locator('table.runs tbody tr').nth(1).waitFor();
-    await page.screenshot({ path: path.join(IMAGES, 'runs-list.png') });
+    await shot('runs-list');
+
+    // The Models page: what the project can name, registered models with their upstream and prices.
+    await page.getByRole('link', { name: 'Models' }).click();
+    await page.getByRole('heading', { name: 'Models' }).waitFor();
+    await expect(page.locator('table.models').textContent()).resolves.toContain('judge-model at');
+    await bothWidths('models-page');
   });
 
   it('loads the runs page in under a second with under 300 KB of compressed JavaScript', async () => {

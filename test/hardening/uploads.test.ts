@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_GZIP_RATIO } from '../../src/catalog/ndjson.js';
+import { MAX_GZIP_RATIO } from '../../src/http/uploads.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
 /**

@@ -76,8 +76,10 @@ export class ContractChecker {
     const responses = route ? (this.doc.paths[route.template]?.[method.toLowerCase()]?.responses ?? {}) : {};
     const documented = responses[String(status)];
     const schema = documented?.content?.['application/json']?.schema as { properties?: object } | undefined;
-    // An error answers exactly the envelope, unless the route documents another body for it (/healthz's 503).
-    const ownErrorBody = schema !== undefined && !('error' in (schema.properties ?? {})) && status !== 422;
+    // An error answers exactly the envelope, unless the route documents another body for it (/healthz's 503,
+    // Anthropic's error shape on /v1/messages): that body is then checked against its schema below.
+    const props = schema?.properties ?? {};
+    const ownErrorBody = schema !== undefined && (!('error' in props) || 'type' in props) && status !== 422;
     if (
       status >= 400 &&
       status !== 422 &&

@@ -13,10 +13,23 @@ export interface FuzzRequest {
   headers: Record<string, string>;
 }
 
-/** Exactly the error envelope, or exactly the 422 shape (checked here too, for unchecked requests). */
-export function isErrorShape(status: number, body: any): boolean {
+/**
+ * Exactly the error envelope, or exactly the 422 shape (checked here too, for unchecked requests); on
+ * `/v1/messages` (the Anthropic dialect), exactly Anthropic's error shape.
+ */
+export function isErrorShape(status: number, body: any, path = ''): boolean {
   const only = (o: unknown, keys: string[]) =>
     typeof o === 'object' && o !== null && Object.keys(o).every((k) => keys.includes(k));
+  // A method the route does not have is answered by the router, in the envelope.
+  if (path.split('?')[0] === '/v1/messages' && status !== 405) {
+    return (
+      only(body, ['type', 'error']) &&
+      body.type === 'error' &&
+      only(body.error, ['type', 'message']) &&
+      typeof body.error.type === 'string' &&
+      typeof body.error.message === 'string'
+    );
+  }
   if (status === 422) {
     return (
       only(body, ['detail']) &&

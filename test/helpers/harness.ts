@@ -74,8 +74,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   );
 
   async function key(permissions: string[] = ['*'], project = 'main'): Promise<TestKey> {
-    const p = await ensureProject(app.deps.db, project);
-    const created = await createKey(app.deps.db, app.deps.pepper, {
+    const p = await ensureProject(app.services.db, project);
+    const created = await createKey(app.services.db, app.services.pepper, {
       projectId: p.id,
       name: 'test',
       permissions,
@@ -120,4 +120,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (!options.database) await database.drop();
     },
   };
+}
+
+/**
+ * Registers `label` as a model whose upstream is a closed loopback port: judges can name it (their
+ * model must resolve at creation) in tests about the API rather than about execution.
+ */
+export async function registerStubModel(h: Harness, label = 'm', key?: string): Promise<string> {
+  const res = await h.call('POST', '/v1/models', {
+    key,
+    body: { label, provider: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1', upstream_model: label },
+  });
+  if (res.status !== 201) throw new Error(`registering ${label}: ${res.status} ${res.text}`);
+  return (res.body as { model_id: string }).model_id;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, registerStubModel, startHarness } from '../helpers/harness.js';
 import { type DocumentedRoute, documentedRoutes, fillPath } from '../helpers/routes.js';
 
 /** The permission each foundation route needs; routes added later are covered by the generic checks. */
@@ -52,7 +52,18 @@ async function expectError(
   code: string,
 ) {
   expect(res.status, name(r)).toBe(status);
-  expect(res.body.error.code, name(r)).toBe(code);
+  expect(errorCode(r, res.body), name(r)).toBe(code);
+}
+
+/** Anthropic's error types on /v1/messages (whose SDK expects them), for the envelope's codes. */
+const ANTHROPIC_TYPES: Record<string, string> = {
+  authentication_error: 'invalid_api_key',
+  permission_error: 'permission_denied',
+};
+
+function errorCode(r: DocumentedRoute, body: any): string | undefined {
+  if (r.template === '/v1/messages') return ANTHROPIC_TYPES[body?.error?.type];
+  return body?.error?.code;
 }
 
 describe('authentication on every documented route', () => {
@@ -81,7 +92,7 @@ describe('authentication on every documented route', () => {
       for (const authorization of headers) {
         const res = await send(r, null, { authorization });
         expect(res.status, `${name(r)} with "${authorization}"`).toBe(401);
-        expect(res.body.error.code).toBe('invalid_api_key');
+        expect(errorCode(r, res.body)).toBe('invalid_api_key');
       }
     }
   });
@@ -103,6 +114,7 @@ describe('authentication on every documented route', () => {
       const res = await send(r, key);
       await expectError(r, res, 403, 'permission_denied');
       if (PERMISSIONS[name(r)]) expect(res.body.error.details).toEqual({ required: PERMISSIONS[name(r)] });
+      if (r.template === '/v1/messages') expect(res.body.error.message).toContain('inference:write');
     }
   });
 
@@ -127,6 +139,7 @@ describe('authentication on every documented route', () => {
 describe('tenancy: another project sees nothing', () => {
   it('answers 404 for the resources of another project and lists only its own', async () => {
     const container = (await h.call('POST', '/v1/containers', { body: { label: 'private' } })).body;
+    await registerStubModel(h, 'm');
     const evaluator = (
       await h.call('POST', '/v1/evaluators', {
         body: { type: 'judge', model: 'm', prompt: 'p', name: 'secret', container: 'private' },

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, registerStubModel, startHarness } from '../helpers/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
+  await registerStubModel(h, 'm');
 });
 afterAll(async () => {
   await h.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, registerStubModel, startHarness } from '../helpers/harness.js';
 
 const SOURCE = 'def evaluate(sample, ground_truth, baseline):\n    return {"score": 1.0}\n';
 const JUDGE = { type: 'judge', model: 'gpt-4o-mini', prompt: 'Rate {{output}} from 0 to 1' };
@@ -27,6 +27,7 @@ let other: { id: string; label: string };
 
 beforeAll(async () => {
   h = await startHarness();
+  await registerStubModel(h, 'gpt-4o-mini');
   bot = (await h.call('POST', '/v1/containers', { body: { label: 'bot' } })).body;
   other = (await h.call('POST', '/v1/containers', { body: { label: 'other-bot' } })).body;
 });
@@ -130,6 +131,7 @@ describe('creating evaluators', () => {
     expect(clash.body.error.code).toBe('conflict');
     // Another project may use the same name.
     const elsewhere = await h.key(['*'], 'evaluators-elsewhere');
+    await registerStubModel(h, JUDGE.model, elsewhere.key);
     const ok = await h.call('POST', '/v1/evaluators', {
       key: elsewhere.key,
       body: { ...JUDGE, name: 'dup' },
@@ -336,6 +338,7 @@ describe('deleting evaluators', () => {
 describe('listing evaluators', () => {
   it('lists newest first with limit, offset, total and a container filter by id or label', async () => {
     const { key } = await h.key(['*'], 'evaluator-listing');
+    await registerStubModel(h, JUDGE.model, key);
     const c = (await h.call('POST', '/v1/containers', { key, body: { label: 'scope' } })).body;
     const ids: string[] = [];
     for (let i = 0; i < 23; i++) {
@@ -390,9 +393,49 @@ describe('without a Python interpreter', () => {
       const code = await noPython.call('POST', '/v1/evaluators', { body: { type: 'code', source: SOURCE } });
       expect(code.status).toBe(501);
       expect(code.body.error.code).toBe('not_implemented');
+      await registerStubModel(noPython, JUDGE.model);
       expect((await noPython.call('POST', '/v1/evaluators', { body: JUDGE })).status).toBe(201);
     } finally {
       await noPython.close();
     }
+  });
+});
+
+describe('judge models are checked at creation', () => {
+  it('answers 422 naming body.model for a model that does not resolve or a provider not enabled', async () => {
+    const typo = await h.call('POST', '/v1/evaluators', { body: { ...JUDGE, model: 'gpt-4o-minii' } });
+    expect(locs(typo)).toEqual(['body.model']);
+    expect(typo.body.detail[0].type).toBe('model_not_found');
+    expect(typo.body.detail[0].msg).toMatch(/Model 'gpt-4o-minii' not found/);
+    const disabled = await h.call('POST', '/v1/evaluators', {
+      body: { ...JUDGE, model: 'openai/gpt-4o-mini' },
+    });
+    expect(locs(disabled)).toEqual(['body.model']);
+    expect(disabled.body.detail[0].type).toBe('provider_not_configured');
+    expect(disabled.body.detail[0].msg).toMatch(/OPENAI_API_KEY/);
+    // A patch to a bad model is refused too; one that leaves the model alone is not re-checked.
+    const made = await h.call('POST', '/v1/evaluators', { body: { ...JUDGE, name: 'checked' } });
+    expect(made.status).toBe(201);
+    expect(locs(await h.call('PATCH', '/v1/evaluators/checked', { body: { model: 'nope' } }))).toEqual([
+      'body.model',
+    ]);
+    expect(
+      (await h.call('PATCH', '/v1/evaluators/checked', { body: { prompt: 'Rate {{output}}' } })).status,
+    ).toBe(200);
+  });
+
+  it('answers 422 at run creation when an evaluator model no longer resolves', async () => {
+    const modelId = await registerStubModel(h, 'short-lived');
+    const ev = await h.call('POST', '/v1/evaluators', {
+      body: { ...JUDGE, name: 'orphan', model: 'short-lived', container: 'bot' },
+    });
+    expect(ev.status).toBe(201);
+    expect((await h.call('DELETE', `/v1/models/${modelId}`)).status).toBe(200);
+    await h.call('POST', '/v1/datasets', { body: { label: 'one', items: [{ input: 'q', output: 'a' }] } });
+    const run = await h.call('POST', '/v1/evaluation/runs', {
+      body: { container: 'bot', evaluators: ['orphan'], sample: { type: 'dataset', dataset: 'one' } },
+    });
+    expect(locs(run)).toEqual(['body.evaluators.0']);
+    expect(run.body.detail[0].msg).toMatch(/Evaluator 'orphan' cannot run: Model 'short-lived' not found/);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFuzzer, isErrorShape } from '../helpers/fuzz-requests.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, registerStubModel, startHarness } from '../helpers/harness.js';
 import { type DocumentedRoute, documentedRoutes } from '../helpers/routes.js';
 
 /**
@@ -23,9 +23,11 @@ beforeAll(async () => {
   routes = await documentedRoutes(h);
   // Something to find under the path segment `x`.
   await h.call('POST', '/v1/containers', { body: { label: 'x' } });
+  await registerStubModel(h, 'm');
   await h.call('POST', '/v1/evaluators', { body: { type: 'judge', model: 'm', prompt: 'p', name: 'x' } });
   // Resources of another project, whose ids the fuzzer puts in paths.
   const other = (await h.key(['*'], 'fuzz-other')).key;
+  await registerStubModel(h, 'm', other);
   const c = await h.call('POST', '/v1/containers', { key: other, body: { label: 'x' } });
   const e = await h.call('POST', '/v1/evaluators', {
     key: other,
@@ -64,7 +66,7 @@ describe('fuzzing every route', () => {
           if (res.status >= 500) failures.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
           else if (res.status >= 400 && !(res.headers.get('content-type') ?? '').includes('application/json'))
             failures.push(`${what} → ${res.status} without a JSON body`);
-          else if (res.status >= 400 && !isErrorShape(res.status, res.body))
+          else if (res.status >= 400 && !isErrorShape(res.status, res.body, r.path))
             failures.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
         } catch (err) {
           failures.push(`${what} → ${(err as Error).message.slice(0, 300)}`);

@@ -63,7 +63,7 @@ describe('/healthz', () => {
   it('answers 503 {"ok":false} once the database handle is gone', async () => {
     const own = await startHarness({ database: h.database });
     try {
-      await own.app.deps.database.close();
+      await own.app.services.database.close();
       expect(await health(own)).toEqual({ status: 503, body: { ok: false } });
     } finally {
       await own.close();

@@ -55,8 +55,8 @@ afterAll(async () => {
 
 describe('API keys at rest', () => {
   it('stores no key text, only its HMAC and a short display prefix', async () => {
-    const { db } = h.app.deps;
-    const pepper = h.app.deps.pepper;
+    const { db } = h.app.services;
+    const pepper = h.app.services.pepper;
     // Keys made the way the CLI makes them, and through the API.
     const project = await ensureProject(db, 'cli-project', 'cli-org');
     const cli = await createKey(db, pepper, { projectId: project.id, name: 'cli', permissions: ['*'] });

@@ -38,7 +38,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ga
       });
     },
     async logs(container) {
-      await h.app.deps.logWriter.flush();
+      await h.app.services.logWriter.flush();
       const res = await h.call('GET', `/v1/containers/${container}/logs?limit=100`);
       if (res.status !== 200) throw new Error(`logs of ${container}: ${res.status} ${res.text}`);
       return res.body.data;

@@ -20,9 +20,9 @@ afterEach(async () => {
 /** Warms the key, model and container caches with one recorded call; returns the writer's failure count. */
 async function warm(gw: Gateway): Promise<number> {
   await gw.client().chat.completions.create({ model, messages: hi });
-  await gw.h.app.deps.logWriter.flush();
-  expect(gw.h.app.deps.logWriter.stats().written).toBe(1);
-  return gw.h.app.deps.logWriter.stats().failed;
+  await gw.h.app.services.logWriter.flush();
+  expect(gw.h.app.services.logWriter.stats().written).toBe(1);
+  return gw.h.app.services.logWriter.stats().failed;
 }
 
 async function traffic(gw: Gateway): Promise<void> {
@@ -41,8 +41,8 @@ describe('database outage during traffic', () => {
     try {
       await traffic(g);
       // A flush during the outage returns after one failed attempt; the records stay held.
-      await g.h.app.deps.logWriter.flush();
-      const held = g.h.app.deps.logWriter.stats();
+      await g.h.app.services.logWriter.flush();
+      const held = g.h.app.services.logWriter.stats();
       expect(held.failed).toBe(before);
       expect(held.buffered).toBe(CALLS);
     } finally {
@@ -51,9 +51,9 @@ describe('database outage during traffic', () => {
     // Once the database is back, what was held is written, and new calls are recorded again.
     const { response } = await g.client().chat.completions.create({ model, messages: hi }).withResponse();
     const id = response.headers.get('x-evalgate-log-id');
-    await waitFor(() => g!.h.app.deps.logWriter.stats().written === 1 + CALLS + 1, 15_000);
-    await g.h.app.deps.logWriter.flush();
-    const stats = g.h.app.deps.logWriter.stats();
+    await waitFor(() => g!.h.app.services.logWriter.stats().written === 1 + CALLS + 1, 15_000);
+    await g.h.app.services.logWriter.flush();
+    const stats = g.h.app.services.logWriter.stats();
     expect(stats).toMatchObject({ failed: before, buffered: 0, written: 1 + CALLS + 1 });
     const logs = (await g.logs('default')).map((l) => l.id);
     expect(logs).toContain(id);
@@ -63,9 +63,9 @@ describe('database outage during traffic', () => {
   it('keeps serving calls with the writer on the main thread when its connection is gone', async () => {
     g = await startGateway({ EVALGATE_LOG_WRITER_THREAD: '0' });
     const before = await warm(g);
-    await g.h.app.deps.db.destroy();
+    await g.h.app.services.db.destroy();
     await traffic(g);
-    await g.h.app.deps.logWriter.flush();
-    expect(g.h.app.deps.logWriter.stats().failed).toBe(before + CALLS);
+    await g.h.app.services.logWriter.flush();
+    expect(g.h.app.services.logWriter.stats().failed).toBe(before + CALLS);
   });
 });

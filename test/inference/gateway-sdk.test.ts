@@ -106,8 +106,14 @@ describe.each([
       messages: [{ role: 'user' as const, content: 'Weather in Oslo?' }],
       tools: [weatherTool],
     };
-    const plain = await g.client().chat.completions.create(ask);
+    const { data: plain, response } = await g.client().chat.completions.create(ask).withResponse();
     const call = plain.choices[0]!.message.tool_calls![0]!;
+    // Recorded with its calls (not an empty output), so that a judge has something to score.
+    const recorded = JSON.parse((await logById(response.headers.get('x-evalgate-log-id')!)).output);
+    expect(recorded).toEqual({
+      content: null,
+      tool_calls: [{ id: call.id, name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+    });
     expect(plain.choices[0]!.finish_reason).toBe('tool_calls');
     expect(call.type === 'function' && call.function.name).toBe('get_weather');
     expect(call.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ city: 'Oslo' });
@@ -122,6 +128,28 @@ describe.each([
     }
     expect(name).toBe('get_weather');
     expect(JSON.parse(args)).toEqual({ city: 'Oslo' });
+    const streamedLog = (await g.logs('default')).at(-1);
+    expect(JSON.parse(streamedLog.output).tool_calls[0]).toMatchObject({ name: 'get_weather' });
+  });
+
+  it("keeps the request's metadata and the X-Evalgate-Metadata header on the task log", async () => {
+    const { response } = await g
+      .client({ headers: { 'X-Evalgate-Metadata': '{"experiment":"b","ticket":"from-header"}' } })
+      .chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: 'Hi' }],
+        metadata: { ticket: 'T-9' },
+      })
+      .withResponse();
+    const log = await logById(response.headers.get('x-evalgate-log-id')!);
+    // The request's field wins over the header; the gateway's own keys stay.
+    expect(log.metadata).toMatchObject({ experiment: 'b', ticket: 'T-9', route: 'chat', stream: false });
+    const bad = await g.h.call('POST', '/v1/chat/completions', {
+      headers: { 'X-Evalgate-Metadata': 'not json' },
+      body: { model, messages: [{ role: 'user', content: 'Hi' }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('X-Evalgate-Metadata');
   });
 
   it('answers a json_schema response format', async () => {
@@ -198,12 +226,14 @@ describe('gateway routing and recording', () => {
       .chat.completions.create({ model: 'my-vllm', messages: [{ role: 'user', content: 'Hi' }] })
       .withResponse();
     expect(data.choices[0]!.message.content).toBe('Hello from the mock upstream.');
+    // The answer names the model as it was called, not by the upstream's name.
+    expect(data.model).toBe('my-vllm');
     expect(g.mock.requests[0]!.body.model).toBe('llama-mock');
     expect(g.mock.requests[0]!.headers.authorization).toBe('Bearer sk-customer');
     expect(response.headers.get('x-evalgate-cost')).toBe(String((12 * 1 + 7 * 2) / 1e6));
   });
 
-  it('answers 404 model_not_found, 422 for a malformed body and 403 without inference:write', async () => {
+  it('answers 404 model_not_found, 400 (every problem shown by the SDK) for a malformed body and 403 without inference:write', async () => {
     const missing = await g
       .client()
       .chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] })
@@ -212,8 +242,18 @@ describe('gateway routing and recording', () => {
     expect((missing as APIError).code).toBe('model_not_found');
 
     const invalid = await g.h.call('POST', '/v1/chat/completions', { body: { model: 'openai/gpt-4o-mini' } });
-    expect(invalid.status).toBe(422);
-    expect(invalid.body.detail[0].loc).toEqual(['body', 'messages']);
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.code).toBe('bad_request');
+    expect(invalid.body.error.details.issues[0].loc).toEqual(['body', 'messages']);
+    const shown = await g
+      .client()
+      .chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [], stream_options: 'all' as never })
+      .catch((e: unknown) => e);
+    expect(shown).toBeInstanceOf(OpenAI.BadRequestError);
+    // Both problems are in the message the SDK shows.
+    expect((shown as APIError).message).toMatch(
+      /body\.messages: .*body\.stream_options|body\.stream_options: .*body\.messages/,
+    );
 
     const reader = await g.h.key(['models:read']);
     const denied = await g.h.call('POST', '/v1/chat/completions', {

@@ -25,6 +25,7 @@ export function modelAt(baseUrl: string, overrides: Partial<ResolvedModel> = {})
     slug: 'mock-gpt',
     modelId: null,
     provider: 'openai-compatible',
+    api: 'chat',
     baseUrl,
     upstreamModel: 'mock-model',
     apiKey: 'sk-test',

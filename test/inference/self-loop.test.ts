@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SelfAddresses } from '../../src/catalog/models/self-addresses.js';
+import { SelfAddresses } from '../../src/inference/egress/self-addresses.js';
 import { hopIdOf, hopsOf } from '../../src/inference/hop.js';
 import { AddressBlockedError, ConnectionLimitError, createUpstream } from '../../src/inference/upstream.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';

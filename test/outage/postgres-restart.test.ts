@@ -77,7 +77,7 @@ async function chat(
 async function storedIds(h: Harness, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await h.app.deps.db
+    const rows = await h.app.services.db
       .selectFrom('task_logs')
       .select('id')
       .where('id', 'in', ids.slice(i, i + 500))
@@ -102,7 +102,7 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
     try {
       // The writer's thread connects with the first record.
       expect((await chat(h, false)).status).toBe(200);
-      await h.app.deps.logWriter.flush();
+      await h.app.services.logWriter.flush();
 
       const samples: Sample[] = [];
       const errors: string[] = [];
@@ -128,7 +128,7 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
       let held = 0;
       const holdConnection = async () => {
         while (running) {
-          await h.app.deps.db
+          await h.app.services.db
             .transaction()
             .execute(async (trx) => {
               await sql`select 1`.execute(trx);
@@ -226,12 +226,12 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
         20_000,
         'held task logs to be stored',
       );
-      const stats = h.app.deps.logWriter.stats();
+      const stats = h.app.services.logWriter.stats();
       expect(stats.failed).toBe(0);
       expect(stats.buffered).toBe(0);
       expect(stats.written).toBe(ids.length + 1);
       // Seqs stay gap-free across the failed attempts.
-      const seqs = await h.app.deps.db.selectFrom('task_logs').select('seq').orderBy('seq').execute();
+      const seqs = await h.app.services.db.selectFrom('task_logs').select('seq').orderBy('seq').execute();
       expect(seqs.map((r) => Number(r.seq))).toEqual(seqs.map((_, i) => i + 1));
       // The outage is reported once, as it starts, and once as it ends (none dropped).
       expect(warnings.filter((w) => w.startsWith('Task logs cannot be written'))).toHaveLength(1);
@@ -257,8 +257,8 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
       h.services.logger.warn = ((message: string) => warnings.push(String(message))) as never;
       try {
         const first = await chat(h, false);
-        await h.app.deps.logWriter.flush();
-        expect(h.app.deps.logWriter.stats()).toMatchObject({ written: 1, failed: 0 });
+        await h.app.services.logWriter.flush();
+        expect(h.app.services.logWriter.stats()).toMatchObject({ written: 1, failed: 0 });
 
         await pg.stop();
         const during: string[] = [];
@@ -267,10 +267,10 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
           expect(res.status).toBe(200);
           during.push(res.logId!);
           // Let the writer try (and fail) in between, so that the outage is noticed before the bound is hit.
-          if (i === 0) await h.app.deps.logWriter.flush();
+          if (i === 0) await h.app.services.logWriter.flush();
         }
-        await h.app.deps.logWriter.flush();
-        expect(h.app.deps.logWriter.stats()).toMatchObject({
+        await h.app.services.logWriter.flush();
+        expect(h.app.services.logWriter.stats()).toMatchObject({
           accepted: 6,
           written: 1,
           failed: 7,
@@ -279,11 +279,11 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
         await pg.start();
 
         await waitFor(
-          () => h.app.deps.logWriter.stats().buffered === 0,
+          () => h.app.services.logWriter.stats().buffered === 0,
           20_000,
           'held task logs to be written',
         );
-        expect(h.app.deps.logWriter.stats()).toMatchObject({ accepted: 6, written: 6, failed: 7 });
+        expect(h.app.services.logWriter.stats()).toMatchObject({ accepted: 6, written: 6, failed: 7 });
         // The first five of the outage were held and stored; the rest were dropped.
         const stored = await storedIds(h, [first.logId!, ...during]);
         expect([...stored].sort()).toEqual([first.logId!, ...during.slice(0, 5)].sort());

@@ -43,11 +43,13 @@ async function evaluator(body: Record<string, unknown>): Promise<string> {
   return res.body.id;
 }
 
-async function runToEnd(evaluators: string[]) {
+async function runToEnd(evaluators: string[], sides: 'both' | 'sample' = 'both') {
   const src = { type: 'dataset', dataset: 'math' };
-  const created = await h.call('POST', '/v1/evaluation/runs', {
-    body: { container: 'c', evaluators, sample: src, ground_truth: src },
-  });
+  const body =
+    sides === 'both'
+      ? { container: 'c', evaluators, sample: src, ground_truth: src }
+      : { container: 'c', evaluators, sample: src };
+  const created = await h.call('POST', '/v1/evaluation/runs', { body });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const terminal = ['completed', 'error', 'cancelled'];
   await waitFor(
@@ -113,6 +115,47 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('runs with code eva
     );
     expect(errors.body.data).toHaveLength(1);
     expect(errors.body.data[0].error.message).toMatch(/not a number: eight/);
+  });
+
+  it('counts positions without ground truth as missing, whether evaluate returns None or trips on it', async () => {
+    // The README's example as it stands (handles None) and as it used to be (raises on None).
+    const handles = await evaluator({
+      type: 'code',
+      name: 'exact-handles-none',
+      source: [
+        'def evaluate(sample, ground_truth, baseline):',
+        '    if ground_truth is None:',
+        '        return None  # nothing to compare with: counted as missing',
+        '    return sample["output"].strip() == ground_truth["expected"].strip()',
+      ].join('\n'),
+    });
+    const trips = await evaluator({
+      type: 'code',
+      name: 'exact-trips-on-none',
+      source:
+        'def evaluate(sample, ground_truth, baseline):\n    return sample["output"] == ground_truth["expected"]\n',
+    });
+    const forgets = await evaluator({
+      type: 'code',
+      name: 'forgets-return',
+      source: 'def evaluate(sample, ground_truth, baseline):\n    sample["output"]\n',
+    });
+    const alone = await runToEnd([handles, trips], 'sample');
+    expect(alone.status).toBe('completed');
+    for (const id of [handles, trips]) {
+      expect(alone.results.per_model[0].per_eval[id]).toMatchObject({
+        num_total: 4,
+        num_missing: 4,
+        num_errors: 0,
+        num_scored: 0,
+      });
+    }
+    const rows = await h.call('GET', `/v1/evaluation/runs/${alone.id}/samples?evaluator=exact-trips-on-none`);
+    expect(rows.body.data[0].error.message).toMatch(/NoneType[\s\S]*no ground_truth/);
+    // With ground truth present, None is still the forgotten-return error, and the example scores.
+    const both = await runToEnd([handles, forgets]);
+    expect(both.results.per_model[0].per_eval[handles]).toMatchObject({ num_scored: 4, num_passed: 2 });
+    expect(both.results.per_model[0].per_eval[forgets]).toMatchObject({ num_errors: 4, num_missing: 0 });
   });
 
   it('fails the run with requirements_install_failed when a requirement cannot be installed', async () => {

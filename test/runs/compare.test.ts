@@ -254,6 +254,11 @@ describe('GET /v1/evaluation/runs/{run_id}/compare', () => {
       better: 0,
       worse: 0,
       inconclusive: 1,
+      // Both meanings of better/worse, named: comparisons by their interval, positions by their scores.
+      comparisons_better: 0,
+      comparisons_worse: 0,
+      positions_better: 2,
+      positions_worse: 2,
     });
     expect(body.summary.mean_difference).toBeCloseTo(-0.02, 9);
     expect(body.summary.pass_rate_change).toBeCloseTo(0.2, 12);

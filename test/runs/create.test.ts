@@ -343,3 +343,25 @@ describe('run reads, auth and isolation', () => {
     expect(again.status).toBe(409);
   });
 });
+
+describe('models that cannot serve the run', () => {
+  it('answers 422 naming the side when its provider is not enabled', async () => {
+    await h.call('POST', '/v1/datasets', {
+      body: { label: 'qa-gen', items: [{ input: 'q', expected: 'a' }] },
+    });
+    const res = await h.call('POST', '/v1/evaluation/runs', {
+      body: {
+        container: 'app',
+        evaluators: [judgeId],
+        sample: { type: 'generate', models: ['anthropic/claude-haiku-4-5'] },
+        ground_truth: { type: 'dataset', dataset: 'qa-gen' },
+      },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({
+      loc: ['body', 'sample', 'models', 0],
+      type: 'provider_not_configured',
+    });
+    expect(res.body.detail[0].msg).toMatch(/ANTHROPIC_API_KEY/);
+  });
+});

@@ -192,7 +192,9 @@ def evaluate(sample, ground_truth, baseline):
       'bad-reason',
       'ok',
     ];
-    const out = await scoreWith(options, source, pairs(kinds.map((output) => ({ output }))));
+    // With ground truth present (without it, None counts as missing data: test/runs/code.test.ts).
+    const rows = kinds.map((output) => ({ output, expected: 'x' }));
+    const out = await scoreWith(options, source, pairs(rows));
     const codes = out.map((o) => o.error?.code ?? null);
     expect(codes).toEqual([...kinds.slice(0, -1).map(() => 'invalid_return'), null]);
     const messages = out.map((o) => o.error?.message ?? '');

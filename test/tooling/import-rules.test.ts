@@ -69,6 +69,8 @@ function fixture(files: Record<string, string>): string {
       },
       include: ['src'],
     }),
+    // The step cruises the web app's sources too: a tree without one has an empty app.
+    'web/src/main.ts': 'export {};\n',
     ...files,
   };
   for (const [name, text] of Object.entries(tree)) {
@@ -91,7 +93,7 @@ const checkFolders = (cwd: string) =>
 describe('npm run check: import rules', { timeout: 120_000 }, () => {
   it('runs dependency-cruiser and the folder-cycle check after tsc and biome', () => {
     const { command, files } = dependencyStep();
-    expect(command).toMatch(/depcruise src --config \S+/);
+    expect(command).toMatch(/depcruise src web\/src --config \S+/);
     expect(command).toContain('node scripts/check-folders.mjs');
     for (const name of files) expect(fs.existsSync(path.join(ROOT, name)), name).toBe(true);
   });
@@ -130,25 +132,30 @@ describe('npm run check: import rules', { timeout: 120_000 }, () => {
     expect(step.output).toContain('x 2 folder cycles');
   });
 
-  it('passes a tree whose folders import one way only; `import type` back does not count', async () => {
-    const dir = fixture({
+  it('passes a tree whose folders import one way only; an `import type` back counts as an import', async () => {
+    const oneWay = fixture({
       'src/a/x.ts': "import { y } from '../b/y.js';\nexport const x = () => y;\n",
-      'src/b/y.ts': "import type { X } from '../a/types.js';\nexport const y = (v: X) => v;\n",
+      'src/b/y.ts': 'export const y = (v: number) => v;\n',
       'src/a/types.ts': 'export type X = number;\n',
     });
-    const step = await checkDependencies(dir);
+    const step = await checkDependencies(oneWay);
     expect(step.code, step.output).toBe(0);
     expect(step.output).toContain('no import cycles between the 2 top-level units of src/');
 
-    // `import { type X }` is not erased under verbatimModuleSyntax (it leaves `import {} from`): it counts.
-    const named = fixture({
-      'src/a/x.ts': "import { y } from '../b/y.js';\nexport const x = () => y;\n",
-      'src/b/y.ts': "import { type X } from '../a/types.js';\nexport const y = (v: X) => v;\n",
-      'src/a/types.ts': 'export type X = number;\n',
-    });
-    const kept = await checkDependencies(named);
-    expect(kept.code, kept.output).toBe(1);
-    expect(kept.output).toContain('src/b → src/a (1 import), e.g. src/b/y.ts → src/a/types.ts');
+    // A folder naming another's types depends on it: `import type` and `import { type X }` alike.
+    for (const statement of [
+      "import type { X } from '../a/types.js';",
+      "import { type X } from '../a/types.js';",
+    ]) {
+      const back = fixture({
+        'src/a/x.ts': "import { y } from '../b/y.js';\nexport const x = () => y;\n",
+        'src/b/y.ts': `${statement}\nexport const y = (v: X) => v;\n`,
+        'src/a/types.ts': 'export type X = number;\n',
+      });
+      const kept = await checkDependencies(back);
+      expect(kept.code, kept.output).toBe(1);
+      expect(kept.output).toContain('src/b → src/a (1 import), e.g. src/b/y.ts → src/a/types.ts');
+    }
   });
 
   it('lets only src/executor/ import bullmq statically; others may import() it', async () => {

@@ -11,7 +11,8 @@ export function fmtDate(iso: string | null | undefined): string {
 export function fmtUsd(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   if (value === 0) return '$0';
-  return value < 0.01 ? `$${value.toPrecision(3)}` : `$${value.toFixed(4)}`;
+  // Plain decimals at every size, small amounts to 1e-10 USD (never 9.00e-7).
+  return Math.abs(value) >= 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(10).replace(/0+$/, '')}`;
 }
 
 export function fmtDuration(ms: number | null | undefined): string {
@@ -205,6 +206,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['evaluators', 'Evaluators'],
     ['datasets', 'Datasets'],
     ['containers', 'Containers'],
+    ['models', 'Models'],
     ['settings', 'Settings'],
   ] as const;
   return (

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
 import { principalOf } from '../../auth/guard.js';
-import type { Deps } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
 import { pageOf, responses } from '../../http/schemas.js';
 import {
   Container,
@@ -16,8 +17,11 @@ import * as service from './service.js';
 
 const tags = ['containers'];
 
-export const containerRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const { db } = deps;
+export const containerRoutes: FastifyPluginAsyncTypebox<{ ports: { db: Kysely<Database> } }> = async (
+  app,
+  { ports },
+) => {
+  const { db } = ports;
 
   app.post(
     '/v1/containers',

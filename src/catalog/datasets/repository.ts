@@ -4,7 +4,7 @@ import { listProjectRows } from '../../db/paging.js';
 import type { Database, DatasetTable } from '../../db/schema.js';
 import type { Page } from '../../http/schemas.js';
 import { ApiError } from '../../shared/errors.js';
-import { batches } from '../ndjson.js';
+import { batches } from '../json-lines.js';
 
 export type DatasetRow = DatasetTable;
 

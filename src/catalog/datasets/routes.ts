@@ -1,11 +1,9 @@
-import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
-import type { Deps } from '../../deps.js';
 import { pageOf, responses } from '../../http/schemas.js';
-import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../ndjson.js';
+import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../../http/uploads.js';
 import {
   CreateDataset,
   Dataset,
@@ -28,16 +26,6 @@ const JsonLines = Type.Unknown({
     'One JSON object per line (label and description as query parameters); gzip allowed (at most EVALGATE_UPLOAD_LIMIT bytes once decompressed, and 100 times the compressed size)',
 });
 
-/** What the dataset services need of the server's dependencies: the database and the upload limits. */
-export function datasetContext(deps: Pick<Deps, 'db' | 'config'>): service.DatasetContext {
-  return {
-    db: deps.db,
-    spoolDir: path.join(deps.config.dataDir, 'tmp'),
-    uploadLimit: deps.config.uploadLimit,
-    maxRowChars: deps.config.bodyLimit,
-  };
-}
-
 /**
  * Creates a dataset in the project from a request of a route validated with `jsonOrLines(CreateDataset)`
  * and UploadDatasetQuery, inside a plugin that called installNdjsonParser: a JSON body, or JSON lines
@@ -53,9 +41,12 @@ export async function createDatasetFromRequest(
     : service.uploadDataset(ctx, projectId, req.query, uploadStream(req, { maxBytes: ctx.uploadLimit }));
 }
 
-export const datasetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const { db } = deps;
-  const ctx = datasetContext(deps);
+export const datasetRoutes: FastifyPluginAsyncTypebox<{ ports: service.DatasetContext }> = async (
+  app,
+  { ports },
+) => {
+  const ctx = ports;
+  const { db } = ctx;
   installNdjsonParser(app);
 
   app.post(

@@ -6,20 +6,13 @@ import { ApiError } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { checkJson } from '../json-check.js';
-import { spoolNdjson, surrogateProblem } from '../ndjson.js';
+import { spoolNdjson, surrogateProblem, type UploadContext } from '../json-lines.js';
 import { pageWindow, parseRange } from '../range.js';
 import { itemId } from './items.js';
 import * as repo from './repository.js';
 import type { CreateDataset, Dataset, DatasetItem, PatchDataset } from './schemas.js';
 
-export interface DatasetContext {
-  db: Kysely<Database>;
-  /** Where JSON-lines uploads are spooled before they are inserted. */
-  spoolDir: string;
-  /** Largest upload, in bytes, and largest single row, in characters. */
-  uploadLimit: number;
-  maxRowChars: number;
-}
+export type DatasetContext = UploadContext;
 
 export function toDataset(row: repo.DatasetRow): Dataset {
   return {

@@ -93,3 +93,33 @@ export async function readLogs(
     .offset(from)
     .execute();
 }
+
+/** One task log of a project by id, or undefined. */
+export async function findLog(
+  db: Kysely<Database>,
+  projectId: string,
+  id: string,
+): Promise<LogRow | undefined> {
+  return db
+    .selectFrom('task_logs')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+}
+
+/** Replaces a task log's metadata (JSON text); true when the log exists in the project. */
+export async function setLogMetadata(
+  db: Kysely<Database>,
+  projectId: string,
+  id: string,
+  metadata: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('task_logs')
+    .set({ metadata })
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

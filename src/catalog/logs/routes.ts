@@ -1,10 +1,8 @@
-import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
-import type { Deps } from '../../deps.js';
 import { pageOf, responses } from '../../http/schemas.js';
-import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../ndjson.js';
+import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../../http/uploads.js';
 import {
   ContainerLogsParam,
   type ImportLog,
@@ -22,14 +20,9 @@ const JsonLines = Type.Unknown({
     'One task log entry (as in the JSON array form) per line; gzip allowed (at most EVALGATE_UPLOAD_LIMIT bytes once decompressed, and 100 times the compressed size)',
 });
 
-export const logRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const { db, config } = deps;
-  const ctx: service.LogContext = {
-    db,
-    spoolDir: path.join(config.dataDir, 'tmp'),
-    uploadLimit: config.uploadLimit,
-    maxRowChars: config.bodyLimit,
-  };
+export const logRoutes: FastifyPluginAsyncTypebox<{ ports: service.LogContext }> = async (app, { ports }) => {
+  const ctx = ports;
+  const { db } = ctx;
   installNdjsonParser(app);
 
   app.get(

@@ -8,17 +8,12 @@ import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { millis, usd } from '../../shared/numbers.js';
 import { requireContainer } from '../containers/service.js';
-import { parseLine, spoolNdjson } from '../ndjson.js';
+import { parseLine, spoolNdjson, type UploadContext } from '../json-lines.js';
 import { pageWindow, parseRange } from '../range.js';
 import * as repo from './repository.js';
 import { ImportLog, type LogImport, type TaskLog } from './schemas.js';
 
-export interface LogContext {
-  db: Kysely<Database>;
-  spoolDir: string;
-  uploadLimit: number;
-  maxRowChars: number;
-}
+export type LogContext = UploadContext;
 
 export function toTaskLog(row: repo.LogRow): TaskLog {
   return {

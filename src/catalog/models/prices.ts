@@ -25,8 +25,6 @@ export interface PriceTable {
 // src/catalog/models and dist/catalog/models both sit three levels below the package root.
 const BUNDLED = fileURLToPath(new URL('../../../data/prices.json', import.meta.url));
 
-const cache = new Map<string, PriceTable>();
-
 function fail(file: string, what: string): never {
   throw new Error(`price table ${file}: ${what}`);
 }
@@ -83,13 +81,10 @@ function load(file: string): PriceTable {
   return { entries, find: (provider, model) => index.get(`${provider}/${model}`) };
 }
 
-/** The price table, read once per process (lazily, on first use). `file` replaces the bundled table. */
+/**
+ * Reads the price table (`file` replaces the bundled one); throws on a file that cannot be used. The
+ * server reads it once, in `createServices`, and hands it to model resolution (`ModelContext.prices`).
+ */
 export function priceTable(file: string | null = null): PriceTable {
-  const target = file ?? BUNDLED;
-  let table = cache.get(target);
-  if (!table) {
-    table = load(target);
-    cache.set(target, table);
-  }
-  return table;
+  return load(file ?? BUNDLED);
 }

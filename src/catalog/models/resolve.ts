@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
+import { decryptSecret } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
-import { decryptSecret } from './crypto.js';
-import { type FrontierProvider, priceTable } from './prices.js';
+import type { FrontierProvider, PriceTable } from './prices.js';
 import * as repo from './repository.js';
 import type { ProviderKind, ResolvedModel } from './types.js';
 
@@ -13,6 +13,8 @@ export interface ModelContext {
   db: Kysely<Database>;
   config: Config;
   secretKey: Buffer;
+  /** The price table (the operator's EVALGATE_PRICES_FILE, or the bundled one), read once at start. */
+  prices: PriceTable;
 }
 
 export const FRONTIER_PROVIDERS: readonly FrontierProvider[] = ['openai', 'anthropic'];
@@ -38,12 +40,12 @@ function notFound(ref: string): ApiError {
 }
 
 function resolveFrontier(
-  config: Config,
+  ctx: ModelContext,
   ref: string,
   provider: FrontierProvider,
   name: string,
 ): ResolvedModel {
-  const settings = config.providers[provider];
+  const settings = ctx.config.providers[provider];
   if (!settings.apiKey) {
     throw new ApiError(
       'provider_not_configured',
@@ -52,11 +54,13 @@ function resolveFrontier(
     );
   }
   // Any name under an enabled provider is accepted: the provider is the judge of its own catalogue.
-  const price = priceTable(config.pricesFile).find(provider, name);
+  const price = ctx.prices.find(provider, name);
   return {
     slug: ref,
     modelId: null,
     provider: frontierKind(provider),
+    // OpenAI itself speaks the Responses API: such calls go to it natively.
+    api: provider === 'openai' ? 'responses' : 'chat',
     baseUrl: settings.baseUrl,
     upstreamModel: name,
     apiKey: settings.apiKey,
@@ -84,7 +88,7 @@ export async function resolveModel(
   if (frontier) {
     const [provider, name] = frontier;
     if (name === '') throw notFound(ref);
-    return resolveFrontier(ctx.config, ref, provider, name);
+    return resolveFrontier(ctx, ref, provider, name);
   }
   if (ref.includes('/')) throw notFound(ref);
   const row = await repo.findModel(ctx.db, projectId, ref);
@@ -106,6 +110,7 @@ export async function resolveModel(
     slug: ref,
     modelId: row.id,
     provider: row.provider,
+    api: row.api,
     baseUrl: row.base_url,
     upstreamModel: row.upstream_model,
     apiKey,

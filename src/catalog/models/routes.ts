@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../auth/guard.js';
-import type { Deps } from '../../deps.js';
 import { responses } from '../../http/schemas.js';
 import {
   Model,
@@ -16,9 +15,9 @@ import * as service from './service.js';
 
 const tags = ['models'];
 
-export const modelRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  // With the server's own ports, so that a model cannot be pointed at the gateway itself.
-  const ctx: RegistryContext = { ...deps.models, self: deps.self };
+export const modelRoutes: FastifyPluginAsyncTypebox<{ ports: RegistryContext }> = async (app, { ports }) => {
+  // Its upstream check knows the server's own ports, so that a model cannot be pointed at the gateway itself.
+  const ctx = ports;
 
   app.get(
     '/v1/models',

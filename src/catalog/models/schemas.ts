@@ -43,6 +43,12 @@ const Fallbacks = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
   description: 'Model slugs tried in order when this model is unavailable',
 });
 
+const Api = Type.Union([Type.Literal('chat'), Type.Literal('responses')], {
+  description:
+    'What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API ' +
+    'calls go to it natively). Anthropic models speak Messages whatever this says.',
+});
+
 export const RegisterModel = Type.Object(
   {
     label: Label,
@@ -71,6 +77,7 @@ export const RegisterModel = Type.Object(
     fallbacks: Type.Optional(Nullable(Fallbacks)),
     requests_per_minute: Type.Optional(Nullable(PerMinute('Requests'))),
     tokens_per_minute: Type.Optional(Nullable(PerMinute('Tokens (prompt + completion)'))),
+    api: Type.Optional(Api),
     metadata: Type.Optional(Nullable(FreeObject())),
   },
   { additionalProperties: false },
@@ -95,6 +102,7 @@ export const PatchModel = Type.Object(
     fallbacks: Type.Optional(Nullable(Fallbacks)),
     requests_per_minute: Type.Optional(Nullable(PerMinute('Requests'))),
     tokens_per_minute: Type.Optional(Nullable(PerMinute('Tokens (prompt + completion)'))),
+    api: Type.Optional(Api),
     metadata: Type.Optional(Nullable(FreeObject())),
   },
   { additionalProperties: false },
@@ -126,6 +134,7 @@ export const Model = Type.Object({
   fallbacks: Type.Array(Type.String()),
   requests_per_minute: Nullable(Type.Integer({ description: 'Registered models only; null: no limit' })),
   tokens_per_minute: Nullable(Type.Integer({ description: 'Registered models only; null: no limit' })),
+  api: Api,
   price_as_of: Nullable(Type.String({ description: 'Date of the bundled price (frontier models)' })),
   price_source: Nullable(Type.String()),
   metadata: FreeObject(),

@@ -1,19 +1,18 @@
+import { encryptSecret, lastFour } from '../../shared/crypto.js';
 import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
-import { encryptSecret, lastFour } from './crypto.js';
-import { type PriceEntry, priceTable } from './prices.js';
+import type { PriceEntry } from './prices.js';
 import * as repo from './repository.js';
 import { FRONTIER_PROVIDERS, frontierKind, type ModelContext, splitFrontierSlug } from './resolve.js';
 import type { Model, ModelList, PatchModel, RegisterModel } from './schemas.js';
-import type { SelfAddresses } from './self-addresses.js';
-import { checkUpstreamUrlResolved, type LookupFn } from './upstream-policy.js';
+import type { UpstreamUrlCheck } from './types.js';
 
 /**
- * Model context plus the host-name resolver of the upstream policy (injectable for tests) and the ports
- * this server listens on (a base URL that reaches the server itself is refused).
+ * Model context plus the upstream safety check of a base URL (the network policy, and the ports this
+ * server listens on: a base URL that reaches the server itself is refused).
  */
-export type RegistryContext = ModelContext & { lookup?: LookupFn; self?: SelfAddresses };
+export type RegistryContext = ModelContext & { checkUpstream: UpstreamUrlCheck };
 
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
@@ -38,6 +37,7 @@ export function toModel(row: repo.ModelRow): Model {
     fallbacks: parseJson<string[]>(row.fallbacks, []),
     requests_per_minute: row.rpm_limit,
     tokens_per_minute: row.tpm_limit,
+    api: row.api,
     price_as_of: null,
     price_source: null,
     metadata: parseJson<JsonObject>(row.metadata, {}),
@@ -67,6 +67,7 @@ function frontierModel(provider: PriceEntry['provider'], name: string, price: Pr
     fallbacks: [],
     requests_per_minute: null,
     tokens_per_minute: null,
+    api: provider === 'openai' ? 'responses' : 'chat',
     price_as_of: price?.asOf ?? null,
     price_source: price?.source ?? null,
     metadata: {},
@@ -77,7 +78,7 @@ function frontierModel(provider: PriceEntry['provider'], name: string, price: Pr
 
 /** Every model the project can use: the priced models of each enabled provider, then its registered ones. */
 export async function listModels(ctx: ModelContext, projectId: string): Promise<ModelList> {
-  const table = priceTable(ctx.config.pricesFile);
+  const table = ctx.prices;
   const frontier = FRONTIER_PROVIDERS.filter((p) => ctx.config.providers[p].apiKey !== null).flatMap((p) =>
     table.entries.filter((e) => e.provider === p).map((e) => frontierModel(p, e.model, e)),
   );
@@ -100,16 +101,11 @@ export async function getModel(ctx: ModelContext, projectId: string, ref: string
   if (name === '' || ctx.config.providers[provider].apiKey === null) {
     throw new ApiError('model_not_found', `Model '${ref}' is not available on this server`, { model: ref });
   }
-  return frontierModel(provider, name, priceTable(ctx.config.pricesFile).find(provider, name));
+  return frontierModel(provider, name, ctx.prices.find(provider, name));
 }
 
 async function checkBaseUrl(ctx: RegistryContext, url: string): Promise<string> {
-  const verdict = await checkUpstreamUrlResolved(
-    url,
-    ctx.config.upstreamPolicy,
-    ctx.lookup,
-    ctx.self ?? null,
-  );
+  const verdict = await ctx.checkUpstream(url);
   if (!verdict.ok)
     throw ApiError.invalid(['body', 'base_url'], `base_url refused: ${verdict.reason}`, 'upstream_refused');
   return url.replace(/\/+$/, '');
@@ -140,8 +136,22 @@ async function checkFallbacks(
   if (issues.length) throw ApiError.validation(issues);
 }
 
+/**
+ * A credential travels in an HTTP header (`Authorization: Bearer …`, `x-api-key`): anything but visible
+ * ASCII (a line break, a control byte, a space, a non-ASCII letter) would make every call fail upstream,
+ * so it is refused here, naming the field.
+ */
+function checkCredential(apiKey: string): void {
+  if (/^[\x21-\x7e]+$/.test(apiKey)) return;
+  throw ApiError.invalid(
+    ['body', 'api_key'],
+    'api_key must be visible ASCII characters only (no spaces, line breaks or control characters): it is sent in an HTTP header',
+  );
+}
+
 function sealKey(ctx: ModelContext, id: string, apiKey: string | null | undefined) {
   if (!apiKey) return { api_key_encrypted: null, api_key_last4: null };
+  checkCredential(apiKey);
   return { api_key_encrypted: encryptSecret(ctx.secretKey, apiKey, id), api_key_last4: lastFour(apiKey) };
 }
 
@@ -167,6 +177,7 @@ export async function registerModel(
     output_price_per_mtok: body.output_price_per_mtok ?? null,
     context_window: body.context_window ?? null,
     rpm_limit: body.requests_per_minute ?? null,
+    api: body.api ?? 'chat',
     tpm_limit: body.tokens_per_minute ?? null,
     default_parameters: JSON.stringify(body.default_parameters ?? {}),
     fallbacks: JSON.stringify(fallbacks),
@@ -206,6 +217,7 @@ export async function patchModel(
   if (body.output_price_per_mtok !== undefined) patch.output_price_per_mtok = body.output_price_per_mtok;
   if (body.context_window !== undefined) patch.context_window = body.context_window;
   if (body.requests_per_minute !== undefined) patch.rpm_limit = body.requests_per_minute;
+  if (body.api !== undefined) patch.api = body.api;
   if (body.tokens_per_minute !== undefined) patch.tpm_limit = body.tokens_per_minute;
   if (body.default_parameters !== undefined)
     patch.default_parameters = JSON.stringify(body.default_parameters ?? {});

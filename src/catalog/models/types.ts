@@ -1,3 +1,7 @@
+import type { ModelApi } from '../../db/schema.js';
+
+export type { ModelApi };
+
 /** Provider kinds a model can be served by. */
 export type ProviderKind = 'openai-compatible' | 'anthropic';
 
@@ -17,6 +21,11 @@ export interface ResolvedModel {
   provider: ProviderKind;
   /** Origin + path prefix, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
   baseUrl: string;
+  /**
+   * What an OpenAI-compatible upstream speaks for generation: `chat` completions, or the `responses` API
+   * (Responses-API calls then go natively; chat and messages calls keep using chat completions).
+   */
+  api: ModelApi;
   /** The model name sent upstream. */
   upstreamModel: string;
   /** Decrypted credential, or null when the upstream needs none. Never logged or returned. */
@@ -35,3 +44,12 @@ export interface ResolvedModel {
    */
   limits: { rpm: number | null; tpm: number | null };
 }
+
+/** Whether a registered model's base URL may be used, and why not. */
+export type UpstreamVerdict = { ok: true } | { ok: false; reason: string };
+
+/**
+ * The upstream safety check a registration runs on a base URL (the network rules, what its host name
+ * resolves to, and this server's own addresses); built by the composition root from inference/egress.
+ */
+export type UpstreamUrlCheck = (url: string) => Promise<UpstreamVerdict>;

@@ -5,6 +5,10 @@ import * as m003 from './003_runs.js';
 import * as m004 from './004_scale_out.js';
 import * as m005 from './005_model_limits.js';
 import * as m006 from './006_dashboard.js';
+import * as m007 from './007_grader_evaluators.js';
+import * as m008 from './008_files.js';
+import * as m009 from './009_model_api.js';
+import * as m010 from './010_monitors.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +18,10 @@ const migrations: Record<string, Migration> = {
   '004_scale_out': m004,
   '005_model_limits': m005,
   '006_dashboard': m006,
+  '007_grader_evaluators': m007,
+  '008_files': m008,
+  '009_model_api': m009,
+  '010_monitors': m010,
 };
 
 export const migrationProvider: MigrationProvider = {

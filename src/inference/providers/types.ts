@@ -108,6 +108,11 @@ export interface ProviderAdapter {
   readonly kind: ProviderKind;
   /** Appended to the model's base URL. */
   readonly chatPath: string;
+  /**
+   * The upstream's answer goes to the client as it is (a dialect spoken natively): `responseBody` then
+   * only reads it as a chat completion for pricing and the task log.
+   */
+  readonly nativeAnswer?: boolean;
   headers(model: ResolvedModel): Record<string, string>;
   requestBody(ctx: CallContext, stream: boolean): JsonObject;
   /** The upstream's JSON answer as a chat completion; `null` means it already is one (sent on as is). */

@@ -1,10 +1,12 @@
-import type { TaskLogRecord } from './types.js';
+import type { CommittedLog, TaskLogRecord } from './types.js';
 import type { LogWriterOptions } from './writer.js';
 
 /** What the log writer's thread is started with. */
 export interface ThreadWorkerData {
   databaseUrl: string;
-  options: Omit<LogWriterOptions, 'onProgress' | 'outage' | 'warn'>;
+  options: Omit<LogWriterOptions, 'onProgress' | 'outage' | 'warn' | 'onCommitted'>;
+  /** Whether the owner listens to committed batches (`committed` replies). */
+  reportCommitted: boolean;
 }
 
 /** Messages to the log writer's thread. */
@@ -15,13 +17,15 @@ export type ThreadRequest =
 
 /**
  * Messages from the log writer's thread; `started` gives its Linux thread id, `progress` its totals so
- * far, `availability` when the database stops (or resumes) taking batches, `warn` a line for the log.
+ * far, `availability` when the database stops (or resumes) taking batches, `warn` a line for the log,
+ * `committed` what a committed batch stored (when the owner listens).
  */
 export type ThreadReply =
   | { type: 'started'; tid: number | null }
   | { type: 'progress'; written: number; failed: number }
   | { type: 'availability'; available: boolean; reason: string }
   | { type: 'warn'; message: string }
+  | { type: 'committed'; logs: CommittedLog[] }
   | { type: 'flushed'; id: number }
   | { type: 'closed' }
   | { type: 'fatal'; message: string };

@@ -63,6 +63,7 @@ export function createThreadedLogWriter(
     databaseUrl,
     // The bound is kept here; the thread takes whatever it is given.
     options: { batchSize: options.batchSize, flushMs: options.flushMs, maxBuffered: Number.MAX_SAFE_INTEGER },
+    reportCommitted: options.onCommitted !== undefined,
   };
 
   let worker: Worker | null = null;
@@ -147,6 +148,8 @@ export function createThreadedLogWriter(
         else outage.down(message.reason);
       } else if (message.type === 'warn') {
         warn?.(message.message);
+      } else if (message.type === 'committed') {
+        options.onCommitted?.(message.logs);
       } else if (message.type === 'fatal') {
         warn?.(`The task log writer's thread could not start: ${message.message}`);
       }

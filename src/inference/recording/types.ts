@@ -1,3 +1,5 @@
+import type { ErrorBody } from '../../shared/errors.js';
+
 /** One model call to record as a task log of a container (the gateway's traffic). */
 export interface TaskLogRecord {
   /** Assigned by the caller (`log_…`), so the id can be returned before the record is written. */
@@ -25,9 +27,20 @@ export interface TaskLogRecord {
   /** USD. */
   cost: number;
   status: 'success' | 'error';
-  error: { code: string; message: string } | null;
+  error: ErrorBody | null;
   metadata: Record<string, unknown>;
   /** ISO time of the call. */
+  createdAt: string;
+}
+
+/** What a committed batch tells its listener (the monitor selector) of each task log it stored. */
+export interface CommittedLog {
+  id: string;
+  projectId: string;
+  containerId: string;
+  model: string;
+  /** The metadata as stored (JSON text). */
+  metadata: string;
   createdAt: string;
 }
 

@@ -13,7 +13,7 @@ import { createLogWriter } from './writer.js';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread.js runs as a worker thread');
-const { databaseUrl, options } = workerData as ThreadWorkerData;
+const { databaseUrl, options, reportCommitted } = workerData as ThreadWorkerData;
 const reply = (message: ThreadReply) => port.postMessage(message);
 
 /**
@@ -52,6 +52,7 @@ try {
       up: () => reply({ type: 'availability', available: true, reason: '' }),
     },
     warn: (message) => reply({ type: 'warn', message }),
+    onCommitted: reportCommitted ? (logs) => reply({ type: 'committed', logs }) : undefined,
   });
   port.on('message', (message: ThreadRequest) => {
     switch (message.type) {

@@ -3,10 +3,11 @@ import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/r
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { assembleCompletion } from '../assemble.js';
-import { completionText, readUsage } from '../providers/openai-compatible.js';
+import { readUsage } from '../providers/openai-compatible.js';
+import { recordedOutput } from '../recorded-output.js';
 import { ssePayloads } from '../sse.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
-import type { LogWriter, TaskLogRecord } from './types.js';
+import type { CommittedLog, LogWriter, TaskLogRecord } from './types.js';
 
 export interface LogWriterOptions {
   /** Records per transaction; a full batch is written at once. */
@@ -25,7 +26,19 @@ export interface LogWriterOptions {
   outage?: OutageLog;
   /** The writer's warnings: an outage and what it dropped, a batch the database refused. */
   warn?: (message: string) => void;
+  /** Told of every batch once it is committed (the monitors select from it); must not throw or wait. */
+  onCommitted?: (logs: CommittedLog[]) => void;
 }
+
+const committedOf = (rows: NewLogRow[]): CommittedLog[] =>
+  rows.map((r) => ({
+    id: r.id,
+    projectId: r.project_id,
+    containerId: r.container_id,
+    model: r.model,
+    metadata: r.metadata ?? '{}',
+    createdAt: r.created_at,
+  }));
 
 /** While the database is away, held batches are tried again after a jittered, doubling wait up to the max. */
 const RETRY_BASE_MS = 200;
@@ -53,7 +66,7 @@ function answerOf(r: TaskLogRecord): { response: string; output: string | null }
     const completion = assembleCompletion(ssePayloads(r.responseSse), r.model);
     // The usage chunk is not among them when the client did not ask for it.
     completion.usage ??= readUsage(r.usage);
-    const text = completionText(completion);
+    const text = recordedOutput(completion);
     // A stream that failed before any text has no output.
     return {
       response: JSON.stringify(completion),
@@ -106,18 +119,18 @@ function isoOr(text: string): string {
 }
 
 /**
- * Writes one batch in one transaction and returns how many rows were stored. Containers are locked in id
+ * Writes one batch in one transaction and returns the rows stored. Containers are locked in id
  * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
  * longer exist are skipped. Throws what the database threw; a failed transaction stores nothing.
  */
-async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<number> {
+async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
   for (const draft of batch) {
     const group = groups.get(draft.container_id);
     if (group) group.push(draft);
     else groups.set(draft.container_id, [draft]);
   }
-  if (groups.size === 0) return 0;
+  if (groups.size === 0) return [];
   return await db.transaction().execute(async (trx) => {
     const rows: NewLogRow[] = [];
     for (const containerId of [...groups.keys()].sort()) {
@@ -131,7 +144,7 @@ async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<num
       }
     }
     await insertLogRows(trx, rows);
-    return rows.length;
+    return rows;
   });
 }
 
@@ -267,8 +280,9 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const stored = await writeBatch(db, batch);
-      written += stored;
-      lost += batch.length - stored;
+      written += stored.length;
+      lost += batch.length - stored.length;
+      if (stored.length > 0) options.onCommitted?.(committedOf(stored));
       return true;
     } catch (err) {
       if (worthRetrying(err)) {

@@ -76,11 +76,3 @@ function once(fn: () => void): () => void {
     fn();
   };
 }
-
-let shared: WorkerPool | null = null;
-
-/** The process-wide pool, created on first use with the configured size (later sizes are ignored). */
-export function sharedWorkerPool(size: number, uidBase: number): WorkerPool {
-  if (!shared) shared = createWorkerPool(size, uidBase);
-  return shared;
-}

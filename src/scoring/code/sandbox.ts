@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PromiseCache } from '../../shared/promise-cache.js';
 
 /** The runner script shipped with the package; bound read-only into every sandbox. */
 export const RUNNER_PATH = fileURLToPath(new URL('../../../python/runner.py', import.meta.url));
@@ -93,37 +94,36 @@ export function which(program: string): string | null {
   return null;
 }
 
-const pythonCache = new Map<string, Promise<PythonInstall>>();
-
 const DESCRIBE = `import json, os, sys
 print(json.dumps({"executable": sys.executable, "version": sys.version,
   "prefixes": [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]}))`;
 
 /** Asks the configured interpreter (which may be a shim, e.g. pyenv's) where it really lives. */
-export function resolvePython(python: string): Promise<PythonInstall> {
-  let found = pythonCache.get(python);
-  if (!found) {
-    found = new Promise<PythonInstall>((resolve, reject) => {
-      const command = which(python) ?? python;
-      execFile(command, ['-I', '-c', DESCRIBE], { timeout: 30_000 }, (err, stdout, stderr) => {
-        if (err) {
-          reject(new Error(`cannot run Python (${python}): ${(stderr || err.message).trim().slice(-300)}`));
-          return;
-        }
-        const info = JSON.parse(stdout) as { executable: string; version: string; prefixes: string[] };
-        const roots: string[] = [];
-        for (const dir of info.prefixes.map((p) => realpathSync(p))) {
-          if (isUnder(dir, '/usr') || roots.some((r) => isUnder(dir, r))) continue;
-          for (let i = roots.length - 1; i >= 0; i--) if (isUnder(roots[i]!, dir)) roots.splice(i, 1);
-          roots.push(dir);
-        }
-        resolve({ executable: info.executable, version: info.version, roots });
-      });
-    });
-    pythonCache.set(python, found);
-    found.catch(() => pythonCache.delete(python));
-  }
-  return found;
+export function resolvePython(
+  python: string,
+  cache: PromiseCache<string, PythonInstall> = new PromiseCache(),
+): Promise<PythonInstall> {
+  return cache.get(
+    python,
+    () =>
+      new Promise<PythonInstall>((resolve, reject) => {
+        const command = which(python) ?? python;
+        execFile(command, ['-I', '-c', DESCRIBE], { timeout: 30_000 }, (err, stdout, stderr) => {
+          if (err) {
+            reject(new Error(`cannot run Python (${python}): ${(stderr || err.message).trim().slice(-300)}`));
+            return;
+          }
+          const info = JSON.parse(stdout) as { executable: string; version: string; prefixes: string[] };
+          const roots: string[] = [];
+          for (const dir of info.prefixes.map((p) => realpathSync(p))) {
+            if (isUnder(dir, '/usr') || roots.some((r) => isUnder(dir, r))) continue;
+            for (let i = roots.length - 1; i >= 0; i--) if (isUnder(roots[i]!, dir)) roots.splice(i, 1);
+            roots.push(dir);
+          }
+          resolve({ executable: info.executable, version: info.version, roots });
+        });
+      }),
+  );
 }
 
 /** Whether any user can reach `dir` (every ancestor searchable by others). */

@@ -1,7 +1,8 @@
 import type { Config } from '../../config.js';
+import { PromiseCache } from '../../shared/promise-cache.js';
 import { type ScoreInput, type ScoreOutcome, type Scorer, ScorerSetupError } from '../types.js';
 import { Lane, type LaneContext } from './lane.js';
-import { sharedWorkerPool, type WorkerPool } from './pool.js';
+import { createWorkerPool, type WorkerPool } from './pool.js';
 import {
   isRoot,
   type PipSettings,
@@ -12,7 +13,7 @@ import {
   which,
   workerLaunch,
 } from './sandbox.js';
-import { sharedVenvCache, type VenvCache } from './venv.js';
+import { createVenvCache, type VenvCache } from './venv.js';
 import { WorkerProcess, WorkerStartError } from './worker.js';
 
 export interface CodeScorerOptions {
@@ -37,9 +38,42 @@ export interface CodeScorerOptions {
   startTimeoutMs?: number;
   /** Characters of printed output kept per sample. */
   logLimit?: number;
-  /** Injected in tests; default to the process-wide ones. */
+  /** What scorers of one process share (built by `createServices`); a scorer made without one has its own. */
+  runtime?: CodeRuntime;
+  /** Injected in tests; default to the runtime's. */
   pool?: WorkerPool;
   venvCache?: VenvCache;
+}
+
+/**
+ * What the code evaluators of one process share: the worker pool that bounds how many run at once, the
+ * virtualenv cache, the sandbox probes and the Python look-ups. Built once by the composition root
+ * (sized from its config) and closed by it.
+ */
+export interface CodeRuntime {
+  pool: WorkerPool;
+  venvCache: VenvCache;
+  probes: PromiseCache<string, Probe>;
+  pythons: PromiseCache<string, PythonInstall>;
+  close(): void;
+}
+
+export function createCodeRuntime(options: Pick<CodeScorerOptions, 'workers' | 'sandbox'>): CodeRuntime {
+  const timers = new Set<NodeJS.Timeout>();
+  const probes = new PromiseCache<string, Probe>();
+  const pythons = new PromiseCache<string, PythonInstall>();
+  return {
+    pool: createWorkerPool(options.workers, options.sandbox.uidBase),
+    venvCache: createVenvCache(),
+    probes,
+    pythons,
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      probes.clear();
+      pythons.clear();
+    },
+  };
 }
 
 export interface CodeEvaluatorSpec {
@@ -73,24 +107,18 @@ interface Probe extends SandboxStatus {
   bwrap: string;
 }
 
-const probes = new Map<string, Promise<Probe>>();
-
 /** Starts one sandboxed worker and scores one sample with it, once per (bwrap, python, limits). */
-function probe(options: CodeScorerOptions): Promise<Probe> {
+function probe(options: CodeScorerOptions, runtime: CodeRuntime): Promise<Probe> {
   const key = JSON.stringify([options.sandbox, options.python]);
-  let found = probes.get(key);
-  if (!found) {
-    found = runProbe(options);
-    probes.set(key, found);
+  return runtime.probes.get(key, async () => {
+    const found = await runProbe(options, runtime);
     // A failed probe is tried again a minute later (the machine may only have been overloaded).
-    void found.then((p) => {
-      if (!p.available) setTimeout(() => probes.delete(key), 60_000).unref();
-    });
-  }
-  return found;
+    if (!found.available) setTimeout(() => runtime.probes.delete(key), 60_000).unref();
+    return found;
+  });
 }
 
-async function runProbe(options: CodeScorerOptions): Promise<Probe> {
+async function runProbe(options: CodeScorerOptions, runtime: CodeRuntime): Promise<Probe> {
   const mode = isRoot() ? 'privileged' : 'userns';
   const bwrap = which(options.sandbox.bwrap);
   if (!bwrap) {
@@ -99,7 +127,7 @@ async function runProbe(options: CodeScorerOptions): Promise<Probe> {
   }
   let worker: WorkerProcess | null = null;
   try {
-    const python = await resolvePython(options.python);
+    const python = await resolvePython(options.python, runtime.pythons);
     const uid = mode === 'privileged' ? options.sandbox.uidBase - 1 : null;
     worker = await WorkerProcess.start(
       workerLaunch(mode, options.sandbox, bwrap, python, null, uid),
@@ -118,8 +146,9 @@ async function runProbe(options: CodeScorerOptions): Promise<Probe> {
 }
 
 /** Whether code evaluators can run sandboxed on this machine (probed once, then cached). */
-export async function sandboxStatus(config: Config): Promise<SandboxStatus> {
-  const { available, reason } = await probe(codeScorerOptions(config));
+export async function sandboxStatus(config: Config, runtime?: CodeRuntime): Promise<SandboxStatus> {
+  const options = codeScorerOptions(config);
+  const { available, reason } = await probe(options, runtime ?? createCodeRuntime(options));
   return reason === undefined ? { available } : { available, reason };
 }
 
@@ -132,8 +161,11 @@ export function warnIfUnsafeCodeEvaluators(config: Config, log: { warn(message: 
   );
 }
 
-async function resolveMode(options: CodeScorerOptions): Promise<{ mode: SandboxMode; bwrap: string }> {
-  const status = await probe(options);
+async function resolveMode(
+  options: CodeScorerOptions,
+  runtime: CodeRuntime,
+): Promise<{ mode: SandboxMode; bwrap: string }> {
+  const status = await probe(options, runtime);
   if (status.available) return { mode: status.mode, bwrap: status.bwrap };
   if (options.allowUnsafe) return { mode: 'unsafe', bwrap: status.bwrap };
   throw new ScorerSetupError(
@@ -211,16 +243,17 @@ export async function createCodeScorer(
   options: CodeScorerOptions,
   evaluator: CodeEvaluatorSpec,
 ): Promise<Scorer> {
-  const { mode, bwrap } = await resolveMode(options);
+  const runtime = options.runtime ?? createCodeRuntime(options);
+  const { mode, bwrap } = await resolveMode(options, runtime);
   let python: PythonInstall;
   try {
-    python = await resolvePython(options.python);
+    python = await resolvePython(options.python, runtime.pythons);
   } catch (err) {
     throw new ScorerSetupError('python_unavailable', (err as Error).message);
   }
   const requirements = evaluator.requirements ?? [];
   const venvDir = requirements.length
-    ? await (options.venvCache ?? sharedVenvCache()).ensure({
+    ? await (options.venvCache ?? runtime.venvCache).ensure({
         dataDir: options.dataDir,
         python,
         requirements,
@@ -229,7 +262,7 @@ export async function createCodeScorer(
         pip: options.pip,
       })
     : null;
-  const pool = options.pool ?? sharedWorkerPool(options.workers, options.sandbox.uidBase);
+  const pool = options.pool ?? runtime.pool;
   const ctx: LaneContext = {
     launch: (uid) => workerLaunch(mode, options.sandbox, bwrap, python, venvDir, uid),
     source: evaluator.source,

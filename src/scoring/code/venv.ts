@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PromiseCache } from '../../shared/promise-cache.js';
 import { ScorerSetupError } from '../types.js';
 import {
   installLaunch,
@@ -46,7 +47,7 @@ export function venvHash(python: PythonInstall, requirements: readonly string[])
 }
 
 export function createVenvCache(): VenvCache {
-  const building = new Map<string, Promise<string>>();
+  const building = new PromiseCache<string, string>();
   let installs = 0;
   return {
     get installs() {
@@ -54,25 +55,13 @@ export function createVenvCache(): VenvCache {
     },
     ensure(request) {
       const dir = path.join(request.dataDir, 'venvs', venvHash(request.python, request.requirements));
-      let found = building.get(dir);
-      if (!found) {
-        found = build(request, dir, () => {
+      return building.get(dir, () =>
+        build(request, dir, () => {
           installs++;
-        });
-        building.set(dir, found);
-        found.catch(() => building.delete(dir));
-      }
-      return found;
+        }),
+      );
     },
   };
-}
-
-let shared: VenvCache | null = null;
-
-/** The process-wide cache. */
-export function sharedVenvCache(): VenvCache {
-  shared ??= createVenvCache();
-  return shared;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
+import { usd } from '../../shared/numbers.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
 import { render, type TemplateValues, variablesOf } from './template.js';
 import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
@@ -73,7 +74,7 @@ async function ask<T>(
     tally.calls += 1;
     tally.prompt += result.usage?.prompt_tokens ?? 0;
     tally.completion += result.usage?.completion_tokens ?? 0;
-    tally.cost += result.cost;
+    tally.cost = usd(tally.cost + result.cost);
     tally.latency += result.latencyMs;
     tally.lastText = result.text;
     const parsed = parse(result.text);

@@ -1,52 +1,7 @@
 import { useState } from 'react';
 import { type ListOf, query, useApi } from '../api';
 import { Empty, ErrorBox, fmtDate, fmtNum, fmtPct, Loading, launchName, Value } from '../components';
-import type { Project, Run, RunDetail } from '../types';
-
-interface RegressionSide {
-  position: number;
-  output: unknown;
-  score: number;
-  reasoning: string | null;
-}
-
-interface Comparison {
-  evaluator: { id: string; name: string };
-  launch: { index: number; model: string | null };
-  baseline_launch: { index: number; model: string | null };
-  matched: number;
-  mean_difference: number | null;
-  confidence_interval: { level: number; lower: number; upper: number } | null;
-  verdict: 'better' | 'worse' | 'inconclusive';
-  wins: number;
-  ties: number;
-  losses: number;
-  pass_rate: { run: number | null; baseline: number | null; change: number | null };
-  regressions: {
-    item_id: string | null;
-    input: unknown;
-    expected: unknown;
-    difference: number;
-    run: RegressionSide;
-    baseline: RegressionSide;
-  }[];
-}
-
-interface RunComparison {
-  partial: boolean;
-  summary: {
-    matched: number;
-    wins: number;
-    ties: number;
-    losses: number;
-    mean_difference: number | null;
-    better: number;
-    worse: number;
-    inconclusive: number;
-  };
-  comparisons: Comparison[];
-  unmatched_evaluators: { run: { name: string }[]; baseline: { name: string }[] };
-}
+import type { Project, Run, RunComparison, RunDetail } from '../types';
 
 const signed = (v: number | null) => (v === null ? '—' : `${v > 0 ? '+' : ''}${v.toFixed(3)}`);
 
@@ -84,9 +39,12 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
           {comparison.data.partial && (
             <div className="notice">One of the runs is not completed: the figures are partial.</div>
           )}
-          <p>
-            {comparison.data.summary.matched} matched positions: {comparison.data.summary.wins} better,{' '}
-            {comparison.data.summary.ties} ties, {comparison.data.summary.losses} worse; mean difference{' '}
+          <p className="compare-summary">
+            {comparison.data.summary.comparisons} comparison(s): {comparison.data.summary.comparisons_better}{' '}
+            better, {comparison.data.summary.comparisons_worse} worse, {comparison.data.summary.inconclusive}{' '}
+            inconclusive; {comparison.data.summary.matched} matched positions:{' '}
+            {comparison.data.summary.positions_better} better, {comparison.data.summary.ties} tied,{' '}
+            {comparison.data.summary.positions_worse} worse; mean difference{' '}
             {signed(comparison.data.summary.mean_difference)}.
           </p>
           <h3>Regressions ({regressions.length})</h3>

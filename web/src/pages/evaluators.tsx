@@ -59,7 +59,7 @@ export function EvaluatorsPage(props: { project: Project }) {
                   {evaluatorType(e)}
                   {evaluatorType(e) === 'judge' ? `, ${e.mode}` : ''}
                 </td>
-                <td>{e.model ?? '—'}</td>
+                <td>{e.object === 'evaluator.judge' ? e.model : '—'}</td>
                 <td>{e.container ?? 'any'}</td>
                 <td>{e.pass_threshold ?? '—'}</td>
                 <td>{fmtDate(e.updated_at)}</td>
@@ -87,18 +87,20 @@ interface Form {
 }
 
 function formOf(e: Evaluator | undefined): Form {
+  const judge = e?.object === 'evaluator.judge' ? e : undefined;
+  const code = e?.object === 'evaluator.code' ? e : undefined;
   return {
     type: e ? evaluatorType(e) : 'judge',
     name: e?.name ?? '',
     description: e?.description ?? '',
     container: e?.container ?? '',
-    model: e?.model ?? '',
+    model: judge?.model ?? '',
     mode: e?.mode ?? 'pointwise',
-    prompt: e?.prompt ?? '',
+    prompt: judge?.prompt ?? '',
     threshold: e?.pass_threshold === null || e?.pass_threshold === undefined ? '' : String(e.pass_threshold),
-    parameters: JSON.stringify(e?.inference_parameters ?? {}, null, 2),
-    source: e?.source ?? CODE_TEMPLATE,
-    requirements: (e?.requirements ?? []).join('\n'),
+    parameters: JSON.stringify(judge?.inference_parameters ?? {}, null, 2),
+    source: code?.source ?? CODE_TEMPLATE,
+    requirements: (code?.requirements ?? []).join('\n'),
   };
 }
 
@@ -243,17 +245,18 @@ export function EvaluatorEditor(props: { project: Project; id: string | null }) 
             <div className="inline">
               <label>
                 Judge model
-                <input
-                  list="models"
-                  value={form.model}
-                  onChange={(e) => set({ model: e.target.value })}
-                  required
-                />
-                <datalist id="models">
+                <select value={form.model} onChange={(e) => set({ model: e.target.value })} required>
+                  <option value="">Choose a model…</option>
+                  {/* A model that no longer resolves stays visible rather than silently replaced. */}
+                  {form.model && !(models.data?.data ?? []).some((m) => m.id === form.model) && (
+                    <option value={form.model}>{form.model} (not available)</option>
+                  )}
                   {(models.data?.data ?? []).map((m) => (
-                    <option key={m.id} value={m.id} />
+                    <option key={m.id} value={m.id}>
+                      {m.id} ({m.kind === 'frontier' ? m.provider : `registered, ${m.provider}`})
+                    </option>
                   ))}
-                </datalist>
+                </select>
               </label>
               <label>
                 Mode

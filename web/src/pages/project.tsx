@@ -6,6 +6,7 @@ import type { Project } from '../types';
 import { ContainerPage, ContainersPage } from './containers';
 import { DatasetPage, DatasetsPage } from './datasets';
 import { EvaluatorEditor, EvaluatorsPage } from './evaluators';
+import { ModelsPage } from './models';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
 import { SettingsPage } from './settings';
@@ -33,6 +34,9 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
       break;
     case 'containers':
       body = item ? <ContainerPage project={p} id={item} /> : <ContainersPage project={p} />;
+      break;
+    case 'models':
+      body = <ModelsPage project={p} />;
       break;
     case 'settings':
       body = <SettingsPage project={p} />;

@@ -12,7 +12,7 @@ import { Bar } from 'react-chartjs-2';
 import { useApi } from '../api';
 import { ErrorBox } from '../components';
 import type { RunDetail } from '../types';
-import type { ResultRow } from './run';
+import type { ResultRow } from './result-rows';
 
 // Only the parts of Chart.js these bar charts use, so the bundle carries nothing else.
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend, Title);

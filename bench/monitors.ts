@@ -1,0 +1,212 @@
+/**
+ * Monitors benchmark: the gateway's throughput with a monitor scoring a sampled share of its calls (a
+ * code evaluator, sandboxed) at rate 0.1 and 1.0, against the same load on a container with no monitor,
+ * in the same run and the same server; and the scoring lag (call recorded → its score stored) p50/p95.
+ *
+ *   npm run bench:monitors                                  # a warm-up round, then 3 rounds of 1 s + 4 s each, concurrency 32
+ *   npm run bench:monitors -- --rounds 5 --duration 8000 --concurrency 64
+ *
+ * Targets are loaded in turn within each round; the ratios are the median over rounds of the ratio
+ * within a round. CPU per call is the server process's user + system time (and its sandboxed Python
+ * children's) from the start of a target's load until the monitors have scored what it selected, over
+ * the calls answered: the scoring a target causes is charged to it, and is over before the next target.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openDatabase } from '../src/db/database.js';
+import { api, arg, cpuSeconds, startMockProcess, startServer } from './lib.js';
+import { runLoad } from './load.js';
+
+const rounds = Number(arg('rounds', '3'));
+const warmupMs = Number(arg('warmup', '1000'));
+const durationMs = Number(arg('duration', '4000'));
+const concurrency = Number(arg('concurrency', '32'));
+
+const TARGETS = [
+  { name: 'none', container: 'c-none', rate: null },
+  { name: 'rate_0.1', container: 'c-10', rate: 0.1 },
+  { name: 'rate_1.0', container: 'c-100', rate: 1 },
+] as const;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)]! : Number.NaN;
+};
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : null;
+
+/** CPU seconds of a process and all its descendants (the sandboxed evaluators are children of the server). */
+function treeCpuSeconds(pid: number): number {
+  let total = 0;
+  let pids: string[] = [];
+  try {
+    pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  } catch {
+    // no children
+  }
+  try {
+    total += cpuSeconds(pid);
+  } catch {
+    return 0;
+  }
+  for (const child of pids) total += treeCpuSeconds(Number(child));
+  return total;
+}
+
+async function main(): Promise<void> {
+  const mock = await startMockProcess({});
+  const server = await startServer({
+    EVALGATE_RATE_LIMIT_PER_MINUTE: '10000000',
+    EVALGATE_RATE_LIMIT_BURST: '10000000',
+  }).catch(async (err: unknown) => {
+    await mock.stop();
+    throw err;
+  });
+  const pid = server.child.pid!;
+  try {
+    await api(server, 'POST', '/v1/models', {
+      label: 'gen',
+      provider: 'openai-compatible',
+      base_url: mock.baseUrl,
+      upstream_model: 'mock',
+    });
+    await api(server, 'POST', '/v1/evaluators', {
+      type: 'code',
+      name: 'non-empty',
+      source:
+        'def evaluate(sample, ground_truth, baseline):\n    return len(str(sample["output"] or "")) > 3\n',
+    });
+    const monitors: Record<string, string> = {};
+    for (const t of TARGETS) {
+      await api(server, 'POST', '/v1/containers', { label: t.container });
+      if (t.rate !== null) {
+        const m = await api(server, 'POST', '/v1/monitors', {
+          name: t.name,
+          container: t.container,
+          evaluators: ['non-empty'],
+          sampling_rate: t.rate,
+        });
+        monitors[t.name] = m.id;
+      }
+    }
+    const body = JSON.stringify({ model: 'gen', messages: [{ role: 'user', content: 'Say hello.' }] });
+    const caughtUp = async () => {
+      const until = Date.now() + 120_000;
+      for (const id of Object.values(monitors)) {
+        while (Date.now() < until && (await api(server, 'GET', `/v1/monitors/${id}`)).lag_seconds > 0)
+          await sleep(100);
+      }
+    };
+    const perRound: Record<
+      string,
+      { rps: number; cpu_us_per_call: number; p50_ms: number; p99_ms: number }[]
+    > = {};
+    // Round -1 warms the server up (JIT, connections, the sandbox's workers) and is not counted; the
+    // order of the targets rotates from round to round, so none is always first after another's load.
+    for (let round = -1; round < rounds; round++) {
+      const order = TARGETS.map((_, i) => TARGETS[(i + Math.max(0, round)) % TARGETS.length]!);
+      for (const t of order) {
+        const cpu0 = treeCpuSeconds(pid);
+        const r = await runLoad({
+          origin: server.url,
+          path: '/v1/chat/completions',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${server.key}`,
+            'x-evalgate-container': t.container,
+          },
+          body,
+          concurrency,
+          warmupMs,
+          durationMs,
+        });
+        // The scoring this load selected is finished before the next target is loaded, and its CPU is
+        // charged to this target.
+        await caughtUp();
+        const cpu = treeCpuSeconds(pid) - cpu0;
+        if (round < 0) continue;
+        const list = perRound[t.name] ?? [];
+        perRound[t.name] = list;
+        list.push({
+          rps: Math.round(r.rps),
+          cpu_us_per_call: r.completed ? Math.round((cpu * 1e6) / r.completed) : 0,
+          p50_ms: r.p50_ms,
+          p99_ms: r.p99_ms,
+        });
+        if (r.errors) process.stderr.write(`${t.name}: ${r.errors} errors\n`);
+      }
+    }
+    const handle = await openDatabase(`sqlite:${path.join(server.dataDir, 'evalgate.db')}`);
+    const lag: Record<string, unknown> = {};
+    try {
+      for (const [name, id] of Object.entries(monitors)) {
+        const rows = await handle.db
+          .selectFrom('monitor_selections as ms')
+          .innerJoin('monitors as m', 'm.id', 'ms.monitor_id')
+          .innerJoin('run_samples as s', (j) =>
+            j.onRef('s.run_id', '=', 'm.run_id').onRef('s.position', '=', 'ms.position'),
+          )
+          .select(['ms.log_created_at', 's.created_at', 's.status'])
+          .where('ms.monitor_id', '=', id)
+          .execute();
+        const lags = rows
+          .map((r) => Date.parse(r.created_at) - Date.parse(r.log_created_at))
+          .sort((a, b) => a - b);
+        const selected = await api(server, 'GET', `/v1/monitors/${id}`);
+        lag[name] = {
+          selected: selected.selected,
+          scored: rows.filter((r) => r.status === 'scored').length,
+          lag_p50_ms: pct(lags, 50),
+          lag_p95_ms: pct(lags, 95),
+          lag_max_ms: lags.at(-1) ?? null,
+        };
+      }
+    } finally {
+      await handle.close();
+    }
+    const summary = Object.fromEntries(
+      TARGETS.map((t) => {
+        const rs = perRound[t.name] ?? [];
+        return [
+          t.name,
+          {
+            rps_median: median(rs.map((r) => r.rps)),
+            cpu_us_per_call_median: median(rs.map((r) => r.cpu_us_per_call)),
+            rounds: rs,
+          },
+        ];
+      }),
+    );
+    const ratio = (name: string) =>
+      median((perRound[name] ?? []).map((r, i) => r.rps / (perRound.none?.[i]?.rps ?? Number.NaN)));
+    const load = (await import('node:os')).loadavg();
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          bench: 'monitors',
+          cores: (await import('node:os')).availableParallelism(),
+          // Other work on the machine during the run (1, 5, 15 min load averages at the end).
+          load_average: load.map((l) => Math.round(l * 100) / 100),
+          concurrency,
+          rounds,
+          duration_ms: durationMs,
+          evaluator: 'code (sandboxed Python)',
+          throughput: summary,
+          throughput_ratio_vs_none: { 'rate_0.1': ratio('rate_0.1'), 'rate_1.0': ratio('rate_1.0') },
+          scoring: lag,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    await server.stop();
+    await mock.stop();
+  }
+}
+
+await main();

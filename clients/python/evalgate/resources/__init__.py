@@ -1,0 +1,28 @@
+"""The API's resources. To add one: a module here with a ``Resource`` subclass whose methods carry
+``@operation(METHOD, path)`` as /openapi.json spells the path, an attribute in ``_client.py``'s
+``_Base.__init__``, and its models in ``scripts/generate_types.py``'s ``NAMES``."""
+
+from ._base import OPERATIONS, Resource, operation
+from .api_keys import ApiKeys
+from .containers import Containers
+from .datasets import Datasets
+from .evaluators import Evaluators
+from .logs import TaskLogs
+from .models import Models
+from .monitors import Monitors
+from .runs import AsyncRuns, Runs
+
+__all__ = [
+    "OPERATIONS",
+    "Resource",
+    "operation",
+    "ApiKeys",
+    "Containers",
+    "Datasets",
+    "Evaluators",
+    "TaskLogs",
+    "Models",
+    "Monitors",
+    "Runs",
+    "AsyncRuns",
+]

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..types import CreateEvaluator, Evaluator, EvaluatorDeleted, PatchEvaluator
+from ._base import RequestOptions, Resource, merge_body, operation, seg
+
+
+class Evaluators(Resource):
+    """``/v1/evaluators``: LLM judges (``type="judge"``) and sandboxed Python (``type="code"``)."""
+
+    @operation("GET", "/v1/evaluators")
+    def list(
+        self,
+        *,
+        container: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> Any:
+        """Newest first, optionally of one container (id or label)."""
+        return self._list("/v1/evaluators", {"container": container, "limit": limit, "offset": offset}, request_options)
+
+    @operation("POST", "/v1/evaluators")
+    def create(
+        self, body: Optional[CreateEvaluator] = None, *, request_options: Optional[RequestOptions] = None, **fields: Any
+    ) -> Evaluator:
+        return self._call("POST", "/v1/evaluators", json=merge_body(body, fields), options=request_options)
+
+    @operation("GET", "/v1/evaluators/{evaluator}")
+    def get(self, evaluator: str, *, request_options: Optional[RequestOptions] = None) -> Evaluator:
+        """By id or name."""
+        return self._call("GET", f"/v1/evaluators/{seg(evaluator)}", options=request_options)
+
+    @operation("PATCH", "/v1/evaluators/{evaluator}")
+    def update(
+        self,
+        evaluator: str,
+        patch: Optional[PatchEvaluator] = None,
+        *,
+        request_options: Optional[RequestOptions] = None,
+        **fields: Any,
+    ) -> Evaluator:
+        """By id or name; ``None`` clears a nullable field."""
+        return self._call(
+            "PATCH", f"/v1/evaluators/{seg(evaluator)}", json=merge_body(patch, fields), options=request_options
+        )
+
+    @operation("DELETE", "/v1/evaluators/{evaluator_id}")
+    def delete(self, evaluator_id: str, *, request_options: Optional[RequestOptions] = None) -> EvaluatorDeleted:
+        """By id."""
+        return self._call("DELETE", f"/v1/evaluators/{seg(evaluator_id)}", options=request_options)

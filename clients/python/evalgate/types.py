@@ -1,0 +1,914 @@
+"""Request and response models of the Evalgate API, generated from its OpenAPI document.
+
+Do not edit: run ``python scripts/generate_types.py <server>/openapi.json`` (tests/test_types.py fails
+when this file differs from what the served document gives).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
+
+
+class Health(TypedDict):
+    ok: bool
+
+
+class CreatedApiKey(TypedDict):
+    object: Literal["api_key"]
+    id: str
+    project_id: str
+    name: str
+    #: First characters of the key, to tell keys apart
+    prefix: str
+    permissions: List[str]
+    created_by: Optional[str]
+    created_at: str
+    last_used_at: Optional[str]
+    revoked_at: Optional[str]
+    #: The secret key; shown only in this response
+    key: str
+
+
+class ApiKey(TypedDict):
+    object: Literal["api_key"]
+    id: str
+    project_id: str
+    name: str
+    #: First characters of the key, to tell keys apart
+    prefix: str
+    permissions: List[str]
+    created_by: Optional[str]
+    created_at: str
+    last_used_at: Optional[str]
+    revoked_at: Optional[str]
+
+
+class Container(TypedDict):
+    object: Literal["container"]
+    id: str
+    project_id: str
+    label: str
+    description: Optional[str]
+    metadata: Dict[str, Any]
+    created_at: str
+    updated_at: str
+
+
+class ContainerDeleted(TypedDict):
+    object: Literal["container"]
+    id: str
+    deleted: Literal[True]
+
+
+class TaskLogUsage(TypedDict, total=False):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class TaskLogError(TypedDict):
+    code: str
+    message: str
+
+
+class TaskLog(TypedDict):
+    object: Literal["task_log"]
+    id: str
+    project_id: str
+    container_id: str
+    #: Strictly increasing per container, from 1, without gaps
+    seq: int
+    model: str
+    #: The request messages
+    input: Any
+    output: Optional[str]
+    request: Any
+    response: Any
+    usage: Optional[TaskLogUsage]
+    latency_ms: float
+    #: USD
+    cost: float
+    status: Union[Literal["success"], Literal["error"]]
+    error: Optional[TaskLogError]
+    metadata: Dict[str, Any]
+    created_at: str
+
+
+class LogImport(TypedDict):
+    object: Literal["task_log.import"]
+    container_id: str
+    imported: int
+    first_seq: Optional[int]
+    last_seq: Optional[int]
+
+
+class Dataset(TypedDict):
+    object: Literal["dataset"]
+    id: str
+    project_id: str
+    label: str
+    description: Optional[str]
+    metadata: Dict[str, Any]
+    item_count: int
+    created_at: str
+    updated_at: str
+
+
+class DatasetDeleted(TypedDict):
+    object: Literal["dataset"]
+    id: str
+    deleted: Literal[True]
+
+
+class DatasetItem(TypedDict):
+    object: Literal["dataset.item"]
+    #: 0-based position in the dataset
+    position: int
+    #: The row's own id field, or <dataset id>:<position>
+    id: str
+    #: The row as uploaded
+    data: Dict[str, Any]
+
+
+class Model(TypedDict):
+    #: The slug to send as `model`
+    id: str
+    object: Literal["model"]
+    #: Unix seconds
+    created: int
+    #: openai, anthropic, or the owning project id
+    owned_by: str
+    kind: Union[Literal["frontier"], Literal["registered"]]
+    model_id: Optional[str]
+    label: Optional[str]
+    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages
+    provider: Union[Literal["openai-compatible"], Literal["anthropic"]]
+    base_url: Optional[str]
+    upstream_model: str
+    has_api_key: bool
+    api_key_last4: Optional[str]
+    input_price_per_mtok: Optional[float]
+    output_price_per_mtok: Optional[float]
+    context_window: Optional[int]
+    default_parameters: Dict[str, Any]
+    fallbacks: List[str]
+    requests_per_minute: Optional[int]
+    tokens_per_minute: Optional[int]
+    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
+    api: Union[Literal["chat"], Literal["responses"]]
+    price_as_of: Optional[str]
+    price_source: Optional[str]
+    metadata: Dict[str, Any]
+    created_at: Optional[str]
+    updated_at: Optional[str]
+
+
+class ModelDeleted(TypedDict):
+    object: Literal["model"]
+    id: str
+    deleted: Literal[True]
+
+
+class JudgeEvaluator(TypedDict):
+    object: Literal["evaluator.judge"]
+    project_id: str
+    container_id: Optional[str]
+    container: Optional[str]
+    id: str
+    name: str
+    description: str
+    created_at: str
+    updated_at: str
+    metadata: Dict[str, Any]
+    pass_threshold: Optional[float]
+    mode: str
+    api: Optional[str]
+    model: str
+    prompt: str
+    inference_parameters: Dict[str, Any]
+
+
+class CodeEvaluator(TypedDict):
+    object: Literal["evaluator.code"]
+    project_id: str
+    container_id: Optional[str]
+    container: Optional[str]
+    id: str
+    name: str
+    description: str
+    created_at: str
+    updated_at: str
+    metadata: Dict[str, Any]
+    pass_threshold: Optional[float]
+    mode: str
+    source: str
+    requirements: List[str]
+
+
+class GraderEvaluatorInputItemContentVariant1(TypedDict):
+    type: Literal["input_text", "output_text"]
+    text: str
+
+
+class _GraderEvaluatorInputItemContentVariant2Required(TypedDict):
+    type: Literal["input_image"]
+    image_url: str
+
+
+class GraderEvaluatorInputItemContentVariant2(_GraderEvaluatorInputItemContentVariant2Required, total=False):
+    detail: str
+
+
+class GraderEvaluatorInputItemContentVariant3InputAudio(TypedDict):
+    data: str
+    format: Literal["mp3", "wav"]
+
+
+class GraderEvaluatorInputItemContentVariant3(TypedDict):
+    type: Literal["input_audio"]
+    input_audio: GraderEvaluatorInputItemContentVariant3InputAudio
+
+
+class _GraderEvaluatorInputItemRequired(TypedDict):
+    role: Literal["user", "assistant", "system", "developer"]
+    content: Union[str, Union[GraderEvaluatorInputItemContentVariant1, GraderEvaluatorInputItemContentVariant2, GraderEvaluatorInputItemContentVariant3], List[Union[str, Union[GraderEvaluatorInputItemContentVariant1, GraderEvaluatorInputItemContentVariant2, GraderEvaluatorInputItemContentVariant3]]]]
+
+
+class GraderEvaluatorInputItem(_GraderEvaluatorInputItemRequired, total=False):
+    type: Literal["message"]
+
+
+class GraderEvaluatorSamplingParams(TypedDict, total=False):
+    max_completions_tokens: Optional[int]
+    max_completion_tokens: Optional[int]
+    reasoning_effort: Optional[Literal["none", "minimal", "low", "medium", "high", "xhigh"]]
+    seed: Optional[int]
+    temperature: Optional[float]
+    top_p: Optional[float]
+
+
+class GraderEvaluator(TypedDict):
+    object: Literal["evaluator.string_check", "evaluator.text_similarity", "evaluator.score_model", "evaluator.label_model"]
+    project_id: str
+    container_id: Optional[str]
+    container: Optional[str]
+    id: str
+    name: str
+    description: str
+    created_at: str
+    updated_at: str
+    metadata: Dict[str, Any]
+    pass_threshold: Optional[float]
+    mode: str
+    model: Optional[str]
+    input: Union[str, List[GraderEvaluatorInputItem]]
+    reference: Optional[str]
+    operation: Optional[str]
+    evaluation_metric: Optional[str]
+    embedding_model: Optional[str]
+    range: Optional[List[float]]
+    sampling_params: Optional[GraderEvaluatorSamplingParams]
+    labels: Optional[List[str]]
+    passing_labels: Optional[List[str]]
+
+
+Evaluator = Union[JudgeEvaluator, CodeEvaluator, GraderEvaluator]
+
+
+class EvaluatorDeleted(TypedDict):
+    object: Literal["evaluator"]
+    id: str
+    deleted: Literal[True]
+
+
+class RunDataError(TypedDict):
+    code: str
+    message: str
+
+
+class DatasetDataSource(TypedDict):
+    """dataset data source"""
+
+    type: Literal["dataset"]
+    dataset: str
+    range: str
+
+
+class ContainerDataSource(TypedDict):
+    """container data source"""
+
+    type: Literal["container"]
+    container: str
+    range: str
+
+
+class GenerateDataSource(TypedDict):
+    """generate data source"""
+
+    type: Literal["generate"]
+    models: List[str]
+    range: str
+
+
+class RunDataResultsOverall(TypedDict):
+    avg_score: Optional[float]
+    avg_accuracy: Optional[float]
+
+
+class RunDataResultsPerModelItemPerEvalValue(TypedDict):
+    accuracy: Optional[float]
+    avg_score: Optional[float]
+    num_total: Optional[int]
+    num_errors: Optional[int]
+    num_failed: Optional[int]
+    num_passed: Optional[int]
+    num_scored: Optional[int]
+    num_missing: Optional[int]
+    avg_accuracy: Optional[float]
+    break_reason: Optional[str]
+    expected_count: Optional[int]
+
+
+class RunDataResultsPerModelItem(TypedDict):
+    model: Optional[Dict[str, Any]]
+    per_eval: Optional[Dict[str, Optional[RunDataResultsPerModelItemPerEvalValue]]]
+    avg_score: Optional[float]
+    avg_accuracy: Optional[float]
+    launch_index: Optional[int]
+    launch_call_id: Optional[str]
+
+
+class RunDataResults(TypedDict):
+    overall: Optional[RunDataResultsOverall]
+    metadata: Optional[Dict[str, Any]]
+    per_model: Optional[List[RunDataResultsPerModelItem]]
+    launch_count: Optional[int]
+
+
+class RunData(TypedDict):
+    object: Literal["evaluation.run"]
+    id: str
+    #: queued, running, completed, error or cancelled
+    status: str
+    created_at: str
+    started_at: Optional[str]
+    finished_at: Optional[str]
+    error_at: Optional[str]
+    error: Optional[RunDataError]
+    process_id: Optional[str]
+    evaluators: Optional[List[str]]
+    container: Optional[str]
+    dataset_id: Optional[str]
+    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
+    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
+    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
+    results: Optional[RunDataResults]
+    metrics: Optional[Dict[str, Any]]
+    config: Optional[Dict[str, Any]]
+    spend: Optional[float]
+    metadata: Optional[Dict[str, Any]]
+    environment: str
+
+
+class RunSample(TypedDict):
+    object: Literal["evaluation.sample"]
+    launch_index: int
+    evaluator_id: str
+    position: int
+    item_id: Optional[str]
+    #: scored, error or missing
+    status: str
+    score: Optional[float]
+    passed: Optional[bool]
+    reasoning: Optional[str]
+    error: Optional[Dict[str, Any]]
+    logs: Optional[str]
+    input: Any
+    output: Any
+    expected: Any
+    baseline: Any
+    usage: Optional[Dict[str, Any]]
+    cost: float
+    latency_ms: Optional[float]
+    extra: Optional[Dict[str, Any]]
+    created_at: str
+
+
+class RunComparisonDataSummary(TypedDict):
+    comparisons: int
+    matched: int
+    wins: int
+    ties: int
+    losses: int
+    mean_difference: Optional[float]
+    pass_rate_change: Optional[float]
+    better: int
+    worse: int
+    inconclusive: int
+    #: Comparisons (evaluator × launch) whose 95% interval lies above 0 (= better)
+    comparisons_better: int
+    #: Comparisons whose 95% interval lies below 0 (= worse)
+    comparisons_worse: int
+    #: Matched positions scored higher than in the baseline (= wins)
+    positions_better: int
+    #: Matched positions scored lower than in the baseline (= losses)
+    positions_worse: int
+
+
+class RunComparisonDataComparisonsItemEvaluator(TypedDict):
+    id: str
+    name: str
+
+
+class RunComparisonDataComparisonsItemLaunch(TypedDict):
+    index: int
+    model: Optional[str]
+
+
+class RunComparisonDataComparisonsItemUnmatched(TypedDict):
+    #: Positions of the run without a scored counterpart
+    run: int
+    #: Positions of the baseline without a scored counterpart
+    baseline: int
+
+
+class RunComparisonDataComparisonsItemConfidenceInterval(TypedDict):
+    level: float
+    lower: float
+    upper: float
+
+
+class RunComparisonDataComparisonsItemPassRate(TypedDict):
+    #: Matched positions with a verdict on both sides
+    positions: int
+    run: Optional[float]
+    baseline: Optional[float]
+    change: Optional[float]
+
+
+class RunComparisonDataComparisonsItemRegressionsItemRun(TypedDict):
+    position: int
+    output: Any
+    score: float
+    reasoning: Optional[str]
+
+
+class RunComparisonDataComparisonsItemRegressionsItem(TypedDict):
+    item_id: Optional[str]
+    input: Any
+    expected: Any
+    #: Run score minus baseline score (negative)
+    difference: float
+    run: RunComparisonDataComparisonsItemRegressionsItemRun
+    baseline: RunComparisonDataComparisonsItemRegressionsItemRun
+
+
+class RunComparisonDataComparisonsItem(TypedDict):
+    evaluator: RunComparisonDataComparisonsItemEvaluator
+    launch: RunComparisonDataComparisonsItemLaunch
+    baseline_launch: RunComparisonDataComparisonsItemLaunch
+    #: item_id when the two sides share item ids, position otherwise
+    matched_by: Literal["item_id", "position"]
+    #: Positions scored in both runs
+    matched: int
+    unmatched: RunComparisonDataComparisonsItemUnmatched
+    mean_difference: Optional[float]
+    stdev: Optional[float]
+    confidence_interval: Optional[RunComparisonDataComparisonsItemConfidenceInterval]
+    #: better / worse when the interval lies above / below 0
+    verdict: Literal["better", "worse", "inconclusive"]
+    wins: int
+    ties: int
+    losses: int
+    pass_rate: RunComparisonDataComparisonsItemPassRate
+    #: Largest score drops first
+    regressions: List[RunComparisonDataComparisonsItemRegressionsItem]
+
+
+class RunComparisonDataUnmatchedEvaluators(TypedDict):
+    run: List[RunComparisonDataComparisonsItemEvaluator]
+    baseline: List[RunComparisonDataComparisonsItemEvaluator]
+
+
+class RunComparisonDataUnmatchedLaunches(TypedDict):
+    run: List[RunComparisonDataComparisonsItemLaunch]
+    baseline: List[RunComparisonDataComparisonsItemLaunch]
+
+
+class RunComparisonData(TypedDict):
+    object: Literal["evaluation.run_comparison"]
+    run_id: str
+    baseline_id: str
+    run_status: str
+    baseline_status: str
+    #: True when either run is not completed
+    partial: bool
+    summary: RunComparisonDataSummary
+    comparisons: List[RunComparisonDataComparisonsItem]
+    unmatched_evaluators: RunComparisonDataUnmatchedEvaluators
+    unmatched_launches: RunComparisonDataUnmatchedLaunches
+
+
+class MonitorFilter(TypedDict, total=False):
+    #: Only calls to these models (as recorded: the slug the caller asked for)
+    models: List[str]
+    #: Only calls whose metadata has every one of these key/values
+    metadata: Dict[str, Union[str, float, bool]]
+
+
+class _MonitorAlertRequired(TypedDict):
+    #: One of the monitor's evaluators
+    evaluator: str
+    metric: Literal["pass_rate", "avg_score"]
+    #: Fires when the metric over the window is below this
+    below: float
+    #: Seconds
+    window: int
+    #: http(s) URL receiving the POSTs
+    webhook_url: str
+
+
+class MonitorAlert(_MonitorAlertRequired, total=False):
+    min_samples: int
+
+
+class _MonitorRequired(TypedDict):
+    object: Literal["monitor"]
+    id: str
+    name: str
+    #: Container id
+    container: str
+    #: Evaluator ids
+    evaluators: List[str]
+    sampling_rate: float
+    filter: MonitorFilter
+    enabled: bool
+    environment: str
+    alert: Optional[MonitorAlert]
+    alert_state: Optional[Literal["firing", "resolved"]]
+    #: The monitor's long-lived run
+    run_id: str
+    #: Calls selected so far
+    selected: int
+    #: USD spent on judge calls
+    spend: float
+    #: Age of the oldest selected call not scored yet (0: none)
+    lag_seconds: float
+    created_at: str
+    updated_at: str
+
+
+class Monitor(_MonitorRequired, total=False):
+    alert_secret: str
+
+
+class MonitorDeleted(TypedDict):
+    object: Literal["monitor"]
+    id: str
+    deleted: Literal[True]
+
+
+class MonitorResultsDataTotalsItem(TypedDict):
+    #: Evaluator id
+    evaluator: str
+    name: str
+    num_scored: int
+    num_passed: int
+    num_failed: int
+    num_errors: int
+    avg_score: Optional[float]
+    stdev: Optional[float]
+    stderr: Optional[float]
+
+
+class MonitorResultsDataBucketsItem(TypedDict):
+    start: str
+    evaluators: List[MonitorResultsDataTotalsItem]
+
+
+class MonitorResultsData(TypedDict):
+    object: Literal["monitor.results"]
+    monitor: str
+    bucket: Literal["minute", "hour", "day"]
+    totals: List[MonitorResultsDataTotalsItem]
+    buckets: List[MonitorResultsDataBucketsItem]
+
+
+class MonitorSampleError(TypedDict):
+    code: str
+    message: str
+
+
+class MonitorSample(TypedDict):
+    object: Literal["monitor.sample"]
+    task_log_id: str
+    evaluator: str
+    status: Literal["scored", "error", "missing"]
+    score: Optional[float]
+    passed: Optional[bool]
+    reasoning: Optional[str]
+    error: Optional[MonitorSampleError]
+    input: Any
+    output: Any
+    log_created_at: str
+    scored_at: str
+
+
+class _CreateApiKeyRequired(TypedDict):
+    name: str
+
+
+class CreateApiKey(_CreateApiKeyRequired, total=False):
+    #: <resource>:<action> strings; default: the creating key's own permissions
+    permissions: List[str]
+
+
+class _CreateContainerRequired(TypedDict):
+    #: Unique in the project; letters, digits, . _ : -, up to 128 characters, not starting with ctr_
+    label: str
+
+
+class CreateContainer(_CreateContainerRequired, total=False):
+    description: Optional[str]
+    metadata: Optional[Dict[str, Any]]
+
+
+class PatchContainer(TypedDict, total=False):
+    #: Unique in the project; letters, digits, . _ : -, up to 128 characters, not starting with ctr_
+    label: str
+    description: Optional[str]
+    metadata: Optional[Dict[str, Any]]
+
+
+class _ImportLogRequired(TypedDict):
+    model: str
+
+
+class ImportLog(_ImportLogRequired, total=False):
+    #: Request messages; default: request.messages
+    input: Any
+    output: Optional[str]
+    request: Any
+    response: Any
+    usage: Optional[TaskLogUsage]
+    latency_ms: float
+    cost: float
+    status: Union[Literal["success"], Literal["error"]]
+    error: Optional[TaskLogError]
+    #: Free-form; `expected` here is the ground truth of evaluations
+    metadata: Dict[str, Any]
+    created_at: str
+
+
+class _CreateDatasetRequired(TypedDict):
+    #: Unique in the project; letters, digits, . _ : -, up to 128 characters, not starting with ds_
+    label: str
+    #: The rows, in order
+    items: List[Dict[str, Any]]
+
+
+class CreateDataset(_CreateDatasetRequired, total=False):
+    description: Optional[str]
+    metadata: Optional[Dict[str, Any]]
+
+
+class PatchDataset(TypedDict, total=False):
+    #: Unique in the project; letters, digits, . _ : -, up to 128 characters, not starting with ds_
+    label: str
+    description: Optional[str]
+    metadata: Optional[Dict[str, Any]]
+
+
+class RegisterModelDefaultParameters(TypedDict, total=False):
+    """temperature, max_tokens, top_p, seed, system, stop, …"""
+
+    temperature: float
+    top_p: float
+    max_tokens: int
+    seed: int
+    #: System prompt added before the messages
+    system: str
+    stop: Union[str, List[str]]
+
+
+class _RegisterModelRequired(TypedDict):
+    #: Unique in the project and usable wherever a model slug is; letters, digits, . _ : -, up to 128 characters, not starting with mdl_
+    label: str
+    #: http(s) URL of the API root, e.g. http://10.0.0.5:8000/v1
+    base_url: str
+
+
+class RegisterModel(_RegisterModelRequired, total=False):
+    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages
+    provider: Union[Literal["openai-compatible"], Literal["anthropic"]]
+    #: Model name sent upstream; default: label
+    upstream_model: str
+    api_key: Optional[str]
+    input_price_per_mtok: Optional[float]
+    output_price_per_mtok: Optional[float]
+    context_window: Optional[int]
+    default_parameters: Optional[RegisterModelDefaultParameters]
+    fallbacks: Optional[List[str]]
+    requests_per_minute: Optional[int]
+    tokens_per_minute: Optional[int]
+    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
+    api: Union[Literal["chat"], Literal["responses"]]
+    metadata: Optional[Dict[str, Any]]
+
+
+class PatchModel(TypedDict, total=False):
+    #: Unique in the project and usable wherever a model slug is; letters, digits, . _ : -, up to 128 characters, not starting with mdl_
+    label: str
+    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages
+    provider: Union[Literal["openai-compatible"], Literal["anthropic"]]
+    base_url: str
+    upstream_model: str
+    api_key: Optional[str]
+    input_price_per_mtok: Optional[float]
+    output_price_per_mtok: Optional[float]
+    context_window: Optional[int]
+    default_parameters: Optional[RegisterModelDefaultParameters]
+    fallbacks: Optional[List[str]]
+    requests_per_minute: Optional[int]
+    tokens_per_minute: Optional[int]
+    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
+    api: Union[Literal["chat"], Literal["responses"]]
+    metadata: Optional[Dict[str, Any]]
+
+
+class _CreateEvaluatorRequired(TypedDict):
+    #: judge, code, or a grader type: string_check, text_similarity, score_model, label_model
+    type: Literal["judge", "code", "string_check", "text_similarity", "score_model", "label_model"]
+
+
+class CreateEvaluator(_CreateEvaluatorRequired, total=False):
+    #: pointwise (default) or pairwise
+    mode: Literal["pointwise", "pairwise"]
+    container: Optional[str]
+    model: Optional[str]
+    prompt: Optional[str]
+    source: Optional[str]
+    requirements: Optional[List[str]]
+    pass_threshold: Optional[float]
+    name: Optional[str]
+    description: Optional[str]
+    api: Optional[Literal["chat_completions", "messages"]]
+    metadata: Dict[str, Any]
+    #: Passed on every judge call (temperature, max_tokens, seed, …)
+    inference_parameters: Dict[str, Any]
+    #: string_check / text_similarity: the text template; score_model / label_model: the messages
+    input: Union[str, List[GraderEvaluatorInputItem]]
+    #: The reference text template
+    reference: str
+    #: string_check: eq, ne, like, ilike
+    operation: Literal["eq", "ne", "like", "ilike"]
+    #: text_similarity metric
+    evaluation_metric: Literal["cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"]
+    #: text_similarity cosine: the embeddings model
+    embedding_model: str
+    #: score_model [min, max]
+    range: List[float]
+    sampling_params: GraderEvaluatorSamplingParams
+    labels: List[str]
+    passing_labels: List[str]
+
+
+class PatchEvaluator(TypedDict, total=False):
+    mode: Optional[Literal["pointwise", "pairwise"]]
+    container: Optional[str]
+    model: Optional[str]
+    prompt: Optional[str]
+    source: Optional[str]
+    requirements: Optional[List[str]]
+    pass_threshold: Optional[float]
+    name: Optional[str]
+    description: Optional[str]
+    api: Optional[Literal["chat_completions", "messages"]]
+    metadata: Dict[str, Any]
+    #: Passed on every judge call (temperature, max_tokens, seed, …)
+    inference_parameters: Dict[str, Any]
+    #: string_check / text_similarity: the text template; score_model / label_model: the messages
+    input: Union[str, List[GraderEvaluatorInputItem]]
+    #: The reference text template
+    reference: str
+    #: string_check: eq, ne, like, ilike
+    operation: Literal["eq", "ne", "like", "ilike"]
+    #: text_similarity metric
+    evaluation_metric: Literal["cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"]
+    #: text_similarity cosine: the embeddings model
+    embedding_model: str
+    #: score_model [min, max]
+    range: List[float]
+    sampling_params: GraderEvaluatorSamplingParams
+    labels: List[str]
+    passing_labels: List[str]
+
+
+class _CreateRunDatasetDataSourceRequired(TypedDict):
+    type: Literal["dataset"]
+    #: type=dataset: dataset id or label
+    dataset: str
+
+
+class CreateRunDatasetDataSource(_CreateRunDatasetDataSourceRequired, total=False):
+    """dataset data source"""
+
+    range: Optional[str]
+
+
+class _CreateRunContainerDataSourceRequired(TypedDict):
+    type: Literal["container"]
+    #: type=container: container id or label
+    container: str
+
+
+class CreateRunContainerDataSource(_CreateRunContainerDataSourceRequired, total=False):
+    """container data source"""
+
+    range: Optional[str]
+
+
+class _CreateRunGenerateDataSourceRequired(TypedDict):
+    #: type=generate: model ids or slugs
+    models: List[str]
+
+
+class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=False):
+    """generate data source"""
+
+    type: Literal["generate"]
+    range: Optional[str]
+
+
+class _CreateRunRequired(TypedDict):
+    #: Container id or label
+    container: str
+    #: Evaluator ids or names
+    evaluators: List[str]
+
+
+class CreateRun(_CreateRunRequired, total=False):
+    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    metadata: Optional[Dict[str, Any]]
+    environment: Optional[str]
+
+
+class _CreateMonitorBackfillRequired(TypedDict):
+    #: Calls recorded at or after
+    since: str
+
+
+class CreateMonitorBackfill(_CreateMonitorBackfillRequired, total=False):
+    """Also score the container's calls of this past window"""
+
+    #: Calls recorded before
+    until: str
+
+
+class _CreateMonitorRequired(TypedDict):
+    #: Unique in the project. Must not start with mon_ or with/end in spaces
+    name: str
+    #: Container id or label
+    container: str
+    #: Evaluator ids or names (none that needs ground truth)
+    evaluators: List[str]
+
+
+class CreateMonitor(_CreateMonitorRequired, total=False):
+    #: Share of the matching calls scored, 0 < r <= 1 (default 1)
+    sampling_rate: float
+    filter: MonitorFilter
+    enabled: bool
+    environment: str
+    alert: Optional[MonitorAlert]
+    #: Also score the container's calls of this past window
+    backfill: CreateMonitorBackfill
+
+
+class PatchMonitor(TypedDict, total=False):
+    #: Unique in the project. Must not start with mon_ or with/end in spaces
+    name: str
+    #: Share of the matching calls scored, 0 < r <= 1 (default 1)
+    sampling_rate: float
+    filter: MonitorFilter
+    enabled: bool
+    alert: Optional[MonitorAlert]
+
+
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]
+
+
+RunResultsData = RunDataResults
+
+
+# Not in the OpenAPI document (a text/event-stream body): the events of GET /v1/evaluation/runs/{id}/events.
+
+
+class RunEvent(TypedDict):
+    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}) or
+    ``queue`` ({environment, live_workers, waiting_for_worker})."""
+
+    event: str
+    data: Dict[str, Any]

@@ -1,0 +1,31 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { RunPlan } from '../engine/plan.js';
+import type { RunRow } from '../runs/repository.js';
+import { sideLabels } from '../runs/service.js';
+import { parseJson } from '../shared/json.js';
+
+/**
+ * What a run page shows besides the run: its evaluators' names and modes, its launches' models, and the
+ * labels of the datasets and containers its sides read.
+ */
+export async function planSummary(db: Kysely<Database>, row: RunRow) {
+  const plan = parseJson<RunPlan | null>(row.plan, null);
+  const sides = plan ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline] : [];
+  const refs = (type: string) => sides.flatMap((s) => (s?.type === type && s.ref ? [s.ref] : []));
+  return {
+    container_label: row.container_label,
+    labels: await sideLabels(db, row.project_id, {
+      datasets: refs('dataset'),
+      containers: refs('container'),
+    }),
+    evaluators: (plan?.evaluators ?? []).map((e) => ({
+      id: e.id,
+      name: e.name,
+      type: e.type,
+      mode: e.mode,
+      pass_threshold: e.pass_threshold,
+    })),
+    launches: plan?.launches ?? [],
+  };
+}

@@ -1,0 +1,63 @@
+/** The dashboard's tables: users, their sessions and memberships, invitations and sign-in state. */
+
+/** A dashboard user: one per identity (issuer, subject); the same e-mail at two providers is two users. */
+export interface UserTable {
+  id: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+  email_verified: number;
+  name: string | null;
+  created_at: string;
+  last_sign_in_at: string;
+}
+
+export interface SessionTable {
+  /** SHA-256 (hex) of the cookie's token. */
+  id: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: string;
+  /** Unix ms. */
+  expires_at: number;
+}
+
+export interface MembershipTable {
+  organization_id: string;
+  user_id: string;
+  role: 'owner' | 'member';
+  created_at: string;
+}
+
+export interface InvitationTable {
+  id: string;
+  organization_id: string;
+  /** Lower case. */
+  email: string;
+  role: 'owner' | 'member';
+  invited_by: string | null;
+  created_at: string;
+  /** Unix ms. */
+  expires_at: number;
+  accepted_at: string | null;
+  accepted_by: string | null;
+}
+
+export interface SignInTokenTable {
+  /** SHA-256 (hex) of the token. */
+  hash: string;
+  created_at: string;
+  /** Unix ms. */
+  expires_at: number;
+  used_at: string | null;
+}
+
+export interface OidcLoginTable {
+  state_hash: string;
+  provider: string;
+  nonce: string;
+  code_verifier: string;
+  return_to: string;
+  /** Unix ms. */
+  expires_at: number;
+}

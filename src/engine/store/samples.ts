@@ -1,0 +1,101 @@
+import type { Kysely, Selectable } from 'kysely';
+import { insertRows } from '../../db/bulk.js';
+import type { Database, RunGenerationTable, RunSampleTable } from '../../db/schema.js';
+import { addDonePositions, addUsage, type UsageDelta } from './transitions.js';
+
+/** What the calls behind some rows cost, committed with them. */
+export type RowsUsage = { judge: UsageDelta; generation: UsageDelta } | null;
+
+/** Per-sample rows and generated outputs: stored once each, never overwritten. */
+
+type Db = Kysely<Database>;
+
+/**
+ * Stores per-sample rows, each once (a position already stored is skipped, never overwritten), and adds the
+ * number actually inserted to the run's progress, and what the calls behind them cost to its counters, in
+ * the same transaction: a row and its cost are stored together or not at all.
+ */
+export async function insertSamples(
+  db: Db,
+  runId: string,
+  rows: RunSampleTable[],
+  usage: RowsUsage = null,
+): Promise<number> {
+  if (rows.length === 0) {
+    if (usage) await addUsage(db, runId, usage);
+    return 0;
+  }
+  return db.transaction().execute(async (tx) => {
+    if (usage) await addUsage(tx, runId, usage);
+    // 25 columns a row: 500 rows stay well under SQLite's bound-parameter limit. The statement text is
+    // built once per batch size and reused (see insertRows).
+    const inserted = await insertRows(tx, 'run_samples', rows, 500, (batch) =>
+      tx
+        .insertInto('run_samples')
+        .values(batch)
+        .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing()),
+    );
+    if (inserted > 0) await addDonePositions(tx, runId, inserted);
+    return inserted;
+  });
+}
+
+/** Stores generated outputs once each, with what their calls cost (one transaction). */
+export async function insertGenerations(
+  db: Db,
+  runId: string,
+  rows: RunGenerationTable[],
+  usage: RowsUsage = null,
+): Promise<void> {
+  if (rows.length === 0) {
+    if (usage) await addUsage(db, runId, usage);
+    return;
+  }
+  await db.transaction().execute(async (tx) => {
+    if (usage) await addUsage(tx, runId, usage);
+    await tx
+      .insertInto('run_generations')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'side', 'position']).doNothing())
+      .execute();
+  });
+}
+
+/** The (evaluator, position) pairs of a launch already stored within [from, to). */
+export async function donePositions(
+  db: Db,
+  runId: string,
+  launch: number,
+  from: number,
+  to: number,
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('run_samples')
+    .select(['evaluator_id', 'position'])
+    .where('run_id', '=', runId)
+    .where('launch_index', '=', launch)
+    .where('position', '>=', from)
+    .where('position', '<', to)
+    .execute();
+  return new Set(rows.map((r) => `${r.evaluator_id}:${r.position}`));
+}
+
+export async function storedGenerations(
+  db: Db,
+  runId: string,
+  launch: number,
+  side: string,
+  from: number,
+  to: number,
+): Promise<Map<number, Selectable<RunGenerationTable>>> {
+  const rows = await db
+    .selectFrom('run_generations')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('launch_index', '=', launch)
+    .where('side', '=', side)
+    .where('position', '>=', from)
+    .where('position', '<', to)
+    .execute();
+  return new Map(rows.map((r) => [Number(r.position), r]));
+}

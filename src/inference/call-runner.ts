@@ -1,0 +1,381 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { principalOf } from '../auth/guard.js';
+import type { ResolvedModel } from '../catalog/models/types.js';
+import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
+import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
+import { isObject, type JsonObject } from '../shared/json.js';
+import { CallCanceller } from './cancel.js';
+import { translatingSink } from './dialects/stream-sink.js';
+import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
+import { HOP_HEADER, hopsOf } from './hop.js';
+import {
+  CallAbortedError,
+  type FrameSink,
+  type ProviderLayer,
+  type StreamCallOptions,
+  type StreamResult,
+} from './provider-layer.js';
+import type { ChatCompletion } from './providers/types.js';
+import { recordedOutput } from './recorded-output.js';
+import type { ChatRequest } from './types.js';
+
+export const COST_HEADER = 'X-Evalgate-Cost';
+export const LOG_ID_HEADER = 'X-Evalgate-Log-Id';
+export const CONTAINER_HEADER = 'x-evalgate-container';
+export const FALLBACK_HEADER = 'x-evalgate-fallback-models';
+export const METADATA_HEADER = 'x-evalgate-metadata';
+/** The model name the upstream that answered was given (answers carry the name the client asked for). */
+export const UPSTREAM_MODEL_HEADER = 'X-Evalgate-Upstream-Model';
+
+/** The routes of the gateway, one per client dialect; kept on every task log as `metadata.route`. */
+export type GatewayRoute = 'chat' | 'responses' | 'messages' | 'embeddings';
+
+/** USD as a plain decimal (never exponent notation), e.g. `0.00001234`. */
+export function formatCost(usd: number): string {
+  if (!(usd > 0)) return '0';
+  const plain = String(usd);
+  if (!plain.includes('e')) return plain;
+  return usd.toFixed(12).replace(/0+$/, '').replace(/\.$/, '');
+}
+
+export function headerValue(value: string | string[] | undefined): string | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v === undefined || v.trim() === '' ? null : v.trim();
+}
+
+function fallbacksOf(value: string | string[] | undefined): string[] | undefined {
+  const v = headerValue(value);
+  if (v === null) return undefined;
+  // Duplicates removed here; the provider layer also bounds how many distinct models one call tries.
+  return [
+    ...new Set(
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
+}
+
+/**
+ * The client's metadata for the task log: the request's `metadata` object under the
+ * `X-Evalgate-Metadata` header's JSON object (the request's fields win). A header that is not a JSON
+ * object is refused with 400.
+ */
+export function clientMetadata(req: FastifyRequest, fromBody: unknown): JsonObject {
+  const header = headerValue(req.headers[METADATA_HEADER]);
+  let out: JsonObject = {};
+  if (header !== null) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(header);
+    } catch {
+      parsed = null;
+    }
+    if (!isObject(parsed)) {
+      throw new ApiError('bad_request', 'X-Evalgate-Metadata must be a JSON object', {
+        header: 'X-Evalgate-Metadata',
+      });
+    }
+    out = parsed;
+  }
+  if (isObject(fromBody)) out = { ...out, ...fromBody };
+  return out;
+}
+
+/**
+ * Every upstream attempt after the first (a retry, a fallback) spends from the key's rate budget as a
+ * request would; an exhausted budget ends the call with 429. A limiter that cannot answer does not stop it
+ * (the request itself already passed the limiter).
+ */
+async function chargeAttempt(limiter: Pick<RateLimiter, 'take'>, keyId: string): Promise<void> {
+  let decision: RateDecision;
+  try {
+    decision = await limiter.take(`key:${keyId}`);
+  } catch {
+    return;
+  }
+  if (decision.allowed) return;
+  throw new ApiError(
+    'rate_limit_exceeded',
+    `Rate limit exceeded by this call's retries and fallbacks; retry in ${decision.retryAfter} s`,
+    { retry_after: decision.retryAfter, reason: 'upstream_attempts' },
+    [],
+    { 'Retry-After': String(decision.retryAfter) },
+  );
+}
+
+/** A failed call's error as recorded: typed errors as they are, anything else without its internals. */
+export function callError(err: unknown): ErrorBody {
+  return errorOf(
+    err,
+    { code: 'internal_error', message: 'Internal error' },
+    (e) => e instanceof ApiError || e instanceof CallAbortedError,
+  );
+}
+
+/** Resolves on 'drain', or on 'close' so that a vanished client never leaves the writer waiting. */
+function writable(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
+}
+
+/** Turns chat-completion chunks into a dialect's events, one by one, as they arrive. */
+export interface StreamEncoder {
+  /** The events before the first chunk (e.g. `response.created`); sent with the first write. */
+  start(): string;
+  /** The events for one chat-completion chunk (its parsed JSON). */
+  chunk(chunk: JsonObject): string;
+  /** An error the gateway reports inside the stream. */
+  error(code: string, message: string): string;
+  /** The closing events, once the stream is over (its outcome in `result`). */
+  end(result: StreamResult): string;
+}
+
+/** How a route answers in its dialect, from the internal (chat-completion) answer. */
+export interface DialectAnswer {
+  /** The JSON text of a non-streamed answer. */
+  plain(completion: ChatCompletion, model: ResolvedModel): string;
+  stream(): StreamEncoder;
+}
+
+/**
+ * The call in a dialect some upstreams speak natively (a model's `api`): to such a model the request goes
+ * as the client wrote it and the answer's bytes come back with only the ids and model name replaced.
+ */
+export interface NativeCall {
+  api: 'responses' | 'messages';
+  /** Whether the model's upstream speaks the dialect. */
+  accepts(model: ResolvedModel): boolean;
+  /** The client's body, carried as the internal request (no messages). */
+  request: ChatRequest;
+  /** The upstream's answer (JSON text) as the client receives it. */
+  plain(bodyText: string): string;
+  /** Re-labels the upstream's events as they pass (ids, model). */
+  stream(): StreamEncoder;
+  /** The recorded answer (a chat completion) from the event stream the client was sent. */
+  recorded(sse: string, model: ResolvedModel): ChatCompletion | null;
+}
+
+/** One call through the gateway, as a route decoded it. */
+export interface GatewayCall {
+  route: GatewayRoute;
+  /** The call in the internal shape (chat-completion messages, tools, response format, parameters). */
+  request: ChatRequest;
+  /** The body as the client sent it (stored as the task log's request); null: the internal request is. */
+  requestText: string | null;
+  /** The client's metadata (request field and header), kept on the task log. */
+  metadata: JsonObject;
+  /** How the answer is written; null: the chat-completion answer as it is (the chat route). */
+  answer: DialectAnswer | null;
+  /** The task log id, when the route needs it before the call (e.g. as the response id). */
+  logId?: string | null;
+  /** Extra task-log metadata of the route (e.g. `store: false`). */
+  extra?: JsonObject;
+  /** How the call goes to a model whose upstream speaks the route's dialect (`model.api`). */
+  native?: NativeCall;
+}
+
+export interface CallRunner {
+  gateway: Gateway;
+  /** Refuses a request that already passed through this deployment (508). */
+  checkHops(req: FastifyRequest): string[];
+  /** The container the call is recorded in, and its log id (both null when it is not recorded). */
+  prepare(req: FastifyRequest): Promise<{ containerId: string | null; logId: string | null }>;
+  run(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    call: GatewayCall,
+    where: { containerId: string | null; logId: string | null },
+  ): Promise<FastifyReply>;
+}
+
+/**
+ * The one path every gateway route takes: hop check, container and log id, the provider layer (retries,
+ * fallbacks, cancellation on disconnect), the answer in the route's dialect (streams translated event by
+ * event) and one task log in one shape.
+ */
+/** What the gateway's routes need: the provider layer, this deployment's hop id and the recorder's parts. */
+export interface InferencePorts {
+  providers: ProviderLayer;
+  hopId: string;
+  gateway: GatewayOptions;
+  /** The per-key rate limiter: a call's retries and fallbacks spend from the key's budget too. */
+  limiter: Pick<RateLimiter, 'take'>;
+}
+
+export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRunner {
+  const providers: ProviderLayer = deps.providers;
+  const { hopId } = deps;
+
+  function checkHops(req: FastifyRequest): string[] {
+    const hops = hopsOf(req.headers[HOP_HEADER]);
+    // Sent by this deployment (or a replica): answering would call the same upstream again, without end.
+    if (hops.includes(hopId)) {
+      throw new ApiError(
+        'loop_detected',
+        'This request already passed through this Evalgate deployment (X-Evalgate-Hop): a model base URL ' +
+          'leads back to the gateway, which would call itself without end',
+        { hops },
+      );
+    }
+    return hops;
+  }
+
+  async function prepare(req: FastifyRequest) {
+    const { projectId } = principalOf(req);
+    const containerId = await gateway.container(projectId, headerValue(req.headers[CONTAINER_HEADER]));
+    return { containerId, logId: containerId === null ? null : gateway.newLogId() };
+  }
+
+  async function run(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    spec: GatewayCall,
+    where: { containerId: string | null; logId: string | null },
+  ): Promise<FastifyReply> {
+    const { projectId, keyId } = principalOf(req);
+    const hops = checkHops(req);
+    const { request } = spec;
+    const startedAt = Date.now();
+    const { containerId, logId } = where;
+    if (logId) reply.header(LOG_ID_HEADER, logId);
+
+    const controller = new CallCanceller();
+    const raw = reply.raw;
+    raw.once('close', () => {
+      if (!raw.writableFinished) controller.abort();
+    });
+    // Gone already (while the key was checked): nothing to call the upstream for.
+    if (req.raw.socket?.destroyed) controller.abort();
+    const context: RecordedCall | null =
+      logId && containerId
+        ? { logId, projectId, containerId, request, requestText: spec.requestText, startedAt }
+        : null;
+    const call: StreamCallOptions = {
+      signal: controller,
+      fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),
+      resolveFallback: (slug) => gateway.model(projectId, slug),
+      beforeRetry: () => chargeAttempt(deps.limiter, keyId),
+      hops,
+      // Streams keep what they send only when it is to be recorded.
+      collect: context !== null,
+    };
+    const base = { ...spec.metadata, ...spec.extra, route: spec.route };
+    const record = (outcome: CallOutcome) => {
+      if (context) gateway.record(context, outcome);
+    };
+    const input = spec.route === 'chat' ? undefined : request.messages;
+
+    try {
+      const model = await gateway.model(projectId, request.model);
+      const native = spec.native?.accepts(model) ? spec.native : null;
+      const upstreamRequest = native ? native.request : request;
+      if (native) call.api = native.api;
+      if (request.stream === true) {
+        const stream = await providers.stream(model, upstreamRequest, call);
+        reply.header(UPSTREAM_MODEL_HEADER, stream.upstreamModel);
+        const result = await pipeStream(
+          reply,
+          stream,
+          native ? native.stream() : (spec.answer?.stream() ?? null),
+        );
+        const nativeAnswer = native && context ? native.recorded(result.sse, model) : null;
+        record({
+          model: request.model,
+          output: nativeAnswer ? recordedOutput(nativeAnswer) : null,
+          input,
+          ...(native ? { responseText: JSON.stringify(nativeAnswer) } : { responseSse: result.sse }),
+          usage: result.usage,
+          latencyMs: result.latencyMs,
+          cost: result.cost,
+          error: result.error,
+          metadata: { ...base, stream: true, served_by: result.servedBy, attempts: result.attempts },
+        });
+        return reply;
+      }
+      const result = await providers.complete(model, upstreamRequest, call);
+      const body = native
+        ? native.plain(result.bodyText)
+        : spec.answer
+          ? spec.answer.plain(result.body as ChatCompletion, model)
+          : result.bodyText;
+      reply
+        .header(COST_HEADER, formatCost(result.cost))
+        .header(UPSTREAM_MODEL_HEADER, result.upstreamModel)
+        .type('application/json')
+        .send(body);
+      // Recorded once the answer is on its way.
+      record({
+        model: request.model,
+        output: recordedOutput(result.body),
+        input,
+        // Already a chat completion's text unless the upstream answered natively in another dialect.
+        responseText: native ? JSON.stringify(result.body) : result.bodyText,
+        usage: result.usage,
+        latencyMs: result.latencyMs,
+        cost: result.cost,
+        error: null,
+        metadata: { ...base, stream: false, served_by: result.servedBy, attempts: result.attempts },
+      });
+      return reply;
+    } catch (err) {
+      record({
+        model: request.model,
+        output: null,
+        input,
+        usage: null,
+        latencyMs: Date.now() - startedAt,
+        cost: 0,
+        error: callError(err),
+        metadata: { ...base, stream: request.stream === true },
+      });
+      if (err instanceof CallAbortedError) {
+        // Nobody is left to answer.
+        reply.hijack();
+        raw.destroy();
+        return reply;
+      }
+      reply.header(COST_HEADER, '0');
+      throw err;
+    }
+  }
+
+  return { gateway, checkHops, prepare, run };
+}
+
+async function pipeStream(
+  reply: FastifyReply,
+  stream: Awaited<ReturnType<ProviderLayer['stream']>>,
+  encoder: StreamEncoder | null,
+): Promise<StreamResult> {
+  const raw = reply.raw;
+  reply.hijack();
+  // getHeaders() gives a fresh object (the guard's rate-limit headers, the log id): added to in place.
+  const headers = reply.getHeaders() as OutgoingHttpHeaders;
+  headers['content-type'] = 'text/event-stream; charset=utf-8';
+  headers['cache-control'] = 'no-cache';
+  headers['x-accel-buffering'] = 'no';
+  headers.trailer = COST_HEADER;
+  raw.writeHead(200, headers);
+  // The frames that end the stream go out with the terminating chunk and the trailer in one write.
+  const sink: FrameSink = {
+    write: (frames) => raw.destroyed || raw.write(frames),
+    drained: () => writable(raw),
+    end: (last, { cost }) => {
+      if (raw.destroyed) return;
+      raw.addTrailers([[COST_HEADER, formatCost(cost)]]);
+      if (last === null) raw.end();
+      else raw.end(last);
+    },
+  };
+  return stream.pipe(encoder ? translatingSink(sink, encoder) : sink);
+}

@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Item, Range } from '../catalog/items.js';
+import { toTaskLog } from '../catalog/logs/service.js';
+import type { Database } from '../db/schema.js';
+
+/**
+ * The items of positions [range.start, range.end) of a monitor's run: the task logs it selected, in
+ * position order, mapped as a container's logs are (input = request messages, output = response text).
+ * A position whose log is gone reads as an item without output (recorded as missing).
+ */
+export async function readMonitorItems(
+  db: Kysely<Database>,
+  monitorId: string,
+  range: Range,
+): Promise<Item[]> {
+  const rows = await db
+    .selectFrom('monitor_selections as ms')
+    .innerJoin('task_logs as t', 't.id', 'ms.log_id')
+    .selectAll('t')
+    .select('ms.position')
+    .where('ms.monitor_id', '=', monitorId)
+    .where('ms.position', '>=', range.start)
+    .where('ms.position', '<', range.end)
+    .orderBy('ms.position')
+    .execute();
+  const byPosition = new Map(rows.map((r) => [Number(r.position), r]));
+  const last = rows.length ? Number(rows[rows.length - 1]?.position) + 1 : range.start;
+  const out: Item[] = [];
+  for (let p = range.start; p < Math.min(range.end, last); p++) {
+    const row = byPosition.get(p);
+    if (!row) {
+      out.push({ id: '', input: null, output: null, expected: null, metadata: {}, raw: null });
+      continue;
+    }
+    const log = toTaskLog(row);
+    const metadata = log.metadata as Record<string, unknown>;
+    out.push({ id: log.id, input: log.input, output: log.output, expected: null, metadata, raw: log });
+  }
+  return out;
+}

@@ -1,0 +1,190 @@
+import { performance } from 'node:perf_hooks';
+import { grants, type Permission } from '../auth/permissions.js';
+import type { ResolvedModel } from '../catalog/models/types.js';
+import type { EvaluatorSnapshot } from '../engine/plan.js';
+import { embedTexts } from '../inference/embeddings.js';
+import type { ProviderLayer } from '../inference/provider-layer.js';
+import { grade, subGradersOf } from '../scoring/graders/grade.js';
+import { wrapPythonSource } from '../scoring/graders/python.js';
+import type { GraderPorts, GraderResult } from '../scoring/graders/result.js';
+import { sampleNamespace } from '../scoring/graders/sample.js';
+import type { Grader } from '../scoring/graders/schemas.js';
+import { embeddingModelOf } from '../scoring/graders/text.js';
+import { graderIssues } from '../scoring/graders/validate.js';
+import { type Scorer, ScorerSetupError } from '../scoring/types.js';
+import { ApiError, type ValidationIssue } from '../shared/errors.js';
+import { badRequest } from './errors.js';
+
+/** What the graders API needs: model resolution, the provider layer and the code sandbox. */
+export interface GraderApiPorts {
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  providers: Pick<ProviderLayer, 'complete' | 'embed'>;
+  sandbox: {
+    status(): Promise<{ available: boolean; reason?: string }>;
+    createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
+  };
+}
+type ServiceDeps = GraderApiPorts;
+
+/** The models a grader calls: judges' `model`, and cosine's embeddings model. */
+export function modelsOf(grader: Grader): string[] {
+  switch (grader.type) {
+    case 'score_model':
+    case 'label_model':
+      return [grader.model];
+    case 'text_similarity':
+      return grader.evaluation_metric === 'cosine' ? [embeddingModelOf(grader)] : [];
+    case 'multi':
+      return [...new Set(Object.values(subGradersOf(grader)).flatMap(modelsOf))];
+    default:
+      return [];
+  }
+}
+
+/** A grader definition, or 400 naming every problem. */
+export function checkGrader(value: unknown): Grader {
+  const issues = graderIssues(value, ['body', 'grader']);
+  if (issues.length) throw badRequest(issues);
+  return value as Grader;
+}
+
+function requirePermission(permissions: readonly string[], needed: Permission, why: string): void {
+  if (!grants(permissions, needed)) {
+    throw new ApiError('permission_denied', `This API key lacks the '${needed}' permission (${why})`, {
+      required: needed,
+    });
+  }
+}
+
+/**
+ * A model name as a grader gives it: a registered label or id wins, then a provider slug, then a bare
+ * OpenAI name (`gpt-4o-mini`) as `openai/gpt-4o-mini`. A name that resolves to nothing in the project
+ * is a 400 naming the field, as for any other invalid grader field.
+ */
+export async function resolveGraderModels(
+  deps: Pick<GraderApiPorts, 'resolveModel'>,
+  projectId: string,
+  names: readonly string[],
+): Promise<Map<string, ResolvedModel>> {
+  const resolved = new Map<string, ResolvedModel>();
+  const issues: ValidationIssue[] = [];
+  for (const name of names) {
+    try {
+      resolved.set(name, await resolveOne(deps, projectId, name));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      issues.push({
+        loc: ['body', 'grader', 'model'],
+        msg: `model '${name}': ${err.message}`,
+        type: 'model',
+      });
+    }
+  }
+  if (issues.length) throw badRequest(issues);
+  return resolved;
+}
+
+async function resolveOne(deps: Pick<GraderApiPorts, 'resolveModel'>, projectId: string, name: string) {
+  try {
+    return await deps.resolveModel(projectId, name);
+  } catch (err) {
+    const notFound = err instanceof ApiError && (err.code === 'model_not_found' || err.code === 'not_found');
+    if (!notFound || name.includes('/')) throw err;
+    return deps.resolveModel(projectId, `openai/${name}`);
+  }
+}
+
+/** Ports bound to one project's resolved models, calling them directly through the provider layer. */
+export function directPorts(
+  deps: ServiceDeps,
+  projectId: string,
+  models: Map<string, ResolvedModel>,
+): GraderPorts {
+  const modelOf = (name: string): ResolvedModel => {
+    const m = models.get(name);
+    if (!m) throw new ApiError('bad_request', `model '${name}' was not resolved`);
+    return m;
+  };
+  return {
+    complete: (name, request, signal) =>
+      deps.providers.complete(modelOf(name), request, { signal, projectId }),
+    embed: (name, input, signal) => embedTexts(deps.providers, modelOf(name), input, signal),
+    python: async (grader) => {
+      const sandbox = await deps.sandbox.status();
+      if (!sandbox.available) {
+        throw new ScorerSetupError(
+          'sandbox_unavailable',
+          `Python graders cannot run here: ${sandbox.reason ?? 'no sandbox'}`,
+        );
+      }
+      return deps.sandbox.createScorer({
+        id: `grader_${grader.name}`,
+        name: grader.name,
+        type: 'code',
+        mode: 'pointwise',
+        model: null,
+        prompt: null,
+        api: null,
+        inference_parameters: {},
+        pass_threshold: grader.pass_threshold ?? null,
+        source: wrapPythonSource(grader.source),
+        requirements: [],
+      });
+    },
+  };
+}
+
+export interface RunGraderBody {
+  grader: unknown;
+  model_sample: unknown;
+  item?: unknown;
+}
+
+/** openai `GraderRunResponse` for one graded sample. */
+export function runResponse(grader: Grader, result: GraderResult, seconds: number) {
+  const usage = Object.values(result.usage);
+  const scores: Record<string, unknown> = { ...result.scores };
+  return {
+    reward: result.reward ?? 0,
+    sub_rewards: grader.type === 'multi' ? result.subRewards : {},
+    metadata: {
+      name: grader.name,
+      type: grader.type,
+      errors: result.errors,
+      execution_time: seconds,
+      scores,
+      token_usage: usage.length ? usage.reduce((n, u) => n + u.total_tokens, 0) : null,
+      sampled_model_name: null,
+      error_message: result.error?.message ?? null,
+    },
+    model_grader_token_usage_per_model: result.usage,
+  };
+}
+
+export async function runGrader(
+  deps: ServiceDeps,
+  principal: { projectId: string; permissions: readonly string[] },
+  body: RunGraderBody,
+) {
+  const issues = graderIssues(body.grader, ['body', 'grader']);
+  if (typeof body.model_sample !== 'string') {
+    issues.push({ loc: ['body', 'model_sample'], msg: 'model_sample must be a string', type: 'string' });
+  }
+  if (issues.length) throw badRequest(issues);
+  const grader = body.grader as Grader;
+  const names = modelsOf(grader);
+  if (names.length) {
+    requirePermission(principal.permissions, 'models:read', 'the grader uses models');
+    requirePermission(principal.permissions, 'inference:write', 'the grader calls models');
+  }
+  const models = await resolveGraderModels(deps, principal.projectId, names);
+  const ports = directPorts(deps, principal.projectId, models);
+  const t0 = performance.now();
+  const result = await grade(
+    grader,
+    { item: body.item ?? {}, sample: { ...sampleNamespace(body.model_sample) } },
+    ports,
+    new AbortController().signal,
+  );
+  return runResponse(grader, result, (performance.now() - t0) / 1000);
+}

@@ -1,0 +1,193 @@
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Authenticator } from './auth/authenticator.js';
+import type { ApiKeyPorts } from './auth/routes.js';
+import { countDatasetItems, readDatasetItems } from './catalog/datasets/items.js';
+import type { UploadContext } from './catalog/json-lines.js';
+import { countContainerLogs, readContainerLogItems } from './catalog/logs/items.js';
+import type { ModelContext } from './catalog/models/resolve.js';
+import type { RegistryContext } from './catalog/models/service.js';
+import type { ResolvedModel } from './catalog/models/types.js';
+import type { Config } from './config.js';
+import type { DashboardPorts } from './dashboard/context.js';
+import type { DatabaseHandle } from './db/database.js';
+import type { EvaluatorSnapshot, PlannedSide } from './engine/plan.js';
+import type { EngineDeps } from './engine/work.js';
+import type { EvaluatorContext } from './evaluators/service.js';
+import type { RunQueue } from './executor/run-queue.js';
+import type { WorkerPorts } from './executor/worker.js';
+import type { HealthPorts } from './http/health.js';
+import { checkUpstreamUrlResolved } from './inference/egress/policy.js';
+import type { SelfAddresses } from './inference/egress/self-addresses.js';
+import type { ProviderLayer } from './inference/provider-layer.js';
+import type { LogWriter } from './inference/recording/types.js';
+import type { InferencePorts } from './inference/routes.js';
+import { readMonitorItems } from './monitors/items.js';
+import type { MonitorContext } from './monitors/service.js';
+import type { Metrics } from './observability/metrics.js';
+import type { GraderApiPorts } from './openai-evals/graders-service.js';
+import type { RateLimiter } from './ratelimit/limiter.js';
+import type { ModelLimiter } from './ratelimit/model-limiter.js';
+import { type RunContext, runContext } from './runs/service.js';
+import type { Scorer } from './scoring/types.js';
+
+/** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
+export interface Sandbox {
+  status(): Promise<{ available: boolean; reason?: string }>;
+  createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
+}
+
+/**
+ * What each feature is given: the few things it declares it needs (its own interface, beside its
+ * registration), built here once from the process's parts and slices of the config.
+ */
+export interface Ports {
+  health: HealthPorts;
+  apiKeys: ApiKeyPorts;
+  containers: { db: DatabaseHandle['db'] };
+  datasets: UploadContext;
+  logs: UploadContext;
+  models: RegistryContext;
+  evaluators: EvaluatorContext;
+  inference: InferencePorts;
+  runs: RunContext;
+  /** OpenAI's graders API (graders/run, validate) and files API (eval data as datasets). */
+  graders: GraderApiPorts;
+  files: UploadContext;
+  monitors: MonitorContext;
+  dashboard: DashboardPorts;
+  /** The executor and its engine (`createWorker`). */
+  worker: WorkerPorts;
+}
+
+/** The parts of one process the ports are cut from (built by `createServices`). */
+export interface Parts {
+  config: Config;
+  logger: FastifyBaseLogger;
+  workerId: string;
+  database: DatabaseHandle;
+  pepper: string;
+  hopId: string;
+  auth: Authenticator;
+  limiter: RateLimiter;
+  models: ModelContext;
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  self: SelfAddresses;
+  logWriter: LogWriter;
+  providers: ProviderLayer;
+  queue: RunQueue;
+  modelLimiter: ModelLimiter;
+  metrics: Metrics;
+  sandbox: Sandbox;
+}
+
+/** The engine's ports: item readers, model calls, limits, scorers, metrics and the run settings it uses. */
+function engineDeps(p: Parts): EngineDeps {
+  const { db } = p.database;
+  const { runs } = p.config;
+  const read = (side: PlannedSide, range: { start: number; end: number }) =>
+    side.type === 'dataset'
+      ? readDatasetItems(db, side.ref ?? '', range)
+      : side.type === 'monitor'
+        ? readMonitorItems(db, side.ref ?? '', range)
+        : readContainerLogItems(db, side.ref ?? '', range);
+  return {
+    db,
+    readItems: read,
+    countItems: (side) =>
+      side.type === 'dataset'
+        ? countDatasetItems(db, side.ref ?? '')
+        : countContainerLogs(db, side.ref ?? ''),
+    resolveModel: p.resolveModel,
+    providers: p.providers,
+    limiter: p.modelLimiter,
+    metrics: p.metrics,
+    modelConcurrency: runs.modelConcurrency,
+    rateLimitWaitMs: runs.rateLimitWaitMs,
+    ledgerFlushMs: 250,
+    warn: (message) => p.logger.warn(message),
+    createCodeScorer: (ev) => p.sandbox.createScorer(ev),
+    sandbox: () => p.sandbox.status(),
+    chunkSize: runs.chunkSize,
+    scorerIdleMs: runs.scorerIdleMs,
+    workerId: p.workerId,
+  };
+}
+
+export function buildPorts(p: Parts): Ports {
+  const { config } = p;
+  const { db } = p.database;
+  const warn = (message: string) => p.logger.warn(message);
+  const uploads: UploadContext = {
+    db,
+    spoolDir: path.join(config.dataDir, 'tmp'),
+    uploadLimit: config.uploadLimit,
+    maxRowChars: config.bodyLimit,
+  };
+  const evaluators: EvaluatorContext = { db, python: config.python, resolveModel: p.resolveModel };
+  const runs = runContext({
+    db,
+    environments: config.runs.environments,
+    queue: p.queue,
+    resolveModel: p.resolveModel,
+    sandbox: config.runs.executor === 'inline' && config.runs.serveExecutes ? () => p.sandbox.status() : null,
+  });
+  const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth };
+  const checkUpstream = (url: string) =>
+    checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, p.self);
+  return {
+    health: {
+      database: p.database,
+      limiter: p.limiter,
+      queue: p.queue,
+      redis: { configured: Boolean(config.redisUrl), queue: config.runs.executor === 'bullmq' },
+      warn,
+    },
+    apiKeys,
+    containers: { db },
+    datasets: uploads,
+    logs: uploads,
+    models: {
+      ...p.models,
+      // With the server's own ports, so that a model cannot be pointed at the gateway itself.
+      checkUpstream,
+    },
+    evaluators,
+    graders: { resolveModel: p.resolveModel, providers: p.providers, sandbox: p.sandbox },
+    files: uploads,
+    inference: {
+      providers: p.providers,
+      hopId: p.hopId,
+      limiter: p.limiter,
+      gateway: {
+        db,
+        logWriter: p.logWriter,
+        recording: config.recording,
+        modelCacheMs: config.modelCacheMs,
+        resolveModel: p.resolveModel,
+      },
+    },
+    runs,
+    monitors: {
+      db,
+      runs,
+      queue: p.queue,
+      environments: config.runs.environments,
+      chunkSize: config.runs.chunkSize,
+      workerId: p.workerId,
+      // Alert webhooks go where a registered model may: the upstream safety policy applies.
+      checkUrl: checkUpstream,
+    },
+    dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators },
+    worker: {
+      engine: engineDeps(p),
+      db,
+      queue: p.queue,
+      workerId: p.workerId,
+      runs: config.runs,
+      skipLocked: p.database.capabilities.supportsSkipLocked,
+      redis: { url: config.redisUrl ?? '', prefix: config.redisPrefix },
+      warn,
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import { findDataset } from '../catalog/datasets/repository.js';
+import type { ResolvedModel } from '../catalog/models/types.js';
+import type { Database } from '../db/schema.js';
+import type { RunQueue } from '../executor/run-queue.js';
+
+/** What run creation needs from the rest of the service, injected so the rules stay testable. */
+export interface RunCatalog {
+  findDataset(projectId: string, ref: string): Promise<{ id: string } | undefined>;
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  sandbox(): Promise<{ available: boolean; reason?: string }>;
+}
+
+export interface RunContext {
+  db: Kysely<Database>;
+  environments: readonly string[];
+  catalog: RunCatalog;
+  queue: RunQueue;
+  /** A worker that has not beaten its heartbeat for this long is not counted as live. */
+  workerTtlMs: number;
+}
+
+/** What the run rules are built from (by the composition root). */
+export interface RunParts {
+  db: Kysely<Database>;
+  environments: readonly string[];
+  queue: RunQueue;
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  /** This process's sandbox when it executes runs itself; null when workers elsewhere do. */
+  sandbox: (() => Promise<{ available: boolean; reason?: string }>) | null;
+}
+
+/** The run rules over the service's parts. */
+export function runContext(parts: RunParts): RunContext {
+  return {
+    db: parts.db,
+    environments: parts.environments,
+    queue: parts.queue,
+    workerTtlMs: WORKER_TTL_MS,
+    catalog: {
+      findDataset: (projectId, ref) => findDataset(parts.db, projectId, ref),
+      resolveModel: parts.resolveModel,
+      // Code runs where the executor runs: this process, or (BullMQ, or workers only) the workers, which
+      // fail the evaluator's positions with `sandbox_unavailable` when they cannot sandbox.
+      sandbox: parts.sandbox ?? (async () => ({ available: true })),
+    },
+  };
+}
+
+/** Workers beat every second; one silent for ten is gone. */
+const WORKER_TTL_MS = 10_000;

@@ -1,0 +1,64 @@
+/**
+ * The `sample` namespace of grader templates, derived from what a model produced: a text (graders/run's
+ * `model_sample`, a dataset's output), a chat message (`content`, `tool_calls`) or a whole chat
+ * completion (`choices[0].message`).
+ */
+export interface SampleNamespace {
+  output_text: string;
+  /** The output parsed as JSON when it is a JSON object or array, else null. */
+  output_json: unknown;
+  output_tools: unknown[];
+  [field: string]: unknown;
+}
+
+function jsonOf(text: string): unknown {
+  const t = text.trim();
+  if (!(t.startsWith('{') || t.startsWith('['))) return null;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return null;
+  }
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) =>
+        p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string'
+          ? (p as { text: string }).text
+          : '',
+      )
+      .join('');
+  }
+  return content === null || content === undefined ? '' : JSON.stringify(content);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export function sampleNamespace(output: unknown): SampleNamespace {
+  if (typeof output === 'string')
+    return { output_text: output, output_json: jsonOf(output), output_tools: [] };
+  let message: unknown = output;
+  if (isObject(output) && Array.isArray(output.choices)) {
+    const first = output.choices[0];
+    message = isObject(first) ? first.message : null;
+  }
+  if (isObject(message) && ('content' in message || 'tool_calls' in message)) {
+    const text = textOf(message.content);
+    return {
+      output_text: text,
+      output_json: jsonOf(text),
+      output_tools: Array.isArray(message.tool_calls) ? message.tool_calls : [],
+    };
+  }
+  const text = output === null || output === undefined ? '' : JSON.stringify(output);
+  return {
+    output_text: text,
+    output_json: isObject(output) || Array.isArray(output) ? output : null,
+    output_tools: [],
+  };
+}

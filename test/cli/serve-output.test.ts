@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+import { ROOT } from './cli-helpers.js';
+
+/** Runs `evalgate serve --port 0` at the info log level, stops it with SIGINT once it listens. */
+function serveAndStop(args: string[]): Promise<{ stdout: string; code: number | null }> {
+  const dir = tempDir('evalgate-serve-').dir;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args],
+    {
+      cwd: ROOT,
+      env: { ...env, EVALGATE_DATA_DIR: dir, EVALGATE_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stopping = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+    if (!stopping && /Evalgate listening/.test(stdout)) {
+      stopping = true;
+      // A request first, so that a log line has a reason to exist.
+      const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
+      void fetch(`${url}/healthz`).finally(() => child.kill('SIGINT'));
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ stdout, code });
+    }),
+  );
+}
+
+describe('serve output', () => {
+  it('prints the human banner first, then a shutdown line on Ctrl-C', { timeout: 90_000 }, async () => {
+    const { stdout, code } = await serveAndStop([]);
+    expect(code).toBe(0);
+    expect(stdout.split('\n')[0]).toMatch(/^Evalgate listening on http:\/\/127\.0\.0\.1:\d+ /);
+    expect(stdout).toContain('Evalgate stopping (SIGINT): finishing requests in flight\n');
+    expect(stdout.trimEnd().split('\n').at(-1)).toBe('Evalgate stopped');
+  });
+
+  it('writes JSON lines only with --log-format json', { timeout: 90_000 }, async () => {
+    const { stdout, code } = await serveAndStop(['--log-format', 'json']);
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n');
+    const parsed = lines.map((line) => JSON.parse(line) as { msg: string; banner?: string });
+    expect(parsed.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['Evalgate listening', 'Evalgate stopped']),
+    );
+    expect(parsed.find((l) => l.msg === 'Evalgate listening')?.banner).toMatch(/Created project 'default'/);
+  });
+});
