@@ -93,25 +93,6 @@ describe('request limits: slow bodies, per-key concurrency, connection cap', () 
     expect((await h.call('GET', '/v1/models')).status).toBe(200);
   });
 
-  it('refuses a key past its concurrent requests with a 429 envelope, then serves it again', async () => {
-    const k = await h.key(['*']);
-    const held = Array.from({ length: 40 }, () => slowBody(h.url, k.key, 300));
-    await waitFor(async () => {
-      const r = await h.call('GET', '/v1/models', { key: k.key });
-      return r.status === 429;
-    }, 5000);
-    const refused = await h.call('GET', '/v1/models', { key: k.key });
-    expect(refused.status).toBe(429);
-    expect(refused.body).toMatchObject({
-      error: { code: 'rate_limit_exceeded', details: { reason: 'concurrency', limit: 40 } },
-    });
-    expect(refused.headers.get('retry-after')).toBe('1');
-    // Another key is not held back by this one.
-    expect((await h.call('GET', '/v1/models')).status).toBe(200);
-    await Promise.all(held.map((c) => c.closed));
-    expect((await h.call('GET', '/v1/models', { key: k.key })).status).toBe(200);
-  });
-
   it('answers a connection past the cap with a 503 envelope and closes it', async () => {
     const idle: net.Socket[] = [];
     for (let i = 0; i < 200; i++) {
@@ -150,4 +131,38 @@ describe('request limits: slow bodies, per-key concurrency, connection cap', () 
     });
     expect(patched.status).toBe(422);
   });
+});
+
+describe('request limits: per-key concurrency', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // A body deadline far beyond the test, so the held requests stay held however loaded the machine is.
+    h = await startHarness({
+      env: { EVALGATE_BODY_TIMEOUT_MS: '60000', EVALGATE_KEY_CONCURRENCY: '40' },
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('refuses a key past its concurrent requests with a 429 envelope, then serves it again', async () => {
+    const k = await h.key(['*']);
+    const held = Array.from({ length: 40 }, () => slowBody(h.url, k.key, 300));
+    await waitFor(async () => {
+      const r = await h.call('GET', '/v1/models', { key: k.key });
+      return r.status === 429;
+    }, 20_000);
+    const refused = await h.call('GET', '/v1/models', { key: k.key });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      error: { code: 'rate_limit_exceeded', details: { reason: 'concurrency', limit: 40 } },
+    });
+    expect(refused.headers.get('retry-after')).toBe('1');
+    // Another key is not held back by this one.
+    expect((await h.call('GET', '/v1/models')).status).toBe(200);
+    // The held clients go away: their slots come back.
+    for (const c of held) c.socket.destroy();
+    await Promise.all(held.map((c) => c.closed));
+    await waitFor(async () => (await h.call('GET', '/v1/models', { key: k.key })).status === 200, 10_000);
+  }, 40_000);
 });
