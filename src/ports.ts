@@ -135,6 +135,16 @@ export function buildPorts(p: Parts): Ports {
   const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth };
   const checkUpstream = (url: string) =>
     checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, p.self);
+  const monitors: MonitorContext = {
+    db,
+    runs,
+    queue: p.queue,
+    environments: config.runs.environments,
+    chunkSize: config.runs.chunkSize,
+    workerId: p.workerId,
+    // Alert webhooks go where a registered model may: the upstream safety policy applies.
+    checkUrl: checkUpstream,
+  };
   return {
     health: {
       database: p.database,
@@ -168,17 +178,8 @@ export function buildPorts(p: Parts): Ports {
       },
     },
     runs,
-    monitors: {
-      db,
-      runs,
-      queue: p.queue,
-      environments: config.runs.environments,
-      chunkSize: config.runs.chunkSize,
-      workerId: p.workerId,
-      // Alert webhooks go where a registered model may: the upstream safety policy applies.
-      checkUrl: checkUpstream,
-    },
-    dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators },
+    monitors,
+    dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
     worker: {
       engine: engineDeps(p),
       db,

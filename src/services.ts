@@ -146,7 +146,14 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });
   const queue = await createRunQueue(config, database);
-  selector = new MonitorSelector({ db: database.db, queue, chunkSize: config.runs.chunkSize, warn });
+  selector = new MonitorSelector({
+    db: database.db,
+    queue,
+    chunkSize: config.runs.chunkSize,
+    catchUpMs: config.runs.reconcileMs,
+    warn,
+  });
+  selector.start();
   const modelLimiter = await createModelLimiter(config, workerId, warn);
   const metrics = createMetrics();
   metrics.setLogWriter(() => logWriter.stats());
@@ -217,6 +224,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
       await logWriter.close();
+      selector?.stop();
       await selector?.idle();
       await alerts.close();
       await queue.close();

@@ -13,6 +13,7 @@ interface Flags {
   evaluator: string[];
   rate?: string;
   model: string[];
+  route: string[];
   metadata: string[];
   environment?: string;
   backfillSince?: string;
@@ -45,9 +46,10 @@ function bodyOf(flags: Flags): Record<string, unknown> {
   if (flags.evaluator.length) body.evaluators = flags.evaluator;
   if (flags.rate !== undefined) body.sampling_rate = numberOption('--rate', flags.rate);
   if (flags.environment !== undefined) body.environment = flags.environment;
-  if (flags.model.length || flags.metadata.length) {
+  if (flags.model.length || flags.route.length || flags.metadata.length) {
     const filter: Record<string, unknown> = {};
     if (flags.model.length) filter.models = flags.model;
+    if (flags.route.length) filter.routes = flags.route;
     if (flags.metadata.length) filter.metadata = keyValues('--metadata', flags.metadata);
     body.filter = filter;
   }
@@ -71,6 +73,12 @@ function options(command: Command): Command {
     .option('--name <name>', 'unique name in the project')
     .option('--rate <r>', 'share of the matching calls scored, 0 < r <= 1')
     .option('--model <model>', 'only calls to this model (repeatable)', collect, [])
+    .option(
+      '--route <route>',
+      'only calls through chat, responses, messages or embeddings (repeatable)',
+      collect,
+      [],
+    )
     .option('--metadata <key=value>', 'only calls with this metadata (repeatable)', collect, [])
     .option('--webhook <url>', 'alert: the URL receiving signed POSTs')
     .option('--alert-evaluator <evaluator>', 'alert: the evaluator watched (default: the first)')

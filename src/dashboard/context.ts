@@ -6,6 +6,7 @@ import type { ModelContext } from '../catalog/models/resolve.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
+import type { MonitorContext } from '../monitors/service.js';
 import type { RunContext } from '../runs/service.js';
 import type { OidcProviders } from './oidc.js';
 import { type ProjectAccess, requireProject } from './orgs.js';
@@ -22,6 +23,7 @@ export interface DashboardPorts {
   runs: RunContext;
   uploads: UploadContext;
   evaluators: EvaluatorContext;
+  monitors: MonitorContext;
 }
 
 /** What every dashboard route file gets from the dashboard plugin. */

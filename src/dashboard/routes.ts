@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { authRoutes } from './auth-routes.js';
 import type { DashboardContext, DashboardPorts } from './context.js';
+import { dashboardMonitorRoutes } from './monitor-routes.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
 import { projectRoutes } from './project-routes.js';
@@ -76,4 +77,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(orgRoutes, { ctx });
   await app.register(projectRoutes, { ctx });
   await app.register(dashboardRunRoutes, { ctx });
+  await app.register(dashboardMonitorRoutes, { ctx });
 };

@@ -20,6 +20,9 @@ export type {
   Evaluator,
   JudgeEvaluator,
   Model,
+  Monitor,
+  MonitorResults,
+  MonitorSample,
   RunComparison,
 } from '../client/types.js';
 

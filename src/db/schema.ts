@@ -314,7 +314,7 @@ export interface MonitorTable {
   /** JSON array of evaluator ids. */
   evaluators: string;
   sampling_rate: number;
-  /** JSON: { models?, metadata? }. */
+  /** JSON: { models?, routes?, metadata? }. */
   filter: string;
   enabled: number;
   environment: string;
@@ -325,6 +325,8 @@ export interface MonitorTable {
   alert_state: string | null;
   /** Positions handed out so far (bigint: text on PostgreSQL). */
   next_position: Generated<number | string>;
+  /** The last seq of the container's task logs selection has considered (bigint: text on PostgreSQL). */
+  selected_through: Generated<number | string>;
   created_at: string;
   updated_at: string;
 }

@@ -41,16 +41,32 @@ export async function listMonitors(
   return { rows, total: Number(count.n) };
 }
 
+/** The container's last committed seq, as an expression (0 before its first log). */
+const containerEnd = (containerId: string) =>
+  sql<number>`coalesce((select c.last_seq from task_log_counters c where c.container_id = ${containerId}), 0)`;
+
+/** The container's last committed seq: where a new monitor's selection starts. */
+export async function containerEndSeq(db: Db, containerId: string): Promise<number> {
+  const result = await sql<{ end: number | string }>`select ${containerEnd(containerId)} as end`.execute(db);
+  return Number(result.rows[0]?.end ?? 0);
+}
+
 export async function updateMonitor(
   db: Db,
   id: string,
   patch: Partial<
     Pick<MonitorTable, 'name' | 'sampling_rate' | 'filter' | 'enabled' | 'alert' | 'alert_state'>
   >,
+  /** Resuming: selection goes on from the container's present end (calls of the pause are not scored). */
+  resumeFrom?: string,
 ): Promise<void> {
   await db
     .updateTable('monitors')
-    .set({ ...patch, updated_at: nowIso() })
+    .set({
+      ...patch,
+      ...(resumeFrom !== undefined && { selected_through: containerEnd(resumeFrom) }),
+      updated_at: nowIso(),
+    })
     .where('id', '=', id)
     .execute();
 }
@@ -84,6 +100,61 @@ export async function reservePositions(db: Db, monitorId: string, n: number): Pr
     .returning('next_position')
     .executeTakeFirst();
   return row ? Number(row.next_position) - n : null;
+}
+
+/**
+ * Locks an enabled monitor's row for the selection transaction and reads where its selection stands;
+ * null when it is paused or gone. Concurrent selections of one monitor queue here, so each seq is
+ * considered once.
+ */
+export async function lockMark(
+  db: Db,
+  monitorId: string,
+): Promise<{ selectedThrough: number; nextPosition: number } | null> {
+  const row = await db
+    .updateTable('monitors')
+    .set({ selected_through: sql`selected_through` })
+    .where('id', '=', monitorId)
+    .where('enabled', '=', 1)
+    .returning(['selected_through', 'next_position'])
+    .executeTakeFirst();
+  return row
+    ? { selectedThrough: Number(row.selected_through), nextPosition: Number(row.next_position) }
+    : null;
+}
+
+/** Moves the mark to `through` and takes `n` positions (the monitor's row is locked by `lockMark`). */
+export async function advanceMark(db: Db, monitorId: string, through: number, n: number): Promise<void> {
+  await db
+    .updateTable('monitors')
+    .set({ selected_through: through, next_position: sql`next_position + ${n}` })
+    .where('id', '=', monitorId)
+    .execute();
+}
+
+/** Enabled monitors whose container has committed logs past their mark, with the container's end. */
+export async function laggingMonitors(db: Db): Promise<(MonitorRow & { container_end: number })[]> {
+  const rows = await db
+    .selectFrom('monitors as m')
+    .innerJoin('task_log_counters as c', 'c.container_id', 'm.container_id')
+    .selectAll('m')
+    .select('c.last_seq as container_end')
+    .where('m.enabled', '=', 1)
+    .whereRef('c.last_seq', '>', 'm.selected_through')
+    .execute();
+  return rows.map((r) => ({ ...r, container_end: Number(r.container_end) }));
+}
+
+/** The container's logs with seq in (after, through], in seq order: what selection reads from the database. */
+export function logsAfter(db: Db, containerId: string, after: number, through: number) {
+  return db
+    .selectFrom('task_logs')
+    .select(['id', 'project_id', 'container_id', 'seq', 'model', 'metadata', 'created_at'])
+    .where('container_id', '=', containerId)
+    .where('seq', '>', after)
+    .where('seq', '<=', through)
+    .orderBy('seq')
+    .execute();
 }
 
 export async function insertSelections(
@@ -128,7 +199,7 @@ export async function progressOf(
 export function logsBetween(db: Db, containerId: string, since: string, until: string) {
   return db
     .selectFrom('task_logs')
-    .select(['id', 'project_id', 'container_id', 'model', 'metadata', 'created_at'])
+    .select(['id', 'project_id', 'container_id', 'seq', 'model', 'metadata', 'created_at'])
     .where('container_id', '=', containerId)
     .where('created_at', '>=', since)
     .where('created_at', '<', until)

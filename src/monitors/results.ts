@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ListResponse, Page } from '../http/schemas.js';
+import { ApiError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
 import type { MonitorRow } from './repository.js';
 import type { Bucket, EvaluatorStats, MonitorResults, MonitorSample } from './schemas.js';
@@ -93,6 +94,14 @@ export async function evaluatorNames(db: Kysely<Database>, runId: string): Promi
   const run = await db.selectFrom('runs').select('plan').where('id', '=', runId).executeTakeFirst();
   const plan = parseJson<{ evaluators?: { id: string; name: string }[] }>(run?.plan ?? null, {});
   return new Map((plan.evaluators ?? []).map((e) => [e.id, e.name]));
+}
+
+/** The monitor's evaluator named by id or name (a 422 on `query.evaluator` when it is not one of them). */
+export async function sampleEvaluatorId(db: Kysely<Database>, m: MonitorRow, ref: string): Promise<string> {
+  const names = await evaluatorNames(db, m.run_id);
+  const id = [...names].find(([evId, name]) => evId === ref || name === ref)?.[0];
+  if (!id) throw ApiError.invalid(['query', 'evaluator'], `'${ref}' is not one of the monitor's evaluators`);
+  return id;
 }
 
 export async function monitorResults(

@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../auth/guard.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { checkSampleAccess } from '../runs/access.js';
-import { ApiError } from '../shared/errors.js';
-import { evaluatorNames, monitorResults, monitorSamples } from './results.js';
+import { monitorResults, monitorSamples, sampleEvaluatorId } from './results.js';
 import {
   CreateMonitor,
   ListMonitorsQuery,
@@ -142,17 +141,7 @@ export const monitorRoutes: FastifyPluginAsyncTypebox<{ ports: service.MonitorCo
       // The samples show the calls' inputs and outputs: the reader needs the rights to read them.
       checkSampleAccess(run?.plan ?? 'null', principal.permissions);
       const { failed, evaluator, since, until } = req.query;
-      let evaluatorId: string | undefined;
-      if (evaluator !== undefined) {
-        const names = await evaluatorNames(db, m.run_id);
-        evaluatorId = [...names].find(([id, name]) => id === evaluator || name === evaluator)?.[0];
-        if (!evaluatorId) {
-          throw ApiError.invalid(
-            ['query', 'evaluator'],
-            `'${evaluator}' is not one of the monitor's evaluators`,
-          );
-        }
-      }
+      const evaluatorId = evaluator === undefined ? undefined : await sampleEvaluatorId(db, m, evaluator);
       return monitorSamples(db, m, { failed, evaluatorId, since, until }, pageOf(req.query));
     },
   );

@@ -14,6 +14,9 @@ const Rate = Type.Number({
 });
 const Iso = (description: string) => Type.String({ format: 'date-time', description });
 
+/** The gateway's routes, as its task logs record them in `metadata.route`. */
+export const GATEWAY_ROUTES = ['chat', 'responses', 'messages', 'embeddings'] as const;
+
 export const MonitorFilter = Type.Object(
   {
     models: Type.Optional(
@@ -21,6 +24,16 @@ export const MonitorFilter = Type.Object(
         minItems: 1,
         maxItems: 100,
         description: 'Only calls to these models (as recorded: the slug the caller asked for)',
+      }),
+    ),
+    routes: Type.Optional(
+      Type.Array(Type.Enum([...GATEWAY_ROUTES]), {
+        minItems: 1,
+        maxItems: GATEWAY_ROUTES.length,
+        uniqueItems: true,
+        description:
+          "Only calls through these gateway routes (the task log's metadata.route): chat " +
+          '(/v1/chat/completions), responses (/v1/responses), messages (/v1/messages), embeddings',
       }),
     ),
     metadata: Type.Optional(

@@ -1,116 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { QueuedChunk, RunQueue } from '../executor/run-queue.js';
+import type { RunQueue } from '../executor/run-queue.js';
 import type { CommittedLog } from '../inference/recording/types.js';
-import { nowIso } from '../shared/ids.js';
-import { parseJson } from '../shared/json.js';
 import * as repo from './repository.js';
-import type { MonitorFilter } from './schemas.js';
-
-/**
- * Where a call falls in [0, 1) for a monitor: the first 32 bits of SHA-256 over (monitor id, log id). The
- * same call is chosen or not whichever process records it, however many times it is asked.
- */
-export function selectionPoint(monitorId: string, logId: string): number {
-  return createHash('sha256').update(`${monitorId}:${logId}`).digest().readUInt32BE(0) / 2 ** 32;
-}
-
-/** What selection needs of a monitor. */
-export interface SelectingMonitor {
-  id: string;
-  run_id: string;
-  environment: string;
-  sampling_rate: number;
-  filter: string;
-  created_at: string;
-}
-
-function matcher(
-  m: SelectingMonitor,
-): (log: CommittedLog, metadata: () => Record<string, unknown>) => boolean {
-  const filter = parseJson<MonitorFilter>(m.filter, {});
-  const models = filter.models ? new Set(filter.models) : null;
-  const pairs = Object.entries(filter.metadata ?? {});
-  return (log, metadata) => {
-    if (log.createdAt < m.created_at) return false;
-    if (models && !models.has(log.model)) return false;
-    if (pairs.length > 0) {
-      const md = metadata();
-      if (!pairs.every(([k, v]) => md[k] === v)) return false;
-    }
-    return selectionPoint(m.id, log.id) < m.sampling_rate;
-  };
-}
-
-/**
- * Stores a monitor's selection of `logs` as positions of its run (one transaction: positions, selections,
- * chunks of at most `chunkSize`), then hands the chunks to the run queue. Nothing is stored for a paused
- * or deleted monitor. Returns the chunks handed over.
- */
-export async function selectInto(
-  db: Kysely<Database>,
-  queue: RunQueue,
-  monitor: SelectingMonitor,
-  logs: readonly CommittedLog[],
-  chunkSize: number,
-): Promise<QueuedChunk[]> {
-  const parsed = new Map<string, Record<string, unknown>>();
-  const metadataOf = (log: CommittedLog) => () => {
-    let md = parsed.get(log.id);
-    if (!md) {
-      md = parseJson<Record<string, unknown>>(log.metadata, {}) ?? {};
-      parsed.set(log.id, md);
-    }
-    return md;
-  };
-  const matches = matcher(monitor);
-  const chosen = logs.filter((log) => matches(log, metadataOf(log)));
-  if (chosen.length === 0) return [];
-  const chunks = await db.transaction().execute(async (tx) => {
-    const first = await repo.reservePositions(tx, monitor.id, chosen.length);
-    if (first === null) return [];
-    const now = nowIso();
-    await repo.insertSelections(
-      tx,
-      chosen.map((log, i) => ({
-        monitor_id: monitor.id,
-        position: first + i,
-        log_id: log.id,
-        log_created_at: log.createdAt,
-        selected_at: now,
-      })),
-    );
-    const out: QueuedChunk[] = [];
-    for (let from = first; from < first + chosen.length; from += chunkSize) {
-      const to = Math.min(from + chunkSize, first + chosen.length);
-      // The chunk index is its first position: unique in the run, and ordered as the calls were.
-      const chunk: QueuedChunk = { runId: monitor.run_id, launch: 0, chunk: from, from, to };
-      await repo.insertChunk(tx, {
-        run_id: monitor.run_id,
-        launch_index: 0,
-        chunk_index: from,
-        from_position: from,
-        to_position: to,
-        environment: monitor.environment,
-        status: 'pending',
-        owner: null,
-        lease_expires_at: null,
-        attempts: 0,
-        updated_at: now,
-      });
-      out.push(chunk);
-    }
-    return out;
-  });
-  for (const chunk of chunks) await queue.submitChunk(chunk, monitor.environment);
-  return chunks;
-}
+import { selectThrough } from './selection.js';
 
 export interface MonitorSelectorOptions {
   db: Kysely<Database>;
   queue: RunQueue;
   chunkSize: number;
+  /** How often the catch-up pass looks for calls committed but never selected (0: only at `start`). */
+  catchUpMs: number;
   warn(message: string): void;
   /** Told of each monitor's new chunks (metrics). */
   selected?(monitorId: string, count: number): void;
@@ -120,19 +20,44 @@ export interface MonitorSelectorOptions {
  * The log writer's listener: each committed batch is matched against the enabled monitors of its
  * containers, off the request path and one batch at a time. Failures are reported, never thrown: the
  * calls were answered and recorded whatever happens here.
+ *
+ * Selection moves each monitor's high-water mark (the last seq of its container considered) in the
+ * transaction that stores what it chose, so nothing committed is lost if this process dies before
+ * selecting a batch: the next batch's selection (in any process) reads the gap from the database, and a
+ * catch-up pass (at `start`, then every `catchUpMs`) selects what is still past the mark.
  */
 export class MonitorSelector {
   private tail: Promise<void> = Promise.resolve();
   private pending = 0;
   private failing = false;
+  private timer: NodeJS.Timeout | null = null;
+  /** Each lagging monitor's container end seen by the previous pass (its own selection had time since). */
+  private seen = new Map<string, number>();
 
   constructor(private readonly options: MonitorSelectorOptions) {}
 
   /** Takes a committed batch; returns at once. */
   committed(logs: CommittedLog[]): void {
+    this.enqueue(() => this.select(logs));
+  }
+
+  /** Catches up at once (what a dead process left), then every `catchUpMs`. */
+  start(): void {
+    this.enqueue(() => this.catchUp(true).then(() => undefined));
+    if (this.options.catchUpMs <= 0) return;
+    this.timer = setInterval(() => {
+      if (this.pending === 0) this.enqueue(() => this.catchUp(false).then(() => undefined));
+    }, this.options.catchUpMs);
+    this.timer.unref();
+  }
+
+  private enqueue(work: () => Promise<void>): void {
     this.pending++;
     this.tail = this.tail
-      .then(() => this.select(logs))
+      .then(work)
+      .then(() => {
+        this.failing = false;
+      })
       .catch((err: unknown) => {
         if (!this.failing) this.options.warn(`monitors: selection failed: ${(err as Error).message}`);
         this.failing = true;
@@ -152,21 +77,46 @@ export class MonitorSelector {
     }
     const monitors = await repo.enabledMonitors(db, [...byContainer.keys()]);
     for (const monitor of monitors) {
-      const chunks = await selectInto(
-        db,
-        queue,
-        monitor,
-        byContainer.get(monitor.container_id) ?? [],
-        chunkSize,
-      );
+      const batch = (byContainer.get(monitor.container_id) ?? []).sort((a, b) => a.seq - b.seq);
+      const through = batch.at(-1)?.seq;
+      if (through === undefined) continue;
+      const chunks = await selectThrough(db, queue, monitor, through, chunkSize, batch);
       const count = chunks.reduce((n, c) => n + c.to - c.from, 0);
       if (count > 0) this.options.selected?.(monitor.id, count);
     }
-    this.failing = false;
   }
 
-  /** Resolves once every batch taken so far is handled. */
+  /**
+   * Selects the calls committed past each enabled monitor's mark. `now`: up to the container's present
+   * end; otherwise up to the end the previous pass saw, so that a live writer's own selection of a
+   * batch it has just committed is not taken over. Returns the number of calls selected.
+   */
+  async catchUp(now: boolean): Promise<number> {
+    const { db, queue, chunkSize } = this.options;
+    const lagging = await repo.laggingMonitors(db);
+    const seen = new Map<string, number>();
+    let count = 0;
+    for (const monitor of lagging) {
+      seen.set(monitor.id, monitor.container_end);
+      const through = now ? monitor.container_end : this.seen.get(monitor.id);
+      if (through === undefined) continue;
+      const chunks = await selectThrough(db, queue, monitor, through, chunkSize);
+      const n = chunks.reduce((sum, c) => sum + c.to - c.from, 0);
+      if (n > 0) this.options.selected?.(monitor.id, n);
+      count += n;
+    }
+    this.seen = seen;
+    return count;
+  }
+
+  /** Resolves once every batch (and catch-up pass) taken so far is handled. */
   async idle(): Promise<void> {
     while (this.pending > 0) await this.tail;
+  }
+
+  /** Stops the catch-up passes (what is under way finishes: see `idle`). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 }

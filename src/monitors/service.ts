@@ -19,7 +19,7 @@ import { parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
 import * as repo from './repository.js';
 import type { AlertRule, CreateMonitor, Monitor, MonitorFilter, PatchMonitor } from './schemas.js';
-import { selectInto } from './selector.js';
+import { selectInto } from './selection.js';
 
 export interface MonitorContext {
   db: Kysely<Database>;
@@ -199,6 +199,8 @@ export async function createMonitor(
   const id = newId('mon');
   const runId = newId('run');
   const now = nowIso();
+  // Selection starts at the container's present end; calls recorded from `now` on are the monitor's.
+  const selectedThrough = await repo.containerEndSeq(ctx.db, container.id);
   const side = {
     type: 'monitor' as const,
     ref: id,
@@ -228,6 +230,7 @@ export async function createMonitor(
     alert: storedAlert(body.alert, evaluators),
     alert_secret: randomBytes(32).toString('hex'),
     alert_state: null,
+    selected_through: selectedThrough,
     created_at: now,
     updated_at: now,
   };
@@ -271,12 +274,10 @@ export async function createMonitor(
     await startRun(tx, runId, { startedAt: now, totalPositions: 0, processId: ctx.workerId });
   });
   if (body.backfill && row.enabled === 1) {
-    const logs = await repo.logsBetween(
-      ctx.db,
-      container.id,
-      body.backfill.since,
-      body.backfill.until ?? now,
-    );
+    // Calls from the monitor's creation on are its live traffic, selected as they are committed.
+    const asked = body.backfill.until;
+    const until = asked && Date.parse(asked) < Date.parse(now) ? new Date(asked).toISOString() : now;
+    const logs = await repo.logsBetween(ctx.db, container.id, body.backfill.since, until);
     await selectInto(
       ctx.db,
       ctx.queue,
@@ -286,6 +287,7 @@ export async function createMonitor(
         id: l.id,
         projectId: l.project_id,
         containerId: l.container_id,
+        seq: Number(l.seq),
         model: l.model,
         metadata: l.metadata,
         createdAt: l.created_at,
@@ -332,14 +334,20 @@ export async function patchMonitor(
     issues.push({ loc: ['body', 'name'], msg: `A monitor named '${body.name}' exists`, type: 'value_error' });
   }
   if (issues.length) throw ApiError.validation(issues);
-  await repo.updateMonitor(ctx.db, row.id, {
-    ...(body.name !== undefined && { name: body.name }),
-    ...(body.sampling_rate !== undefined && { sampling_rate: body.sampling_rate }),
-    ...(body.filter !== undefined && { filter: JSON.stringify(body.filter) }),
-    ...(body.enabled !== undefined && { enabled: body.enabled ? 1 : 0 }),
-    // A new rule starts with no state: its first evaluation decides.
-    ...(body.alert !== undefined && { alert: storedAlert(body.alert, evaluators), alert_state: null }),
-  });
+  const resuming = body.enabled === true && row.enabled !== 1;
+  await repo.updateMonitor(
+    ctx.db,
+    row.id,
+    {
+      ...(body.name !== undefined && { name: body.name }),
+      ...(body.sampling_rate !== undefined && { sampling_rate: body.sampling_rate }),
+      ...(body.filter !== undefined && { filter: JSON.stringify(body.filter) }),
+      ...(body.enabled !== undefined && { enabled: body.enabled ? 1 : 0 }),
+      // A new rule starts with no state: its first evaluation decides.
+      ...(body.alert !== undefined && { alert: storedAlert(body.alert, evaluators), alert_state: null }),
+    },
+    resuming ? row.container_id : undefined,
+  );
   return toMonitor(ctx.db, await requireMonitor(ctx.db, principal.projectId, row.id));
 }
 

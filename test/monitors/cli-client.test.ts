@@ -90,9 +90,17 @@ describe('monitors through the client and the CLI', () => {
       '0.5',
       '--model',
       'gen',
+      '--route',
+      'chat',
+      '--route',
+      'responses',
       '--json',
     ]);
-    expect(created).toMatchObject({ name: 'cli', sampling_rate: 0.5, filter: { models: ['gen'] } });
+    expect(created).toMatchObject({
+      name: 'cli',
+      sampling_rate: 0.5,
+      filter: { models: ['gen'], routes: ['chat', 'responses'] },
+    });
     const list = await evalgate(h, ['monitors', 'list']);
     expect(list.code).toBe(0);
     expect(list.stdout).toContain('cli');

@@ -299,6 +299,66 @@ describe(`monitors (${testDbKind() === 'postgres' ? 'postgres + BullMQ worker' :
     expect((await h.call('PATCH', '/v1/monitors/half', { body: { evaluators: ['j'] } })).status).toBe(422);
   });
 
+  it('selects by gateway route (metadata.route), and refuses an unknown route', async () => {
+    const bad = await h.call('POST', '/v1/monitors', {
+      body: { name: 'bad-route', container: 'c', evaluators: ['j'], filter: { routes: ['chat', 'fax'] } },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'filter', 'routes']);
+    const patchBad = await h.call('PATCH', '/v1/monitors/half', { body: { filter: { routes: [] } } });
+    expect(patchBad.status).toBe(422);
+    // A container of its own: the other tests count the calls of 'c'.
+    expect((await h.call('POST', '/v1/containers', { body: { label: 'r' } })).status).toBe(201);
+    const chat = await h.call('POST', '/v1/monitors', {
+      body: { name: 'chat-only', container: 'r', evaluators: ['j'], filter: { routes: ['chat'] } },
+    });
+    expect(chat.status).toBe(201);
+    expect(chat.body.filter).toEqual({ routes: ['chat'] });
+    const emb = await h.call('POST', '/v1/monitors', {
+      body: {
+        name: 'embeddings-only',
+        container: 'r',
+        evaluators: ['j'],
+        filter: { routes: ['embeddings', 'messages'] },
+      },
+    });
+    expect(emb.status).toBe(201);
+    const r = new OpenAI({
+      apiKey: h.admin.key,
+      baseURL: `${h.url}/v1`,
+      defaultHeaders: { 'X-Evalgate-Container': 'r' },
+      maxRetries: 0,
+    });
+    const chatIds: string[] = [];
+    const embIds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const c = await r.chat.completions
+        .create({ model: 'gen', messages: [{ role: 'user', content: `question ${i}` }] })
+        .withResponse();
+      chatIds.push(c.response.headers.get('x-evalgate-log-id') ?? '');
+      const e = await r.embeddings.create({ model: 'gen', input: `embed ${i}` }).withResponse();
+      embIds.push(e.response.headers.get('x-evalgate-log-id') ?? '');
+    }
+    const selectedLogs = async (monitorId: string) =>
+      (
+        await h.services.db
+          .selectFrom('monitor_selections')
+          .select('log_id')
+          .where('monitor_id', '=', monitorId)
+          .execute()
+      )
+        .map((row) => row.log_id)
+        .sort();
+    await waitFor(async () => (await monitor('chat-only')).selected === 8, 20_000, 'chat calls selected');
+    await waitFor(
+      async () => (await monitor('embeddings-only')).selected === 8,
+      20_000,
+      'embeddings selected',
+    );
+    expect(await selectedLogs(chat.body.id)).toEqual([...chatIds].sort());
+    expect(await selectedLogs(emb.body.id)).toEqual([...embIds].sort());
+  }, 120_000);
+
   it('backfills a past window, and deleting a monitor ends its run', async () => {
     const back = await h.call('POST', '/v1/monitors', {
       body: {

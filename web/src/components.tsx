@@ -206,6 +206,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['evaluators', 'Evaluators'],
     ['datasets', 'Datasets'],
     ['containers', 'Containers'],
+    ['monitors', 'Monitors'],
     ['models', 'Models'],
     ['settings', 'Settings'],
   ] as const;

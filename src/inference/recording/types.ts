@@ -38,6 +38,8 @@ export interface CommittedLog {
   id: string;
   projectId: string;
   containerId: string;
+  /** Its place in the container's logs: a batch holds consecutive seqs of each container. */
+  seq: number;
   model: string;
   /** The metadata as stored (JSON text). */
   metadata: string;

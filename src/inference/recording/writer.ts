@@ -35,6 +35,7 @@ const committedOf = (rows: NewLogRow[]): CommittedLog[] =>
     id: r.id,
     projectId: r.project_id,
     containerId: r.container_id,
+    seq: Number(r.seq),
     model: r.model,
     metadata: r.metadata ?? '{}',
     createdAt: r.created_at,

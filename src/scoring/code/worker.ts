@@ -1,9 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WorkerLaunch } from './sandbox.js';
+
+/**
+ * Evaluator processes run at this nice value: scoring is batch work, so on a machine whose CPU is taken
+ * the gateway's answers (and the server's own event loop) go first, and the scoring catches up when the
+ * CPU frees (a nice value only changes who runs first under contention, not the CPU time a sample has).
+ */
+export const SCORER_NICE = 10;
+
+/** coreutils' `nice`, which execs the command (same pid, the whole tree inherits); null when missing. */
+const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => existsSync(p)) ?? null;
 
 /** One result as the runner sends it: a score, a bool, or [score, passed, reason, error, logs]. */
 export type WireResult =
@@ -66,7 +76,10 @@ export class WorkerProcess {
     this.progressFd = openSync(file, 'w+', 0o600);
     unlinkSync(file);
     writeSync(this.progressFd, Buffer.alloc(16));
-    this.child = spawn(launch.command, launch.args, {
+    const [command, args] = NICE
+      ? [NICE, ['-n', String(SCORER_NICE), launch.command, ...launch.args]]
+      : [launch.command, launch.args];
+    this.child = spawn(command, args, {
       env: launch.env,
       cwd: launch.cwd,
       stdio: ['pipe', 'pipe', 'pipe', this.progressFd],

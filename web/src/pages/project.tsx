@@ -7,6 +7,7 @@ import { ContainerPage, ContainersPage } from './containers';
 import { DatasetPage, DatasetsPage } from './datasets';
 import { EvaluatorEditor, EvaluatorsPage } from './evaluators';
 import { ModelsPage } from './models';
+import { MonitorPage, MonitorsPage } from './monitors';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
 import { SettingsPage } from './settings';
@@ -34,6 +35,9 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
       break;
     case 'containers':
       body = item ? <ContainerPage project={p} id={item} /> : <ContainersPage project={p} />;
+      break;
+    case 'monitors':
+      body = item ? <MonitorPage project={p} id={item} /> : <MonitorsPage project={p} />;
       break;
     case 'models':
       body = <ModelsPage project={p} />;
