@@ -2,7 +2,6 @@ import {
   Counter,
   collectDefaultMetrics,
   Gauge,
-  Histogram,
   type MetricObjectWithValues,
   type MetricValue,
   Registry,
