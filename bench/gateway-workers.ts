@@ -9,6 +9,12 @@
  * one JSON document. `npm run bench:gateway -- --workers …` runs it.
  *
  *   npm run bench:gateway -- --workers 1,2,4,8 --concurrency 64 --load-processes 4 --mock-workers 4
+ *   npm run bench:gateway -- --workers 1,2 --rate 1000   # the fixed request rate of the CPU figures
+ *
+ * CPU per call, the figure that holds on any number of cores, is measured at a fixed request rate
+ * (`--rate`, default 1,000/s, one load process): the CPU seconds of the primary and of each worker over
+ * the load, divided by the calls made, with the primary's share; the bare proxy at the same rate is the
+ * per-call floor, measured right after each worker count.
  *
  * On a machine with fewer cores than workers + mock workers + load processes, the figures tell how the
  * processes share the cores, not how the gateway scales: the report gives the machine's cores.
@@ -18,7 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { availableCpus } from '../src/cluster/primary.js';
-import { arg, jsonUrl, ROOT, rssMb, serverEntry, startProcess, stopProcess } from './lib.js';
+import { arg, cpuSeconds, jsonUrl, ROOT, rssMb, serverEntry, startProcess, stopProcess } from './lib.js';
 import { type LoadResult, type LoadSpec, runLoad } from './load.js';
 
 type Mode = 'plain' | 'stream';
@@ -32,6 +38,7 @@ const loadProcesses = Number(arg('load-processes', String(Math.max(1, Math.min(4
 const mockWorkers = Number(arg('mock-workers', String(Math.max(1, Math.min(4, Math.floor(cpus / 4))))));
 const warmupMs = Number(arg('warmup', '1000'));
 const durationMs = Number(arg('duration', '3000'));
+const ratePerS = Number(arg('rate', '1000'));
 
 /** The figures one load gives, merged over its load processes. */
 interface Merged {
@@ -154,6 +161,52 @@ async function measureC1(origin: string, headers: Record<string, string>, model:
   return out;
 }
 
+/**
+ * CPU per call at `ratePerS` (one load process), per mode: µs of the primary and of the workers (their
+ * sum is the gateway's), and the primary's share. `workers` empty: `primary` is the only process.
+ */
+async function cpuAtRate(
+  origin: string,
+  headers: Record<string, string>,
+  model: string,
+  primary: number,
+  workers: number[],
+) {
+  const out: Record<string, unknown> = {};
+  for (const mode of modes) {
+    const body = JSON.stringify({
+      model,
+      messages: [{ role: 'user', content: 'Say hello.' }],
+      ...(mode === 'stream' ? { stream: true } : {}),
+    });
+    const pids = [primary, ...workers];
+    const before = pids.map((pid) => cpuSeconds(pid));
+    const result = await loadProcess({
+      origin,
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+      concurrency,
+      warmupMs,
+      durationMs,
+      ratePerS,
+    });
+    const used = pids.map((pid, i) => cpuSeconds(pid) - before[i]!);
+    const calls = Math.max(1, result.completed);
+    const total = used.reduce((a, b) => a + b, 0);
+    out[mode] = {
+      rps: result.rps,
+      calls: result.completed,
+      errors: result.errors,
+      cpu_us_per_call: Math.round((total / calls) * 1e6),
+      primary_us_per_call: Math.round((used[0]! / calls) * 1e6),
+      workers_us_per_call: used.slice(1).map((u) => Math.round((u / calls) * 1e6)),
+      primary_share: total > 0 ? r3(used[0]! / total) : null,
+    };
+  }
+  return out;
+}
+
 const named = (f: Figures) =>
   Object.fromEntries(Object.entries(f).map(([mode, { c1, cN }]) => [mode, { c1, [`c${concurrency}`]: cN }]));
 
@@ -186,6 +239,8 @@ async function main(): Promise<void> {
     const bareAfter = new Map<number, Figures>();
     const directAfter = new Map<number, Record<Mode, Merged>>();
     const rss: Record<string, { workers: number[]; primary: number | null }> = {};
+    type AtRate = Awaited<ReturnType<typeof cpuAtRate>>;
+    const cpuByWorkers = new Map<number, { gateway: AtRate; bare: AtRate }>();
     for (const workers of workerCounts) {
       const gateway = await startProcess(
         [...serverEntry(), 'serve', '--workers', String(workers)],
@@ -204,6 +259,14 @@ async function main(): Promise<void> {
       const figures = await measure(gateway.url, auth, `openai/${model}`);
       byWorkers.set(workers, figures);
       const pids = workers > 1 ? childrenOf(gateway.child.pid!) : [gateway.child.pid!];
+      // `serve --workers 1` is one process (the primary serves); more: a primary and its workers.
+      const atRate = await cpuAtRate(
+        gateway.url,
+        auth,
+        `openai/${model}`,
+        gateway.child.pid!,
+        workers > 1 ? pids : [],
+      );
       rss[String(workers)] = {
         workers: pids.map((pid) => rssMb(pid).peak),
         primary: workers > 1 ? rssMb(gateway.child.pid!).peak : null,
@@ -211,12 +274,16 @@ async function main(): Promise<void> {
       await stopProcess(gateway.child);
       const pairedBare = await measure(proxy.url, {}, model);
       const pairedDirect = await measureC1(mock.url, {}, model);
+      const bareAtRate = await cpuAtRate(proxy.url, {}, model, proxy.child.pid!, []);
       bareAfter.set(workers, pairedBare);
       directAfter.set(workers, pairedDirect);
+      cpuByWorkers.set(workers, { gateway: atRate, bare: bareAtRate });
       perWorkers[String(workers)] = {
         ...named(figures),
         bare_proxy_paired: named(pairedBare),
         direct_c1_paired: pairedDirect,
+        [`cpu_per_call_at_${ratePerS}_per_s`]: atRate,
+        [`bare_proxy_cpu_per_call_at_${ratePerS}_per_s`]: bareAtRate,
       };
     }
 
@@ -250,6 +317,28 @@ async function main(): Promise<void> {
         ),
       };
     }
+    // CPU per call at the fixed rate, per worker count: the gateway's (primary + workers), the primary's
+    // share, and the ratio to the bare proxy measured at the same rate right after.
+    summary[`cpu_per_call_at_${ratePerS}_per_s`] = Object.fromEntries(
+      [...cpuByWorkers].map(([w, { gateway, bare: floor }]) => [
+        w,
+        Object.fromEntries(
+          modes.map((mode) => {
+            const g = gateway[mode] as { cpu_us_per_call: number; primary_share: number | null };
+            const b = floor[mode] as { cpu_us_per_call: number };
+            return [
+              mode,
+              {
+                us: g.cpu_us_per_call,
+                primary_share: g.primary_share,
+                bare_proxy_us: b.cpu_us_per_call,
+                vs_bare_proxy: r3(g.cpu_us_per_call / Math.max(1, b.cpu_us_per_call)),
+              },
+            ];
+          }),
+        ),
+      ]),
+    );
     summary.peak_rss_mb = rss;
     summary.targets = {
       speedup_8_workers: '>= 6',
@@ -269,6 +358,7 @@ async function main(): Promise<void> {
             mock_workers: mockWorkers,
             warmup_ms: warmupMs,
             duration_ms: durationMs,
+            rate_per_s: ratePerS,
           },
           summary,
           direct: named(direct),

@@ -14,6 +14,11 @@ export interface LoadSpec {
    * processes given the same time measure the same window. Absent: at once.
    */
   startAt?: number;
+  /**
+   * Requests started per second over all workers (open loop while `concurrency` allows): each request
+   * waits for its slot, so that the load is the same whatever the target's speed. Absent: closed loop.
+   */
+  ratePerS?: number;
 }
 
 export interface LoadResult {
@@ -54,9 +59,17 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let completed = 0;
   let measuring = false;
   let stopped = false;
+  const paceFrom = performance.now();
+  let slot = 0;
+  const interval = spec.ratePerS ? 1000 / spec.ratePerS : 0;
 
   async function worker(): Promise<void> {
     while (!stopped) {
+      if (interval > 0) {
+        const wait = paceFrom + slot++ * interval - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (stopped) break;
+      }
       const t0 = performance.now();
       let first = -1;
       try {

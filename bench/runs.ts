@@ -46,7 +46,9 @@ async function main(): Promise<void> {
   try {
     const judgeId = await setUpJudgeRun(server, mock.baseUrl, positions);
     // The machine's own ceiling, measured in the same run: the same judge request sent straight to the
-    // mock by a bare undici client at the same concurrency.
+    // mock by a bare undici client at the same concurrency. Its CPU per call (this process does nothing
+    // else meanwhile) is the floor of what sending a judge call and reading its answer costs.
+    const directCpu0 = process.cpuUsage();
     const direct = await runLoad({
       origin: mock.url,
       path: '/v1/chat/completions',
@@ -57,6 +59,8 @@ async function main(): Promise<void> {
       warmupMs: 1000,
       durationMs: 5000,
     });
+    const directCpu = process.cpuUsage(directCpu0);
+    const directUsPerCall = (directCpu.user + directCpu.system) / direct.completed;
     const baseRss = rssMb(server.child.pid!).now;
     const src = { type: 'dataset', dataset: 'bench', range: `0:${positions}` };
     const cpu0 = { server: cpuSeconds(server.child.pid!), mock: cpuSeconds(mock.pid) };
@@ -107,6 +111,10 @@ async function main(): Promise<void> {
           // Where the machine's two cores went during the run: CPU seconds and µs per scored sample.
           server_cpu_s: Math.round(cpu.server * 10) / 10,
           server_us_per_sample: Math.round((cpu.server / perEval.num_scored) * 1e6),
+          // The bare client's CPU per call (warm-up included), measured in the same run, and the ratio.
+          direct_client_us_per_call: Math.round(directUsPerCall),
+          server_per_sample_to_direct_call:
+            Math.round((cpu.server / perEval.num_scored / (directUsPerCall / 1e6)) * 100) / 100,
           mock_cpu_s: Math.round(cpu.mock * 10) / 10,
           server_rss_before_run_mb: baseRss,
           spend_usd: done.spend,

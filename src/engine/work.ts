@@ -219,7 +219,7 @@ export class Engine {
       return 'nothing';
     }
     // A monitor's run takes new chunks as long as its monitor lives: it is ended by the monitor, not here.
-    return run.pending === 0 && !run.monitor ? 'finalize' : 'continue';
+    return !run.pending && !run.monitor ? 'finalize' : 'continue';
   }
 
   /** Fails a run that cannot be executed at all (e.g. a scorer that cannot be set up). */

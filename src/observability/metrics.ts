@@ -2,7 +2,6 @@ import {
   Counter,
   collectDefaultMetrics,
   Gauge,
-  Histogram,
   type MetricObjectWithValues,
   type MetricValue,
   Registry,
@@ -101,18 +100,24 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: HTTP_BUCKETS,
     registers: [registry],
   });
-  const upstreamCalls = new Counter({
-    name: 'evalgate_upstream_calls_total',
-    help: 'Upstream model calls made by evaluation runs, by model, kind (judge|generation) and outcome',
-    labelNames: ['model', 'kind', 'outcome'] as const,
-    registers: [registry],
-  });
-  const upstreamDuration = new Histogram({
+  const upstreamDuration = new SeriesHistogram({
     name: 'evalgate_upstream_call_duration_seconds',
     help: 'Duration of upstream model calls made by evaluation runs, in seconds',
     labelNames: ['model', 'kind', 'outcome'] as const,
     buckets: UPSTREAM_BUCKETS,
     registers: [registry],
+  });
+  // Every call is one observation of the duration histogram: the counter is read from its series when
+  // scraped, rather than counted again (with prom-client's label checks) on every call.
+  new Counter({
+    name: 'evalgate_upstream_calls_total',
+    help: 'Upstream model calls made by evaluation runs, by model, kind (judge|generation) and outcome',
+    labelNames: ['model', 'kind', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of upstreamDuration.recorded()) this.inc(s.labels, s.count);
+    },
   });
   const positions = new Counter({
     name: 'evalgate_positions_scored_total',
@@ -232,6 +237,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   // The series per (route, method, status), found by one string key: no label checks per request.
   const httpSeries = new Map<string, HistogramSeries>();
+  const upstreamSeries = new Map<string, HistogramSeries>();
   const models = new Set<string>();
   const modelLabel = (model: string) => {
     if (models.has(model)) return model;
@@ -253,9 +259,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       httpDuration.record(series, finite(seconds) ? seconds : 0);
     },
     upstreamCall(model: string, kind: 'judge' | 'generation', outcome: UpstreamOutcome, seconds: number) {
-      const labels = { model: modelLabel(model), kind, outcome };
-      upstreamCalls.inc(labels);
-      upstreamDuration.observe(labels, finite(seconds) ? seconds : 0);
+      const label = modelLabel(model);
+      const key = `${label}\u0000${kind}\u0000${outcome}`;
+      let series = upstreamSeries.get(key);
+      if (!series) {
+        series = upstreamDuration.series({ model: label, kind, outcome });
+        upstreamSeries.set(key, series);
+      }
+      upstreamDuration.record(series, finite(seconds) ? seconds : 0);
     },
     positionsScored(count) {
       if (finite(count) && count > 0) positions.inc(count);

@@ -61,6 +61,11 @@ export class SeriesHistogram<L extends string> extends Histogram<L> {
     series.count += 1;
   }
 
+  /** Every series recorded so far. */
+  recorded(): IterableIterator<HistogramSeries> {
+    return this.all.values();
+  }
+
   override reset(): void {
     super.reset();
     // prom-client's constructor resets too, before this class's fields exist.

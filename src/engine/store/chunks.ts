@@ -53,20 +53,21 @@ export async function markChunkDone(db: Db, key: ChunkKey, owner: string): Promi
 }
 
 /**
- * The run's status, how many of its chunks are still pending and whether it is a monitor's long-lived
- * run, in one read (undefined: no such run).
+ * The run's status, whether any of its chunks is still pending and whether it is a monitor's long-lived
+ * run, in one read (undefined: no such run). `exists` stops at the first pending chunk: asked after every
+ * chunk, a count would read all of the run's pending chunks each time.
  */
 export async function pendingOf(
   db: Db,
   runId: string,
-): Promise<{ status: string; pending: number; monitor: boolean } | undefined> {
-  const result = await sql<{ status: string; pending: number | string; monitor_id: string | null }>`
+): Promise<{ status: string; pending: boolean; monitor: boolean } | undefined> {
+  const result = await sql<{ status: string; pending: number | boolean; monitor_id: string | null }>`
     select r.status, r.monitor_id,
-      (select count(*) from run_chunks c where c.run_id = r.id and c.status = 'pending') as pending
+      exists (select 1 from run_chunks c where c.run_id = r.id and c.status = 'pending') as pending
     from runs r where r.id = ${runId}`.execute(db);
   const row = result.rows[0];
   return row
-    ? { status: row.status, pending: Number(row.pending), monitor: row.monitor_id !== null }
+    ? { status: row.status, pending: Boolean(row.pending), monitor: row.monitor_id !== null }
     : undefined;
 }
 
