@@ -112,10 +112,13 @@ export class RunState {
       let tokens = 0;
       let retryInMs: number | null = null;
       try {
-        const result = await this.deps.providers.complete(model, request, {
-          signal,
-          projectId: this.plan.projectId,
-        });
+        const { projectId, cache } = this.plan;
+        const complete = () => this.deps.providers.complete(model, request, { signal, projectId });
+        // A cache hit costs nothing: the ledger counts what was paid.
+        const result =
+          cache && this.deps.cache
+            ? (await this.deps.cache.complete(projectId, model, 'chat', request, cache, complete)).result
+            : await complete();
         const priced =
           result.usage !== null && model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
         sink.add(kind, result.usage, result.cost, priced);
