@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
+import { Redis } from 'ioredis';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testDbKind } from '../helpers/databases.js';
@@ -103,6 +104,19 @@ describe('response cache on the chat route', () => {
     expect(hitLog.metadata.cache).toBe('hit');
     expect(hitLog.metadata.saved_usd).toBeCloseTo(first.cost, 12);
     expect(hitLog.output).toBe(first.text);
+    // Where the entry lives: Redis in scale-out, the database's table embedded (and not both).
+    const rows = await g.h.services.db.selectFrom('response_cache').select('key').execute();
+    if (scaleOut.EVALGATE_REDIS_URL) {
+      const redis = new Redis(REDIS_URL);
+      try {
+        expect((await redis.keys(`${scaleOut.EVALGATE_REDIS_PREFIX}:cache:*`)).length).toBeGreaterThan(0);
+      } finally {
+        redis.disconnect();
+      }
+      expect(rows).toHaveLength(0);
+    } else {
+      expect(rows.length).toBeGreaterThan(0);
+    }
   });
 
   it('does not cache without opting in, and ignores fields that do not change the answer', async () => {
