@@ -14,7 +14,7 @@ import { type Gateway, startGateway } from './gateway-helpers.js';
  */
 
 const REDIS_URL = process.env.EVALGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const scaleOut =
+const scaleOut: Record<string, string> =
   testDbKind() === 'postgres'
     ? { EVALGATE_REDIS_URL: REDIS_URL, EVALGATE_REDIS_PREFIX: `egcache${randomBytes(4).toString('hex')}` }
     : {};
