@@ -302,6 +302,43 @@ describe('response cache on the other routes', () => {
     expect(e2.data.data[0]?.embedding).toEqual(e1.data.data[0]?.embedding);
     expect(upstreamCalls()).toBe(3);
   });
+  it('replays a streamed hit in the Responses and Messages events', async () => {
+    const client = g.client();
+    const input = fresh('responses stream');
+    const streamText = async () => {
+      const { data, response } = await client.responses
+        .create({ model: 'priced', input, stream: true }, { headers: USE })
+        .withResponse();
+      let text = '';
+      let completed = false;
+      for await (const event of data) {
+        if (event.type === 'response.output_text.delta') text += event.delta;
+        if (event.type === 'response.completed') completed = true;
+      }
+      return { text, completed, cache: response.headers.get('x-evalgate-cache') };
+    };
+    const r1 = await streamText();
+    const r2 = await streamText();
+    expect([r1.cache, r2.cache]).toEqual(['miss', 'hit']);
+    expect(r2.completed).toBe(true);
+    expect(r2.text).toBe(r1.text);
+    expect(r2.text).toContain('answer to');
+    const anthropic = new Anthropic({ baseURL: g.h.url, apiKey: g.h.admin.key, maxRetries: 0 });
+    const msg = {
+      model: 'priced',
+      max_tokens: 50,
+      messages: [{ role: 'user' as const, content: fresh('m stream') }],
+    };
+    const texts: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const stream = anthropic.messages.stream(msg, { headers: USE });
+      const final = await stream.finalMessage();
+      texts.push(final.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
+    }
+    expect(texts[1]).toBe(texts[0]);
+    expect(texts[0]).toContain('answer to');
+    expect(upstreamCalls()).toBe(2);
+  });
 });
 
 describe('runs with the cache option', () => {
