@@ -9,6 +9,8 @@
  *   npm run bench:gateway -- --workers 1,2,4,8     # `serve --workers N` per count (bench/gateway-workers.ts)
  *   npm run bench:gateway -- --mode responses,messages   # translated Responses / Messages calls (plain and
  *                                                       # streamed) beside chat completions, CPU per call
+ *   npm run bench:gateway -- --mode cache --concurrency 1   # cache hits (X-Evalgate-Cache: use, one request
+ *                                                       # repeated): added p50 over the mock, CPU per call
  *
  * The gateway runs from the build (tsc first; `--tsx` runs the sources). Each setting is measured
  * `--rounds` times, interleaved across targets; the figures per target are the best round's, and the
@@ -50,7 +52,9 @@ const rounds = Number(arg('rounds', '5'));
 const DIALECT_MODES: Record<string, Mode[]> = {
   responses: ['responses', 'responses_stream'],
   messages: ['messages', 'messages_stream'],
+  cache: ['cache', 'cache_stream'],
 };
+const isCacheMode = (m: Mode) => m.startsWith('cache');
 const asked = arg('mode', 'plain,stream').split(',');
 const modes = [
   ...new Set<Mode>([
@@ -104,7 +108,15 @@ interface Target {
   pid: number | null;
 }
 
-type Mode = 'plain' | 'stream' | 'responses' | 'responses_stream' | 'messages' | 'messages_stream';
+type Mode =
+  | 'plain'
+  | 'stream'
+  | 'responses'
+  | 'responses_stream'
+  | 'messages'
+  | 'messages_stream'
+  | 'cache'
+  | 'cache_stream';
 
 /** The path and body of one call in a mode (dialect modes call the registered chat-only model). */
 function callOf(target: Target, mode: Mode): { path: string; body: string; headers: Record<string, string> } {
@@ -134,7 +146,8 @@ function callOf(target: Target, mode: Mode): { path: string; body: string; heade
   return {
     path: '/v1/chat/completions',
     body: JSON.stringify({ model: target.model, messages, ...stream }),
-    headers: {},
+    // The same request every time: after the first call, every one is a hit.
+    headers: isCacheMode(mode) ? { 'x-evalgate-cache': 'use' } : {},
   };
 }
 export interface Measured extends LoadResult {
@@ -292,7 +305,7 @@ async function main(): Promise<void> {
         pid: withoutRecording.child.pid!,
       },
     ];
-    if (modes.some((m) => m !== 'plain' && m !== 'stream')) {
+    if (modes.some((m) => m !== 'plain' && m !== 'stream' && !isCacheMode(m))) {
       // The dialect modes' model: the mock behind it speaks chat completions only, so every call is translated.
       const res = await fetch(`${withRecording.url}/v1/models`, {
         method: 'POST',
@@ -408,7 +421,7 @@ async function main(): Promise<void> {
       };
     }
     // Translated dialects against chat completions, same gateway, same run.
-    const dialectModes = modes.filter((m) => m !== 'plain' && m !== 'stream');
+    const dialectModes = modes.filter((m) => m !== 'plain' && m !== 'stream' && !isCacheMode(m));
     if (dialectModes.length > 0) {
       const per: Record<string, unknown> = {};
       for (const c of concurrencies.map((n) => `c${n}`)) {
@@ -421,6 +434,28 @@ async function main(): Promise<void> {
         per[c] = rows;
       }
       summary.dialects_cpu_us_per_req = { ...per, target: 'vs_chat <= 1.15' };
+    }
+    // Cache hits against the mock answering directly (latency) and against a chat call that goes upstream (CPU).
+    if (modes.includes('cache')) {
+      const per: Record<string, unknown> = {};
+      for (const c of concurrencies.map((n) => `c${n}`)) {
+        const hit = results.evalgate?.[c];
+        const direct = results.direct?.[c];
+        if (!hit?.cache || !hit.cache_stream || !direct?.plain || !direct.stream) continue;
+        per[c] = {
+          added_p50_ms_vs_direct: {
+            plain: diff(hit.cache.p50_ms, direct.plain.p50_ms),
+            stream: diff(hit.cache_stream.p50_ms, direct.stream.p50_ms),
+          },
+          cpu_us_per_req: {
+            hit: cpuOf('evalgate', c, 'cache'),
+            hit_stream: cpuOf('evalgate', c, 'cache_stream'),
+            upstream: cpuOf('evalgate', c, 'plain'),
+            upstream_stream: cpuOf('evalgate', c, 'stream'),
+          },
+        };
+      }
+      summary.cache_hit = { ...per, target: 'added_p50_ms_vs_direct.plain <= 0.3' };
     }
     // The latency summary needs both modes.
     if (c1?.plain && c1.stream) {

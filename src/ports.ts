@@ -17,6 +17,7 @@ import type { EvaluatorContext } from './evaluators/service.js';
 import type { RunQueue } from './executor/run-queue.js';
 import type { WorkerPorts } from './executor/worker.js';
 import type { HealthPorts } from './http/health.js';
+import type { ResponseCache } from './inference/cache/cache.js';
 import { checkUpstreamUrlResolved } from './inference/egress/policy.js';
 import type { SelfAddresses } from './inference/egress/self-addresses.js';
 import type { ProviderLayer } from './inference/provider-layer.js';
@@ -75,6 +76,8 @@ export interface Parts {
   self: SelfAddresses;
   logWriter: LogWriter;
   providers: ProviderLayer;
+  /** The response cache (the database's table embedded, Redis in scale-out). */
+  cache: ResponseCache;
   queue: RunQueue;
   modelLimiter: ModelLimiter;
   metrics: Metrics;
@@ -100,6 +103,7 @@ function engineDeps(p: Parts): EngineDeps {
         : countContainerLogs(db, side.ref ?? ''),
     resolveModel: p.resolveModel,
     providers: p.providers,
+    cache: p.cache,
     limiter: p.modelLimiter,
     metrics: p.metrics,
     modelConcurrency: runs.modelConcurrency,
@@ -167,6 +171,7 @@ export function buildPorts(p: Parts): Ports {
     files: uploads,
     inference: {
       providers: p.providers,
+      cache: p.cache,
       hopId: p.hopId,
       limiter: p.limiter,
       gateway: {

@@ -12,6 +12,8 @@ import { type DatabaseHandle, openDatabase } from './db/database.js';
 import type { Database } from './db/schema.js';
 import { InlineRunQueue } from './executor/inline-queue.js';
 import type { RunQueue } from './executor/run-queue.js';
+import { ResponseCache } from './inference/cache/cache.js';
+import { type CacheStore, createRedisCacheStore, createSqlCacheStore } from './inference/cache/store.js';
 import { createProviders } from './inference/compose.js';
 import { checkUpstreamUrlResolved } from './inference/egress/policy.js';
 import { SelfAddresses } from './inference/egress/self-addresses.js';
@@ -100,6 +102,16 @@ async function createModelLimiter(
   });
 }
 
+/** Entries in the database embedded; shared by every process through Redis in scale-out. */
+async function createCacheStore(
+  config: Config,
+  database: DatabaseHandle,
+  warn: (message: string) => void,
+): Promise<CacheStore> {
+  if (!config.redisUrl) return createSqlCacheStore(database.db, warn);
+  return createRedisCacheStore(config.redisUrl, config.redisPrefix, warn);
+}
+
 async function createRunQueue(config: Config, database: DatabaseHandle): Promise<RunQueue> {
   if (config.runs.executor === 'inline') return new InlineRunQueue(database.db);
   // Loaded only here, so that the embedded mode never imports BullMQ.
@@ -145,6 +157,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });
+  const cache = new ResponseCache(await createCacheStore(config, database, warn));
   const queue = await createRunQueue(config, database);
   selector = new MonitorSelector({
     db: database.db,
@@ -197,6 +210,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     auth,
     logWriter,
     providers,
+    cache,
     queue,
     modelLimiter,
     metrics,
@@ -221,6 +235,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       closed = true;
       await modelLimiter.close();
       await providers.close();
+      await cache.close();
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
       await logWriter.close();

@@ -9,6 +9,8 @@ export interface Principal {
   keyId: string;
   projectId: string;
   permissions: readonly string[];
+  /** The key's response-cache TTL (seconds): its gateway calls are cached; null or absent: not by default. */
+  cacheTtlSeconds?: number | null;
 }
 
 export interface Authenticator {
@@ -70,6 +72,7 @@ export function createAuthenticator(db: Kysely<Database>, pepper: string, cacheM
         keyId: record.id,
         projectId: record.project_id,
         permissions: record.permissions,
+        cacheTtlSeconds: record.cache_ttl_seconds ?? null,
       };
       if (cacheMs > 0) cache.set(key, { principal, until: now + cacheMs });
       touch(record.id, now);

@@ -18,6 +18,7 @@ export interface ApiKeyView {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  cache_ttl_seconds: number | null;
 }
 
 export function toView(row: ApiKeyTable): ApiKeyView {
@@ -32,6 +33,7 @@ export function toView(row: ApiKeyTable): ApiKeyView {
     created_at: row.created_at,
     last_used_at: row.last_used_at,
     revoked_at: row.revoked_at,
+    cache_ttl_seconds: row.cache_ttl_seconds ?? null,
   };
 }
 
@@ -48,6 +50,8 @@ export interface NewKey {
   name: string;
   permissions: string[];
   createdBy?: string | null;
+  /** Default response-cache TTL of the key's calls (seconds); null: none. */
+  cacheTtlSeconds?: number | null;
 }
 
 export async function createKey(
@@ -68,6 +72,7 @@ export async function createKey(
     created_at: nowIso(),
     last_used_at: null,
     revoked_at: null,
+    cache_ttl_seconds: input.cacheTtlSeconds ?? null,
   };
   await db.insertInto('api_keys').values(row).execute();
   return { view: toView(row), key };
@@ -109,6 +114,7 @@ export interface KeyRecord {
   project_id: string;
   permissions: string[];
   last_used_at: string | null;
+  cache_ttl_seconds: number | null;
 }
 
 export async function findActiveKeyByHash(
@@ -117,11 +123,17 @@ export async function findActiveKeyByHash(
 ): Promise<KeyRecord | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'project_id', 'permissions', 'last_used_at'])
+    .select(['id', 'project_id', 'permissions', 'last_used_at', 'cache_ttl_seconds'])
     .where('hash', '=', hash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row && { ...row, permissions: JSON.parse(row.permissions) as string[] };
+  return (
+    row && {
+      ...row,
+      permissions: JSON.parse(row.permissions) as string[],
+      cache_ttl_seconds: row.cache_ttl_seconds ?? null,
+    }
+  );
 }
 
 export async function touchKey(db: Kysely<Database>, id: string, at: string): Promise<void> {

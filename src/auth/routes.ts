@@ -21,6 +21,9 @@ const ApiKey = Type.Object({
   created_at: Type.String(),
   last_used_at: Nullable(Type.String()),
   revoked_at: Nullable(Type.String()),
+  cache_ttl_seconds: Nullable(
+    Type.Integer({ description: "Default response-cache TTL (seconds) of the key's gateway calls" }),
+  ),
 });
 const CreatedApiKey = Type.Object({
   ...ApiKey.properties,
@@ -35,6 +38,17 @@ const CreateApiKey = Type.Object(
         maxItems: 100,
         description: "<resource>:<action> strings; default: the creating key's own permissions",
       }),
+    ),
+    cache_ttl_seconds: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 2_592_000,
+          description:
+            "Caches the key's gateway calls for this many seconds (as X-Evalgate-Cache: use); null: only " +
+            'requests that ask are cached',
+        }),
+      ),
     ),
   },
   { additionalProperties: false },
@@ -89,6 +103,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = a
         name: req.body.name,
         permissions,
         createdBy: principal.keyId,
+        cacheTtlSeconds: req.body.cache_ttl_seconds ?? null,
       });
       return reply.code(201).send({ ...view, key });
     },

@@ -77,8 +77,12 @@ export function registerAdminCommands(program: Command): void {
     .option('--name <name>', 'a descriptive name for the key', 'cli')
     .option('--permissions <list>', 'comma-separated <resource>:<action> permissions', '*')
     .option('--org <org>', 'organization of a project created here', 'default')
+    .option('--cache-ttl <seconds>', "cache the key's gateway calls for this long (1..2592000)")
     .action(
-      async (opts: { project: string; name: string; permissions: string; org: string }, command: Command) => {
+      async (
+        opts: { project: string; name: string; permissions: string; org: string; cacheTtl?: string },
+        command: Command,
+      ) => {
         const permissions = opts.permissions
           .split(',')
           .map((p) => p.trim())
@@ -88,12 +92,17 @@ export function registerAdminCommands(program: Command): void {
         } catch (err) {
           cliError(err);
         }
+        const cacheTtl = opts.cacheTtl === undefined ? null : Number(opts.cacheTtl);
+        if (cacheTtl !== null && !(Number.isInteger(cacheTtl) && cacheTtl >= 1 && cacheTtl <= 2_592_000)) {
+          cliError(new Error(`--cache-ttl must be whole seconds from 1 to 2592000, got "${opts.cacheTtl}"`));
+        }
         await withDatabase(configFrom(command), async ({ db }, pepper) => {
           const project = await ensureProject(db, opts.project, opts.org);
           const { view, key } = await createKey(db, pepper, {
             projectId: project.id,
             name: opts.name,
             permissions,
+            cacheTtlSeconds: cacheTtl,
           });
           print(
             `Created key ${view.id} (${view.name}) in project ${project.name} with permissions ${permissions.join(',')}`,

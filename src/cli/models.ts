@@ -14,6 +14,7 @@ interface RegisterFlags {
   upstreamKeyEnv?: string;
   inputPrice?: string;
   outputPrice?: string;
+  cacheTtl?: string;
   json?: boolean;
 }
 
@@ -35,6 +36,7 @@ function bodyOf(label: string | undefined, flags: RegisterFlags): Record<string,
   set('upstream_model', flags.upstreamModel);
   set('input_price_per_mtok', numberOption('--input-price', flags.inputPrice));
   set('output_price_per_mtok', numberOption('--output-price', flags.outputPrice));
+  set('cache_ttl_seconds', numberOption('--cache-ttl', flags.cacheTtl));
   if (flags.upstreamKeyEnv) {
     // The key is read from the environment so that it stays out of the shell history and `ps`.
     const key = process.env[flags.upstreamKeyEnv];
@@ -105,6 +107,7 @@ export function registerModelCommands(program: Command): void {
     .option('--upstream-key-env <variable>', "the environment variable holding the upstream's API key")
     .option('--input-price <usd>', 'USD per million prompt tokens')
     .option('--output-price <usd>', 'USD per million completion tokens')
+    .option('--cache-ttl <seconds>', "cache the gateway's calls to the model for this long")
     .option('--json', 'print the model as JSON')
     .action(async (label: string | undefined, opts: RegisterFlags, cmd: Command) => {
       const body = bodyOf(label, opts);

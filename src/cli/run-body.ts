@@ -13,6 +13,8 @@ export interface RunFlags {
   range?: string;
   environment?: string;
   metadata: string[];
+  /** `--cache [ttl]`: true, or the TTL in seconds of the entries the run writes. */
+  cache?: boolean | string;
 }
 
 const RANGE = /^(\d+):(\d+)$/;
@@ -96,6 +98,13 @@ export function runBody(flags: RunFlags): CreateRun {
     body.baseline = baseline.type === 'generate' || range === undefined ? baseline : { ...baseline, range };
   }
   if (flags.environment !== undefined) body.environment = flags.environment;
+  if (flags.cache !== undefined && flags.cache !== false) {
+    const ttl = flags.cache === true ? undefined : Number(flags.cache);
+    if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1)) {
+      throw usage(`--cache takes a TTL in whole seconds, got "${flags.cache}"`);
+    }
+    body.cache = ttl === undefined ? {} : { ttl_seconds: ttl };
+  }
   if (flags.metadata.length > 0) body.metadata = keyValues('--metadata', flags.metadata);
   return body;
 }

@@ -119,6 +119,7 @@ export function registerRunCommands(program: Command): void {
       .option('--all', 'every row of each dataset or task-log side (instead of --range)')
       .option('--environment <name>', 'the environment (pool of workers) to run in (default main)')
       .option('--metadata <key=value>', 'metadata of the run (repeatable)', collect, [])
+      .option('--cache [ttl]', 'answer identical generation and judge calls from the response cache (TTL s)')
       .option('--idempotency-key <key>', 'the same key with the same flags returns the same run')
       .option('--watch', 'follow the run until it ends, then print its results')
       .option('--json', 'print the run as JSON'),

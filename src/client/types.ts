@@ -103,6 +103,8 @@ export interface CreateApiKey {
   name: string;
   /** `<resource>:<action>` strings, wildcards allowed; default: the creating key's own permissions. */
   permissions?: string[];
+  /** Caches the key's gateway calls for this many seconds (1..2592000); null: only requests that ask. */
+  cache_ttl_seconds?: number | null;
 }
 
 /** `GET /healthz`. */

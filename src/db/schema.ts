@@ -49,6 +49,8 @@ export interface ApiKeyTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Calls made with the key are cached for this many seconds (null: only when a request asks). */
+  cache_ttl_seconds?: number | null;
 }
 
 export interface ContainerTable {
@@ -250,6 +252,18 @@ export interface DatasetItemTable {
   data: string;
 }
 
+/** One response-cache entry of the embedded mode (`inference/cache/`). */
+export interface ResponseCacheTable {
+  /** SHA-256 of project, resolved model and canonical request. */
+  key: string;
+  project_id: string;
+  /** The cached answer (JSON). */
+  entry: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+  created_at: string;
+}
+
 export interface ModelTable {
   id: string;
   project_id: string;
@@ -269,6 +283,8 @@ export interface ModelTable {
   /** What the upstream speaks for generation: `chat` completions (default) or `responses`. */
   api: ModelApi;
   default_parameters: string;
+  /** Calls to the model are cached for this many seconds (null: only when a request asks). */
+  cache_ttl_seconds?: number | null;
   /** JSON array of model slugs. */
   fallbacks: string;
   metadata: string;
@@ -349,6 +365,7 @@ export interface Database {
   datasets: DatasetTable;
   dataset_items: DatasetItemTable;
   models: ModelTable;
+  response_cache: ResponseCacheTable;
   task_log_counters: TaskLogCounterTable;
   task_logs: TaskLogTable;
   runs: RunTable;

@@ -48,6 +48,8 @@ export interface RunPlan {
   generated: 'sample' | 'ground_truth' | null;
   launches: Launch[];
   evaluators: EvaluatorSnapshot[];
+  /** The response cache for the run's model calls (the run's `cache` option); absent: none. */
+  cache?: { mode: 'use' | 'refresh'; ttlSeconds: number } | null;
 }
 
 export function formatRange(r: Range): string {

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
+import type { ResponseCache } from '../inference/cache/cache.js';
 import { type EmbeddingsResult, embedTexts } from '../inference/embeddings.js';
 import type { ProviderLayer } from '../inference/provider-layer.js';
 import type { ChatRequest, CompletionResult } from '../inference/types.js';
@@ -19,6 +20,8 @@ export interface CallDeps {
   db: Kysely<Database>;
   resolveModel(projectId: string, slug: string): Promise<ResolvedModel>;
   providers: Pick<ProviderLayer, 'complete' | 'embed'>;
+  /** The response cache, used by runs created with the `cache` option. */
+  cache?: ResponseCache;
   limiter: ModelLimiter;
   metrics: EngineMetrics;
   /** Calls in flight per model, across every worker sharing the limiter. */
@@ -109,10 +112,13 @@ export class RunState {
       let tokens = 0;
       let retryInMs: number | null = null;
       try {
-        const result = await this.deps.providers.complete(model, request, {
-          signal,
-          projectId: this.plan.projectId,
-        });
+        const { projectId, cache } = this.plan;
+        const complete = () => this.deps.providers.complete(model, request, { signal, projectId });
+        // A cache hit costs nothing: the ledger counts what was paid.
+        const result =
+          cache && this.deps.cache
+            ? (await this.deps.cache.complete(projectId, model, 'chat', request, cache, complete)).result
+            : await complete();
         const priced =
           result.usage !== null && model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
         sink.add(kind, result.usage, result.cost, priced);

@@ -5,6 +5,8 @@ import type { ResolvedModel } from '../catalog/models/types.js';
 import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
+import type { ResponseCache } from './cache/cache.js';
+import { gatewayCache } from './cache/hook.js';
 import { CallCanceller } from './cancel.js';
 import { translatingSink } from './dialects/stream-sink.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
@@ -210,6 +212,8 @@ export interface InferencePorts {
   gateway: GatewayOptions;
   /** The per-key rate limiter: a call's retries and fallbacks spend from the key's budget too. */
   limiter: Pick<RateLimiter, 'take'>;
+  /** The response cache (`X-Evalgate-Cache`, the key's and the model's TTL). */
+  cache?: ResponseCache;
 }
 
 export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRunner {
@@ -269,7 +273,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       // Streams keep what they send only when it is to be recorded.
       collect: context !== null,
     };
-    const base = { ...spec.metadata, ...spec.extra, route: spec.route };
+    const base: JsonObject = { ...spec.metadata, ...spec.extra, route: spec.route };
     const record = (outcome: CallOutcome) => {
       if (context) gateway.record(context, outcome);
     };
@@ -280,8 +284,11 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       const native = spec.native?.accepts(model) ? spec.native : null;
       const upstreamRequest = native ? native.request : request;
       if (native) call.api = native.api;
+      const nativeStream = native !== null && request.stream === true;
+      const cache = gatewayCache(deps.cache, req, reply, { projectId, model, nativeStream }, base);
+      if (cache.active) call.collect = true;
       if (request.stream === true) {
-        const stream = await providers.stream(model, upstreamRequest, call);
+        const stream = await cache.stream(request, () => providers.stream(model, upstreamRequest, call));
         reply.header(UPSTREAM_MODEL_HEADER, stream.upstreamModel);
         const result = await pipeStream(
           reply,
@@ -302,7 +309,9 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         });
         return reply;
       }
-      const result = await providers.complete(model, upstreamRequest, call);
+      const result = await cache.complete(native?.api ?? 'chat', upstreamRequest, () =>
+        providers.complete(model, upstreamRequest, call),
+      );
       const body = native
         ? native.plain(result.bodyText)
         : spec.answer

@@ -61,5 +61,5 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
 
   await app.register(responsesRoutes, { runner, stored });
   await app.register(messagesRoutes, { runner });
-  await app.register(embeddingsRoutes, { providers: ports.providers, runner });
+  await app.register(embeddingsRoutes, { providers: ports.providers, runner, cache: ports.cache });
 };

@@ -60,6 +60,33 @@ export const CreateRun = Type.Object(
     ground_truth: Type.Optional(Nullable(DataSource)),
     baseline: Type.Optional(Nullable(DataSource)),
     metadata: Type.Optional(Nullable(FreeObject())),
+    cache: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            mode: Type.Optional(
+              Type.Enum(['use', 'refresh'], {
+                description:
+                  'use (default): answer identical calls from the cache; refresh: call and overwrite',
+              }),
+            ),
+            ttl_seconds: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: 2_592_000,
+                description: 'Lifetime of the entries written',
+              }),
+            ),
+          },
+          {
+            additionalProperties: false,
+            description:
+              "The response cache for the run's generation and judge calls: a run re-run with it pays nothing " +
+              'for the calls it made before',
+          },
+        ),
+      ),
+    ),
     // Document-only default (src/http/openapi-document.ts), so that request hashes stay as they are.
     environment: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { 'x-default': 'main' }),

@@ -11,6 +11,7 @@ import { cancelQueued, queueRun, requestCancel } from '../engine/store/transitio
 import { QueueUnavailable } from '../executor/run-queue.js';
 import { liveWorkers } from '../executor/workers.js';
 import type { ListResponse, Page } from '../http/schemas.js';
+import { DEFAULT_CACHE_TTL_SECONDS } from '../inference/cache/cache.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
@@ -108,6 +109,9 @@ export async function createRun(
     generated,
     launches: launchesOf({ sides, generated }),
     evaluators,
+    cache: body.cache
+      ? { mode: body.cache.mode ?? 'use', ttlSeconds: body.cache.ttl_seconds ?? DEFAULT_CACHE_TTL_SECONDS }
+      : null,
   };
   const now = nowIso();
   const datasetIds = [

@@ -375,6 +375,7 @@ describe('GET /v1/models and resolution', () => {
       fallbacks: ['openai/gpt-4o-mini'],
       checkAddress: true,
       limits: { rpm: null, tpm: null },
+      cacheTtlSeconds: null,
     });
     expect((await resolveModel(ctx(), p, reg.body.model_id)).slug).toBe(reg.body.model_id);
     // Another project cannot use it.

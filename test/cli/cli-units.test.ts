@@ -69,6 +69,12 @@ describe('runs create: the run body from the flags', () => {
     ];
     for (const flags of bad) expect(() => runBody(flags), JSON.stringify(flags)).toThrow(CliExit);
   });
+  it('--cache sends the run through the response cache, with an optional TTL', () => {
+    expect(runBody({ ...base, dataset: 'qa', cache: true }).cache).toEqual({});
+    expect(runBody({ ...base, dataset: 'qa', cache: '600' }).cache).toEqual({ ttl_seconds: 600 });
+    expect(runBody({ ...base, dataset: 'qa' }).cache).toBeUndefined();
+    expect(() => runBody({ ...base, dataset: 'qa', cache: 'soon' })).toThrow(CliExit);
+  });
 });
 
 function run(perModel: unknown[], status = 'completed'): Run {

@@ -25,6 +25,7 @@ class CreatedApiKey(TypedDict):
     created_at: str
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    cache_ttl_seconds: Optional[int]
     #: The secret key; shown only in this response
     key: str
 
@@ -41,6 +42,7 @@ class ApiKey(TypedDict):
     created_at: str
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    cache_ttl_seconds: Optional[int]
 
 
 class Container(TypedDict):
@@ -156,6 +158,7 @@ class Model(TypedDict):
     tokens_per_minute: Optional[int]
     #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
+    cache_ttl_seconds: Optional[int]
     price_as_of: Optional[str]
     price_source: Optional[str]
     metadata: Dict[str, Any]
@@ -623,6 +626,7 @@ class _CreateApiKeyRequired(TypedDict):
 class CreateApiKey(_CreateApiKeyRequired, total=False):
     #: <resource>:<action> strings; default: the creating key's own permissions
     permissions: List[str]
+    cache_ttl_seconds: Optional[int]
 
 
 class _CreateContainerRequired(TypedDict):
@@ -713,6 +717,7 @@ class RegisterModel(_RegisterModelRequired, total=False):
     fallbacks: Optional[List[str]]
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
+    cache_ttl_seconds: Optional[int]
     #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     metadata: Optional[Dict[str, Any]]
@@ -733,6 +738,7 @@ class PatchModel(TypedDict, total=False):
     fallbacks: Optional[List[str]]
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
+    cache_ttl_seconds: Optional[int]
     #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     metadata: Optional[Dict[str, Any]]
@@ -842,6 +848,15 @@ class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=Fa
     range: Optional[str]
 
 
+class CreateRunCache(TypedDict, total=False):
+    """The response cache for the run's generation and judge calls: a run re-run with it pays nothing for the calls it made before"""
+
+    #: use (default): answer identical calls from the cache; refresh: call and overwrite
+    mode: Literal["use", "refresh"]
+    #: Lifetime of the entries written
+    ttl_seconds: int
+
+
 class _CreateRunRequired(TypedDict):
     #: Container id or label
     container: str
@@ -854,6 +869,7 @@ class CreateRun(_CreateRunRequired, total=False):
     ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     metadata: Optional[Dict[str, Any]]
+    cache: Optional[CreateRunCache]
     environment: Optional[str]
 
 

@@ -120,5 +120,6 @@ export async function resolveModel(
     fallbacks: parseJson<string[]>(row.fallbacks, []),
     checkAddress: true,
     limits: { rpm: row.rpm_limit, tpm: row.tpm_limit },
+    cacheTtlSeconds: row.cache_ttl_seconds ?? null,
   };
 }

@@ -77,6 +77,16 @@ export const RegisterModel = Type.Object(
     fallbacks: Type.Optional(Nullable(Fallbacks)),
     requests_per_minute: Type.Optional(Nullable(PerMinute('Requests'))),
     tokens_per_minute: Type.Optional(Nullable(PerMinute('Tokens (prompt + completion)'))),
+    cache_ttl_seconds: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 2_592_000,
+          description:
+            'Caches gateway calls to the model for this many seconds (as X-Evalgate-Cache: use); null: off',
+        }),
+      ),
+    ),
     api: Type.Optional(Api),
     metadata: Type.Optional(Nullable(FreeObject())),
   },
@@ -102,6 +112,16 @@ export const PatchModel = Type.Object(
     fallbacks: Type.Optional(Nullable(Fallbacks)),
     requests_per_minute: Type.Optional(Nullable(PerMinute('Requests'))),
     tokens_per_minute: Type.Optional(Nullable(PerMinute('Tokens (prompt + completion)'))),
+    cache_ttl_seconds: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 2_592_000,
+          description:
+            'Caches gateway calls to the model for this many seconds (as X-Evalgate-Cache: use); null: off',
+        }),
+      ),
+    ),
     api: Type.Optional(Api),
     metadata: Type.Optional(Nullable(FreeObject())),
   },
@@ -135,6 +155,9 @@ export const Model = Type.Object({
   requests_per_minute: Nullable(Type.Integer({ description: 'Registered models only; null: no limit' })),
   tokens_per_minute: Nullable(Type.Integer({ description: 'Registered models only; null: no limit' })),
   api: Api,
+  cache_ttl_seconds: Nullable(
+    Type.Integer({ description: 'Default response-cache TTL (seconds) of calls to the model; null: none' }),
+  ),
   price_as_of: Nullable(Type.String({ description: 'Date of the bundled price (frontier models)' })),
   price_source: Nullable(Type.String()),
   metadata: FreeObject(),

@@ -38,6 +38,7 @@ export function toModel(row: repo.ModelRow): Model {
     requests_per_minute: row.rpm_limit,
     tokens_per_minute: row.tpm_limit,
     api: row.api,
+    cache_ttl_seconds: row.cache_ttl_seconds ?? null,
     price_as_of: null,
     price_source: null,
     metadata: parseJson<JsonObject>(row.metadata, {}),
@@ -68,6 +69,7 @@ function frontierModel(provider: PriceEntry['provider'], name: string, price: Pr
     requests_per_minute: null,
     tokens_per_minute: null,
     api: provider === 'openai' ? 'responses' : 'chat',
+    cache_ttl_seconds: null,
     price_as_of: price?.asOf ?? null,
     price_source: price?.source ?? null,
     metadata: {},
@@ -178,6 +180,7 @@ export async function registerModel(
     context_window: body.context_window ?? null,
     rpm_limit: body.requests_per_minute ?? null,
     api: body.api ?? 'chat',
+    cache_ttl_seconds: body.cache_ttl_seconds ?? null,
     tpm_limit: body.tokens_per_minute ?? null,
     default_parameters: JSON.stringify(body.default_parameters ?? {}),
     fallbacks: JSON.stringify(fallbacks),
@@ -218,6 +221,7 @@ export async function patchModel(
   if (body.context_window !== undefined) patch.context_window = body.context_window;
   if (body.requests_per_minute !== undefined) patch.rpm_limit = body.requests_per_minute;
   if (body.api !== undefined) patch.api = body.api;
+  if (body.cache_ttl_seconds !== undefined) patch.cache_ttl_seconds = body.cache_ttl_seconds;
   if (body.tokens_per_minute !== undefined) patch.tpm_limit = body.tokens_per_minute;
   if (body.default_parameters !== undefined)
     patch.default_parameters = JSON.stringify(body.default_parameters ?? {});

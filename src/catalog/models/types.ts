@@ -43,6 +43,8 @@ export interface ResolvedModel {
    * Registered models only; the gateway route does not apply them.
    */
   limits: { rpm: number | null; tpm: number | null };
+  /** A registered model's default response-cache TTL (seconds): its gateway calls are cached. */
+  cacheTtlSeconds?: number | null;
 }
 
 /** Whether a registered model's base URL may be used, and why not. */

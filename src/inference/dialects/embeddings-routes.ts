@@ -3,6 +3,8 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
 import { responses } from '../../http/schemas.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
+import type { ResponseCache } from '../cache/cache.js';
+import { gatewayCache } from '../cache/hook.js';
 import {
   type CallRunner,
   COST_HEADER,
@@ -15,6 +17,7 @@ import {
 import { CallCanceller } from '../cancel.js';
 import { HOP_HEADER, hopsOf } from '../hop.js';
 import type { ProviderLayer } from '../provider-layer.js';
+import type { ChatRequest } from '../types.js';
 import { CallAbortedError } from '../upstream-errors.js';
 
 const Open = { additionalProperties: true } as const;
@@ -81,7 +84,8 @@ function recordedAnswer(body: JsonObject): JsonObject {
 export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
   providers: Pick<ProviderLayer, 'embed'>;
   runner: CallRunner;
-}> = async (app, { providers, runner }) => {
+  cache?: ResponseCache | undefined;
+}> = async (app, { providers, runner, cache }) => {
   const { gateway } = runner;
   app.post(
     '/v1/embeddings',
@@ -123,14 +127,23 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           : null;
       const model = String(body.model);
       const input = inputMessages(body.input);
-      const base = { ...metadata, route: 'embeddings' as const, stream: false };
+      const base: JsonObject = { ...metadata, route: 'embeddings', stream: false };
       try {
         const resolved = await gateway.model(projectId, model);
-        const result = await providers.embed(resolved, request, {
-          signal: controller,
-          resolveFallback: (slug) => gateway.model(projectId, slug),
-          hops: hopsOf(req.headers[HOP_HEADER]),
-        });
+        const cached = gatewayCache(
+          cache,
+          req,
+          reply,
+          { projectId, model: resolved, nativeStream: false },
+          base,
+        );
+        const result = await cached.complete('embeddings', request as ChatRequest, () =>
+          providers.embed(resolved, request, {
+            signal: controller,
+            resolveFallback: (slug) => gateway.model(projectId, slug),
+            hops: hopsOf(req.headers[HOP_HEADER]),
+          }),
+        );
         const answer = { ...result.body, model };
         reply
           .header(COST_HEADER, formatCost(result.cost))
