@@ -12,6 +12,7 @@ export interface RunFlags {
   baseline?: string;
   range?: string;
   environment?: string;
+  name?: string;
   metadata: string[];
 }
 
@@ -96,6 +97,7 @@ export function runBody(flags: RunFlags): CreateRun {
     body.baseline = baseline.type === 'generate' || range === undefined ? baseline : { ...baseline, range };
   }
   if (flags.environment !== undefined) body.environment = flags.environment;
+  if (flags.name !== undefined) body.name = flags.name;
   if (flags.metadata.length > 0) body.metadata = keyValues('--metadata', flags.metadata);
   return body;
 }

@@ -348,6 +348,7 @@ class RunDataResults(TypedDict):
 class RunData(TypedDict):
     object: Literal["evaluation.run"]
     id: str
+    name: Optional[str]
     #: queued, running, completed, error or cancelled
     status: str
     created_at: str
@@ -851,8 +852,15 @@ class CreateRun(_CreateRunRequired, total=False):
     sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    name: Optional[str]
     metadata: Optional[Dict[str, Any]]
     environment: Optional[str]
+
+
+class PatchRun(TypedDict):
+    """A new name for the run; null removes it"""
+
+    name: Optional[str]
 
 
 class _CreateMonitorBackfillRequired(TypedDict):
