@@ -21,6 +21,7 @@ export type {
   JudgeEvaluator,
   Model,
   RunComparison,
+  RunSpend,
 } from '../client/types.js';
 
 export type Me = ReturnType<typeof meView>;

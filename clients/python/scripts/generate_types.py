@@ -122,7 +122,8 @@ HAND_WRITTEN = '''
 
 
 class RunEvent(TypedDict):
-    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}) or
+    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}),
+    ``spend`` ({spend, judge, generation}: what the run has paid so far, with its calls and tokens) or
     ``queue`` ({environment, live_workers, waiting_for_worker})."""
 
     event: str
