@@ -8,6 +8,7 @@ import {
   type Env,
   int,
   isLoopbackHost,
+  adminEmailOf,
   oidcProvidersOf,
   publicUrlOf,
   type RequestSettings,
@@ -388,6 +389,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     dashboard: {
       providers: oidcProvidersOf(env.EVALGATE_OIDC_PROVIDERS),
       publicUrl: publicUrlOf(env.EVALGATE_PUBLIC_URL),
+      adminEmail: adminEmailOf(env.EVALGATE_ADMIN_EMAIL),
       sessionTtlMs: int(
         'EVALGATE_SESSION_TTL_MS',
         env.EVALGATE_SESSION_TTL_MS,
