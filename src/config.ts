@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  adminEmailOf,
   baseUrl,
   type CodeEvaluatorSettings,
   ConfigError,
@@ -8,7 +9,6 @@ import {
   type Env,
   int,
   isLoopbackHost,
-  adminEmailOf,
   oidcProvidersOf,
   publicUrlOf,
   type RequestSettings,

@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 import { ApiError } from '../shared/errors.js';
 import { DASHBOARD_API, type DashboardContext, sessionOf } from './context.js';
 import { LOCAL_ISSUER, LOCAL_SUBJECT, localSignInEnabled, redeemLocalSignIn } from './local-sign-in.js';
-import { claimOwnerlessOrganizations } from './orgs.js';
 import { refusalReason } from './oidc.js';
+import { claimOwnerlessOrganizations } from './orgs.js';
 import { publicUrlOf } from './public-url.js';
 import * as repo from './repository.js';
 import {
@@ -104,7 +104,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
       try {
         started = await providers.start(provider, redirectUri);
       } catch (err) {
-        return refuse(request, reply, 'provider_unavailable', { provider: provider.id });
+        return refuse(request, reply, 'provider_unavailable', { provider: provider.id, err });
       }
       await repo.insertLogin(db, {
         state_hash: sha256(started.state),
@@ -131,7 +131,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
       const bound = cookieOf(request, LOGIN_COOKIE);
       const where = { provider: provider.id };
       if (!state || !bound || !sameSecret(state, bound)) {
-        const why = !state ? 'no state' : !bound ? 'no login cookie in this browser' : 'not the state of this browser';
+        const why = !state
+          ? 'no state'
+          : !bound
+            ? 'no login cookie in this browser'
+            : 'not the state of this browser';
         return refuse(request, reply, 'state_mismatch', { ...where, why });
       }
       const login = await repo.takeLogin(db, sha256(state));

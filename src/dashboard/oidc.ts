@@ -191,7 +191,13 @@ export function refusalReason(err: unknown): RefusalReason {
   let current: unknown = err;
   const names: string[] = [];
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
-    const e = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown; claim?: unknown };
+    const e = current as {
+      name?: unknown;
+      message?: unknown;
+      code?: unknown;
+      cause?: unknown;
+      claim?: unknown;
+    };
     if (typeof e.name === 'string') names.push(e.name);
     if (typeof e.message === 'string') messages.push(e.message);
     if (typeof e.code === 'string' && e.code.startsWith('OAUTH_')) code ??= e.code;
@@ -201,11 +207,13 @@ export function refusalReason(err: unknown): RefusalReason {
   const text = messages.join(' | ');
   if (names.includes('AuthorizationResponseError')) return 'provider_refused';
   if (names.includes('ResponseBodyError')) return 'code_rejected';
-  if (claim === 'iss' || text.includes('"iss" (issuer)') || text.includes('"issuer"')) return 'issuer_mismatch';
+  if (claim === 'iss' || text.includes('"iss" (issuer)') || text.includes('"issuer"'))
+    return 'issuer_mismatch';
   if (claim === 'aud' || claim === 'azp') return 'audience_mismatch';
   if (claim === 'nonce') return 'nonce_mismatch';
   if (text.includes('"state" response parameter')) return 'state_mismatch';
-  if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED') return claim === 'exp' ? 'token_expired' : 'token_time_invalid';
+  if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
+    return claim === 'exp' ? 'token_expired' : 'token_time_invalid';
   if (text.includes('signature verification failed')) return 'signature_invalid';
   return 'sign_in_failed';
 }

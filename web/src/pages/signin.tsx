@@ -9,8 +9,10 @@ const REASONS: Record<string, string> = {
   sign_in_failed: 'The identity provider’s answer was refused. Start again, or ask your administrator.',
   issuer_mismatch:
     'The answer came from another identity provider than the one the sign-in started at (issuer check failed).',
-  audience_mismatch: 'The identity provider’s token was issued to another application (audience check failed).',
-  nonce_mismatch: 'The identity provider’s token belongs to another sign-in (nonce check failed). Start again.',
+  audience_mismatch:
+    'The identity provider’s token was issued to another application (audience check failed).',
+  nonce_mismatch:
+    'The identity provider’s token belongs to another sign-in (nonce check failed). Start again.',
   token_expired: 'The identity provider’s token had expired (expiry check failed). Check the server’s clock.',
   token_time_invalid:
     'The identity provider’s token is not valid at this time (issued-at or not-before check failed). Check the clocks.',
