@@ -62,6 +62,22 @@ export interface DashboardSettings {
   publicUrl: string | null;
   /** Lifetime of a sign-in session (`EVALGATE_SESSION_TTL_MS`). */
   sessionTtlMs: number;
+  /**
+   * `EVALGATE_ADMIN_EMAIL` (lower-cased): a user whose provider-verified e-mail it is becomes an owner of
+   * every organization without an owner at each sign-in. Null: the first user to sign in through a
+   * provider does, once.
+   */
+  adminEmail: string | null;
+}
+
+/** `EVALGATE_ADMIN_EMAIL`: one e-mail address, or nothing. */
+export function adminEmailOf(raw: string | undefined): string | null {
+  const value = text(raw);
+  if (value === null) return null;
+  if (!/^[^\s@]+@[^\s@]+$/.test(value)) {
+    throw new ConfigError(`EVALGATE_ADMIN_EMAIL must be one e-mail address, got "${value}"`);
+  }
+  return value.toLowerCase();
 }
 
 export interface CodeEvaluatorSettings {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  adminEmailOf,
   baseUrl,
   type CodeEvaluatorSettings,
   ConfigError,
@@ -388,6 +389,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     dashboard: {
       providers: oidcProvidersOf(env.EVALGATE_OIDC_PROVIDERS),
       publicUrl: publicUrlOf(env.EVALGATE_PUBLIC_URL),
+      adminEmail: adminEmailOf(env.EVALGATE_ADMIN_EMAIL),
       sessionTtlMs: int(
         'EVALGATE_SESSION_TTL_MS',
         env.EVALGATE_SESSION_TTL_MS,

@@ -12,6 +12,7 @@ export interface RunFlags {
   baseline?: string;
   range?: string;
   environment?: string;
+  name?: string;
   metadata: string[];
   /** `--cache [ttl]`: true, or the TTL in seconds of the entries the run writes. */
   cache?: boolean | string;
@@ -98,6 +99,7 @@ export function runBody(flags: RunFlags): CreateRun {
     body.baseline = baseline.type === 'generate' || range === undefined ? baseline : { ...baseline, range };
   }
   if (flags.environment !== undefined) body.environment = flags.environment;
+  if (flags.name !== undefined) body.name = flags.name;
   if (flags.cache !== undefined && flags.cache !== false) {
     const ttl = flags.cache === true ? undefined : Number(flags.cache);
     if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1)) {

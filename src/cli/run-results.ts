@@ -102,6 +102,7 @@ const sideText = (side: Run['sample']): string | null => {
 export function runDetail(run: Run): string {
   const fields: [string, unknown][] = [
     ['id', run.id],
+    ['name', run.name],
     ['status', run.status],
     ['container', run.container],
     ['environment', run.environment],

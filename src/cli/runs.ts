@@ -62,24 +62,35 @@ export function registerRunCommands(program: Command): void {
     .description('list runs, newest first')
     .option('--container <container>', 'runs of this container (id or label)')
     .option('--status <status>', `runs in this status: ${STATUSES.join(', ')}`)
+    .option('--name <name>', 'runs with exactly this name')
     .option('--limit <n>', 'how many runs', wholeNumber('--limit'), 20)
     .option('--json', 'print the runs as a JSON array')
     .action(
-      async (opts: { container?: string; status?: string; limit: number; json?: boolean }, cmd: Command) => {
+      async (
+        opts: { container?: string; status?: string; name?: string; limit: number; json?: boolean },
+        cmd: Command,
+      ) => {
         if (opts.status !== undefined && !STATUSES.includes(opts.status)) {
           throw usage(`--status must be one of ${STATUSES.join(', ')}, got "${opts.status}"`);
         }
         const client = clientFrom(cmd);
         const { items, total } = await firstItems(
-          (limit) => client.runs.list({ container: opts.container, status: opts.status as RunStatus, limit }),
+          (limit) =>
+            client.runs.list({
+              container: opts.container,
+              status: opts.status as RunStatus,
+              name: opts.name,
+              limit,
+            }),
           opts.limit,
         );
         if (opts.json) return printJson(items);
         print(
           table(
-            ['id', 'status', 'container', 'evaluators', 'progress', 'avg score', 'spend', 'created'],
+            ['id', 'name', 'status', 'container', 'evaluators', 'progress', 'avg score', 'spend', 'created'],
             items.map((r) => [
               r.id,
+              r.name ?? '',
               r.status,
               r.container,
               r.evaluators?.length ?? 0,
@@ -118,6 +129,7 @@ export function registerRunCommands(program: Command): void {
       .option('--range <start:end>', 'positions of each side, 0-based, end exclusive (server default 0:100)')
       .option('--all', 'every row of each dataset or task-log side (instead of --range)')
       .option('--environment <name>', 'the environment (pool of workers) to run in (default main)')
+      .option('--name <name>', 'a name for the run, shown beside its id in lists and pickers')
       .option('--metadata <key=value>', 'metadata of the run (repeatable)', collect, [])
       .option('--cache [ttl]', 'answer identical generation and judge calls from the response cache (TTL s)')
       .option('--idempotency-key <key>', 'the same key with the same flags returns the same run')
@@ -160,6 +172,16 @@ export function registerRunCommands(program: Command): void {
     checkGateFlags(opts);
     await watchAndReport(clientFrom(cmd), runId, opts);
   });
+
+  runs
+    .command('rename <run> [name]')
+    .description('name a run (any status); without a name, remove its name')
+    .option('--json', 'print the run as JSON')
+    .action(async (runId: string, name: string | undefined, opts: { json?: boolean }, cmd: Command) => {
+      const run = await clientFrom(cmd).runs.update(runId, { name: name ?? null });
+      if (opts.json) return printJson(run);
+      print(run.name === null ? `Run ${run.id} has no name` : `Run ${run.id} is named "${run.name}"`);
+    });
 
   runs
     .command('cancel <run>')

@@ -32,11 +32,13 @@ import type {
   PatchEvaluator,
 } from '../evaluators/schemas.js';
 import type { ListMonitorsQuery, MonitorDeleted, ResultsQuery, SamplesQuery } from '../monitors/schemas.js';
+import type { RunSpend } from '../runs/events.js';
 import type {
   CompareQuery,
   CreateRun,
   ListRunsQuery,
   ListSamplesQuery,
+  PatchRun,
   Run,
   RunComparison,
   RunSample,
@@ -64,6 +66,7 @@ export type {
   PatchDataset,
   PatchEvaluator,
   PatchModel,
+  PatchRun,
   RegisterModel,
   Run,
   RunComparison,
@@ -115,10 +118,14 @@ export interface Health {
 /** The `queue` event of a queued run: whether its environment has a live worker to execute it. */
 export type QueueState = Awaited<ReturnType<typeof queueState>>;
 
+/** The `spend` event of a run: its spend so far, and the judge and generation calls behind it. */
+export type { RunSpend };
+
 /** Server-sent events of `GET /v1/evaluation/runs/{id}/events`; the last one is the terminal `status`. */
 export type RunEvent =
   | { event: 'status'; data: { id: string; status: RunStatus | (string & {}); finished_at: string | null } }
   | { event: 'progress'; data: RunProgress }
+  | { event: 'spend'; data: RunSpend }
   | { event: 'queue'; data: QueueState };
 
 /** Positions done out of the total (null until the run is planned). */

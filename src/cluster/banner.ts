@@ -31,6 +31,13 @@ export async function serveBanner(
     banner +=
       `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +
       `Try: curl -H 'Authorization: Bearer ${key}' ${address}/v1/evaluators\n`;
+    if (config.dashboard.providers.length > 0) {
+      const admin = config.dashboard.adminEmail;
+      banner += admin
+        ? `Organization 'default' has no owner yet: ${admin} becomes its owner when signing in (EVALGATE_ADMIN_EMAIL)\n`
+        : "Organization 'default' has no owner yet: the first user to sign in through a provider becomes its " +
+          'owner (set EVALGATE_ADMIN_EMAIL to name who)\n';
+    }
   }
   return banner + (await dashboardBanner(services, listeningUrl(config.host, port)));
 }

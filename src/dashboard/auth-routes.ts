@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { ApiError } from '../shared/errors.js';
 import { DASHBOARD_API, type DashboardContext, sessionOf } from './context.js';
 import { LOCAL_ISSUER, LOCAL_SUBJECT, localSignInEnabled, redeemLocalSignIn } from './local-sign-in.js';
+import { refusalReason } from './oidc.js';
 import { claimOwnerlessOrganizations } from './orgs.js';
 import { publicUrlOf } from './public-url.js';
 import * as repo from './repository.js';
@@ -42,10 +43,28 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
   const { db, config } = deps;
   const publicRoute = { dashboardPublic: true };
 
-  /** A failed sign-in ends on the sign-in page with a reason, and no session. */
-  function refuse(reply: FastifyReply, reason: string): FastifyReply {
+  /** A failed sign-in ends on the sign-in page with a reason (also logged), and no session. */
+  function refuse(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    reason: string,
+    detail: Record<string, unknown> = {},
+  ): FastifyReply {
+    request.log.warn({ reason, ...detail }, `dashboard sign-in refused: ${reason}`);
     clearCookie(reply, cookies, LOGIN_COOKIE, LOGIN_PATH);
     return reply.redirect(`/signin?error=${encodeURIComponent(reason)}`, 302);
+  }
+
+  /**
+   * Who owns the organizations nobody owns (the `default` one of the first start, those of
+   * `projects create --org`): the local operator; with providers, the user whose verified e-mail is
+   * `EVALGATE_ADMIN_EMAIL`, or without it the first user to sign in through a provider.
+   */
+  async function claimsOwnerless(identity: repo.Identity, userId: string): Promise<boolean> {
+    if (identity.issuer === LOCAL_ISSUER) return true;
+    const admin = config.dashboard.adminEmail;
+    if (admin !== null) return identity.emailVerified && identity.email?.toLowerCase() === admin;
+    return repo.isFirstProviderUser(db, userId, LOCAL_ISSUER);
   }
 
   async function signIn(
@@ -55,7 +74,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
     returnTo: string,
   ): Promise<FastifyReply> {
     const user = await repo.upsertUser(db, identity);
-    if (identity.issuer === LOCAL_ISSUER) await claimOwnerlessOrganizations(db, user.id);
+    if (await claimsOwnerless(identity, user.id)) await claimOwnerlessOrganizations(db, user.id);
     const { token } = await startSession(db, user.id, config.dashboard.sessionTtlMs);
     setCookie(reply, cookies, SESSION_COOKIE, token, SESSION_PATH, config.dashboard.sessionTtlMs);
     request.log.info({ user: user.id, issuer: identity.issuer }, 'dashboard sign-in');
@@ -85,8 +104,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
       try {
         started = await providers.start(provider, redirectUri);
       } catch (err) {
-        request.log.warn({ err, provider: provider.id }, 'identity provider discovery failed');
-        return refuse(reply, 'provider_unavailable');
+        return refuse(request, reply, 'provider_unavailable', { provider: provider.id, err });
       }
       await repo.insertLogin(db, {
         state_hash: sha256(started.state),
@@ -106,15 +124,26 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
     { config: publicRoute, schema: { hide: true, params: ProviderParam } },
     async (request, reply) => {
       const provider = providers.find(request.params.provider);
-      if (!provider) return refuse(reply, 'unknown_provider');
+      if (!provider) return refuse(request, reply, 'unknown_provider', { provider: request.params.provider });
       const callbackUrl = new URL(request.url, publicUrlOf(config, request.server));
       const state = callbackUrl.searchParams.get('state') ?? '';
       // The state must be the one this browser was given when it left for the provider.
       const bound = cookieOf(request, LOGIN_COOKIE);
-      if (!state || !bound || !sameSecret(state, bound)) return refuse(reply, 'state_mismatch');
+      const where = { provider: provider.id };
+      if (!state || !bound || !sameSecret(state, bound)) {
+        const why = !state
+          ? 'no state'
+          : !bound
+            ? 'no login cookie in this browser'
+            : 'not the state of this browser';
+        return refuse(request, reply, 'state_mismatch', { ...where, why });
+      }
       const login = await repo.takeLogin(db, sha256(state));
-      if (!login || login.provider !== provider.id) return refuse(reply, 'state_mismatch');
-      if (login.expires_at <= Date.now()) return refuse(reply, 'login_expired');
+      if (!login || login.provider !== provider.id) {
+        const why = login ? `a login started at provider ${login.provider}` : 'unknown or already used';
+        return refuse(request, reply, 'state_mismatch', { ...where, why });
+      }
+      if (login.expires_at <= Date.now()) return refuse(request, reply, 'login_expired', where);
       let identity: repo.Identity;
       try {
         identity = await providers.finish(provider, callbackUrl, {
@@ -123,8 +152,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
           codeVerifier: login.code_verifier,
         });
       } catch (err) {
-        request.log.warn({ err, provider: provider.id }, 'dashboard sign-in refused');
-        return refuse(reply, 'sign_in_failed');
+        return refuse(request, reply, refusalReason(err), { ...where, err });
       }
       clearCookie(reply, cookies, LOGIN_COOKIE, LOGIN_PATH);
       return signIn(request, reply, identity, login.return_to);
@@ -141,8 +169,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
       },
     },
     async (request, reply) => {
-      if (!localSignInEnabled(config)) return refuse(reply, 'local_sign_in_disabled');
-      if (!(await redeemLocalSignIn(db, request.query.token))) return refuse(reply, 'link_invalid');
+      if (!localSignInEnabled(config)) return refuse(request, reply, 'local_sign_in_disabled');
+      if (!(await redeemLocalSignIn(db, request.query.token))) return refuse(request, reply, 'link_invalid');
       const identity = {
         issuer: LOCAL_ISSUER,
         subject: LOCAL_SUBJECT,

@@ -1,8 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
+import { OidcProviders } from './oidc.js';
 import * as repo from './repository.js';
 import { randomToken, sha256 } from './tokens.js';
+
+/** Where a provider sends the browser back: this path and the provider's id, on the public URL. */
+const DASHBOARD_CALLBACK = '/dashboard/api/auth/callback/';
 
 /** The identity of the operator signed in by the one-time link. */
 export const LOCAL_ISSUER = 'local';
@@ -28,6 +32,21 @@ export function redeemLocalSignIn(db: Kysely<Database>, token: string): Promise<
 }
 
 /**
+ * With identity providers: each one with the redirect URI to register at it, and whether its discovery
+ * document answered now (a wrong issuer shows here, not at the first sign-in; the server starts anyway).
+ */
+async function providersBanner(settings: Config['dashboard'], base: string): Promise<string> {
+  const checked = await new OidcProviders(settings.providers).check();
+  let out = `Dashboard: ${base}/ — sign in through an identity provider:\n`;
+  for (const p of settings.providers) {
+    const failure = checked.get(p.id) ?? null;
+    const status = failure === null ? 'discovery ok' : `DISCOVERY FAILED: ${failure}`;
+    out += `  ${p.name} (${p.id}): redirect URI ${base}${DASHBOARD_CALLBACK}${p.id} — ${status}\n`;
+  }
+  return out;
+}
+
+/**
  * The lines `evalgate serve` adds to its banner: the dashboard's address, and without identity providers
  * a one-time sign-in link for the operator (like a notebook server's token).
  */
@@ -36,7 +55,7 @@ export async function dashboardBanner(
   listening: string,
 ): Promise<string> {
   const base = services.config.dashboard.publicUrl ?? listening;
-  if (!localSignInEnabled(services.config)) return `Dashboard: ${base}/\n`;
+  if (!localSignInEnabled(services.config)) return providersBanner(services.config.dashboard, base);
   const link = await issueLocalSignInLink(services.db, base);
   const minutes = LOCAL_LINK_TTL_MS / 60_000;
   return `Dashboard: ${base}/ — sign in with this one-time link (valid ${minutes} minutes, once):\n\n  ${link}\n`;

@@ -52,6 +52,21 @@ export class OidcProviders {
     return this.#settings.get(id);
   }
 
+  /** Discovers every provider now: null for each one that answered, else why it did not. */
+  async check(): Promise<Map<string, string | null>> {
+    const entries = await Promise.all(
+      [...this.#settings.values()].map(async (p): Promise<[string, string | null]> => {
+        try {
+          await this.#configuration(p);
+          return [p.id, null];
+        } catch (err) {
+          return [p.id, failureText(err)];
+        }
+      }),
+    );
+    return new Map(entries);
+  }
+
   #configuration(provider: OidcProviderSettings): Promise<client.Configuration> {
     let found = this.#configurations.get(provider.id);
     if (!found) {
@@ -116,6 +131,17 @@ export class OidcProviders {
   }
 }
 
+/** An error and its causes in one line (`fetch failed: connect ECONNREFUSED 127.0.0.1:9`). */
+function failureText(err: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.join(': ') || String(err);
+}
+
 async function discover(provider: OidcProviderSettings): Promise<client.Configuration> {
   const issuer = new URL(provider.issuer);
   const insecure = issuer.protocol === 'http:';
@@ -142,4 +168,52 @@ async function discover(provider: OidcProviderSettings): Promise<client.Configur
   configuration.timeout = DISCOVERY_TIMEOUT_S;
   if (insecure) client.allowInsecureRequests(configuration);
   return configuration;
+}
+
+/** Why a provider's answer was refused: the check that failed, as the sign-in page names it. */
+export type RefusalReason =
+  | 'issuer_mismatch'
+  | 'audience_mismatch'
+  | 'nonce_mismatch'
+  | 'state_mismatch'
+  | 'token_expired'
+  | 'token_time_invalid'
+  | 'signature_invalid'
+  | 'code_rejected'
+  | 'provider_refused'
+  | 'sign_in_failed';
+
+/** The claim or check an openid-client (oauth4webapi) error names, read from its chain of causes. */
+export function refusalReason(err: unknown): RefusalReason {
+  let claim: unknown;
+  let code: unknown;
+  const messages: string[] = [];
+  let current: unknown = err;
+  const names: string[] = [];
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const e = current as {
+      name?: unknown;
+      message?: unknown;
+      code?: unknown;
+      cause?: unknown;
+      claim?: unknown;
+    };
+    if (typeof e.name === 'string') names.push(e.name);
+    if (typeof e.message === 'string') messages.push(e.message);
+    if (typeof e.code === 'string' && e.code.startsWith('OAUTH_')) code ??= e.code;
+    if (e.claim !== undefined) claim ??= e.claim;
+    current = e.cause;
+  }
+  const text = messages.join(' | ');
+  if (names.includes('AuthorizationResponseError')) return 'provider_refused';
+  if (names.includes('ResponseBodyError')) return 'code_rejected';
+  if (claim === 'iss' || text.includes('"iss" (issuer)') || text.includes('"issuer"'))
+    return 'issuer_mismatch';
+  if (claim === 'aud' || claim === 'azp') return 'audience_mismatch';
+  if (claim === 'nonce') return 'nonce_mismatch';
+  if (text.includes('"state" response parameter')) return 'state_mismatch';
+  if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
+    return claim === 'exp' ? 'token_expired' : 'token_time_invalid';
+  if (text.includes('signature verification failed')) return 'signature_invalid';
+  return 'sign_in_failed';
 }

@@ -247,6 +247,22 @@ export async function membersOf(db: Kysely<Database>, organizationId: string) {
 }
 
 /** Organizations nobody owns (made by `evalgate projects create --org`, or the bootstrap's `default`). */
+/** Whether this user is the only one signed in through an identity provider so far (the first). */
+export async function isFirstProviderUser(
+  db: Kysely<Database>,
+  userId: string,
+  localIssuer: string,
+): Promise<boolean> {
+  const others = await db
+    .selectFrom('users')
+    .select('id')
+    .where('issuer', '<>', localIssuer)
+    .where('id', '<>', userId)
+    .limit(1)
+    .executeTakeFirst();
+  return others === undefined;
+}
+
 export async function ownerlessOrganizations(db: Kysely<Database>): Promise<string[]> {
   const rows = await db
     .selectFrom('organizations')

@@ -4,7 +4,7 @@ import { pageOf } from '../http/schemas.js';
 import { compareRuns } from '../runs/compare.js';
 import { streamRunEvents } from '../runs/events.js';
 import { listSamples } from '../runs/samples.js';
-import { CompareQuery, CreateRun, ListRunsQuery, ListSamplesQuery } from '../runs/schemas.js';
+import { CompareQuery, CreateRun, ListRunsQuery, ListSamplesQuery, PatchRun } from '../runs/schemas.js';
 import * as runs from '../runs/service.js';
 import {
   DASHBOARD_API,
@@ -55,6 +55,10 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
     const row = await run(request);
     return { run: await runs.withQueue(runCtx, runs.toRun(row)), ...(await planSummary(db, row)) };
   });
+
+  app.patch(`${base}/:run`, { schema: { hide, params: RunParam, body: PatchRun } }, async (request) =>
+    runs.patchRun(runCtx, await projectId(request), request.params.run, request.body),
+  );
 
   app.post(`${base}/:run/cancel`, { schema: { hide, params: RunParam } }, async (request) =>
     runs.cancelRun(runCtx, await projectId(request), request.params.run),

@@ -24,6 +24,7 @@ export type {
   MonitorResults,
   MonitorSample,
   RunComparison,
+  RunSpend,
 } from '../client/types.js';
 
 export type Me = ReturnType<typeof meView>;

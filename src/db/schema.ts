@@ -108,6 +108,8 @@ export interface RunTable {
   baseline: string | null;
   config: string;
   metadata: string | null;
+  /** The run's optional name, given at creation or later (migration 015). */
+  name: string | null;
   /** JSON snapshot of everything execution needs: sides, launches, evaluator definitions. */
   plan: string;
   results: string | null;

@@ -83,7 +83,15 @@ function notPlain(text: string): boolean {
   return text.includes('\r') || text.includes('\nevent:') || text.startsWith('event:');
 }
 
+/** A `"model": "…"` member of an event's JSON (a raw quote is always a string's delimiter, never inside one). */
+const MODEL_MEMBER = /"model":\s*"(?:[^"\\]|\\.)*"/g;
+
 export class GatewayStream implements ChatStream {
+  /**
+   * A registered model's events name it as the caller did (as its non-streamed answers do): the member
+   * that replaces the upstream's `"model"`, or null when the events go as the upstream wrote them.
+   */
+  private readonly modelMember: string | null;
   /** The event-stream text the client was sent, when collecting. */
   private readonly sent: string[] = [];
   private readonly translator: StreamTranslator;
@@ -102,6 +110,12 @@ export class GatewayStream implements ChatStream {
     private readonly signal: CancelSignal | undefined,
   ) {
     this.translator = started.adapter.streamTranslator(started.ctx);
+    const { model } = started;
+    // A native answer (Responses, Messages) is relabelled by the route's encoder.
+    this.modelMember =
+      model.modelId !== null && !started.adapter.nativeAnswer
+        ? `"model":${JSON.stringify(model.slug)}`
+        : null;
   }
 
   get servedBy(): string {
@@ -143,9 +157,19 @@ export class GatewayStream implements ChatStream {
     return out;
   }
 
-  /** Keeps what goes to the client when the stream is collected; returns it. */
-  private keep<T extends string | Buffer | null>(out: T, text?: string): T {
-    if (this.collect && out !== null) this.sent.push(text ?? out.toString());
+  /** What goes to the client (renamed where the model is), kept when the stream is collected. */
+  private keep(out: string): string;
+  private keep(out: string | null): string | null;
+  private keep(out: string | Buffer | null, text?: string): string | Buffer | null;
+  private keep(out: string | Buffer | null, text?: string): string | Buffer | null {
+    if (out === null) return null;
+    if (this.modelMember !== null) {
+      const before = text ?? out.toString();
+      const renamed = before.replace(MODEL_MEMBER, this.modelMember);
+      if (this.collect) this.sent.push(renamed);
+      return renamed;
+    }
+    if (this.collect) this.sent.push(text ?? out.toString());
     return out;
   }
 

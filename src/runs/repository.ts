@@ -41,7 +41,7 @@ export async function findRunByIdempotencyKey(
 export async function listRuns(
   db: Kysely<Database>,
   projectId: string,
-  filter: { containerId: string | null; status: RunStatus | null },
+  filter: { containerId: string | null; status: RunStatus | null; name: string | null },
   page: Page,
 ): Promise<{ rows: RunRow[]; total: number }> {
   // A monitor's long-lived run is shown through its monitor, not among the evaluation runs.
@@ -54,6 +54,10 @@ export async function listRuns(
   if (filter.containerId !== null) {
     rowsQ = rowsQ.where('runs.container_id', '=', filter.containerId);
     countQ = countQ.where('container_id', '=', filter.containerId);
+  }
+  if (filter.name !== null) {
+    rowsQ = rowsQ.where('runs.name', '=', filter.name);
+    countQ = countQ.where('name', '=', filter.name);
   }
   if (filter.status !== null) {
     rowsQ = rowsQ.where('runs.status', '=', filter.status);

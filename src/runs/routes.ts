@@ -11,6 +11,7 @@ import {
   CreateRun,
   ListRunsQuery,
   ListSamplesQuery,
+  PatchRun,
   Run,
   RunComparison,
   RunIdParam,
@@ -82,6 +83,21 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ports: service.RunContext }>
         ctx,
         service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
       ),
+  );
+
+  app.patch(
+    '/v1/evaluation/runs/:run_id',
+    {
+      config: { permission: 'evaluation:write' },
+      schema: {
+        tags,
+        summary: 'Rename an evaluation run (its `name`; null removes it), whatever its status',
+        params: RunIdParam,
+        body: PatchRun,
+        response: responses({ 200: Run }, 404, 415, 422),
+      },
+    },
+    async (req) => service.patchRun(ctx, principalOf(req).projectId, req.params.run_id, req.body),
   );
 
   app.post(

@@ -48,6 +48,14 @@ export const DataSource = Type.Object(
 );
 export type DataSource = Static<typeof DataSource>;
 
+/** A run's name: what people call it in lists and pickers (not unique; ids stay the references). */
+export const RunName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  description: 'A name for the run, shown beside its id (not unique)',
+});
+
 export const CreateRun = Type.Object(
   {
     container: Type.String({ minLength: 1, maxLength: 200, description: 'Container id or label' }),
@@ -59,6 +67,7 @@ export const CreateRun = Type.Object(
     sample: Type.Optional(Nullable(DataSource)),
     ground_truth: Type.Optional(Nullable(DataSource)),
     baseline: Type.Optional(Nullable(DataSource)),
+    name: Type.Optional(Nullable(RunName)),
     metadata: Type.Optional(Nullable(FreeObject())),
     cache: Type.Optional(
       Nullable(
@@ -157,6 +166,7 @@ export type RunResults = Static<typeof RunResults>;
 export const Run = Type.Object({
   object: Type.Literal('evaluation.run'),
   id: Type.String(),
+  name: Nullable(Type.String({ description: 'The name given at creation or by PATCH; null: none' })),
   status: Type.String({ description: 'queued, running, completed, error or cancelled' }),
   created_at: Type.String(),
   started_at: Nullable(Type.String()),
@@ -184,9 +194,15 @@ export type Run = Static<typeof Run>;
 export const RunList = ListOf(Run);
 export const ListRunsQuery = Type.Object({
   container: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  name: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'Runs with exactly this name' }))),
   status: Type.Optional(Nullable(Type.Enum([...RUN_STATUSES], { description: 'Runs in this status' }))),
   ...PageQuery,
 });
+export const PatchRun = Type.Object(
+  { name: Nullable(RunName) },
+  { additionalProperties: false, description: 'A new name for the run; null removes it' },
+);
+export type PatchRun = Static<typeof PatchRun>;
 export const RunIdParam = Type.Object({ run_id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export const RunSample = Type.Object({

@@ -7,7 +7,7 @@ import type { Layout, PlannedSide, RunPlan } from '../engine/plan.js';
 import { formatRange, launchesOf } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
 import { countersOf } from '../engine/store/runs.js';
-import { cancelQueued, queueRun, requestCancel } from '../engine/store/transitions.js';
+import { cancelQueued, queueRun, renameRun, requestCancel } from '../engine/store/transitions.js';
 import { QueueUnavailable } from '../executor/run-queue.js';
 import { liveWorkers } from '../executor/workers.js';
 import type { ListResponse, Page } from '../http/schemas.js';
@@ -20,7 +20,7 @@ import { checkCreate, checkJudges } from './access.js';
 import type { RunContext } from './context.js';
 import * as repo from './repository.js';
 import { resolveSide, snapshotEvaluators, stableJson, validateShape } from './resolution.js';
-import type { CreateRun, ResolvedSource, Run, RunResults } from './schemas.js';
+import type { CreateRun, PatchRun, ResolvedSource, Run, RunResults } from './schemas.js';
 import { isTerminal, type RunStatus } from './schemas.js';
 
 export { type RunCatalog, type RunContext, type RunParts, runContext } from './context.js';
@@ -49,6 +49,7 @@ export function toRun(row: repo.RunRow): Run {
   return {
     object: 'evaluation.run',
     id: row.id,
+    name: row.name,
     status: row.status,
     created_at: row.created_at,
     started_at: row.started_at,
@@ -129,6 +130,7 @@ export async function createRun(
     baseline: baseline ? JSON.stringify(sideView(baseline)) : null,
     config: JSON.stringify(body),
     metadata: body.metadata ? JSON.stringify(body.metadata) : null,
+    name: body.name ?? null,
     plan: JSON.stringify(plan),
     results: null,
     metrics: JSON.stringify({ progress: { done: 0, total: null } }),
@@ -198,7 +200,7 @@ export async function requireRun(db: Kysely<Database>, projectId: string, id: st
 export async function listRuns(
   ctx: RunContext,
   projectId: string,
-  filter: { container?: string | null; status?: RunStatus | null },
+  filter: { container?: string | null; status?: RunStatus | null; name?: string | null },
   page: Page,
 ): Promise<ListResponse<Run>> {
   let containerId: string | null = null;
@@ -210,10 +212,22 @@ export async function listRuns(
   const { rows, total } = await repo.listRuns(
     ctx.db,
     projectId,
-    { containerId, status: filter.status ?? null },
+    { containerId, status: filter.status ?? null, name: filter.name ?? null },
     page,
   );
   return { object: 'list', data: rows.map(toRun), total };
+}
+
+/** Names (or renames, or unnames) a run of the project, whatever its status. */
+export async function patchRun(
+  ctx: RunContext,
+  projectId: string,
+  id: string,
+  patch: PatchRun,
+): Promise<Run> {
+  const row = await requireRun(ctx.db, projectId, id);
+  await renameRun(ctx.db, row.id, patch.name);
+  return withQueue(ctx, toRun(await requireRun(ctx.db, projectId, id)));
 }
 
 export async function cancelRun(ctx: RunContext, projectId: string, id: string): Promise<Run> {

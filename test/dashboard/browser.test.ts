@@ -250,6 +250,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
   it('launches a run from the UI and watches it to its end, with charts, samples and a comparison', async () => {
     // A baseline run through the API, judged leniently.
     const baseline = await api('POST', '/v1/evaluation/runs', {
+      name: 'lenient baseline',
       container: 'support',
       evaluators: ['correctness'],
       sample: { type: 'dataset', dataset: 'qa' },
@@ -264,6 +265,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.goto(`${projectUrl}/runs`);
     await page.getByRole('button', { name: 'New run' }).click();
     const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Run name').fill('strict nightly');
     await dialog.getByLabel('Container', { exact: true }).selectOption('support');
     await dialog.getByLabel('correctness').check();
     await dialog
@@ -272,12 +274,25 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
       .selectOption('qa');
     await dialog.getByRole('button', { name: 'Launch run' }).click();
     await page.waitForURL(/\/runs\/run_[^/?]+$/);
+    await expect(page.locator('h2 .run-name').textContent()).resolves.toBe('strict nightly');
 
-    // Progress arrives through the event stream while the run goes on; then its status is completed.
+    // Progress, spend and calls arrive through the event stream while the run goes on; then its status
+    // is completed.
     const progress = page.locator('.stat', { hasText: 'Progress' }).locator('.progress-text');
+    const judgeCalls = page.locator('[data-stat="judge-calls"] .figure');
+    const spend = page.locator('[data-stat="spend"] .figure');
     const seen = new Set<string>();
+    /** Judge calls and spend shown while the run was running, before its last position was done. */
+    const paidWhileRunning: { calls: number; spend: string }[] = [];
     for (let i = 0; i < 300 && !(await page.locator('.badge.status-completed').isVisible()); i++) {
-      seen.add((await progress.textContent()) ?? '');
+      const shown = (await progress.textContent()) ?? '';
+      seen.add(shown);
+      if (shown !== `${ROWS} / ${ROWS}` && (await page.locator('.badge.status-running').isVisible())) {
+        paidWhileRunning.push({
+          calls: Number(await judgeCalls.textContent()),
+          spend: (await spend.textContent()) ?? '',
+        });
+      }
       // A running run, once it has progress to show, at both widths.
       if (i === 4 && (await page.locator('.badge.status-running').isVisible()))
         await bothWidths('running-run');
@@ -286,6 +301,11 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.locator('.badge.status-completed').waitFor();
     await expect(progress.textContent()).resolves.toBe(`${ROWS} / ${ROWS}`);
     expect([...seen].some((t) => t !== `${ROWS} / ${ROWS}`)).toBe(true);
+    // Calls and spend grew while it ran (not only at its end), and end at one judge call per row.
+    const during = paidWhileRunning.filter((p) => p.calls > 0 && p.calls < ROWS);
+    expect(during.length, JSON.stringify(paidWhileRunning)).toBeGreaterThan(0);
+    expect(during.some((p) => p.spend !== '$0' && p.spend !== '$0.00' && p.spend !== '—')).toBe(true);
+    await expect(judgeCalls.textContent()).resolves.toBe(String(ROWS));
 
     // Results table and charts: score and pass rate per model × evaluator, and the score distribution.
     const results = page.locator('table.results');
@@ -307,6 +327,9 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
 
     // Against the lenient baseline: the ten wrong answers are regressions, listed first.
     await page.getByRole('tab', { name: 'Compare' }).click();
+    // The picker names the baseline run, beside its id.
+    const option = page.getByLabel('Baseline run', { exact: true }).locator(`option[value="${baseline.id}"]`);
+    await expect(option.textContent()).resolves.toMatch(new RegExp(`^lenient baseline · ${baseline.id} · `));
     await page.getByLabel('Baseline run', { exact: true }).selectOption(baseline.id);
     await page.getByRole('heading', { name: 'Regressions (10)' }).waitFor();
     await expect(page.locator('.badge.verdict-worse').first().isVisible()).resolves.toBe(true);
@@ -326,6 +349,9 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
 
     await page.getByRole('link', { name: 'Runs' }).first().click();
     await page.locator('table.runs tbody tr').nth(1).waitFor();
+    await expect(page.locator(`tr[data-run="${baseline.id}"] .run-name`).textContent()).resolves.toBe(
+      'lenient baseline',
+    );
     await shot('runs-list');
 
     // The Models page: what the project can name, registered models with their upstream and prices.

@@ -14,7 +14,16 @@ const load = (env: Record<string, string>) =>
 
 describe('dashboard settings', () => {
   it('defaults to no providers, no public URL and a 7-day session', () => {
-    expect(load({}).dashboard).toEqual({ providers: [], publicUrl: null, sessionTtlMs: 604_800_000 });
+    expect(load({}).dashboard).toEqual({
+      providers: [],
+      publicUrl: null,
+      sessionTtlMs: 604_800_000,
+      adminEmail: null,
+    });
+  });
+
+  it('reads EVALGATE_ADMIN_EMAIL as one lower-cased address', () => {
+    expect(load({ EVALGATE_ADMIN_EMAIL: ' Ops@Example.com ' }).dashboard.adminEmail).toBe('ops@example.com');
   });
 
   it('parses two providers, keeping each issuer exactly as given', () => {
@@ -49,11 +58,13 @@ describe('dashboard settings', () => {
       ],
       publicUrl: 'https://evalgate.example.com',
       sessionTtlMs: 3_600_000,
+      adminEmail: null,
     });
   });
 
   it('refuses bad values with a message naming the variable', () => {
     const cases: [Record<string, string>, RegExp][] = [
+      [{ EVALGATE_ADMIN_EMAIL: 'ops, boss@example.com' }, /^EVALGATE_ADMIN_EMAIL must be one e-mail address/],
       [{ EVALGATE_OIDC_PROVIDERS: '{not json' }, /^EVALGATE_OIDC_PROVIDERS must be a JSON array/],
       [{ EVALGATE_OIDC_PROVIDERS: '{}' }, /^EVALGATE_OIDC_PROVIDERS must be a JSON array/],
       [{ EVALGATE_OIDC_PROVIDERS: '[1]' }, /^EVALGATE_OIDC_PROVIDERS\[0\] must be an object/],

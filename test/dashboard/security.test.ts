@@ -91,7 +91,7 @@ describe('signing in with OpenID Connect', () => {
     tampered.searchParams.set('nonce', 'a-nonce-of-the-attacker');
     const back = await loginAtProvider(jar, tampered, 'mallory', CALLBACK());
     expect(back.searchParams.get('code')).toBeTruthy();
-    expectRefused(await callback(jar, back), jar, 'sign_in_failed');
+    expectRefused(await callback(jar, back), jar, 'nonce_mismatch');
   });
 
   it('refuses an answer and a token from an issuer that is not configured', async () => {
@@ -102,7 +102,9 @@ describe('signing in with OpenID Connect', () => {
       const back = await loginAtProvider(jar, elsewhere, 'mallory', CALLBACK());
       expect(back.searchParams.get('iss')).toBe(rogue.issuer);
       if (!keepIss) back.searchParams.delete('iss');
-      expectRefused(await callback(jar, back), jar, 'sign_in_failed');
+      // Named by the check that failed: the answer's `iss` is another issuer's, or missing although
+      // provider a says it sends one.
+      expectRefused(await callback(jar, back), jar, 'issuer_mismatch');
     }
     // A callback for a provider that is not configured at all.
     const jar = new CookieJar();

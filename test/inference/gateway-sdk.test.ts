@@ -233,6 +233,67 @@ describe('gateway routing and recording', () => {
     expect(response.headers.get('x-evalgate-cost')).toBe(String((12 * 1 + 7 * 2) / 1e6));
   });
 
+  it("streams a registered model's chunks under the caller's name (chat, Responses, Messages), the upstream's in a header", async () => {
+    const registered = await g.h.call('POST', '/v1/models', {
+      body: { label: 'streamed-vllm', base_url: g.mock.baseUrl, upstream_model: 'llama-streamed' },
+    });
+    expect(registered.status).toBe(201);
+    const { data: stream, response } = await g
+      .client()
+      .chat.completions.create({
+        model: 'streamed-vllm',
+        messages: [{ role: 'user', content: 'Hi' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      })
+      .withResponse();
+    expect(response.headers.get('x-evalgate-upstream-model')).toBe('llama-streamed');
+    const names = new Set<string>();
+    let text = '';
+    for await (const chunk of stream) {
+      names.add(chunk.model);
+      text += chunk.choices[0]?.delta.content ?? '';
+    }
+    expect(g.mock.requests[0]!.body.model).toBe('llama-streamed');
+    expect(text).toBe('Hello from the mock upstream.');
+    expect([...names]).toEqual(['streamed-vllm']);
+    // The recorded answer is what the client was sent.
+    const log = await logById(response.headers.get('x-evalgate-log-id')!);
+    const recorded = typeof log.response === 'string' ? JSON.parse(log.response) : log.response;
+    expect(recorded.model).toBe('streamed-vllm');
+
+    const responses = await g
+      .client()
+      .responses.create({ model: 'streamed-vllm', input: 'Hi', stream: true });
+    const responseModels = new Set<string>();
+    for await (const event of responses) {
+      if ('response' in event) responseModels.add(event.response.model);
+    }
+    expect([...responseModels]).toEqual(['streamed-vllm']);
+
+    const messages = await fetch(`${g.h.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': g.h.admin.key,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({
+        model: 'streamed-vllm',
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    expect(messages.status).toBe(200);
+    const events = await messages.text();
+    const start = events
+      .split('\n')
+      .find((line) => line.startsWith('data:') && line.includes('message_start'));
+    expect(JSON.parse(start!.slice(5)).message.model).toBe('streamed-vllm');
+    expect(events).not.toContain('llama-streamed');
+  });
+
   it('answers 404 model_not_found, 400 (every problem shown by the SDK) for a malformed body and 403 without inference:write', async () => {
     const missing = await g
       .client()

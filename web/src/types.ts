@@ -23,6 +23,7 @@ export type {
   ProjectRef,
   Run,
   RunComparison,
+  RunSpend,
 } from '../../src/dashboard/views';
 
 export type User = Me['user'];

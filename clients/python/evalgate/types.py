@@ -351,6 +351,7 @@ class RunDataResults(TypedDict):
 class RunData(TypedDict):
     object: Literal["evaluation.run"]
     id: str
+    name: Optional[str]
     #: queued, running, completed, error or cancelled
     status: str
     created_at: str
@@ -868,9 +869,16 @@ class CreateRun(_CreateRunRequired, total=False):
     sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    name: Optional[str]
     metadata: Optional[Dict[str, Any]]
     cache: Optional[CreateRunCache]
     environment: Optional[str]
+
+
+class PatchRun(TypedDict):
+    """A new name for the run; null removes it"""
+
+    name: Optional[str]
 
 
 class _CreateMonitorBackfillRequired(TypedDict):
@@ -925,7 +933,8 @@ RunResultsData = RunDataResults
 
 
 class RunEvent(TypedDict):
-    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}) or
+    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}),
+    ``spend`` ({spend, judge, generation}: what the run has paid so far, with its calls and tokens) or
     ``queue`` ({environment, live_workers, waiting_for_worker})."""
 
     event: str

@@ -54,6 +54,7 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/evaluation/runs"): "RunData[]",
     ("POST", "/v1/evaluation/runs"): "RunData",
     ("GET", "/v1/evaluation/runs/{run_id}"): "RunData",
+    ("PATCH", "/v1/evaluation/runs/{run_id}"): "RunData",
     ("POST", "/v1/evaluation/runs/{run_id}/cancel"): "RunData",
     ("GET", "/v1/evaluation/runs/{run_id}/samples"): "RunSample[]",
     ("GET", "/v1/evaluation/runs/{run_id}/compare"): "RunComparisonData",
@@ -79,6 +80,7 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/evaluators"): "CreateEvaluator",
     ("PATCH", "/v1/evaluators/{evaluator}"): "PatchEvaluator",
     ("POST", "/v1/evaluation/runs"): "CreateRun",
+    ("PATCH", "/v1/evaluation/runs/{run_id}"): "PatchRun",
     ("POST", "/v1/monitors"): "CreateMonitor",
     ("PATCH", "/v1/monitors/{monitor}"): "PatchMonitor",
 }
@@ -120,7 +122,8 @@ HAND_WRITTEN = '''
 
 
 class RunEvent(TypedDict):
-    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}) or
+    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}),
+    ``spend`` ({spend, judge, generation}: what the run has paid so far, with its calls and tokens) or
     ``queue`` ({environment, live_workers, waiting_for_worker})."""
 
     event: str

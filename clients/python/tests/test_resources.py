@@ -18,6 +18,7 @@ from evalgate import (
     Page,
     Run,
     RunComparison,
+    UnprocessableEntityError,
     UploadProgress,
 )
 from evalgate.types import Container, Dataset, RunData, RunSample
@@ -233,6 +234,23 @@ def test_runs(client: Evalgate, completed: Run) -> None:
     assert comparison["baseline_id"] == completed.id and comparison["summary"]["matched"] == 3
     frame = comparison.to_pandas()
     assert list(frame["matched"]) == [3] and list(frame["mean_difference"]) == [0]
+
+
+def test_run_names(client: Evalgate, completed: Run) -> None:
+    named = client.runs.create(
+        container="r-runs",
+        evaluators=["r-exact"],
+        sample={"type": "dataset", "dataset": "r-three"},
+        name="py nightly",
+    )
+    assert named["name"] == "py nightly"
+    assert [r.id for r in client.runs.list(name="py nightly")] == [named.id]
+    renamed = client.runs.update(completed.id, name="py baseline")
+    assert isinstance(renamed, Run) and renamed["name"] == "py baseline" and renamed.status == "completed"
+    conforms(renamed, RunData)
+    assert client.runs.update(completed.id, name=None)["name"] is None
+    with pytest.raises(UnprocessableEntityError):
+        client.runs.update(completed.id, name="")
 
 
 def test_run_results_and_samples_to_pandas(client: Evalgate, completed: Run) -> None:

@@ -9,6 +9,7 @@ import type {
   CreateRun,
   ListRunsParams,
   ListSamplesParams,
+  PatchRun,
   Run,
   RunComparison,
   RunEvent,
@@ -50,7 +51,7 @@ export class Runs {
     this.#transport = transport;
   }
 
-  /** Newest first, optionally of one container or status. */
+  /** Newest first, optionally of one container, status or name. */
   list(params: ListRunsParams = {}, options?: RequestOptions): PagePromise<Run> {
     return listPages(this.#transport, '/v1/evaluation/runs', params, options);
   }
@@ -69,6 +70,16 @@ export class Runs {
 
   get(runId: string, options?: RequestOptions): Promise<Run> {
     return this.#transport.request({ method: 'GET', path: `/v1/evaluation/runs/${seg(runId)}`, options });
+  }
+
+  /** Renames a run, whatever its status (`{ name: null }` removes its name). */
+  update(runId: string, patch: PatchRun, options?: RequestOptions): Promise<Run> {
+    return this.#transport.request({
+      method: 'PATCH',
+      path: `/v1/evaluation/runs/${seg(runId)}`,
+      json: patch,
+      options,
+    });
   }
 
   /** Stops a queued or running run; partial results are kept. A conflict when it has already ended. */

@@ -10,6 +10,7 @@ import * as m008 from './008_files.js';
 import * as m009 from './009_model_api.js';
 import * as m010 from './010_monitors.js';
 import * as m013 from './013_response_cache.js';
+import * as m015 from './015_run_names.js';
 import * as m016 from './016_monitor_mark.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '009_model_api': m009,
   '010_monitors': m010,
   '013_response_cache': m013,
+  '015_run_names': m015,
   '016_monitor_mark': m016,
 };
 

@@ -68,6 +68,11 @@ export function startRun(
   });
 }
 
+/** rename: a run's name, in any status (it changes nothing of its execution). */
+export async function renameRun(db: Db, id: string, name: string | null): Promise<void> {
+  await db.updateTable('runs').set({ name, updated_at: nowIso() }).where('id', '=', id).execute();
+}
+
 /** The cancellation flag, read by every executor between samples; the status is left to them. */
 export async function requestCancel(db: Db, id: string): Promise<void> {
   await db

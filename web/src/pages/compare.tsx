@@ -27,6 +27,7 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
           <option value="">choose a completed run…</option>
           {candidates.map((r) => (
             <option key={r.id} value={r.id}>
+              {r.name ? `${r.name} · ` : ''}
               {r.id} · {fmtDate(r.created_at)}
             </option>
           ))}

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { api, useApi } from '../api';
 import {
   ErrorBox,
@@ -13,7 +13,7 @@ import {
   Tabs,
 } from '../components';
 import { Link, setSearch, useLocation } from '../router';
-import type { Project, RunDetail, Side } from '../types';
+import type { Project, RunDetail, RunSpend, Side } from '../types';
 import { TERMINAL } from '../types';
 import { ComparePanel } from './compare';
 import { resultRows } from './result-rows';
@@ -31,12 +31,58 @@ function sideText(side: Side | null, labels: Record<string, string>): string {
   return `${kind} ${what ?? ''}, positions ${side.range}`;
 }
 
+/** The run's name, changed in place (an empty name removes it). */
+function RenameRun(props: {
+  base: string;
+  name: string | null;
+  onRenamed: () => void;
+  onError: (err: Error) => void;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [value, setValue] = useState(props.name ?? '');
+  if (!editing) {
+    return (
+      <button
+        type="button"
+        onClick={() => {
+          setValue(props.name ?? '');
+          setEditing(true);
+        }}
+      >
+        {props.name ? 'Rename' : 'Name this run'}
+      </button>
+    );
+  }
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    try {
+      await api(props.base, { method: 'PATCH', body: { name: value.trim() || null } });
+      setEditing(false);
+      props.onRenamed();
+    } catch (err) {
+      props.onError(err as Error);
+    }
+  };
+  return (
+    <form className="inline" onSubmit={save}>
+      <input aria-label="Run name" value={value} onChange={(e) => setValue(e.target.value)} maxLength={200} />
+      <button type="submit" className="primary">
+        Save
+      </button>
+      <button type="button" onClick={() => setEditing(false)}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
 export function RunPage(props: { project: Project; id: string }) {
   const base = `/projects/${props.project.id}/runs/${props.id}`;
   const detail = useApi<RunDetail>(base);
   const { search } = useLocation();
   const tab = search.get('tab') ?? 'results';
   const [live, setLive] = useState<{ done: number; total: number | null }>();
+  const [liveSpend, setLiveSpend] = useState<RunSpend>();
   const [error, setError] = useState<Error>();
   const [cancelling, setCancelling] = useState(false);
   const status = detail.data?.run.status;
@@ -54,6 +100,7 @@ export function RunPage(props: { project: Project; id: string }) {
     if (!going) return;
     const events = new EventSource(`/dashboard/api${base}/events`);
     events.addEventListener('progress', (e) => setLive(JSON.parse((e as MessageEvent).data)));
+    events.addEventListener('spend', (e) => setLiveSpend(JSON.parse((e as MessageEvent).data)));
     events.addEventListener('status', (e) => {
       const next = JSON.parse((e as MessageEvent).data) as { status: string };
       if (next.status !== statusRef.current) reload();
@@ -67,6 +114,13 @@ export function RunPage(props: { project: Project; id: string }) {
   const r = d.run;
   const terminal = TERMINAL.includes(r.status);
   const progress = terminal ? r.metrics?.progress : (live ?? r.metrics?.progress);
+  // While the run goes, what it has paid comes from its event stream (the page's read is of its start).
+  const paid = terminal ? undefined : liveSpend;
+  const spend = paid?.spend ?? r.spend;
+  const judge = paid?.judge ?? r.metrics?.judge;
+  const generation = paid?.generation ?? r.metrics?.generation;
+  const duration =
+    terminal || !r.started_at ? r.metrics?.duration_ms : Math.max(0, Date.now() - Date.parse(r.started_at));
   const cancel = async () => {
     setCancelling(true);
     try {
@@ -87,13 +141,17 @@ export function RunPage(props: { project: Project; id: string }) {
       </p>
       <div className="section-head">
         <h2>
-          <code>{r.id}</code> <StatusBadge status={r.status} />
+          {r.name && <span className="run-name">{r.name}</span>} <code>{r.id}</code>{' '}
+          <StatusBadge status={r.status} />
         </h2>
-        {!terminal && (
-          <button type="button" className="danger" onClick={cancel} disabled={cancelling}>
-            {cancelling ? 'Cancelling…' : 'Cancel run'}
-          </button>
-        )}
+        <div className="inline">
+          <RenameRun base={base} name={r.name} onRenamed={reload} onError={setError} />
+          {!terminal && (
+            <button type="button" className="danger" onClick={cancel} disabled={cancelling}>
+              {cancelling ? 'Cancelling…' : 'Cancel run'}
+            </button>
+          )}
+        </div>
       </div>
       <ErrorBox error={error} />
       {r.error && <ErrorBox error={`${r.error.code}: ${r.error.message}`} />}
@@ -107,25 +165,25 @@ export function RunPage(props: { project: Project; id: string }) {
           <span className="label">Progress</span>
           <ProgressBar done={progress?.done ?? 0} total={progress?.total ?? null} />
         </div>
-        <div className="stat">
+        <div className="stat" data-stat="spend">
           <span className="label">Spend</span>
-          <span className="figure">{fmtUsd(r.spend)}</span>
+          <span className="figure">{fmtUsd(spend)}</span>
         </div>
         <div className="stat">
           <span className="label">Duration</span>
-          <span className="figure">{fmtDuration(r.metrics?.duration_ms)}</span>
+          <span className="figure">{fmtDuration(duration)}</span>
         </div>
-        <div className="stat">
+        <div className="stat" data-stat="judge-calls">
           <span className="label">Judge calls</span>
-          <span className="figure">{r.metrics?.judge?.calls ?? 0}</span>
+          <span className="figure">{judge?.calls ?? 0}</span>
           <span className="muted small">
-            {r.metrics?.judge?.prompt_tokens ?? 0} + {r.metrics?.judge?.completion_tokens ?? 0} tokens
+            {judge?.prompt_tokens ?? 0} + {judge?.completion_tokens ?? 0} tokens
           </span>
         </div>
-        <div className="stat">
+        <div className="stat" data-stat="generation-calls">
           <span className="label">Generation calls</span>
-          <span className="figure">{r.metrics?.generation?.calls ?? 0}</span>
-          <span className="muted small">{fmtUsd(r.metrics?.generation?.cost)}</span>
+          <span className="figure">{generation?.calls ?? 0}</span>
+          <span className="muted small">{fmtUsd(generation?.cost)}</span>
         </div>
         <div className="stat">
           <span className="label">Overall</span>

@@ -140,6 +140,7 @@ function NewRunDialog(props: { project: Project; containers: Container[]; onClos
   const datasets = useApi<ListOf<Dataset>>(`${base}/datasets?limit=100`);
   const models = useApi<ListOf<Model>>(`${base}/models`);
   const [container, setContainer] = useState('');
+  const [name, setName] = useState('');
   const [chosen, setChosen] = useState<string[]>([]);
   const [sample, setSample] = useState<SideForm>(emptySide('dataset'));
   const [truth, setTruth] = useState<SideForm>(emptySide(''));
@@ -155,6 +156,7 @@ function NewRunDialog(props: { project: Project; containers: Container[]; onClos
         method: 'POST',
         body: {
           container,
+          ...(name.trim() ? { name: name.trim() } : {}),
           evaluators: chosen,
           sample: sideBody(sample),
           ground_truth: sideBody(truth),
@@ -177,6 +179,16 @@ function NewRunDialog(props: { project: Project; containers: Container[]; onClos
     <Dialog title="Launch a run" onClose={props.onClose} wide>
       <form onSubmit={submit} className="stack">
         <ErrorBox error={error} />
+        <label>
+          Name
+          <input
+            aria-label="Run name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="optional, e.g. nightly gpt-4o"
+            maxLength={200}
+          />
+        </label>
         <label>
           Container
           <select
@@ -331,7 +343,13 @@ export function RunsPage(props: { project: Project }) {
               <tr key={r.id} data-run={r.id}>
                 <td>
                   <Link to={`${base}/runs/${r.id}`}>
-                    <code>{r.id}</code>
+                    {r.name ? (
+                      <>
+                        <span className="run-name">{r.name}</span> <code className="muted small">{r.id}</code>
+                      </>
+                    ) : (
+                      <code>{r.id}</code>
+                    )}
                   </Link>
                 </td>
                 <td>

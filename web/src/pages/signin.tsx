@@ -4,12 +4,26 @@ import { Link, useLocation } from '../router';
 import type { Me } from '../types';
 
 const REASONS: Record<string, string> = {
-  state_mismatch: 'The sign-in could not be matched to this browser. Start again.',
+  state_mismatch: 'The sign-in could not be matched to this browser (state check failed). Start again.',
   login_expired: 'The sign-in took too long. Start again.',
   sign_in_failed: 'The identity provider’s answer was refused. Start again, or ask your administrator.',
+  issuer_mismatch:
+    'The answer came from another identity provider than the one the sign-in started at (issuer check failed).',
+  audience_mismatch:
+    'The identity provider’s token was issued to another application (audience check failed).',
+  nonce_mismatch:
+    'The identity provider’s token belongs to another sign-in (nonce check failed). Start again.',
+  token_expired: 'The identity provider’s token had expired (expiry check failed). Check the server’s clock.',
+  token_time_invalid:
+    'The identity provider’s token is not valid at this time (issued-at or not-before check failed). Check the clocks.',
+  signature_invalid: 'The identity provider’s token signature did not verify (signature check failed).',
+  code_rejected:
+    'The identity provider refused to exchange the sign-in code (used already, expired, or issued elsewhere). Start again.',
+  provider_refused: 'The identity provider refused the sign-in (for example, access was denied there).',
   provider_unavailable: 'The identity provider cannot be reached right now.',
   unknown_provider: 'That identity provider is not configured.',
-  link_invalid: 'This sign-in link was already used or has expired. Restart the server for a new one.',
+  link_invalid:
+    'This sign-in link was already used or has expired. Run `npx evalgate dashboard link` for a new one.',
   local_sign_in_disabled: 'Sign-in links are disabled: this server uses identity providers.',
 };
 

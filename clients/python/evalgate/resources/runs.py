@@ -30,12 +30,13 @@ class Runs(Resource):
         *,
         container: Optional[str] = None,
         status: Optional[str] = None,
+        name: Optional[str] = None,
         limit: Optional[int] = None,
         offset: Optional[int] = None,
         request_options: Optional[RequestOptions] = None,
     ) -> Any:
-        """Newest first, optionally of one container or status; items are :class:`Run` objects."""
-        query = {"container": container, "status": status, "limit": limit, "offset": offset}
+        """Newest first, optionally of one container, status or name; items are :class:`Run` objects."""
+        query = {"container": container, "status": status, "name": name, "limit": limit, "offset": offset}
         return self._list("/v1/evaluation/runs", query, request_options, self._run)
 
     @operation("POST", "/v1/evaluation/runs")
@@ -68,6 +69,17 @@ class Runs(Resource):
     @operation("GET", "/v1/evaluation/runs/{run_id}")
     def get(self, run_id: str, *, request_options: Optional[RequestOptions] = None) -> Run:
         return self._call("GET", f"/v1/evaluation/runs/{seg(run_id)}", options=request_options, wrap=self._run)
+
+    @operation("PATCH", "/v1/evaluation/runs/{run_id}")
+    def update(self, run_id: str, *, name: Optional[str], request_options: Optional[RequestOptions] = None) -> Run:
+        """Renames a run, whatever its status; ``name=None`` removes its name."""
+        return self._call(
+            "PATCH",
+            f"/v1/evaluation/runs/{seg(run_id)}",
+            json={"name": name},
+            options=request_options,
+            wrap=self._run,
+        )
 
     @operation("POST", "/v1/evaluation/runs/{run_id}/cancel")
     def cancel(self, run_id: str, *, request_options: Optional[RequestOptions] = None) -> Run:
