@@ -26,6 +26,7 @@ import { readMonitorItems } from './monitors/items.js';
 import type { MonitorContext } from './monitors/service.js';
 import type { Metrics } from './observability/metrics.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
+import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { type RunContext, runContext } from './runs/service.js';
@@ -54,6 +55,8 @@ export interface Ports {
   /** OpenAI's graders API (graders/run, validate) and files API (eval data as datasets). */
   graders: GraderApiPorts;
   files: UploadContext;
+  /** OpenAI's stored chat completions (chat calls made with `store: true`). */
+  storedCompletions: StoredCompletionPorts;
   monitors: MonitorContext;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
@@ -155,6 +158,7 @@ export function buildPorts(p: Parts): Ports {
     evaluators,
     graders: { resolveModel: p.resolveModel, providers: p.providers, sandbox: p.sandbox },
     files: uploads,
+    storedCompletions: { db, flush: () => p.logWriter.flush() },
     inference: {
       providers: p.providers,
       hopId: p.hopId,

@@ -83,7 +83,12 @@ function metadataPair(db: Kysely<Database>, key: string, value: string): Express
 const isoOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
 function filtered(db: Kysely<Database>, projectId: string, f: StoredCompletionFilter) {
-  let q = db.selectFrom('task_logs').where('project_id', '=', projectId).where(storedChat(db));
+  // A failed call answered no completion: nothing of it is stored.
+  let q = db
+    .selectFrom('task_logs')
+    .where('project_id', '=', projectId)
+    .where(storedChat(db))
+    .where('status', '=', 'success');
   if (f.model !== undefined) q = q.where('model', '=', f.model);
   if (f.createdAfter !== undefined) q = q.where('created_at', '>=', isoOf(f.createdAfter));
   if (f.createdBefore !== undefined) q = q.where('created_at', '<', isoOf(f.createdBefore));
@@ -206,6 +211,7 @@ export async function findStoredRow(
     .where('id', '=', logId)
     .where('project_id', '=', projectId)
     .where(storedChat(db))
+    .where('status', '=', 'success')
     .executeTakeFirst();
 }
 
