@@ -205,6 +205,15 @@ describe('stored chat completions with the official openai package', () => {
     const cleared = await client.chat.completions.update(made.id, { metadata: null });
     expect((cleared as unknown as { metadata: unknown }).metadata).toEqual({});
 
+    // The Python package sends DELETE labelled JSON with no body at all: that is no body, not a bad one.
+    const other = await ask('to delete', { store: true });
+    const bare = await g.h.call('DELETE', `/v1/chat/completions/${other.id}`, {
+      raw: '',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(bare.status, bare.text).toBe(200);
+    expect(bare.body).toEqual({ id: other.id, object: 'chat.completion.deleted', deleted: true });
+
     const deleted: ChatCompletionDeleted = await client.chat.completions.delete(made.id);
     expect(deleted).toEqual({ id: made.id, object: 'chat.completion.deleted', deleted: true });
     await expect(client.chat.completions.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);

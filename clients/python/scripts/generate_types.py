@@ -99,6 +99,11 @@ NOT_JSON = {("GET", "/metrics"), ("GET", "/v1/evaluation/runs/{run_id}/events")}
 #: that users call them with (tests/test_coverage.py excludes them from the client too).
 VENDOR_DIALECTS = {
     ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/chat/completions"),
+    ("GET", "/v1/chat/completions/{completion_id}"),
+    ("POST", "/v1/chat/completions/{completion_id}"),
+    ("DELETE", "/v1/chat/completions/{completion_id}"),
+    ("GET", "/v1/chat/completions/{completion_id}/messages"),
     ("POST", "/v1/responses"),
     ("GET", "/v1/responses/{id}"),
     ("DELETE", "/v1/responses/{id}"),
