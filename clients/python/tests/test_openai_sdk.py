@@ -81,7 +81,8 @@ ROWS = [
 
 def test_files(sdk: Any, other_sdk: Any) -> None:
     created = sdk.files.create(file=("qa.jsonl", io.BytesIO(jsonl(ROWS))), purpose="evals")
-    assert (created.object, created.filename, created.purpose, created.status) == ("file", "qa.jsonl", "evals", "processed")
+    shown = (created.object, created.filename, created.purpose, created.status)
+    assert shown == ("file", "qa.jsonl", "evals", "processed")
     assert created.bytes == len(jsonl(ROWS)) and created.created_at <= time.time() + 1
     assert sdk.files.retrieve(created.id) == created
     listed = [f.id for f in sdk.files.list(purpose="evals")]
@@ -140,7 +141,9 @@ def test_stored_chat_completions(sdk: Any, other_sdk: Any, model: str) -> None:
         assert completion.id.startswith("chatcmpl-") and completion.choices[0].message.content == f"echo: {text}"
         made.append(completion.id)
     # Not stored: answered, recorded as a task log, but not listed.
-    sdk.chat.completions.create(model=model, messages=[{"role": "user", "content": "delta"}], metadata={"suite": "py-sdk"})
+    sdk.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "delta"}], metadata={"suite": "py-sdk"}
+    )
 
     page = sdk.chat.completions.list(metadata={"suite": "py-sdk"}, limit=2)
     assert [c.id for c in page.data] == made[:2] and page.has_more is True
