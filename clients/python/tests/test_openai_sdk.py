@@ -182,3 +182,194 @@ def test_stored_chat_completions(sdk: Any, other_sdk: Any, model: str) -> None:
     wrong = openai.OpenAI(base_url=str(sdk.base_url), api_key="eg_wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         wrong.chat.completions.list()
+
+
+def require_evals(sdk: Any) -> None:
+    """Skips only when the server has no /v1/evals route at all (a 404 for the route itself)."""
+    try:
+        sdk.evals.list(limit=1)
+    except openai.NotFoundError as err:
+        if "Route" in str(err) and "not found" in str(err):
+            pytest.skip("this server does not serve /v1/evals")
+        raise
+
+
+def finished(sdk: Any, eval_id: str, run_id: str) -> Any:
+    return wait_for(
+        lambda: (lambda run: run if run.status in ("completed", "failed", "canceled") else None)(
+            sdk.evals.runs.retrieve(run_id, eval_id=eval_id)
+        ),
+        timeout=90,
+    )
+
+
+EXACT = {
+    "type": "string_check",
+    "name": "exact",
+    "operation": "eq",
+    "input": "{{sample.output_text}}",
+    "reference": "{{ item.answer }}",
+}
+FUZZY = {
+    "type": "text_similarity",
+    "name": "fuzzy",
+    "evaluation_metric": "fuzzy_match",
+    "input": "{{sample.output_text}}",
+    "reference": "{{item.answer}}",
+    "pass_threshold": 0.8,
+}
+
+
+def test_evals(sdk: Any, other_sdk: Any, model: str, own_mock: MockUpstream) -> None:
+    require_evals(sdk)
+    ev = sdk.evals.create(
+        name="py-capitals",
+        metadata={"team": "py"},
+        data_source_config={
+            "type": "custom",
+            "item_schema": {
+                "type": "object",
+                "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+                "required": ["answer"],
+            },
+            "include_sample_schema": True,
+        },
+        testing_criteria=[EXACT, FUZZY],
+    )
+    assert ev.object == "eval" and ev.name == "py-capitals" and ev.metadata == {"team": "py"}
+    assert ev.data_source_config.type == "custom" and "sample" in ev.data_source_config.schema_["properties"]
+    assert [c.name for c in ev.testing_criteria] == ["exact", "fuzzy"]
+    assert sdk.evals.retrieve(ev.id).id == ev.id
+    assert ev.id in [e.id for e in sdk.evals.list(limit=100)]
+    assert sdk.evals.update(ev.id, name="py-capitals-2").name == "py-capitals-2"
+    with pytest.raises(openai.NotFoundError):
+        other_sdk.evals.retrieve(ev.id)
+
+    # A jsonl run: outputs given with the items (output_text, or a whole chat completion as the
+    # Cookbook's examples submit completion.model_dump()).
+    content = [
+        {"item": {"answer": "Paris"}, "sample": {"output_text": "Paris"}},
+        {
+            "item": {"answer": "Rome"},
+            "sample": {
+                "model": "someone",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Roma"}, "finish_reason": "stop"}],
+            },
+        },
+        {"item": {"answer": "Madrid"}, "sample": {"output_text": "Madrid"}},
+    ]
+    run = sdk.evals.runs.create(
+        ev.id, name="py-jsonl", data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}}
+    )
+    assert run.object == "eval.run" and run.eval_id == ev.id and run.name == "py-jsonl"
+    done = finished(sdk, ev.id, run.id)
+    assert done.status == "completed" and done.error is None
+    counts = done.result_counts
+    assert (counts.total, counts.passed, counts.failed, counts.errored) == (3, 2, 1, 0)
+    per_criterion = {r.testing_criteria: (r.passed, r.failed) for r in done.per_testing_criteria_results}
+    assert per_criterion == {"exact": (2, 1), "fuzzy": (2, 1)}
+    items = list(sdk.evals.runs.output_items.list(run.id, eval_id=ev.id, limit=2))
+    assert [i.status for i in items] == ["pass", "fail", "pass"]
+    assert [i.datasource_item for i in items] == [row["item"] for row in content]
+    rome = items[1]
+    scores = {r.name: r.score for r in rome.results}
+    assert scores["exact"] == 0 and scores["fuzzy"] == pytest.approx(0.75, abs=1e-9)
+    failed = list(sdk.evals.runs.output_items.list(run.id, eval_id=ev.id, status="fail"))
+    assert [i.id for i in failed] == [rome.id]
+    assert sdk.evals.runs.output_items.retrieve(rome.id, eval_id=ev.id, run_id=run.id).id == rome.id
+
+    # The same rows from an uploaded file.
+    uploaded = sdk.files.create(file=("rows.jsonl", io.BytesIO(jsonl(content))), purpose="evals")
+    from_file = sdk.evals.runs.create(
+        ev.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}}
+    )
+    assert finished(sdk, ev.id, from_file.id).result_counts.passed == 2
+
+    # A completions run: generated through the registered model on the mock provider.
+    echo = sdk.evals.create(
+        name="py-echo",
+        data_source_config={
+            "type": "custom",
+            "item_schema": {"type": "object", "properties": {"question": {"type": "string"}}},
+        },
+        testing_criteria=[{**EXACT, "reference": "echo: {{item.question}}"}],
+    )
+    generated = sdk.evals.runs.create(
+        echo.id,
+        data_source={
+            "type": "completions",
+            "model": model,
+            "input_messages": {
+                "type": "template",
+                "template": [{"role": "user", "content": "{{item.question}}"}],
+            },
+            "sampling_params": {"temperature": 0, "max_completion_tokens": 20},
+            "source": {
+                "type": "file_content",
+                "content": [{"item": {"question": q}} for q in ("one?", "two?", "three?")],
+            },
+        },
+    )
+    done = finished(sdk, echo.id, generated.id)
+    assert done.status == "completed"
+    assert (done.result_counts.total, done.result_counts.passed) == (3, 3)
+    usage = [(u.model_name, u.invocation_count, u.prompt_tokens, u.completion_tokens) for u in done.per_model_usage]
+    assert usage == [(model, 3, 30, 15)]
+    first = list(sdk.evals.runs.output_items.list(generated.id, eval_id=echo.id))[0]
+    assert first.sample.output[0].content == "echo: one?"
+
+    # A stored-completions run over traffic recorded through the gateway, selected by metadata.
+    for text in ("four?", "five?"):
+        sdk.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": text}], store=True, metadata={"suite": "py-evals"}
+        )
+    sdk.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "other?"}], store=True, metadata={"suite": "py-elsewhere"}
+    )
+    stored = sdk.evals.create(
+        name="py-stored",
+        data_source_config={"type": "stored_completions", "metadata": {"suite": "py-evals"}},
+        testing_criteria=[{**EXACT, "reference": "echo: four?"}],
+    )
+    graded = sdk.evals.runs.create(
+        stored.id,
+        data_source={
+            "type": "completions",
+            "source": {"type": "stored_completions", "metadata": {"suite": "py-evals"}},
+        },
+    )
+    done = finished(sdk, stored.id, graded.id)
+    assert done.status == "completed"
+    assert (done.result_counts.total, done.result_counts.passed, done.result_counts.failed) == (2, 1, 1)
+
+    # Cancel: a run whose calls the mock holds, canceled while they wait, then let go.
+    held = sdk.evals.runs.create(
+        echo.id,
+        data_source={
+            "type": "completions",
+            "model": model,
+            "input_messages": {
+                "type": "template",
+                "template": [{"role": "user", "content": "hold-me {{item.question}}"}],
+            },
+            "source": {"type": "file_content", "content": [{"item": {"question": str(n)}} for n in range(4)]},
+        },
+    )
+    canceled = sdk.evals.runs.cancel(held.id, eval_id=echo.id)
+    assert canceled.id == held.id
+    own_mock.release()
+    assert finished(sdk, echo.id, held.id).status == "canceled"
+    assert [r.id for r in sdk.evals.runs.list(echo.id, status="canceled")] == [held.id]
+
+    # Delete: the run, then the eval.
+    deleted_run = sdk.evals.runs.delete(held.id, eval_id=echo.id)
+    assert (deleted_run.object, deleted_run.deleted, deleted_run.run_id) == ("eval.run.deleted", True, held.id)
+    with pytest.raises(openai.NotFoundError):
+        sdk.evals.runs.retrieve(held.id, eval_id=echo.id)
+    deleted = sdk.evals.delete(ev.id)
+    assert (deleted.object, deleted.deleted, deleted.eval_id) == ("eval.deleted", True, ev.id)
+    with pytest.raises(openai.NotFoundError):
+        sdk.evals.retrieve(ev.id)
+    wrong = openai.OpenAI(base_url=str(sdk.base_url), api_key="eg_wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        wrong.evals.list()
