@@ -27,6 +27,7 @@ import type { MonitorContext } from './monitors/service.js';
 import type { Metrics } from './observability/metrics.js';
 import type { EvalsPorts } from './openai-evals/evals-routes.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
+import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { type RunContext, runContext } from './runs/service.js';
@@ -56,6 +57,8 @@ export interface Ports {
   graders: GraderApiPorts;
   files: UploadContext;
   evals: EvalsPorts;
+  /** OpenAI's stored chat completions (chat calls made with `store: true`). */
+  storedCompletions: StoredCompletionPorts;
   monitors: MonitorContext;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
@@ -160,6 +163,7 @@ export function buildPorts(p: Parts): Ports {
     graders: { resolveModel: p.resolveModel, providers: p.providers, sandbox: p.sandbox },
     files: uploads,
     evals: { runs, uploads, resolveModel: p.resolveModel, publicUrl: config.dashboard.publicUrl ?? null },
+    storedCompletions: { db, flush: () => p.logWriter.flush() },
     inference: {
       providers: p.providers,
       hopId: p.hopId,
