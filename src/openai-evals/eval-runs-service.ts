@@ -24,6 +24,7 @@ import { requireEvalRow } from './evals-service.js';
 import { itemChecker, metadataIssues } from './evals-validation.js';
 import { requireFile } from './files-service.js';
 import { resolveGraderModels } from './graders-service.js';
+import { type StoredCompletionFilter, selectStoredCompletions } from './stored-completions-repository.js';
 
 /** What eval runs need: the run rules (queue, environments), uploads for inline rows, model resolution. */
 export interface EvalRunPorts {
@@ -105,7 +106,58 @@ function checkItems(schema: unknown, rows: JsonObject[]): void {
   if (issues.length) throw badRequest(issues);
 }
 
-async function rowsOf(ports: EvalRunPorts, projectId: string, source: JsonObject, runId: string) {
+/**
+ * Stored completions selected by the source's filters (and the eval's config metadata) as eval rows:
+ * `item` the request (`input` messages, `metadata`, `model`), `sample` the stored answer. The selection
+ * is taken when the run is created.
+ */
+async function storedRows(
+  ports: EvalRunPorts,
+  projectId: string,
+  source: JsonObject,
+  evalFilter: Record<string, string>,
+): Promise<JsonObject[]> {
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const filter: StoredCompletionFilter & { limit?: number } = {
+    metadata: { ...evalFilter, ...((source.metadata as Record<string, string> | null) ?? {}) },
+  };
+  if (typeof source.model === 'string') filter.model = source.model;
+  const after = num(source.created_after);
+  const before = num(source.created_before);
+  const limit = num(source.limit);
+  if (after !== undefined) filter.createdAfter = after;
+  if (before !== undefined) filter.createdBefore = before;
+  if (limit !== undefined) filter.limit = limit;
+  const found = await selectStoredCompletions(ports.runs.db, projectId, filter);
+  return found.map((c) => ({
+    item: { id: c.id, input: c.input, metadata: c.metadata, model: c.model },
+    sample: {
+      id: c.id,
+      object: 'chat.completion',
+      model: c.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: c.output.content,
+            ...(c.output.tool_calls ? { tool_calls: c.output.tool_calls } : {}),
+          },
+          finish_reason: c.output.finish_reason,
+        },
+      ],
+      usage: c.usage,
+    },
+  }));
+}
+
+async function rowsOf(
+  ports: EvalRunPorts,
+  projectId: string,
+  source: JsonObject,
+  runId: string,
+  evalFilter: Record<string, string>,
+) {
   if (source.type === 'file_id') {
     const file = await requireFile(ports.runs.db, projectId, String(source.id)).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === 'not_found') {
@@ -116,6 +168,10 @@ async function rowsOf(ports: EvalRunPorts, projectId: string, source: JsonObject
       throw err;
     });
     return file.id;
+  }
+  if (source.type === 'stored_completions') {
+    const rows = await storedRows(ports, projectId, source, evalFilter);
+    return (await createDataset(ports.uploads, projectId, { label: `eval-run:${runId}`, items: rows })).id;
   }
   if (source.type !== 'file_content') {
     throw badRequest([
@@ -164,7 +220,9 @@ export async function createEvalRun(
     checkItems(config.item_schema, checked.source.content as JsonObject[]);
   }
   const runId = newId('run');
-  const datasetId = await rowsOf(ports, projectId, checked.source, runId);
+  const evalFilter =
+    config.type === 'custom' ? {} : ((config.metadata as Record<string, string> | undefined) ?? {});
+  const datasetId = await rowsOf(ports, projectId, checked.source, runId, evalFilter);
   const count = Number(
     (await db.selectFrom('datasets').select('item_count').where('id', '=', datasetId).executeTakeFirst())
       ?.item_count ?? 0,

@@ -167,6 +167,11 @@ export function dataSourceIssues(ds: unknown): ValidationIssue[] {
     }
     return issues;
   }
+  // Stored completions may be graded as they are: no model, no input messages.
+  const stored = isObject(ds.source) && ds.source.type === 'stored_completions';
+  if (stored && ds.model === undefined && ds.input_messages === undefined) {
+    return [...issues, ...samplingIssues(kind, ds.sampling_params)];
+  }
   if (typeof ds.model !== 'string' || ds.model === '') {
     issues.push({
       loc: [...DS, 'model'],
@@ -215,8 +220,9 @@ export function requestParams(kind: string, params: JsonObject | undefined): Rec
 export function checkedSource(ds: JsonObject, model: ResolvedModel | null): CheckedSource {
   const kind = ds.type as CheckedSource['type'];
   const source = ds.source as JsonObject;
-  if (kind === 'jsonl') return { type: kind, source, model: null, request: null };
-  const input = ds.input_messages as JsonObject;
+  if (kind === 'jsonl' || !isObject(ds.input_messages))
+    return { type: kind, source, model: null, request: null };
+  const input = ds.input_messages;
   const request: GenerationRequest = {
     params: requestParams(kind, ds.sampling_params as JsonObject | undefined),
   };

@@ -135,7 +135,9 @@ describe('/v1/evals with the official SDK', () => {
     expect(message).toMatch(/item_schema/);
     expect(message).toMatch(/testing_criteria\.0\.operation/);
     expect(message).toMatch(/17 keys/);
-    const issues = ((err as OpenAI.APIError).error as { details?: { issues?: unknown[] } }).details?.issues;
+    const issues = (
+      (err as InstanceType<typeof OpenAI.APIError>).error as { details?: { issues?: unknown[] } }
+    ).details?.issues;
     expect(issues?.length).toBeGreaterThanOrEqual(3);
 
     const longKey = await client.evals
