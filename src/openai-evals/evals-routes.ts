@@ -62,7 +62,12 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
     {
       ...write,
       attachValidation: true,
-      schema: { tags, summary: 'Create an eval', body: Free, response: responses({ 200: Free }) },
+      schema: {
+        tags,
+        summary: 'Create an eval',
+        body: Free,
+        response: responses({ 200: Free }, 400, 404, 422),
+      },
     },
     async (req) => createEval(db, principalOf(req).projectId, body(req)),
   );
@@ -77,7 +82,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
           ...Cursor,
           order_by: Type.Optional(Type.Enum(['created_at', 'updated_at'])),
         }),
-        response: responses({ 200: List }),
+        response: responses({ 200: List }, 400, 404, 422),
       },
     },
     async (req) => listEvals(db, principalOf(req).projectId, req.query),
@@ -86,7 +91,12 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
     '/v1/evals/:eval_id',
     {
       ...read,
-      schema: { tags, summary: 'Get an eval', params: EvalParams, response: responses({ 200: Free }, 404) },
+      schema: {
+        tags,
+        summary: 'Get an eval',
+        params: EvalParams,
+        response: responses({ 200: Free }, 400, 404, 422),
+      },
     },
     async (req) => toEval(await requireEvalRow(db, principalOf(req).projectId, req.params.eval_id)),
   );
@@ -100,7 +110,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         summary: 'Update an eval (name, metadata)',
         params: EvalParams,
         body: Free,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) => updateEval(db, principalOf(req).projectId, req.params.eval_id, body(req)),
@@ -113,7 +123,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         tags,
         summary: 'Delete an eval',
         params: EvalParams,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) => deleteEval(db, principalOf(req).projectId, req.params.eval_id),
@@ -129,7 +139,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         summary: 'Create an eval run (an Evalgate run)',
         params: EvalParams,
         body: Free,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) => withUrl(req, await createEvalRun(ports, principalOf(req), req.params.eval_id, body(req))),
@@ -146,7 +156,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
           ...Cursor,
           status: Type.Optional(Type.Enum(['queued', 'in_progress', 'completed', 'canceled', 'failed'])),
         }),
-        response: responses({ 200: List }, 404),
+        response: responses({ 200: List }, 400, 404, 422),
       },
     },
     async (req) => {
@@ -162,7 +172,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         tags,
         summary: 'Get an eval run',
         params: RunParams,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) =>
@@ -180,7 +190,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         tags,
         summary: 'Cancel an eval run',
         params: RunParams,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) =>
@@ -197,7 +207,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         tags,
         summary: 'Delete an eval run',
         params: RunParams,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) => deleteEvalRun(ports, principalOf(req).projectId, req.params.eval_id, req.params.run_id),
@@ -212,7 +222,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         summary: "List an eval run's output items",
         params: RunParams,
         querystring: Type.Object({ ...Cursor, status: Type.Optional(Type.Enum(['pass', 'fail'])) }),
-        response: responses({ 200: List }, 404),
+        response: responses({ 200: List }, 400, 404, 422),
       },
     },
     async (req) => {
@@ -229,7 +239,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         tags,
         summary: 'Get an output item',
         params: ItemParams,
-        response: responses({ 200: Free }, 404),
+        response: responses({ 200: Free }, 400, 404, 422),
       },
     },
     async (req) => {
