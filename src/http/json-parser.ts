@@ -68,8 +68,9 @@ export function installJsonParser(app: FastifyInstance): void {
       try {
         checkEncoding(req);
         const text = bodyText(body as Buffer);
-        // A request that carries no body but labels it JSON (the Python `openai` package's DELETE): none.
-        if (text === '' && BODILESS.has(req.method)) {
+        // A request that carries no body but labels it JSON (the Python `openai` package's DELETE, and its
+        // POST to a route that takes no body, such as a cancel) has no body, rather than a bad one.
+        if (text === '' && (BODILESS.has(req.method) || req.routeOptions.schema?.body === undefined)) {
           done(null, undefined);
           return;
         }

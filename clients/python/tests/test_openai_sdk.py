@@ -326,6 +326,8 @@ def test_evals(sdk: Any, other_sdk: Any, model: str, own_mock: MockUpstream) -> 
     sdk.chat.completions.create(
         model=model, messages=[{"role": "user", "content": "other?"}], store=True, metadata={"suite": "py-elsewhere"}
     )
+    # Recorded off the request path: listed (and so selectable) once the log writer has written them.
+    wait_for(lambda: len(sdk.chat.completions.list(metadata={"suite": "py-evals"}).data) == 2)
     stored = sdk.evals.create(
         name="py-stored",
         data_source_config={"type": "stored_completions", "metadata": {"suite": "py-evals"}},
