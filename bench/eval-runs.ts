@@ -123,7 +123,12 @@ async function main(): Promise<void> {
   };
   await bareLoop(stringCheck, inputs.slice(0, 2000));
   await bareLoop(rouge, inputs.slice(0, 2000));
-  const server = await startServer();
+  const chunk = process.env.EVALGATE_RUN_CHUNK_SIZE;
+  const poll = process.env.EVALGATE_RUN_POLL_MS;
+  const server = await startServer({
+    ...(chunk ? { EVALGATE_RUN_CHUNK_SIZE: chunk } : {}),
+    ...(poll ? { EVALGATE_RUN_POLL_MS: poll } : {}),
+  });
   try {
     const fileId = await upload(server, data.map((r) => JSON.stringify(r)).join('\n'));
     const out: Record<string, unknown> = { bench: 'eval-runs', items: n, node: process.version };
