@@ -117,6 +117,18 @@ VENDOR_DIALECTS = {
     ("GET", "/v1/files/{file_id}"),
     ("DELETE", "/v1/files/{file_id}"),
     ("GET", "/v1/files/{file_id}/content"),
+    ("GET", "/v1/evals"),
+    ("POST", "/v1/evals"),
+    ("GET", "/v1/evals/{eval_id}"),
+    ("POST", "/v1/evals/{eval_id}"),
+    ("DELETE", "/v1/evals/{eval_id}"),
+    ("GET", "/v1/evals/{eval_id}/runs"),
+    ("POST", "/v1/evals/{eval_id}/runs"),
+    ("GET", "/v1/evals/{eval_id}/runs/{run_id}"),
+    ("POST", "/v1/evals/{eval_id}/runs/{run_id}"),
+    ("DELETE", "/v1/evals/{eval_id}/runs/{run_id}"),
+    ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items"),
+    ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items/{output_item_id}"),
 }
 
 HAND_WRITTEN = '''
