@@ -21,8 +21,10 @@ import { validatorCompiler } from './http/validation.js';
 import { inferenceRoutes } from './inference/routes.js';
 import { monitorRoutes } from './monitors/routes.js';
 import { installMetrics, installMetricsRoute } from './observability/http.js';
+import { evalRoutes } from './openai-evals/evals-routes.js';
 import { fileRoutes } from './openai-evals/files-routes.js';
 import { graderRoutes } from './openai-evals/graders-routes.js';
+import { storedCompletionRoutes } from './openai-evals/stored-completions-routes.js';
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
 
@@ -126,6 +128,8 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(runRoutes, { ports: ports.runs });
   await server.register(graderRoutes, { ports: ports.graders });
   await server.register(fileRoutes, { ports: ports.files });
+  await server.register(evalRoutes, { ports: ports.evals });
+  await server.register(storedCompletionRoutes, { ports: ports.storedCompletions });
   await server.register(monitorRoutes, { ports: ports.monitors });
   await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ApiKeyPorts } from './auth/routes.js';
-import { countDatasetItems, readDatasetItems } from './catalog/datasets/items.js';
+import { countDatasetItems, readDatasetItems, readEvalItems } from './catalog/datasets/items.js';
 import type { UploadContext } from './catalog/json-lines.js';
 import { countContainerLogs, readContainerLogItems } from './catalog/logs/items.js';
 import type { ModelContext } from './catalog/models/resolve.js';
@@ -26,7 +26,9 @@ import type { InferencePorts } from './inference/routes.js';
 import { readMonitorItems } from './monitors/items.js';
 import type { MonitorContext } from './monitors/service.js';
 import type { Metrics } from './observability/metrics.js';
+import type { EvalsPorts } from './openai-evals/evals-routes.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
+import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { type RunContext, runContext } from './runs/service.js';
@@ -55,6 +57,9 @@ export interface Ports {
   /** OpenAI's graders API (graders/run, validate) and files API (eval data as datasets). */
   graders: GraderApiPorts;
   files: UploadContext;
+  evals: EvalsPorts;
+  /** OpenAI's stored chat completions (chat calls made with `store: true`). */
+  storedCompletions: StoredCompletionPorts;
   monitors: MonitorContext;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
@@ -90,7 +95,9 @@ function engineDeps(p: Parts): EngineDeps {
   const { runs } = p.config;
   const read = (side: PlannedSide, range: { start: number; end: number }) =>
     side.type === 'dataset'
-      ? readDatasetItems(db, side.ref ?? '', range)
+      ? side.shape === 'eval'
+        ? readEvalItems(db, side.ref ?? '', range)
+        : readDatasetItems(db, side.ref ?? '', range)
       : side.type === 'monitor'
         ? readMonitorItems(db, side.ref ?? '', range)
         : readContainerLogItems(db, side.ref ?? '', range);
@@ -169,6 +176,8 @@ export function buildPorts(p: Parts): Ports {
     evaluators,
     graders: { resolveModel: p.resolveModel, providers: p.providers, sandbox: p.sandbox },
     files: uploads,
+    evals: { runs, uploads, resolveModel: p.resolveModel, publicUrl: config.dashboard.publicUrl ?? null },
+    storedCompletions: { db, flush: () => p.logWriter.flush() },
     inference: {
       providers: p.providers,
       cache: p.cache,

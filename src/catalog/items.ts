@@ -11,6 +11,11 @@ export interface Item {
   expected: unknown;
   metadata: Record<string, unknown>;
   raw: unknown;
+  /**
+   * An OpenAI eval item (a row `{item, sample}` of an eval run's source): the grader templates' `item`
+   * namespace is this object as given, and the row's `sample` is the item's `output`.
+   */
+  evalItem?: Record<string, unknown>;
 }
 
 /** `start:end`, 0-based, end exclusive. */

@@ -357,6 +357,30 @@ export interface MonitorSelectionTable {
   selected_at: string;
 }
 
+/** An OpenAI-style eval: its data source config and testing criteria (JSON, as answered). */
+export interface EvalTable {
+  id: string;
+  project_id: string;
+  name: string;
+  metadata: string | null;
+  data_source_config: string;
+  testing_criteria: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An eval run: the Evalgate run it is, and what it was created with. */
+export interface EvalRunTable {
+  run_id: string;
+  eval_id: string;
+  project_id: string;
+  name: string;
+  metadata: string | null;
+  data_source: string;
+  model: string;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   projects: ProjectTable;
@@ -374,6 +398,8 @@ export interface Database {
   monitors: MonitorTable;
   monitor_selections: MonitorSelectionTable;
   run_samples: RunSampleTable;
+  evals: EvalTable;
+  eval_runs: EvalRunTable;
   run_generations: RunGenerationTable;
   run_launches: RunLaunchTable;
   run_chunks: RunChunkTable;

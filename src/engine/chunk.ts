@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Item } from '../catalog/items.js';
 import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
-import { createGraderScorer } from '../scoring/graders/scorer.js';
+import { createGraderScorer, pythonGraderScorer } from '../scoring/graders/scorer.js';
 import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
 import {
   outcomeOf,
@@ -13,8 +13,9 @@ import {
 import { type ErrorBody, errorOf } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
 import { isStop } from './errors.js';
+import { evalRequest, parseStoredCompletion, storedCompletion } from './eval-generation.js';
 import { Tally } from './ledger.js';
-import type { EvaluatorSnapshot, Launch } from './plan.js';
+import type { EvaluatorSnapshot, GenerationRequest, Launch } from './plan.js';
 import { type ChunkItems, type ItemReader, isBlank, loadChunk, toMessages } from './positions.js';
 import type { RunState } from './run-state.js';
 import type { ScorerPool } from './scorer-pool.js';
@@ -31,16 +32,24 @@ export interface ChunkDeps {
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 
-function generatedItem(base: Item | null, gen: { output: string | null } | undefined, model: string) {
+function generatedItem(
+  base: Item | null,
+  gen: { output: string | null } | undefined,
+  model: string,
+  evalRun = false,
+) {
   if (!gen || gen.output === null) return null;
-  return {
+  const item: Item = {
     id: base?.id ?? '',
     input: base?.input ?? null,
-    output: gen.output,
+    // An eval run's generation is the whole chat completion (content, tool calls, finish reason, usage).
+    output: evalRun ? parseStoredCompletion(gen.output) : gen.output,
     expected: null,
     metadata: { model },
     raw: { generated_by: model, output: gen.output },
-  } satisfies Item;
+  };
+  if (base?.evalItem) item.evalItem = base.evalItem;
+  return item;
 }
 
 /** `score >= pass_threshold` when a threshold is set, else the evaluator's own verdict, else unknown. */
@@ -82,6 +91,7 @@ export class ChunkWork {
     launch: number,
     model: string,
     inputs: (Item | null)[],
+    request?: GenerationRequest,
   ): Promise<Map<number, { output: string | null; error: string | null }>> {
     const { from } = this;
     const stored = await store.storedGenerations(this.deps.db, this.runId, launch, side, from, this.to);
@@ -107,9 +117,11 @@ export class ChunkWork {
         };
         try {
           // The model's registry default_parameters are applied by the provider layer.
-          const request = { model, messages: toMessages(item.input), stream: false };
-          const result = await this.state.call('generation', model, request, this.signal);
-          row.output = result.text;
+          const body = request
+            ? evalRequest(request, item, model)
+            : { model, messages: toMessages(item.input), stream: false };
+          const result = await this.state.call('generation', model, body, this.signal);
+          row.output = request ? storedCompletion(result) : result.text;
           row.usage = json(result.usage);
           row.cost = result.cost;
           row.prompt_tokens = result.usage?.prompt_tokens ?? 0;
@@ -153,22 +165,25 @@ export class ChunkWork {
     const failed = new Map<number, ErrorBody>();
     if (plan.generated !== null && launch.model !== null) {
       const source = plan.generated === 'sample' ? items.ground_truth : items.sample;
-      const gens = await this.generate(plan.generated, launch.index, launch.model, source);
+      const request = plan.sides[plan.generated].request;
+      const gens = await this.generate(plan.generated, launch.index, launch.model, source, request);
       items[plan.generated] = source.map((base, i) => {
         const gen = gens.get(from + i);
         if (base !== null && (!gen || gen.output === null)) {
           const cause = gen?.error ? (JSON.parse(gen.error) as { code?: string }) : null;
           failed.set(
             from + i,
-            cause?.code === 'rate_limited'
-              ? { code: 'rate_limited', message: 'The generation model kept answering 429' }
-              : {
-                  code: 'generation_failed',
-                  message: 'The model did not generate an output for this position',
-                },
+            cause?.code === 'template_error'
+              ? { code: 'template_error', message: String((cause as { message?: unknown }).message) }
+              : cause?.code === 'rate_limited'
+                ? { code: 'rate_limited', message: 'The generation model kept answering 429' }
+                : {
+                    code: 'generation_failed',
+                    message: 'The model did not generate an output for this position',
+                  },
           );
         }
-        return generatedItem(base, gen, launch.model ?? '');
+        return generatedItem(base, gen, launch.model ?? '', request !== undefined);
       });
     }
     const baselineSide = plan.sides.baseline;
@@ -187,6 +202,17 @@ export class ChunkWork {
   ): (run: (s: Scorer) => Promise<ScoreOutcome[]>) => Promise<ScoreOutcome[]> {
     const key = `${this.runId}:${ev.id}:${this.launch.index}`;
     const create = async (): Promise<Scorer> => {
+      // A python grader (OpenAI eval runs): the code sandbox, given the grader's namespaces.
+      if (ev.grader?.type === 'python') {
+        const sandbox = await this.deps.sandbox();
+        if (!sandbox.available) {
+          throw new ScorerSetupError(
+            'sandbox_unavailable',
+            `Python graders cannot run on this worker: ${sandbox.reason ?? 'no sandbox'}`,
+          );
+        }
+        return pythonGraderScorer(await this.deps.createCodeScorer(ev));
+      }
       // Evaluators of the grader types (string_check, text_similarity, score_model, label_model).
       if (ev.grader) {
         return createGraderScorer(ev.grader, {

@@ -1,6 +1,6 @@
 import type { Range } from '../catalog/items.js';
 import type { EvaluatorTable } from '../db/schema.js';
-import type { SubGrader } from '../scoring/graders/schemas.js';
+import type { ModelInput, SubGrader } from '../scoring/graders/schemas.js';
 
 export type SideName = 'sample' | 'ground_truth' | 'baseline';
 /** `monitor`: the task logs a monitor selected, by position in its run (monitor_selections). */
@@ -14,6 +14,23 @@ export interface PlannedSide {
   /** Model slugs of a generate side. */
   models: string[];
   range: Range;
+  /** `eval`: a dataset of OpenAI eval rows (`{item, sample}`), read as eval items. */
+  shape?: 'eval';
+  /** A generate side of an OpenAI eval run: how each item's request is built. */
+  request?: GenerationRequest;
+}
+
+/**
+ * The request an OpenAI eval run's generate side sends per item: its messages rendered from a template
+ * over the item (or taken from the item by reference), plus fixed parameters (sampling, tools, format).
+ */
+export interface GenerationRequest {
+  /** Template messages (grader input messages' shape), rendered over `{item}`. */
+  template?: ModelInput[];
+  /** A path such as `item.input` naming the messages (or a prompt string) in the item. */
+  itemReference?: string;
+  /** Chat request fields sent with every call (temperature, top_p, seed, max_completion_tokens, tools, …). */
+  params: Record<string, unknown>;
 }
 
 /** The evaluator as it was when the run was created: later edits do not change a run. */

@@ -54,6 +54,9 @@ export function bodyText(bytes: Buffer): string {
   return bytes.toString('utf8');
 }
 
+/** Methods whose requests need no body. */
+const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
 /** JSON is the only media type of the API unless a route adds its own (e.g. JSON lines uploads). */
 export function installJsonParser(app: FastifyInstance): void {
   app.decorateRequest('bodyText', null);
@@ -65,6 +68,12 @@ export function installJsonParser(app: FastifyInstance): void {
       try {
         checkEncoding(req);
         const text = bodyText(body as Buffer);
+        // A request that carries no body but labels it JSON (the Python `openai` package's DELETE, and its
+        // POST to a route that takes no body, such as a cancel) has no body, rather than a bad one.
+        if (text === '' && (BODILESS.has(req.method) || req.routeOptions.schema?.body === undefined)) {
+          done(null, undefined);
+          return;
+        }
         const value = parseJsonBody(text);
         req.bodyText = text;
         done(null, value);

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../http/schemas.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
+import { storedChatAnswer } from './dialects/chat-answer.js';
 import { embeddingsRoutes } from './dialects/embeddings-routes.js';
 import { messagesRoutes } from './dialects/messages-routes.js';
 import { responsesRoutes } from './dialects/responses-routes.js';
@@ -50,10 +51,19 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
       const request = req.body as ChatRequest;
       const metadata = clientMetadata(req, request.metadata);
       const where = await runner.prepare(req);
+      const store = request.store === true;
       return runner.run(
         req,
         reply,
-        { route: 'chat', request, requestText: req.bodyText, metadata, answer: null },
+        {
+          route: 'chat',
+          request,
+          requestText: req.bodyText,
+          metadata,
+          // Stored completions answer under their own id (chatcmpl-X for log_X); others pass as they came.
+          answer: store && where.logId ? storedChatAnswer(where.logId) : null,
+          extra: { store },
+        },
         where,
       );
     },

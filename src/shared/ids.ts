@@ -14,7 +14,8 @@ export type IdPrefix =
   | 'log'
   | 'smp'
   | 'job'
-  | 'mon';
+  | 'mon'
+  | 'eval';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

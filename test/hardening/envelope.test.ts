@@ -91,7 +91,7 @@ describe('wrong methods', () => {
       ['DELETE', '/v1/evaluators', 'GET, HEAD, POST'],
       ['POST', '/v1/evaluators/x', 'GET, HEAD, PATCH, DELETE'],
       ['PUT', '/v1/evaluation/runs/run_1/cancel', 'POST'],
-      ['GET', '/v1/chat/completions', 'POST'],
+      ['PUT', '/v1/chat/completions', 'GET, HEAD, POST'],
       ['PATCH', '/healthz/', 'GET, HEAD'],
       ['POST', '/v1/evaluation/runs/run_1?x=1', 'GET, HEAD'],
     ];

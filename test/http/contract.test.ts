@@ -131,6 +131,15 @@ describe('errors outside the routes', () => {
     }
   });
 
+  it('reads an empty body labelled JSON as no body where the route takes none (DELETE, a cancel)', async () => {
+    const empty = { raw: '', headers: { 'content-type': 'application/json' } };
+    const cancel = await h.call('POST', '/v1/evaluation/runs/run_nope/cancel', empty);
+    expect(cancel.status, cancel.text).toBe(404);
+    const created = await h.call('POST', '/v1/containers', { body: { label: 'bodiless' } });
+    const removed = await h.call('DELETE', `/v1/containers/${created.body.id}`, empty);
+    expect(removed.status, removed.text).toBe(200);
+  });
+
   it('answers 415 unsupported_media_type for bodies that are not JSON', async () => {
     for (const type of [
       'text/plain',

@@ -101,6 +101,11 @@ NOT_JSON = {("GET", "/metrics"), ("GET", "/v1/evaluation/runs/{run_id}/events")}
 #: that users call them with (tests/test_coverage.py excludes them from the client too).
 VENDOR_DIALECTS = {
     ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/chat/completions"),
+    ("GET", "/v1/chat/completions/{completion_id}"),
+    ("POST", "/v1/chat/completions/{completion_id}"),
+    ("DELETE", "/v1/chat/completions/{completion_id}"),
+    ("GET", "/v1/chat/completions/{completion_id}/messages"),
     ("POST", "/v1/responses"),
     ("GET", "/v1/responses/{id}"),
     ("DELETE", "/v1/responses/{id}"),
@@ -114,6 +119,18 @@ VENDOR_DIALECTS = {
     ("GET", "/v1/files/{file_id}"),
     ("DELETE", "/v1/files/{file_id}"),
     ("GET", "/v1/files/{file_id}/content"),
+    ("GET", "/v1/evals"),
+    ("POST", "/v1/evals"),
+    ("GET", "/v1/evals/{eval_id}"),
+    ("POST", "/v1/evals/{eval_id}"),
+    ("DELETE", "/v1/evals/{eval_id}"),
+    ("GET", "/v1/evals/{eval_id}/runs"),
+    ("POST", "/v1/evals/{eval_id}/runs"),
+    ("GET", "/v1/evals/{eval_id}/runs/{run_id}"),
+    ("POST", "/v1/evals/{eval_id}/runs/{run_id}"),
+    ("DELETE", "/v1/evals/{eval_id}/runs/{run_id}"),
+    ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items"),
+    ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items/{output_item_id}"),
 }
 
 HAND_WRITTEN = '''

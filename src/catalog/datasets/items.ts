@@ -31,6 +31,29 @@ export async function readDatasetItems(
   });
 }
 
+/**
+ * The items of an OpenAI eval run's rows (`{item: {...}, sample?: {...}}`): `item` is the templates'
+ * item namespace as given, `sample` (a chat completion, a Responses object, or `output_text` /
+ * `output_json` / `output_tools`) the output under evaluation.
+ */
+export async function readEvalItems(db: Kysely<Database>, datasetId: string, range: Range): Promise<Item[]> {
+  const rows = await readItemRows(db, datasetId, range.start, range.end);
+  return rows.map(({ position, data }) => {
+    const row = parseJson<unknown>(data, null);
+    const fields = isObject(row) ? row : {};
+    const item = isObject(fields.item) ? fields.item : {};
+    return {
+      id: `${datasetId}:${position}`,
+      input: item.input ?? null,
+      output: fields.sample ?? null,
+      expected: null,
+      metadata: {},
+      raw: row,
+      evalItem: item,
+    };
+  });
+}
+
 export async function countDatasetItems(db: Kysely<Database>, datasetId: string): Promise<number> {
   return itemCount(db, datasetId);
 }

@@ -9,6 +9,8 @@ import * as m007 from './007_grader_evaluators.js';
 import * as m008 from './008_files.js';
 import * as m009 from './009_model_api.js';
 import * as m010 from './010_monitors.js';
+import * as m011 from './011_evals.js';
+import * as m012 from './012_stored_completions.js';
 import * as m013 from './013_response_cache.js';
 import * as m015 from './015_run_names.js';
 import * as m016 from './016_monitor_mark.js';
@@ -25,6 +27,8 @@ const migrations: Record<string, Migration> = {
   '008_files': m008,
   '009_model_api': m009,
   '010_monitors': m010,
+  '011_evals': m011,
+  '012_stored_completions': m012,
   '013_response_cache': m013,
   '015_run_names': m015,
   '016_monitor_mark': m016,

@@ -16,6 +16,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function namespacesOf(input: ScoreInput): GraderContext {
   const s: Item | null = input.sample;
   const g: Item | null = input.groundTruth;
+  const evalItem = s?.evalItem ?? g?.evalItem;
+  // An OpenAI eval run's item is the templates' `item` namespace as given.
+  if (evalItem) return { item: evalItem, sample: { ...sampleNamespace(s?.output ?? null) } };
   const row = isObject(g?.raw) ? g.raw : isObject(s?.raw) ? s.raw : {};
   return {
     item: {
@@ -62,5 +65,29 @@ export function createGraderScorer(grader: SubGrader, ports: GraderPorts): Score
       );
     },
     async close() {},
+  };
+}
+
+/**
+ * A python grader in a run: the sandboxed code scorer of its wrapped source (see python.ts), handed
+ * each position's two namespaces as the item's `input` (the item) and `output` (the sample).
+ */
+export function pythonGraderScorer(code: Scorer): Scorer {
+  return {
+    scoreBatch(inputs, signal) {
+      return code.scoreBatch(
+        inputs.map((input) => {
+          const ns = namespacesOf(input);
+          return {
+            position: input.position,
+            sample: { id: '', input: ns.item, output: ns.sample, expected: null, metadata: {}, raw: null },
+            groundTruth: null,
+            baseline: null,
+          };
+        }),
+        signal,
+      );
+    },
+    close: () => code.close(),
   };
 }

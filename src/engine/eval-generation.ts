@@ -1,0 +1,58 @@
+import type { Item } from '../catalog/items.js';
+import type { ChatMessage, ChatRequest, CompletionResult } from '../inference/types.js';
+import { renderMessages } from '../scoring/graders/model.js';
+import { resolve, TemplateError } from '../scoring/graders/template.js';
+import type { GenerationRequest } from './plan.js';
+import { toMessages } from './positions.js';
+
+/** A reference or template of an eval run's generation request that does not resolve for an item. */
+export class GenerationTemplateError extends Error {
+  override name = 'GenerationTemplateError';
+  readonly code = 'template_error';
+}
+
+/** The messages an item's reference names: a message list, or a prompt string as one user message. */
+function referencedMessages(reference: string, item: Record<string, unknown>): ChatMessage[] {
+  const value = resolve(reference, { item });
+  if (typeof value === 'string') return [{ role: 'user', content: value }];
+  if (Array.isArray(value) && value.every((m) => m && typeof m === 'object' && 'role' in m)) {
+    return value as ChatMessage[];
+  }
+  throw new TemplateError(reference, 'is neither a list of messages nor a string');
+}
+
+/** The chat request of one item of an eval run's generate side (throws GenerationTemplateError). */
+export function evalRequest(request: GenerationRequest, item: Item, model: string): ChatRequest {
+  const ns = item.evalItem ?? {};
+  let messages: ChatMessage[];
+  try {
+    if (request.template) messages = renderMessages(request.template, { item: ns, sample: {} });
+    else if (request.itemReference) messages = referencedMessages(request.itemReference, ns);
+    else messages = toMessages(item.input);
+  } catch (err) {
+    if (err instanceof TemplateError) throw new GenerationTemplateError(err.message);
+    throw err;
+  }
+  return { ...request.params, model, messages, stream: false };
+}
+
+/** What an eval run keeps of a generation: the chat completion, as the sample of its output item. */
+export function storedCompletion(result: CompletionResult): string {
+  const body = result.body;
+  return JSON.stringify({
+    id: body.id ?? null,
+    object: 'chat.completion',
+    model: typeof body.model === 'string' ? body.model : result.servedBy,
+    choices: Array.isArray(body.choices) ? body.choices : [],
+    usage: result.usage,
+  });
+}
+
+/** A stored generation of an eval run back as the chat completion it was. */
+export function parseStoredCompletion(output: string): unknown {
+  try {
+    return JSON.parse(output);
+  } catch {
+    return output;
+  }
+}
