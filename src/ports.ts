@@ -176,7 +176,13 @@ export function buildPorts(p: Parts): Ports {
     evaluators,
     graders: { resolveModel: p.resolveModel, providers: p.providers, sandbox: p.sandbox },
     files: uploads,
-    evals: { runs, uploads, resolveModel: p.resolveModel, publicUrl: config.dashboard.publicUrl ?? null },
+    evals: {
+      runs,
+      uploads,
+      resolveModel: p.resolveModel,
+      flushLogs: () => p.logWriter.flush(),
+      publicUrl: config.dashboard.publicUrl ?? null,
+    },
     storedCompletions: { db, flush: () => p.logWriter.flush() },
     inference: {
       providers: p.providers,

@@ -31,6 +31,8 @@ export interface EvalRunPorts {
   runs: RunContext;
   uploads: DatasetContext;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  /** Waits for the task-log writer's pending batch, so calls answered a moment ago are selectable. */
+  flushLogs(): Promise<void>;
 }
 
 interface Principal {
@@ -128,6 +130,7 @@ async function storedRows(
   if (after !== undefined) filter.createdAfter = after;
   if (before !== undefined) filter.createdBefore = before;
   if (limit !== undefined) filter.limit = limit;
+  await ports.flushLogs();
   const found = await selectStoredCompletions(ports.runs.db, projectId, filter);
   return found.map((c) => ({
     item: { id: c.id, input: c.input, metadata: c.metadata, model: c.model },

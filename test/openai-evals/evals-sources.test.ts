@@ -95,11 +95,7 @@ describe('eval run sources', () => {
     await ask('France', 'geo');
     await ask('Italy', 'geo', ' wrongly');
     await ask('Spain', 'other');
-    await waitFor(
-      async () => (await client.chat.completions.list({ metadata: { suite: 'geo' } })).data.length === 2,
-      20_000,
-      'stored',
-    );
+    // No wait: run creation reads the calls just answered (it waits for the task-log writer).
     const ev = await client.evals.create({
       data_source_config: { type: 'stored_completions', metadata: { suite: 'geo' } },
       testing_criteria: [
