@@ -26,7 +26,65 @@ const DOC_MODEL_SERVER = 'http://127.0.0.1:11434/v1';
 
 let h: Harness;
 let mock: MockUpstream;
+/** Each document runs in a project of its own, as on a fresh server. */
 let key: string;
+
+/** The README's and docs/api.md's walkthroughs build what the other documents' examples assume. */
+const WALKTHROUGHS = ['README.md', 'docs/api.md'];
+
+async function projectFor(file: string): Promise<string> {
+  const made = await h.key(['*'], `docs-${file.replace(/\W/g, '-')}`);
+  const as = { key: made.key };
+  const ok = (res: { status: number; text: string }, what: string) => {
+    if (res.status >= 300) throw new Error(`${what}: ${res.status} ${res.text}`);
+  };
+  // A model the docs' client examples name without registering it.
+  ok(
+    await h.call('POST', '/v1/models', {
+      ...as,
+      body: {
+        label: 'my-vllm',
+        provider: 'openai-compatible',
+        base_url: mock.baseUrl,
+        upstream_model: 'vllm',
+      },
+    }),
+    'my-vllm',
+  );
+  if (WALKTHROUGHS.includes(file)) return made.key;
+  ok(await h.call('POST', '/v1/containers', { ...as, body: { label: 'support-bot' } }), 'container');
+  ok(
+    await h.call('POST', '/v1/evaluators', {
+      ...as,
+      body: {
+        type: 'judge',
+        name: 'helpfulness',
+        container: 'support-bot',
+        model: 'openai/gpt-4o-mini',
+        prompt: 'Rate from 0 to 1 how helpful the answer is.\nQuestion: {{input}}\nAnswer: {{output}}',
+      },
+    }),
+    'judge',
+  );
+  ok(
+    await h.call('POST', '/v1/chat/completions', {
+      ...as,
+      headers: { 'x-evalgate-container': 'support-bot' },
+      body: { model: 'my-vllm', messages: [{ role: 'user', content: 'How do I reset my password?' }] },
+    }),
+    'call',
+  );
+  const run = await h.call('POST', '/v1/evaluation/runs', {
+    ...as,
+    body: {
+      container: 'support-bot',
+      evaluators: ['helpfulness'],
+      sample: { type: 'container', container: 'support-bot', range: '0:1' },
+    },
+  });
+  ok(run, 'run');
+  return made.key;
+}
 
 /** Judges get a verdict, everything else an echo. */
 function reply(req: MockRequest) {
@@ -45,12 +103,6 @@ beforeAll(async () => {
       ANTHROPIC_BASE_URL: mock.baseUrl,
     },
   });
-  key = h.admin.key;
-  // A model the docs' client examples name without registering it.
-  const model = await h.call('POST', '/v1/models', {
-    body: { label: 'my-vllm', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'vllm' },
-  });
-  expect(model.status, model.text).toBe(201);
   fs.mkdirSync(SCRATCH, { recursive: true });
 }, 60_000);
 afterAll(async () => {
@@ -85,8 +137,15 @@ function env(home: string): NodeJS.ProcessEnv {
   };
 }
 
-/** `npx evalgate` is this checkout's CLI; `last_run` the newest run's id (the docs' `run_…`). */
+/**
+ * `npx evalgate` is this checkout's CLI; `last_run` the newest run's id (the docs' `run_…`). Variables a
+ * block sets (`H=…; API=…`) are kept for the document's next blocks, as in one terminal.
+ */
 const PRELUDE = `
+if [ -f .docs-state ]; then source .docs-state; fi
+__before="$(compgen -v)"
+__save() { for v in $(compgen -v); do case "$v" in __*|BASH*|FUNCNAME|PIPESTATUS|_|LINENO|RANDOM|SECONDS|EPOCH*|SRANDOM|COLUMNS|LINES|OPT*|PWD|OLDPWD|SHLVL|HIST*|PPID|UID|EUID|GROUPS|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|SHELLOPTS|IFS|PS*|DIRSTACK) continue;; esac; grep -qx "$v" <<<"$__before" || declare -p "$v"; done >> .docs-state 2>/dev/null; }
+trap __save EXIT
 npx() { if [ "$1" = evalgate ]; then shift; node --import "$EVALGATE_TSX" "$EVALGATE_ROOT/src/cli/main.ts" "$@"; else command npx "$@"; fi; }
 evalgate() { npx evalgate "$@"; }
 last_run() { curl -s "$EVALGATE_BASE_URL/v1/evaluation/runs?limit=1" -H "Authorization: Bearer $EVALGATE_API_KEY" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data[0].id))'; }
@@ -143,9 +202,10 @@ describe.skipIf(testDbKind() === 'postgres')('the code blocks of the docs run', 
     if (blocks.length === 0) continue;
     describe(file, () => {
       let dir = '';
-      beforeAll(() => {
+      beforeAll(async () => {
         dir = tempDir('evalgate-docs-').dir;
-      });
+        key = await projectFor(file);
+      }, 60_000);
       for (const block of blocks.filter((b) => b.lang === 'sh')) {
         const name = `sh block at line ${block.line}`;
         if (block.skip !== null) {
@@ -156,6 +216,8 @@ describe.skipIf(testDbKind() === 'postgres')('the code blocks of the docs run', 
           const code = substitute(block.code);
           const ran = await run('bash', ['-eo', 'pipefail', '-c', `${PRELUDE}\n${code}`], dir, dir);
           expect(ran.code, failure(block, code, ran)).toBe(0);
+          // curl succeeds on any status: an error envelope in the output is the doc's mistake too.
+          expect(ran.out, failure(block, code, ran)).not.toMatch(/\{"(error|detail)":/);
         });
       }
       const scripts = blocks.filter((b) => (b.lang === 'js' || b.lang === 'ts') && b.skip === null);
