@@ -19,7 +19,8 @@ import { type Block, codeBlocks, documents } from './blocks.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PYTHON = path.join(ROOT, 'clients/python/.venv/bin/python');
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const SCRATCH = path.join(ROOT, 'node_modules/.cache/docs-blocks');
+// Inside the package, so that 'evalgate/client' resolves to it as in a clone.
+const SCRATCH = path.join(ROOT, '.docs-blocks');
 /** Addresses the docs write, for the server and the model server they assume. */
 const DOC_SERVER = 'http://127.0.0.1:8080';
 const DOC_MODEL_SERVER = 'http://127.0.0.1:11434/v1';

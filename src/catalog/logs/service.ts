@@ -22,7 +22,7 @@ export interface LogContext extends UploadContext {
 }
 
 /** How long a read of task logs waits for the writer at most: an outage must not hold reads up. */
-export const SETTLE_WAIT_MS = 2_000;
+export const SETTLE_WAIT_MS = 5_000;
 
 /**
  * Read-your-writes for task logs: a read waits (at most SETTLE_WAIT_MS) until the calls answered before
