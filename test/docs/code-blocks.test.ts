@@ -221,6 +221,9 @@ describe.skipIf(testDbKind() === 'postgres')('the code blocks of the docs run', 
           expect(ran.out, failure(block, code, ran)).not.toMatch(/\{"(error|detail)":/);
         });
       }
+      for (const block of blocks.filter((b) => b.lang !== 'sh' && b.skip !== null)) {
+        it.skip(`${block.lang} block at line ${block.line} (${block.skip})`, () => {});
+      }
       const scripts = blocks.filter((b) => (b.lang === 'js' || b.lang === 'ts') && b.skip === null);
       if (scripts.length > 0) {
         it(`JS/TS blocks at lines ${scripts.map((b) => b.line).join(', ')}`, {
