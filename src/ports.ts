@@ -5,6 +5,7 @@ import type { ApiKeyPorts } from './auth/routes.js';
 import { countDatasetItems, readDatasetItems, readEvalItems } from './catalog/datasets/items.js';
 import type { UploadContext } from './catalog/json-lines.js';
 import { countContainerLogs, readContainerLogItems } from './catalog/logs/items.js';
+import type { LogContext } from './catalog/logs/service.js';
 import type { ModelContext } from './catalog/models/resolve.js';
 import type { RegistryContext } from './catalog/models/service.js';
 import type { ResolvedModel } from './catalog/models/types.js';
@@ -49,7 +50,7 @@ export interface Ports {
   apiKeys: ApiKeyPorts;
   containers: { db: DatabaseHandle['db'] };
   datasets: UploadContext;
-  logs: UploadContext;
+  logs: LogContext;
   models: RegistryContext;
   evaluators: EvaluatorContext;
   inference: InferencePorts;
@@ -167,7 +168,7 @@ export function buildPorts(p: Parts): Ports {
     apiKeys,
     containers: { db },
     datasets: uploads,
-    logs: uploads,
+    logs: { ...uploads, settle: () => p.logWriter.flush() },
     models: {
       ...p.models,
       // With the server's own ports, so that a model cannot be pointed at the gateway itself.

@@ -242,13 +242,21 @@ export function registerEvaluatorCommands(program: Command): void {
   evaluators
     .command('list')
     .description('list evaluators, newest first')
-    .option('--container <container>', 'evaluators of this container (id or label)')
+    .option(
+      '--container <container>',
+      'evaluators of this container (id or label) and the project-wide ones its runs may use',
+    )
     .option('--limit <n>', 'how many evaluators', wholeNumber('--limit'), 20)
     .option('--json', 'print the evaluators as a JSON array')
     .action(async (opts: { container?: string; limit: number; json?: boolean }, cmd: Command) => {
       const client = clientFrom(cmd);
       const { items, total } = await firstItems(
-        (limit) => client.evaluators.list({ container: opts.container, limit }),
+        (limit) =>
+          client.evaluators.list(
+            opts.container === undefined
+              ? { limit }
+              : { container: opts.container, include_project_wide: true, limit },
+          ),
         opts.limit,
       );
       if (opts.json) return printJson(items);
@@ -262,7 +270,7 @@ export function registerEvaluatorCommands(program: Command): void {
             e.mode,
             e.object !== 'evaluator.code' && e.model ? snippet(e.model, 40) : '-',
             e.pass_threshold,
-            e.container,
+            e.container ?? '(project-wide)',
             e.updated_at,
           ]),
         ),

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import type { CreateMonitor, Monitor, MonitorResults, PatchMonitor } from '../client/index.js';
+import type { CreateMonitor, Evalgate, Monitor, MonitorResults, PatchMonitor } from '../client/index.js';
 import { clientFrom, collect, keyValues, numberOption, usage, wholeNumber } from './client-context.js';
+import { Names } from './names.js';
 import { countLine, detail, firstItems, fixed, print, printJson, snippet, table, usd } from './output.js';
 
 /** `evalgate monitors …`: standing rules that score a sampled share of a container's calls. */
@@ -89,13 +90,18 @@ function options(command: Command): Command {
     .option('--json', 'print the monitor as JSON');
 }
 
-function show(m: Monitor): void {
+async function show(client: Evalgate, m: Monitor): Promise<void> {
+  const names = new Names(client);
+  const [container, evaluators] = await Promise.all([
+    names.container(m.container),
+    names.evaluators(m.evaluators),
+  ]);
   print(
     detail([
       ['id', m.id],
       ['name', m.name],
-      ['container', m.container],
-      ['evaluators', m.evaluators.join(', ')],
+      ['container', container],
+      ['evaluators', evaluators?.join(', ')],
       ['sampling rate', m.sampling_rate],
       ['filter', Object.keys(m.filter).length ? m.filter : null],
       ['enabled', m.enabled],
@@ -159,13 +165,15 @@ export function registerMonitorCommands(program: Command): void {
         opts.limit,
       );
       if (opts.json) return printJson(items);
+      const names = new Names(client);
+      const containers = await Promise.all(items.map((m) => names.container(m.container)));
       print(
         table(
           ['id', 'name', 'container', 'rate', 'enabled', 'selected', 'spend', 'lag s', 'alert'],
-          items.map((m) => [
+          items.map((m, i) => [
             m.id,
             m.name,
-            m.container,
+            containers[i],
             m.sampling_rate,
             m.enabled,
             m.selected,
@@ -183,9 +191,10 @@ export function registerMonitorCommands(program: Command): void {
     .description('show a monitor (by id or name): selected calls, spend, lag, alert state')
     .option('--json', 'print the monitor as JSON')
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) => {
-      const m = await clientFrom(cmd).monitors.get(ref);
+      const client = clientFrom(cmd);
+      const m = await client.monitors.get(ref);
       if (opts.json) return printJson(m);
-      show(m);
+      await show(client, m);
     });
 
   options(
@@ -198,9 +207,10 @@ export function registerMonitorCommands(program: Command): void {
       .option('--backfill-since <iso>', "also score the container's calls recorded since then")
       .option('--backfill-until <iso>', 'the end of the backfill window (default: now)'),
   ).action(async (opts: Flags, cmd: Command) => {
-    const m = await clientFrom(cmd).monitors.create(bodyOf(opts) as CreateMonitor);
+    const client = clientFrom(cmd);
+    const m = await client.monitors.create(bodyOf(opts) as CreateMonitor);
     if (opts.json) return printJson(m);
-    show(m);
+    await show(client, m);
   });
 
   options(
@@ -215,9 +225,10 @@ export function registerMonitorCommands(program: Command): void {
     if (opts.disable) body.enabled = false;
     if (opts.webhook !== undefined && opts.alertEvaluator === undefined)
       throw usage('--webhook needs --alert-evaluator here');
-    const m = await clientFrom(cmd).monitors.update(ref, body);
+    const client = clientFrom(cmd);
+    const m = await client.monitors.update(ref, body);
     if (opts.json) return printJson(m);
-    show(m);
+    await show(client, m);
   });
 
   for (const [verb, enabled] of [
@@ -335,12 +346,14 @@ export function registerMonitorCommands(program: Command): void {
           opts.limit,
         );
         if (opts.json) return printJson(items);
+        const names = new Names(client);
+        const evaluators = await Promise.all(items.map((s) => names.evaluator(s.evaluator)));
         print(
           table(
             ['task log', 'evaluator', 'status', 'score', 'passed', 'reasoning', 'output'],
-            items.map((s) => [
+            items.map((s, i) => [
               s.task_log_id,
-              s.evaluator,
+              evaluators[i],
               s.status,
               s.score,
               s.passed,

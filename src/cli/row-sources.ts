@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { parse } from 'csv-parse';
+import { csvRecords } from '../shared/csv.js';
 import { usage } from './client-context.js';
 
 /**
@@ -24,14 +24,12 @@ function counted(path: string): { stream: fs.ReadStream; read: () => number } {
   return { stream, read: () => bytes };
 }
 
-/** CSV rows as objects of strings, keyed by the header row. */
+/** CSV rows as objects of strings, keyed by the header row (the server reads CSV uploads the same way). */
 export function csvRows(path: string): FileRows {
   const { stream, read } = counted(path);
-  const parser = stream.pipe(parse({ columns: true, bom: true, skip_empty_lines: true }));
-  stream.on('error', (err) => parser.destroy(err));
   async function* rows(): AsyncGenerator<Row> {
     try {
-      for await (const record of parser) yield record as Row;
+      yield* csvRecords(stream);
     } catch (err) {
       throw usage(`${path}: ${(err as Error).message}`);
     }

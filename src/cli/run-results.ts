@@ -92,7 +92,8 @@ export function durationMs(run: Run): number | null {
   return typeof d === 'number' ? d : null;
 }
 
-const sideText = (side: Run['sample']): string | null => {
+/** A side for people: `dataset qa [0:100]`. */
+export const sideText = (side: Run['sample']): string | null => {
   if (!side) return null;
   const ref = side.dataset ?? side.container ?? side.models?.join(',') ?? '';
   return `${side.type}${ref ? ` ${ref}` : ''} [${side.range}]`;

@@ -2,11 +2,12 @@ import type { Command } from 'commander';
 import type { Evalgate, ListSamplesParams, Run, RunStatus } from '../client/index.js';
 import { clientFrom, collect, usage, wholeNumber } from './client-context.js';
 import { finishRun, parseGates, summaryTarget } from './gating.js';
+import { Names } from './names.js';
 import { countLine, firstItems, fixed, print, printJson, seconds, snippet, table, usd } from './output.js';
 import { type RunFlags, runBody } from './run-body.js';
 import { comparisonReport } from './run-compare.js';
 import { checkAll, coverAll, rangeNotes, sideRows } from './run-range.js';
-import { durationMs, progressText, resultRows, resultsTable, runDetail } from './run-results.js';
+import { durationMs, progressText, resultRows, resultsTable, runDetail, sideText } from './run-results.js';
 import { watchRun } from './run-watch.js';
 
 interface GateFlags {
@@ -29,7 +30,7 @@ function gateOptions(command: Command): Command {
 }
 
 /** Prints a finished (or fetched) run and applies the CI gates: the exit code comes from finishRun. */
-function report(run: Run, flags: GateFlags, requireEnd: boolean): void {
+async function report(client: Evalgate, run: Run, flags: GateFlags, requireEnd: boolean): Promise<void> {
   const gates = parseGates(flags.failUnder);
   const summary = summaryTarget(flags.summary, flags.json === true);
   if (flags.json) printJson(run);
@@ -39,7 +40,7 @@ function report(run: Run, flags: GateFlags, requireEnd: boolean): void {
         `duration ${seconds(durationMs(run))}${run.error ? `\nerror ${run.error.code}: ${run.error.message}` : ''}`,
     );
     print(resultsTable(run));
-  } else print(runDetail(run));
+  } else print(runDetail(await new Names(client).run(run)));
   finishRun(run, { gates, summary, requireEnd });
 }
 
@@ -51,7 +52,7 @@ function checkGateFlags(flags: GateFlags): void {
 
 async function watchAndReport(client: Evalgate, runId: string, flags: GateFlags): Promise<void> {
   const run = await watchRun(client, runId, { json: flags.json === true });
-  report(run, flags, true);
+  await report(client, run, flags, true);
 }
 
 export function registerRunCommands(program: Command): void {
@@ -85,15 +86,29 @@ export function registerRunCommands(program: Command): void {
           opts.limit,
         );
         if (opts.json) return printJson(items);
+        const names = new Names(client);
+        const shown = await Promise.all(items.map((r) => names.run(r)));
         print(
           table(
-            ['id', 'name', 'status', 'container', 'evaluators', 'progress', 'avg score', 'spend', 'created'],
-            items.map((r) => [
+            [
+              'id',
+              'name',
+              'status',
+              'container',
+              'evaluators',
+              'sample',
+              'progress',
+              'avg score',
+              'spend',
+              'created',
+            ],
+            shown.map((r) => [
               r.id,
               r.name ?? '',
               r.status,
               r.container,
-              r.evaluators?.length ?? 0,
+              snippet(r.evaluators?.join(', '), 40),
+              sideText(r.sample),
               progressText(r),
               fixed(r.results?.overall?.avg_score),
               usd(r.spend),
@@ -112,7 +127,8 @@ export function registerRunCommands(program: Command): void {
       .option('--json', 'print the run as JSON'),
   ).action(async (runId: string, opts: GateFlags, cmd: Command) => {
     checkGateFlags(opts);
-    report(await clientFrom(cmd).runs.get(runId), opts, false);
+    const client = clientFrom(cmd);
+    await report(client, await client.runs.get(runId), opts, false);
   });
 
   gateOptions(
@@ -158,7 +174,7 @@ export function registerRunCommands(program: Command): void {
         return watchAndReport(client, run.id, opts);
       }
       if (opts.json) return printJson(run);
-      print(runDetail(run));
+      print(runDetail(await new Names(client).run(run)));
       print(`Follow it with: evalgate runs watch ${run.id}`);
     },
   );
@@ -252,6 +268,11 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
   if (opts.json) return printJson(items);
   // Samples name their evaluator by id; the run's results know the names.
   const names = new Map((run ? resultRows(run) : []).map((r) => [r.evaluatorId, r.evaluator]));
+  const lookup = new Names(client);
+  for (const s of items) {
+    if (!names.has(s.evaluator_id))
+      names.set(s.evaluator_id, (await lookup.evaluator(s.evaluator_id)) ?? '-');
+  }
   print(
     table(
       [

@@ -44,13 +44,21 @@ export async function listEvaluators(
   projectId: string,
   containerId: string | null,
   page: Page,
+  projectWide = false,
 ): Promise<{ rows: EvaluatorRow[]; total: number }> {
   let rowsQ = withLabel(db).where('evaluators.project_id', '=', projectId);
   let countQ = db
     .selectFrom('evaluators')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('project_id', '=', projectId);
-  if (containerId !== null) {
+  if (containerId !== null && projectWide) {
+    rowsQ = rowsQ.where((eb) =>
+      eb.or([eb('evaluators.container_id', '=', containerId), eb('evaluators.container_id', 'is', null)]),
+    );
+    countQ = countQ.where((eb) =>
+      eb.or([eb('container_id', '=', containerId), eb('container_id', 'is', null)]),
+    );
+  } else if (containerId !== null) {
     rowsQ = rowsQ.where('evaluators.container_id', '=', containerId);
     countQ = countQ.where('container_id', '=', containerId);
   }

@@ -34,7 +34,13 @@ export const evaluatorRoutes: FastifyPluginAsyncTypebox<{ ports: EvaluatorContex
       },
     },
     async (req) =>
-      service.listEvaluators(ctx, principalOf(req).projectId, req.query.container, pageOf(req.query)),
+      service.listEvaluators(
+        ctx,
+        principalOf(req).projectId,
+        req.query.container,
+        pageOf(req.query),
+        req.query.include_project_wide === true,
+      ),
   );
 
   app.post(

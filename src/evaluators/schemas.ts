@@ -172,6 +172,12 @@ export type Evaluator = Static<typeof Evaluator>;
 export const EvaluatorList = ListOf(Evaluator);
 export const ListEvaluatorsQuery = Type.Object({
   container: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'Container id or label' }))),
+  include_project_wide: Type.Optional(
+    Type.Boolean({
+      description:
+        "With container: also list the project-wide evaluators (no container), which every container's runs may use",
+    }),
+  ),
   ...PageQuery,
 });
 export const EvaluatorRefParam = Type.Object({

@@ -258,15 +258,17 @@ export async function listEvaluators(
   projectId: string,
   containerRef: string | null | undefined,
   page: Page,
+  projectWide = false,
 ): Promise<ListResponse<Evaluator>> {
   let containerId: string | null = null;
   if (containerRef !== undefined && containerRef !== null) {
     const container = await findContainer(ctx.db, projectId, containerRef);
-    // Filtering by a container that does not exist matches nothing.
+    // Filtering by a container that does not exist matches nothing (project-wide ones included: a typo
+    // in the container must not look like a container without evaluators of its own).
     if (!container) return { object: 'list', data: [], total: 0 };
     containerId = container.id;
   }
-  const { rows, total } = await repo.listEvaluators(ctx.db, projectId, containerId, page);
+  const { rows, total } = await repo.listEvaluators(ctx.db, projectId, containerId, page, projectWide);
   return { object: 'list', data: rows.map(toEvaluator), total };
 }
 

@@ -40,6 +40,14 @@ export function installNdjsonParser(app: FastifyInstance): void {
   app.addContentTypeParser(NDJSON_TYPES, (_req, payload, done) => done(null, new JsonLinesBody(payload)));
 }
 
+/** CSV bodies (dataset uploads): handed to the route as a stream, as JSON lines are. */
+export const CSV_TYPES = ['text/csv', 'application/csv'];
+
+/** Hands a CSV body's raw stream to the route (only inside the plugin that calls it). */
+export function installCsvParser(app: FastifyInstance): void {
+  app.addContentTypeParser(CSV_TYPES, (_req, payload, done) => done(null, new JsonLinesBody(payload)));
+}
+
 const JSON_TYPE = /^application\/(.+\+)?json$/;
 
 /** Which body a route got: JSON (any application/…json type) or JSON lines; anything else is refused. */

@@ -1,9 +1,9 @@
+import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
 import { pageOf, responses } from '../../http/schemas.js';
-import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../../http/uploads.js';
+import { installCsvParser, installNdjsonParser } from '../../http/uploads.js';
 import {
   CreateDataset,
   Dataset,
@@ -18,6 +18,9 @@ import {
   UploadDatasetQuery,
 } from './schemas.js';
 import * as service from './service.js';
+import { createDatasetFromRequest, datasetPreValidation, installUnsupportedParser } from './uploads.js';
+
+export { createDatasetFromRequest } from './uploads.js';
 
 const tags = ['datasets'];
 
@@ -26,20 +29,15 @@ const JsonLines = Type.Unknown({
     'One JSON object per line (label and description as query parameters); gzip allowed (at most EVALGATE_UPLOAD_LIMIT bytes once decompressed, and 100 times the compressed size)',
 });
 
-/**
- * Creates a dataset in the project from a request of a route validated with `jsonOrLines(CreateDataset)`
- * and UploadDatasetQuery, inside a plugin that called installNdjsonParser: a JSON body, or JSON lines
- * streamed (label and description in the query).
- */
-export async function createDatasetFromRequest(
-  ctx: service.DatasetContext,
-  projectId: string,
-  req: FastifyRequest & { query: Static<typeof UploadDatasetQuery> },
-): Promise<Dataset> {
-  return bodyKind(req) === 'json'
-    ? service.createDataset(ctx, projectId, req.body as CreateDataset)
-    : service.uploadDataset(ctx, projectId, req.query, uploadStream(req, { maxBytes: ctx.uploadLimit }));
-}
+const Csv = Type.Unknown({
+  description:
+    'CSV whose header row names the fields (label and description as query parameters); gzip allowed as for JSON lines',
+});
+
+const Form = Type.Unknown({
+  description:
+    'A form with a `file` part (.csv, .jsonl or .ndjson) and optional `label` and `description` fields before it',
+});
 
 export const datasetRoutes: FastifyPluginAsyncTypebox<{ ports: service.DatasetContext }> = async (
   app,
@@ -48,20 +46,28 @@ export const datasetRoutes: FastifyPluginAsyncTypebox<{ ports: service.DatasetCo
   const ctx = ports;
   const { db } = ctx;
   installNdjsonParser(app);
+  installCsvParser(app);
+  installUnsupportedParser(app);
+  await app.register(multipart, {
+    limits: { fileSize: ctx.uploadLimit, files: 1, fields: 10, fieldSize: 10_000 },
+  });
 
   app.post(
     '/v1/datasets',
     {
       config: { permission: 'data:write' },
-      preValidation: jsonOrLines(CreateDataset),
+      preValidation: datasetPreValidation(),
       schema: {
         tags,
-        summary: 'Create a dataset from a JSON body or a streamed JSON-lines upload',
+        summary:
+          'Create a dataset from a JSON body, or a streamed upload of JSON lines or CSV (raw or as a form file)',
         querystring: UploadDatasetQuery,
         body: {
           content: {
             'application/json': { schema: CreateDataset },
             'application/x-ndjson': { schema: JsonLines },
+            'text/csv': { schema: Csv },
+            'multipart/form-data': { schema: Form },
           },
         },
         response: responses({ 201: Dataset }, 409, 413, 415, 422),

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ListResponse, Page } from '../../http/schemas.js';
@@ -75,12 +74,12 @@ export async function uploadDataset(
   ctx: DatasetContext,
   projectId: string,
   query: { label?: string; description?: string },
-  body: Readable,
+  body: AsyncIterable<Buffer | string>,
 ): Promise<Dataset> {
   if (query.label === undefined) {
     throw ApiError.invalid(
       ['query', 'label'],
-      'Field required: JSON-lines uploads take the label as a query parameter',
+      'Field required: streamed uploads (JSON lines, CSV, a form) take the label as a query parameter or a form field',
       'missing',
     );
   }

@@ -37,8 +37,16 @@ export const logRoutes: FastifyPluginAsyncTypebox<{ ports: service.LogContext }>
         response: responses({ 200: TaskLogList }, 404, 422),
       },
     },
-    async (req) =>
-      service.listLogs(db, principalOf(req).projectId, req.params.container, req.query, pageOf(req.query)),
+    async (req) => {
+      await service.settled(ctx);
+      return service.listLogs(
+        db,
+        principalOf(req).projectId,
+        req.params.container,
+        req.query,
+        pageOf(req.query),
+      );
+    },
   );
 
   app.post(

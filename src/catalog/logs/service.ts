@@ -13,7 +13,33 @@ import { pageWindow, parseRange } from '../range.js';
 import * as repo from './repository.js';
 import { ImportLog, type LogImport, type TaskLog } from './schemas.js';
 
-export type LogContext = UploadContext;
+export interface LogContext extends UploadContext {
+  /**
+   * Resolves once the calls this server answered before it was called are stored (the task-log writer
+   * records off the request path). Absent where nothing records calls.
+   */
+  settle?: () => Promise<void>;
+}
+
+/** How long a read of task logs waits for the writer at most: an outage must not hold reads up. */
+export const SETTLE_WAIT_MS = 5_000;
+
+/**
+ * Read-your-writes for task logs: a read waits (at most SETTLE_WAIT_MS) until the calls answered before
+ * it are stored, so that a list right after a call shows it.
+ */
+export async function settled(ctx: LogContext): Promise<void> {
+  if (!ctx.settle) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    ctx.settle().catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SETTLE_WAIT_MS);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
 
 export function toTaskLog(row: repo.LogRow): TaskLog {
   return {

@@ -14,12 +14,18 @@ class Evaluators(Resource):
         self,
         *,
         container: Optional[str] = None,
+        include_project_wide: Optional[bool] = None,
         limit: Optional[int] = None,
         offset: Optional[int] = None,
         request_options: Optional[RequestOptions] = None,
     ) -> Any:
-        """Newest first, optionally of one container (id or label)."""
-        return self._list("/v1/evaluators", {"container": container, "limit": limit, "offset": offset}, request_options)
+        """Newest first, optionally of one container (id or label); ``include_project_wide=True`` adds the
+        project-wide evaluators (no container) that the container's runs may use."""
+        return self._list(
+            "/v1/evaluators",
+            {"container": container, "include_project_wide": include_project_wide, "limit": limit, "offset": offset},
+            request_options,
+        )
 
     @operation("POST", "/v1/evaluators")
     def create(

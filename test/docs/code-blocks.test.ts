@@ -1,0 +1,259 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
+import { testDbKind } from '../helpers/databases.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
+import { type Block, codeBlocks, documents } from './blocks.js';
+
+// The README's and docs/'s code blocks, run against a live server whose providers are the mock on
+// loopback, so that a doc that drifts from the code fails here. Each document's shell blocks run in
+// order in a directory of its own (what one writes, the next reads); its JS/TS blocks run as one module,
+// its Python blocks as one script. A block that cannot run says why before its fence
+// (`<!-- test: skip (reason) -->`, test/docs/blocks.ts). Once, on SQLite: what the blocks call is
+// checked on both databases elsewhere.
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const PYTHON = path.join(ROOT, 'clients/python/.venv/bin/python');
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+// Inside the package, so that 'evalgate/client' resolves to it as in a clone.
+const SCRATCH = path.join(ROOT, '.docs-blocks');
+/** Addresses the docs write, for the server and the model server they assume. */
+const DOC_SERVER = 'http://127.0.0.1:8080';
+const DOC_MODEL_SERVER = 'http://127.0.0.1:11434/v1';
+
+let h: Harness;
+let mock: MockUpstream;
+/** Each document runs in a project of its own, as on a fresh server. */
+let key: string;
+
+/** The README's and docs/api.md's walkthroughs build what the other documents' examples assume. */
+const WALKTHROUGHS = ['README.md', 'docs/api.md'];
+
+async function projectFor(file: string): Promise<string> {
+  const made = await h.key(['*'], `docs-${file.replace(/\W/g, '-')}`);
+  const as = { key: made.key };
+  const ok = (res: { status: number; text: string }, what: string) => {
+    if (res.status >= 300) throw new Error(`${what}: ${res.status} ${res.text}`);
+  };
+  // A model the docs' client examples name without registering it.
+  ok(
+    await h.call('POST', '/v1/models', {
+      ...as,
+      body: {
+        label: 'my-vllm',
+        provider: 'openai-compatible',
+        base_url: mock.baseUrl,
+        upstream_model: 'vllm',
+      },
+    }),
+    'my-vllm',
+  );
+  if (WALKTHROUGHS.includes(file)) return made.key;
+  ok(await h.call('POST', '/v1/containers', { ...as, body: { label: 'support-bot' } }), 'container');
+  ok(
+    await h.call('POST', '/v1/evaluators', {
+      ...as,
+      body: {
+        type: 'judge',
+        name: 'helpfulness',
+        container: 'support-bot',
+        model: 'openai/gpt-4o-mini',
+        prompt: 'Rate from 0 to 1 how helpful the answer is.\nQuestion: {{input}}\nAnswer: {{output}}',
+      },
+    }),
+    'judge',
+  );
+  ok(
+    await h.call('POST', '/v1/chat/completions', {
+      ...as,
+      headers: { 'x-evalgate-container': 'support-bot' },
+      body: { model: 'my-vllm', messages: [{ role: 'user', content: 'How do I reset my password?' }] },
+    }),
+    'call',
+  );
+  const run = await h.call('POST', '/v1/evaluation/runs', {
+    ...as,
+    body: {
+      container: 'support-bot',
+      evaluators: ['helpfulness'],
+      sample: { type: 'container', container: 'support-bot', range: '0:1' },
+    },
+  });
+  ok(run, 'run');
+  return made.key;
+}
+
+/** Judges get a verdict, everything else an echo. */
+function reply(req: MockRequest) {
+  const asksForJson = Boolean(req.body?.response_format || req.body?.tools?.length || req.body?.tool_choice);
+  return asksForJson ? { json: { score: 1, reasoning: 'as the docs expect' } } : `echo: ${req.lastUserText}`;
+}
+
+beforeAll(async () => {
+  if (testDbKind() === 'postgres') return;
+  mock = await startMockUpstream({ reply });
+  h = await startHarness({
+    env: {
+      OPENAI_API_KEY: 'sk-docs',
+      OPENAI_BASE_URL: mock.baseUrl,
+      ANTHROPIC_API_KEY: 'sk-ant-docs',
+      ANTHROPIC_BASE_URL: mock.baseUrl,
+    },
+  });
+  fs.mkdirSync(SCRATCH, { recursive: true });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+  await mock?.close();
+});
+
+/** The doc's addresses and placeholders made real. */
+function substitute(code: string): string {
+  return code
+    .replaceAll(DOC_MODEL_SERVER, mock.baseUrl)
+    .replaceAll(DOC_SERVER, h.url)
+    .replaceAll('eg_2hVq…', key)
+    .replaceAll('run_…', '$(last_run)');
+}
+
+function env(home: string): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_') && !k.startsWith('OPENAI_')),
+  );
+  return {
+    ...base,
+    HOME: home,
+    EVALGATE_BASE_URL: h.url,
+    EVALGATE_API_KEY: key,
+    URL: h.url,
+    KEY: key,
+    OPENAI_BASE_URL: `${h.url}/v1`,
+    OPENAI_API_KEY: key,
+    EVALGATE_ROOT: ROOT,
+    EVALGATE_TSX: TSX,
+  };
+}
+
+/**
+ * `npx evalgate` is this checkout's CLI; `last_run` the newest run's id (the docs' `run_…`). Variables a
+ * block sets (`H=…; API=…`) are kept for the document's next blocks, as in one terminal.
+ */
+const PRELUDE = `
+if [ -f .docs-state ]; then source .docs-state; fi
+__before="$(compgen -v)"
+__save() { for v in $(compgen -v); do case "$v" in __*|BASH*|FUNCNAME|PIPESTATUS|_|LINENO|RANDOM|SECONDS|EPOCH*|SRANDOM|COLUMNS|LINES|OPT*|PWD|OLDPWD|SHLVL|HIST*|PPID|UID|EUID|GROUPS|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|SHELLOPTS|IFS|PS*|DIRSTACK) continue;; esac; grep -qx "$v" <<<"$__before" || declare -p "$v"; done >> .docs-state 2>/dev/null; }
+trap __save EXIT
+npx() { if [ "$1" = evalgate ]; then shift; node --import "$EVALGATE_TSX" "$EVALGATE_ROOT/src/cli/main.ts" "$@"; else command npx "$@"; fi; }
+evalgate() { npx evalgate "$@"; }
+last_run() { curl -s "$EVALGATE_BASE_URL/v1/evaluation/runs?limit=1" -H "Authorization: Bearer $EVALGATE_API_KEY" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data[0].id))'; }
+`;
+
+interface Ran {
+  code: number;
+  out: string;
+}
+
+function run(cmd: string, args: string[], cwd: string, home: string): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(
+      cmd,
+      args,
+      { cwd, env: env(home), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, out: `${stdout}\n${stderr}`.trim() });
+      },
+    );
+  });
+}
+
+const where = (b: Block) => `${b.file}:${b.line}`;
+const failure = (b: Block, code: string, ran: Ran) =>
+  `${where(b)} exited ${ran.code}\n--- block ---\n${code}\n--- output ---\n${ran.out.slice(-4000)}`;
+
+/** JS/TS blocks as one ES module: their imports first (once each), then their code in order. */
+function oneModule(blocks: Block[]): string {
+  const imports = new Set<string>();
+  const body: string[] = [];
+  for (const b of blocks) {
+    for (const line of substitute(b.code).split('\n')) {
+      if (/^import .* from '.*';$/.test(line)) imports.add(line);
+      else body.push(line);
+    }
+  }
+  return [...imports, ...body].join('\n');
+}
+
+const DOCS = documents(ROOT);
+
+describe.skipIf(testDbKind() === 'postgres')('the code blocks of the docs run', () => {
+  it('finds blocks to run in the README and the main docs', () => {
+    const runnable = (file: string) => codeBlocks(file, ROOT).filter((b) => b.skip === null).length;
+    for (const file of ['README.md', 'docs/catalog.md', 'docs/cli.md', 'docs/client.md', 'docs/api.md']) {
+      expect(runnable(file), file).toBeGreaterThan(0);
+    }
+  });
+
+  for (const file of DOCS) {
+    const blocks = codeBlocks(file, ROOT);
+    if (blocks.length === 0) continue;
+    describe(file, () => {
+      let dir = '';
+      beforeAll(async () => {
+        dir = tempDir('evalgate-docs-').dir;
+        key = await projectFor(file);
+      }, 60_000);
+      for (const block of blocks.filter((b) => b.lang === 'sh')) {
+        const name = `sh block at line ${block.line}`;
+        if (block.skip !== null) {
+          it.skip(`${name} (${block.skip})`, () => {});
+          continue;
+        }
+        it(name, { timeout: 180_000 }, async () => {
+          const code = substitute(block.code);
+          const ran = await run('bash', ['-eo', 'pipefail', '-c', `${PRELUDE}\n${code}`], dir, dir);
+          expect(ran.code, failure(block, code, ran)).toBe(0);
+          // curl succeeds on any status: an error envelope in the output is the doc's mistake too.
+          expect(ran.out, failure(block, code, ran)).not.toMatch(/\{"(error|detail)":/);
+        });
+      }
+      for (const block of blocks.filter((b) => b.lang !== 'sh' && b.skip !== null)) {
+        it.skip(`${block.lang} block at line ${block.line} (${block.skip})`, () => {});
+      }
+      const scripts = blocks.filter((b) => (b.lang === 'js' || b.lang === 'ts') && b.skip === null);
+      if (scripts.length > 0) {
+        it(`JS/TS blocks at lines ${scripts.map((b) => b.line).join(', ')}`, {
+          timeout: 180_000,
+        }, async () => {
+          const module = path.join(SCRATCH, `${file.replace(/\W/g, '_')}.mts`);
+          const code = oneModule(scripts);
+          fs.writeFileSync(module, code);
+          const ran = await run(process.execPath, ['--import', TSX, module], ROOT, dir);
+          expect(ran.code, failure(scripts[0]!, code, ran)).toBe(0);
+        });
+      }
+      // docs/python.md runs in the Python suite (clients/python/tests/test_docs.py), with its fixtures.
+      const python = blocks.filter(
+        (b) => b.lang === 'python' && b.skip === null && file !== 'docs/python.md',
+      );
+      if (python.length > 0) {
+        const lines = python.map((b) => b.line).join(', ');
+        it.skipIf(!fs.existsSync(PYTHON))(
+          `Python blocks at lines ${lines}${fs.existsSync(PYTHON) ? '' : ' (no clients/python/.venv: npm run test:python creates it)'}`,
+          { timeout: 180_000 },
+          async () => {
+            const script = path.join(dir, 'blocks.py');
+            const code = python.map((b) => substitute(b.code)).join('\n');
+            fs.writeFileSync(script, code);
+            const ran = await run(PYTHON, [script], dir, dir);
+            expect(ran.code, failure(python[0]!, code, ran)).toBe(0);
+          },
+        );
+      }
+    });
+  }
+});
