@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
+import { createBudgets } from './budgets/compose.js';
 import { priceTable } from './catalog/models/prices.js';
 import { type ModelContext, resolveModel } from './catalog/models/resolve.js';
 import type { ResolvedModel } from './catalog/models/types.js';
@@ -164,6 +165,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const code = { ...codeScorerOptions(config), runtime: codeRuntime };
   let closed = false;
   const auth = createAuthenticator(database.db, pepper, config.keyCacheMs);
+  const budgets = await createBudgets(config, database.db, { cluster: Boolean(options.cluster), warn });
   const cluster = options.cluster;
   if (cluster) {
     // A key revoked through one worker is refused by every worker at once, not after keyCacheMs.
@@ -188,6 +190,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     self,
     limiter: rateLimiter,
     auth,
+    budgets,
     logWriter,
     providers,
     queue,
@@ -214,6 +217,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       closed = true;
       await modelLimiter.close();
       await providers.close();
+      await budgets.close();
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
       await logWriter.close();

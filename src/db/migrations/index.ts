@@ -9,6 +9,7 @@ import * as m007 from './007_grader_evaluators.js';
 import * as m008 from './008_files.js';
 import * as m009 from './009_model_api.js';
 import * as m010 from './010_monitors.js';
+import * as m014 from './014_budgets.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '008_files': m008,
   '009_model_api': m009,
   '010_monitors': m010,
+  '014_budgets': m014,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -98,8 +98,9 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (req, reply) => {
-      const { projectId } = principalOf(req);
+      const { projectId, keyId } = principalOf(req);
       runner.checkHops(req);
+      await runner.budgets.check({ projectId, keyId });
       const body = req.body as JsonObject;
       const metadata = clientMetadata(req, body.metadata);
       const { containerId, logId } = await runner.prepare(req);
@@ -131,6 +132,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           resolveFallback: (slug) => gateway.model(projectId, slug),
           hops: hopsOf(req.headers[HOP_HEADER]),
         });
+        runner.budgets.charge({ projectId, keyId }, result.cost);
         const answer = { ...result.body, model };
         reply
           .header(COST_HEADER, formatCost(result.cost))

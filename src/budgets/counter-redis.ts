@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+import { openRedis } from '../shared/redis.js';
+import { type CounterDeps, counterId, type SpendCounter } from './counter.js';
+import { addSpend, type CounterKey, storedSpend } from './repository.js';
+
+/** A counter lives this long without use; it is seeded again from the database after. */
+const TTL_MS = 35 * 86_400_000;
+
+/**
+ * Adds to a counter that exists; one that does not is left for its next read to seed from the database
+ * (which has this cost by then).
+ */
+const ADD_IF_PRESENT =
+  "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBYFLOAT', KEYS[1], ARGV[1]) end return false";
+
+/**
+ * Spend shared by every process of a scale-out deployment in Redis (one counter per scope and period,
+ * added to with INCRBYFLOAT), kept in the database too: a counter missing from Redis (first use, expiry,
+ * a flushed Redis) is seeded from there. While Redis cannot answer, the database answers alone.
+ */
+export function createRedisCounter(deps: CounterDeps & { url: string; prefix: string }): SpendCounter {
+  const redis: Redis = openRedis(deps.url, 'command');
+  const name = (k: CounterKey) => `${deps.prefix}:budget:${counterId(k).replaceAll('\u0000', ':')}`;
+  const inFlight = new Set<Promise<void>>();
+
+  async function seed(key: CounterKey): Promise<number> {
+    const stored = await storedSpend(deps.db, key);
+    await redis.set(name(key), String(stored), 'PX', TTL_MS, 'NX');
+    const now = await redis.get(name(key));
+    return now === null ? stored : Number(now);
+  }
+
+  async function read(keys: readonly CounterKey[]): Promise<number[]> {
+    try {
+      const got = await redis.mget(...keys.map(name));
+      return await Promise.all(keys.map((k, i) => (got[i] == null ? seed(k) : Number(got[i]))));
+    } catch (err) {
+      deps.warn(`budget counters unavailable in Redis (${(err as Error).message}); read from the database`);
+      return Promise.all(keys.map((k) => storedSpend(deps.db, k)));
+    }
+  }
+
+  return {
+    read,
+    add(keys, usd) {
+      for (const key of keys) {
+        // Redis first, so that the next check anywhere sees the cost; the database keeps it durable.
+        const p = Promise.all([
+          redis.eval(ADD_IF_PRESENT, 1, name(key), String(usd)),
+          addSpend(deps.db, key, usd),
+        ]).then(
+          () => {},
+          (err: Error) => deps.warn(`budget spend not counted: ${err.message}`),
+        );
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      }
+    },
+    async close() {
+      await Promise.all(inFlight);
+      redis.disconnect();
+    },
+  };
+}
