@@ -114,7 +114,6 @@ export class RunState {
   ): Promise<CompletionResult> {
     const sink = this.sinks.get(signal) ?? this.ledger;
     const model = await this.model(slug);
-    await this.withinBudget();
     const limits = {
       concurrency: this.deps.modelConcurrency,
       rpm: model.limits.rpm,
@@ -129,6 +128,11 @@ export class RunState {
         continue;
       }
       const permit = await limiter.acquire(slug, limits, signal);
+      // Checked once the call may go: calls queued behind the model's limit see what those before paid.
+      await this.withinBudget().catch((err: unknown) => {
+        permit.release(0);
+        throw err;
+      });
       const started = performance.now();
       let tokens = 0;
       let retryInMs: number | null = null;
@@ -164,11 +168,11 @@ export class RunState {
   /** Embeddings for a grader evaluator (cosine): within the model's limits, paid like a judge call. */
   async embed(slug: string, input: string[], signal: AbortSignal): Promise<EmbeddingsResult> {
     const model = await this.model(slug);
-    await this.withinBudget();
     const limits = { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm };
     const permit = await this.deps.limiter.acquire(slug, limits, signal);
     let tokens = 0;
     try {
+      await this.withinBudget();
       const result = await embedTexts(this.deps.providers, model, input, signal);
       this.ledger.add(
         'judge',
