@@ -19,7 +19,7 @@ export async function createBudgets(
   if (config.redisUrl) {
     // Loaded only here, so that the embedded mode never needs the Redis driver.
     const { createRedisCounter } = await import('./counter-redis.js');
-    counter = createRedisCounter({ ...deps, url: config.redisUrl, prefix: config.redisPrefix });
+    counter = await createRedisCounter({ ...deps, url: config.redisUrl, prefix: config.redisPrefix });
   } else if (options.cluster || !config.databaseUrl.startsWith('sqlite')) {
     counter = createDatabaseCounter(deps);
   } else {

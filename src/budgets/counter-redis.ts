@@ -18,8 +18,12 @@ const ADD_IF_PRESENT =
  * added to with INCRBYFLOAT), kept in the database too: a counter missing from Redis (first use, expiry,
  * a flushed Redis) is seeded from there. While Redis cannot answer, the database answers alone.
  */
-export function createRedisCounter(deps: CounterDeps & { url: string; prefix: string }): SpendCounter {
+export async function createRedisCounter(
+  deps: CounterDeps & { url: string; prefix: string },
+): Promise<SpendCounter> {
   const redis: Redis = openRedis(deps.url, 'command');
+  // Redis away at start: the database answers until ioredis has reconnected.
+  await redis.connect().catch(() => {});
   const name = (k: CounterKey) => `${deps.prefix}:budget:${counterId(k).replaceAll('\u0000', ':')}`;
   const inFlight = new Set<Promise<void>>();
 

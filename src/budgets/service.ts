@@ -50,6 +50,8 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     { until: number; value: ProjectBudgets | null; load: Promise<ProjectBudgets> }
   >();
   private readonly clock: PeriodClock;
+  /** Charges waiting for their project's budgets to load (finished before `close`). */
+  private readonly charging = new Set<Promise<void>>();
 
   constructor(private readonly deps: BudgetDeps) {
     this.clock = new PeriodClock(deps.now ?? Date.now);
@@ -122,8 +124,10 @@ export class Budgets implements SpendGuard, BudgetAdmin {
           usd,
         );
     };
-    if (found instanceof Promise) found.then(add, () => {});
-    else add(found);
+    if (!(found instanceof Promise)) return add(found);
+    const p = found.then(add, () => {});
+    this.charging.add(p);
+    void p.finally(() => this.charging.delete(p));
   }
 
   private exceeded(s: Scope, used: number): ApiError {
@@ -200,7 +204,8 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     return this.get(projectId, scope, id);
   }
 
-  close(): Promise<void> {
-    return this.deps.counter.close();
+  async close(): Promise<void> {
+    await Promise.all(this.charging);
+    await this.deps.counter.close();
   }
 }
