@@ -47,18 +47,19 @@ export async function createRedisCounter(
   return {
     read,
     add(keys, usd) {
+      const counted: Promise<unknown>[] = [];
       for (const key of keys) {
         // Redis first, so that the next check anywhere sees the cost; the database keeps it durable.
-        const p = Promise.all([
-          redis.eval(ADD_IF_PRESENT, 1, name(key), String(usd)),
-          addSpend(deps.db, key, usd),
-        ]).then(
+        const shared = redis.eval(ADD_IF_PRESENT, 1, name(key), String(usd));
+        counted.push(shared.catch(() => {}));
+        const p = Promise.all([shared, addSpend(deps.db, key, usd)]).then(
           () => {},
           (err: Error) => deps.warn(`budget spend not counted: ${err.message}`),
         );
         inFlight.add(p);
         void p.finally(() => inFlight.delete(p));
       }
+      return Promise.all(counted).then(() => {});
     },
     async close() {
       await Promise.all(inFlight);

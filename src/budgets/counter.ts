@@ -10,8 +10,11 @@ import { addSpend, type CounterKey, storedSpend } from './repository.js';
 export interface SpendCounter {
   /** The spend so far of each counter; synchronous when every one is at hand. */
   read(keys: readonly CounterKey[]): number[] | Promise<number[]>;
-  /** Adds a call's cost to each counter. Never throws, never waits: failures are warned about. */
-  add(keys: readonly CounterKey[], usd: number): void;
+  /**
+   * Adds a call's cost to each counter. Never throws (failures are warned about); the promise, when one
+   * is returned, settles once other processes can see the cost.
+   */
+  add(keys: readonly CounterKey[], usd: number): Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -99,6 +102,7 @@ export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCoun
         timer = setTimeout(() => void flush(), flushMs);
         timer.unref();
       }
+      return undefined;
     },
     async close() {
       if (timer) clearTimeout(timer);
@@ -113,13 +117,15 @@ export function createDatabaseCounter(deps: CounterDeps): SpendCounter {
   return {
     read: (keys) => Promise.all(keys.map((k) => storedSpend(deps.db, k))),
     add(keys, usd) {
-      for (const key of keys) {
+      const writes = keys.map((key) => {
         const p = addSpend(deps.db, key, usd).catch((err: Error) =>
           deps.warn(`budget spend not stored: ${err.message}`),
         );
         inFlight.add(p);
         void p.finally(() => inFlight.delete(p));
-      }
+        return p;
+      });
+      return Promise.all(writes).then(() => {});
     },
     async close() {
       await Promise.all(inFlight);

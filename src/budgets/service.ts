@@ -112,22 +112,23 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     });
   }
 
-  charge(payer: Payer, usd: number): void {
-    if (!(usd > 0)) return;
+  charge(payer: Payer, usd: number): Promise<void> | undefined {
+    if (!(usd > 0)) return undefined;
     const found = this.definitions(payer.projectId);
-    const add = (defs: ProjectBudgets) => {
-      if (defs === EMPTY) return;
+    const add = (defs: ProjectBudgets): Promise<void> | undefined => {
+      if (defs === EMPTY) return undefined;
       const scopes = this.scopes(defs, payer);
-      if (scopes.length > 0)
-        this.deps.counter.add(
-          scopes.map((s) => this.counterKey(s)),
-          usd,
-        );
+      if (scopes.length === 0) return undefined;
+      return this.deps.counter.add(
+        scopes.map((s) => this.counterKey(s)),
+        usd,
+      );
     };
     if (!(found instanceof Promise)) return add(found);
     const p = found.then(add, () => {});
     this.charging.add(p);
     void p.finally(() => this.charging.delete(p));
+    return p;
   }
 
   private exceeded(s: Scope, used: number): ApiError {

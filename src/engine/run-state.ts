@@ -144,7 +144,7 @@ export class RunState {
         const priced =
           result.usage !== null && model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
         sink.add(kind, result.usage, result.cost, priced);
-        this.deps.budgets?.charge(this.payer, result.cost);
+        await this.deps.budgets?.charge(this.payer, result.cost);
         tokens = (result.usage?.prompt_tokens ?? 0) + (result.usage?.completion_tokens ?? 0);
         this.lastSuccessAt = Date.now();
         metrics.upstreamCall(slug, kind, 'ok', (performance.now() - started) / 1000);
@@ -180,7 +180,7 @@ export class RunState {
         result.cost,
         result.usage !== null && model.inputPricePerMtok !== null,
       );
-      this.deps.budgets?.charge(this.payer, result.cost);
+      await this.deps.budgets?.charge(this.payer, result.cost);
       tokens = result.usage?.prompt_tokens ?? 0;
       return result;
     } finally {

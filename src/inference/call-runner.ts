@@ -295,7 +295,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
           stream,
           native ? native.stream() : (spec.answer?.stream() ?? null),
         );
-        deps.budgets.charge(payer, result.cost);
+        void deps.budgets.charge(payer, result.cost);
         const nativeAnswer = native && context ? native.recorded(result.sse, model) : null;
         record({
           model: request.model,
@@ -311,7 +311,8 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         return reply;
       }
       const result = await providers.complete(model, upstreamRequest, call);
-      deps.budgets.charge(payer, result.cost);
+      // Counted before the answer goes out, so that the client's next call sees it on any worker.
+      await deps.budgets.charge(payer, result.cost);
       const body = native
         ? native.plain(result.bodyText)
         : spec.answer

@@ -35,11 +35,13 @@ export interface Payer {
 /**
  * What every model call goes through: `check` before the upstream call refuses once the key's or the
  * project's spend has reached its limit (`ApiError` `budget_exceeded`, 429 with `Retry-After` until the
- * period resets); `charge` adds the call's actual cost afterwards (never throws, never waits).
+ * period resets); `charge` adds the call's actual cost afterwards. It never throws; what it returns
+ * (when anything) settles once every process checking the same budget sees the cost, so a caller that
+ * awaits it before answering lets no next call slip past the limit.
  */
 export interface SpendGuard {
   check(payer: Payer): Promise<void>;
-  charge(payer: Payer, usd: number): void;
+  charge(payer: Payer, usd: number): Promise<void> | undefined;
 }
 
 /** A scope's budget and the spend of its current period (null when it has no budget). */

@@ -132,7 +132,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           resolveFallback: (slug) => gateway.model(projectId, slug),
           hops: hopsOf(req.headers[HOP_HEADER]),
         });
-        runner.budgets.charge({ projectId, keyId }, result.cost);
+        await runner.budgets.charge({ projectId, keyId }, result.cost);
         const answer = { ...result.body, model };
         reply
           .header(COST_HEADER, formatCost(result.cost))
