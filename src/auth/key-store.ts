@@ -116,6 +116,12 @@ export async function findKey(db: Kysely<Database>, id: string, projectId: strin
   return toView(row);
 }
 
+/** A key by id, of any project (admin commands). */
+export async function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyView | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toView(row);
+}
+
 export async function renameKey(db: Kysely<Database>, id: string, name: string): Promise<void> {
   await db.updateTable('api_keys').set({ name }).where('id', '=', id).execute();
 }
