@@ -54,7 +54,7 @@ const CreateApiKey = Type.Object(
 const UpdateApiKey = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    budget: Type.Optional(Nullable({ ...BudgetSchema, description: 'null removes the budget' })),
+    budget: Type.Optional(Nullable(BudgetSchema)),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -15,17 +15,20 @@ export const BudgetSchema = Type.Object(
       { description: '`day` and `month`: calendar periods in UTC; `total`: never resets' },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Budget' },
 );
 
-export const SpendSchema = Type.Object({
-  period_start: Type.String({ description: 'Start of the current period (the Unix epoch for `total`)' }),
-  used_usd: Type.Number({ description: 'Spent in the current period, in USD' }),
-  limit_usd: Type.Number(),
-  resets_at: Nullable(
-    Type.String({ description: 'When the spend starts again from zero; null for `total`' }),
-  ),
-});
+export const SpendSchema = Type.Object(
+  {
+    period_start: Type.String({ description: 'Start of the current period (the Unix epoch for `total`)' }),
+    used_usd: Type.Number({ description: 'Spent in the current period, in USD' }),
+    limit_usd: Type.Number(),
+    resets_at: Nullable(
+      Type.String({ description: 'When the spend starts again from zero; null for `total`' }),
+    ),
+  },
+  { title: 'Spend' },
+);
 
 /** Budget and spend fields of a key or project view (null without a budget). */
 export const BudgetFields = {

@@ -13,6 +13,26 @@ class Health(TypedDict):
     ok: bool
 
 
+class Budget(TypedDict):
+    """Budget"""
+
+    #: Most the scope may spend per period, in USD (0 stops every call)
+    limit_usd: float
+    #: `day` and `month`: calendar periods in UTC; `total`: never resets
+    period: Union[Literal["day"], Literal["month"], Literal["total"]]
+
+
+class Spend(TypedDict):
+    """Spend"""
+
+    #: Start of the current period (the Unix epoch for `total`)
+    period_start: str
+    #: Spent in the current period, in USD
+    used_usd: float
+    limit_usd: float
+    resets_at: Optional[str]
+
+
 class CreatedApiKey(TypedDict):
     object: Literal["api_key"]
     id: str
@@ -25,6 +45,8 @@ class CreatedApiKey(TypedDict):
     created_at: str
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    budget: Optional[Budget]
+    spend: Optional[Spend]
     #: The secret key; shown only in this response
     key: str
 
@@ -41,6 +63,15 @@ class ApiKey(TypedDict):
     created_at: str
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    budget: Optional[Budget]
+    spend: Optional[Spend]
+
+
+class ProjectBudget(TypedDict):
+    object: Literal["project_budget"]
+    project_id: str
+    budget: Optional[Budget]
+    spend: Optional[Spend]
 
 
 class Container(TypedDict):
@@ -621,6 +652,12 @@ class _CreateApiKeyRequired(TypedDict):
 class CreateApiKey(_CreateApiKeyRequired, total=False):
     #: <resource>:<action> strings; default: the creating key's own permissions
     permissions: List[str]
+    budget: Optional[Budget]
+
+
+class UpdateApiKey(TypedDict, total=False):
+    name: str
+    budget: Optional[Budget]
 
 
 class _CreateContainerRequired(TypedDict):
