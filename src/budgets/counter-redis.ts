@@ -1,17 +1,17 @@
 import type { Redis } from 'ioredis';
 import { openRedis } from '../shared/redis.js';
-import { type CounterDeps, counterId, type SpendCounter } from './counter.js';
-import { addSpend, type CounterKey, storedSpend } from './repository.js';
+import { type CounterDeps, counterId, type SpendCounter, SpendWriter } from './counter.js';
+import { type CounterKey, storedSpend } from './repository.js';
 
 /** A counter lives this long without use; it is seeded again from the database after. */
 const TTL_MS = 35 * 86_400_000;
 
 /**
- * Adds to a counter that exists; one that does not is left for its next read to seed from the database
+ * Adds to each counter that exists; one that does not is left for its next read to seed from the database
  * (which has this cost by then).
  */
 const ADD_IF_PRESENT =
-  "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBYFLOAT', KEYS[1], ARGV[1]) end return false";
+  "for _, k in ipairs(KEYS) do if redis.call('EXISTS', k) == 1 then redis.call('INCRBYFLOAT', k, ARGV[1]) end end return 1";
 
 /**
  * Spend shared by every process of a scale-out deployment in Redis (one counter per scope and period,
@@ -25,10 +25,11 @@ export async function createRedisCounter(
   // Redis away at start: the database answers until ioredis has reconnected.
   await redis.connect().catch(() => {});
   const name = (k: CounterKey) => `${deps.prefix}:budget:${counterId(k).replaceAll('\u0000', ':')}`;
-  const inFlight = new Set<Promise<void>>();
+  // The database is Redis's backup (seeding a counter Redis lost), written behind in batches.
+  const writer = new SpendWriter(deps, 200);
 
   async function seed(key: CounterKey): Promise<number> {
-    const stored = await storedSpend(deps.db, key);
+    const stored = (await storedSpend(deps.db, key)) + writer.unwritten(counterId(key));
     await redis.set(name(key), String(stored), 'PX', TTL_MS, 'NX');
     const now = await redis.get(name(key));
     return now === null ? stored : Number(now);
@@ -47,22 +48,15 @@ export async function createRedisCounter(
   return {
     read,
     add(keys, usd) {
-      const counted: Promise<unknown>[] = [];
-      for (const key of keys) {
-        // Redis first, so that the next check anywhere sees the cost; the database keeps it durable.
-        const shared = redis.eval(ADD_IF_PRESENT, 1, name(key), String(usd));
-        counted.push(shared.catch(() => {}));
-        const p = Promise.all([shared, addSpend(deps.db, key, usd)]).then(
-          () => {},
-          (err: Error) => deps.warn(`budget spend not counted: ${err.message}`),
-        );
-        inFlight.add(p);
-        void p.finally(() => inFlight.delete(p));
-      }
-      return Promise.all(counted).then(() => {});
+      for (const key of keys) writer.add(counterId(key), key, usd);
+      // One round trip for the key's and the project's counters; the next check anywhere sees the cost.
+      return redis.eval(ADD_IF_PRESENT, keys.length, ...keys.map(name), String(usd)).then(
+        () => {},
+        (err: Error) => deps.warn(`budget spend not counted in Redis: ${err.message}`),
+      );
     },
     async close() {
-      await Promise.all(inFlight);
+      await writer.flush();
       redis.disconnect();
     },
   };

@@ -27,41 +27,71 @@ export interface CounterDeps {
 }
 
 /**
+ * Costs written to `budget_spend` behind the calls, in batches (one upsert per counter per batch). A batch
+ * that could not be written is kept and tried again with the next one.
+ */
+export class SpendWriter {
+  private pending = new Map<string, { key: CounterKey; usd: number }>();
+  private readonly writing = new Map<string, number>();
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: CounterDeps,
+    private readonly flushMs: number,
+  ) {}
+
+  add(id: string, key: CounterKey, usd: number): void {
+    const d = this.pending.get(id);
+    if (d) d.usd += usd;
+    else this.pending.set(id, { key, usd });
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** What this process added to a counter and has not stored yet. */
+  unwritten(id: string): number {
+    return (this.pending.get(id)?.usd ?? 0) + (this.writing.get(id) ?? 0);
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.flushing) await this.flushing;
+    const batch = this.pending;
+    this.pending = new Map();
+    for (const [id, d] of batch) this.writing.set(id, (this.writing.get(id) ?? 0) + d.usd);
+    let failed = false;
+    this.flushing = (async () => {
+      for (const [id, d] of batch) {
+        try {
+          await addSpend(this.deps.db, d.key, d.usd);
+        } catch (err) {
+          if (!failed) this.deps.warn(`budget spend not stored yet (${(err as Error).message}); retrying`);
+          failed = true;
+          this.add(id, d.key, d.usd);
+        }
+        const left = (this.writing.get(id) ?? 0) - d.usd;
+        if (Math.abs(left) < 1e-15) this.writing.delete(id);
+        else this.writing.set(id, left);
+      }
+    })();
+    await this.flushing;
+    this.flushing = null;
+  }
+}
+
+/**
  * Spend held in this process's memory, for a server that is the only process spending (embedded mode):
  * seeded from the database on first use, each cost added at once, written behind in batches.
  */
 export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCounter {
   const values = new Map<string, number>();
   const seeding = new Map<string, Promise<number>>();
-  /** Deltas not yet written (`pending`) and being written (`writing`). */
-  let pending = new Map<string, { key: CounterKey; usd: number }>();
-  const writing = new Map<string, number>();
-  let flushing: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-
-  const unwritten = (id: string) => (pending.get(id)?.usd ?? 0) + (writing.get(id) ?? 0);
-
-  async function flush(): Promise<void> {
-    timer = null;
-    if (flushing) await flushing;
-    const batch = pending;
-    pending = new Map();
-    for (const [id, d] of batch) writing.set(id, (writing.get(id) ?? 0) + d.usd);
-    flushing = (async () => {
-      for (const [id, d] of batch) {
-        try {
-          await addSpend(deps.db, d.key, d.usd);
-        } catch (err) {
-          deps.warn(`budget spend not stored (${(err as Error).message}); kept in memory`);
-        }
-        const left = (writing.get(id) ?? 0) - d.usd;
-        if (Math.abs(left) < 1e-15) writing.delete(id);
-        else writing.set(id, left);
-      }
-    })();
-    await flushing;
-    flushing = null;
-  }
+  const writer = new SpendWriter(deps, flushMs);
+  const unwritten = (id: string) => writer.unwritten(id);
 
   function seed(key: CounterKey, id: string): Promise<number> {
     let p = seeding.get(id);
@@ -94,20 +124,11 @@ export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCoun
         const id = counterId(key);
         const v = values.get(id);
         if (v !== undefined) values.set(id, v + usd);
-        const d = pending.get(id);
-        if (d) d.usd += usd;
-        else pending.set(id, { key, usd });
-      }
-      if (!timer) {
-        timer = setTimeout(() => void flush(), flushMs);
-        timer.unref();
+        writer.add(id, key, usd);
       }
       return undefined;
     },
-    async close() {
-      if (timer) clearTimeout(timer);
-      await flush();
-    },
+    close: () => writer.flush(),
   };
 }
 

@@ -8,6 +8,13 @@ export interface PeriodWindow {
   resetsAt: number | null;
 }
 
+/** A window with its start as ISO-8601 (a counter's name), computed once per window. */
+export interface ClockWindow extends PeriodWindow {
+  startIso: string;
+}
+
+const withIso = (w: PeriodWindow): ClockWindow => ({ ...w, startIso: new Date(w.start).toISOString() });
+
 export function periodWindow(period: BudgetPeriod, now: number): PeriodWindow {
   if (period === 'total') return { start: 0, resetsAt: null };
   if (period === 'day') {
@@ -25,21 +32,21 @@ export function periodWindow(period: BudgetPeriod, now: number): PeriodWindow {
  */
 export class PeriodClock {
   private until = -1;
-  private windows: Record<BudgetPeriod, PeriodWindow> = {
-    day: { start: 0, resetsAt: null },
-    month: { start: 0, resetsAt: null },
-    total: { start: 0, resetsAt: null },
+  private windows: Record<BudgetPeriod, ClockWindow> = {
+    day: withIso({ start: 0, resetsAt: null }),
+    month: withIso({ start: 0, resetsAt: null }),
+    total: withIso({ start: 0, resetsAt: null }),
   };
 
   constructor(private readonly now: () => number) {}
 
-  current(period: BudgetPeriod): PeriodWindow {
+  current(period: BudgetPeriod): ClockWindow {
     const now = this.now();
     if (now >= this.until || now < this.until - DAY_MS) {
       this.windows = {
-        day: periodWindow('day', now),
-        month: periodWindow('month', now),
-        total: periodWindow('total', now),
+        day: withIso(periodWindow('day', now)),
+        month: withIso(periodWindow('month', now)),
+        total: withIso(periodWindow('total', now)),
       };
       this.until = this.windows.day.resetsAt ?? Number.POSITIVE_INFINITY;
     }

@@ -94,8 +94,7 @@ export class Budgets implements SpendGuard, BudgetAdmin {
   }
 
   private counterKey(s: { scope: BudgetScopeKind; id: string; budget: Budget }): CounterKey {
-    const { start } = this.clock.current(s.budget.period);
-    return { scope: s.scope, scopeId: s.id, periodStart: new Date(start).toISOString() };
+    return { scope: s.scope, scopeId: s.id, periodStart: this.clock.current(s.budget.period).startIso };
   }
 
   async check(payer: Payer): Promise<void> {

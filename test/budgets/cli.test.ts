@@ -69,10 +69,10 @@ describe.skipIf(testDbKind() === 'postgres')('budget commands', () => {
     try {
       await app.server.listen({ host: '127.0.0.1', port: 0 });
       const { port } = app.server.server.address() as { port: number };
-      const get = async (path: string) =>
+      const get = async (path: string): Promise<{ budget: unknown }> =>
         (
           await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${secret}` } })
-        ).json();
+        ).json() as Promise<{ budget: unknown }>;
       expect((await get(`/v1/api-keys/${keyId}`)).budget).toEqual({ limit_usd: 2.5, period: 'total' });
       expect((await get('/v1/projects/current/budget')).budget).toEqual({ limit_usd: 100, period: 'month' });
     } finally {
