@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
 import type { RunContext } from '../runs/service.js';
+import type { BudgetAdmin } from '../shared/budget.js';
 import type { OidcProviders } from './oidc.js';
 import { type ProjectAccess, requireProject } from './orgs.js';
 import type { UserRow } from './repository.js';
@@ -18,6 +19,8 @@ export interface DashboardPorts {
   config: Config;
   pepper: string;
   auth: Pick<Authenticator, 'forget'>;
+  /** Budgets of the project and its keys (shown and set on the settings page). */
+  budgets: BudgetAdmin;
   models: ModelContext;
   runs: RunContext;
   uploads: UploadContext;

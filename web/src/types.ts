@@ -17,6 +17,7 @@ export type {
   OrganizationDetail,
   PerEval,
   Project,
+  ProjectBudget,
   ProjectRef,
   Run,
   RunComparison,
