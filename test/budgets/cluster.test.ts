@@ -138,6 +138,8 @@ describe(`budgets under serve --workers 2 (${testDbKind()}${testDbKind() === 'po
       });
       expect(created.status).toBe(201);
       const key = created.body.key as string;
+      // The other worker may hold the project's budgets from before for EVALGATE_BUDGET_CACHE_MS (200 ms).
+      await new Promise((r) => setTimeout(r, 400));
       let passed = 0;
       let refusal: Reply | null = null;
       for (let i = 0; i < 20 && !refusal; i++) {
@@ -167,6 +169,7 @@ describe(`budgets under serve --workers 2 (${testDbKind()}${testDbKind() === 'po
       period: 'month',
     });
     expect(put.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 400));
     // Spend counts from when a budget is set: what the calls above paid is not in it.
     expect(put.body.spend.used_usd).toBe(0);
     mock.set({ reply: () => ({ json: { score: 1, reasoning: 'fine' } }) });
