@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { installGuard } from './auth/guard.js';
 import { apiKeyRoutes } from './auth/routes.js';
+import { budgetRoutes } from './budgets/routes.js';
 import { containerRoutes } from './catalog/containers/routes.js';
 import { datasetRoutes } from './catalog/datasets/routes.js';
 import { logRoutes } from './catalog/logs/routes.js';
@@ -119,6 +120,7 @@ export async function createApp(services: Services): Promise<App> {
   const { ports } = services;
   await server.register(healthRoutes, { ports: ports.health });
   await server.register(apiKeyRoutes, { ports: ports.apiKeys });
+  await server.register(budgetRoutes, { ports: ports.budgets });
   await server.register(containerRoutes, { ports: ports.containers });
   await server.register(logRoutes, { ports: ports.logs });
   await server.register(datasetRoutes, { ports: ports.datasets });

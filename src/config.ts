@@ -62,6 +62,8 @@ export interface Config {
   recording: boolean;
   /** How long a resolved model (registry look-up) is reused by the gateway, in milliseconds. */
   modelCacheMs: number;
+  /** How long a project's budgets are reused without a database look-up, in milliseconds. */
+  budgetCacheMs: number;
   /** Frontier providers, enabled by the operator's credentials; those go only to these base URLs. */
   providers: { openai: ProviderSettings; anthropic: ProviderSettings };
   /** 32-byte master key for credentials stored in the database; generated into dataDir when unset. */
@@ -265,6 +267,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     bodyLimit: int('EVALGATE_BODY_LIMIT', env.EVALGATE_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
     requests: requestSettings(env),
     keyCacheMs: int('EVALGATE_KEY_CACHE_MS', env.EVALGATE_KEY_CACHE_MS, 10_000, 0, 3_600_000),
+    budgetCacheMs: int('EVALGATE_BUDGET_CACHE_MS', env.EVALGATE_BUDGET_CACHE_MS, 1_000, 0, 600_000),
     python: text(env.EVALGATE_PYTHON) ?? 'python3',
     runs: {
       environments: environmentsOf(env.EVALGATE_ENVIRONMENTS),

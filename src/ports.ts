@@ -2,6 +2,8 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator } from './auth/authenticator.js';
 import type { ApiKeyPorts } from './auth/routes.js';
+import type { BudgetPorts } from './budgets/routes.js';
+import type { Budgets } from './budgets/service.js';
 import { countDatasetItems, readDatasetItems, readEvalItems } from './catalog/datasets/items.js';
 import type { UploadContext } from './catalog/json-lines.js';
 import { countContainerLogs, readContainerLogItems } from './catalog/logs/items.js';
@@ -48,6 +50,8 @@ export interface Sandbox {
 export interface Ports {
   health: HealthPorts;
   apiKeys: ApiKeyPorts;
+  /** The project's budget route. */
+  budgets: BudgetPorts;
   containers: { db: DatabaseHandle['db'] };
   datasets: UploadContext;
   logs: LogContext;
@@ -76,6 +80,8 @@ export interface Parts {
   pepper: string;
   hopId: string;
   auth: Authenticator;
+  /** Spend limits of keys and projects: the gateway's and the engine's guard, the routes' admin. */
+  budgets: Budgets;
   limiter: RateLimiter;
   models: ModelContext;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
@@ -117,6 +123,7 @@ function engineDeps(p: Parts): EngineDeps {
     modelConcurrency: runs.modelConcurrency,
     rateLimitWaitMs: runs.rateLimitWaitMs,
     ledgerFlushMs: 250,
+    budgets: p.budgets,
     warn: (message) => p.logger.warn(message),
     createCodeScorer: (ev) => p.sandbox.createScorer(ev),
     sandbox: () => p.sandbox.status(),
@@ -144,7 +151,7 @@ export function buildPorts(p: Parts): Ports {
     resolveModel: p.resolveModel,
     sandbox: config.runs.executor === 'inline' && config.runs.serveExecutes ? () => p.sandbox.status() : null,
   });
-  const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth };
+  const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth, budgets: p.budgets };
   const checkUpstream = (url: string) =>
     checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, p.self);
   const monitors: MonitorContext = {
@@ -166,6 +173,7 @@ export function buildPorts(p: Parts): Ports {
       warn,
     },
     apiKeys,
+    budgets: { budgets: p.budgets },
     containers: { db },
     datasets: uploads,
     logs: { ...uploads, settle: () => p.logWriter.flush() },
@@ -190,6 +198,7 @@ export function buildPorts(p: Parts): Ports {
       cache: p.cache,
       hopId: p.hopId,
       limiter: p.limiter,
+      budgets: p.budgets,
       gateway: {
         db,
         logWriter: p.logWriter,

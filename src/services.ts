@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
+import { createBudgets } from './budgets/compose.js';
 import { priceTable } from './catalog/models/prices.js';
 import { type ModelContext, resolveModel } from './catalog/models/resolve.js';
 import type { ResolvedModel } from './catalog/models/types.js';
@@ -184,6 +185,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const code = { ...codeScorerOptions(config), runtime: codeRuntime };
   let closed = false;
   const auth = createAuthenticator(database.db, pepper, config.keyCacheMs);
+  const budgets = await createBudgets(config, database.db, { cluster: Boolean(options.cluster), warn });
   const cluster = options.cluster;
   if (cluster) {
     // A key revoked through one worker is refused by every worker at once, not after keyCacheMs.
@@ -208,6 +210,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     self,
     limiter: rateLimiter,
     auth,
+    budgets,
     logWriter,
     providers,
     cache,
@@ -236,6 +239,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       await modelLimiter.close();
       await providers.close();
       await cache.close();
+      await budgets.close();
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
       await logWriter.close();

@@ -109,6 +109,28 @@ export async function revokeKey(
   return toView(row);
 }
 
+/** One key of a project (another project's is not found). */
+export async function findKey(db: Kysely<Database>, id: string, projectId: string): Promise<ApiKeyView> {
+  const row = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw ApiError.notFound('API key', id);
+  return toView(row);
+}
+
+/** A key by id, of any project (admin commands). */
+export async function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyView | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toView(row);
+}
+
+export async function renameKey(db: Kysely<Database>, id: string, name: string): Promise<void> {
+  await db.updateTable('api_keys').set({ name }).where('id', '=', id).execute();
+}
+
 export interface KeyRecord {
   id: string;
   project_id: string;

@@ -2,11 +2,21 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Database } from '../db/schema.js';
+import { BudgetFields, BudgetSchema } from '../http/budget-schemas.js';
 import { ListOf, Nullable, PageQuery, pageOf, responses } from '../http/schemas.js';
+import type { Budget, BudgetAdmin } from '../shared/budget.js';
 import { ApiError } from '../shared/errors.js';
 import type { Authenticator } from './authenticator.js';
 import { principalOf } from './guard.js';
-import { createKey, listKeys, revokeKey, validatePermissions } from './key-store.js';
+import {
+  type ApiKeyView,
+  createKey,
+  findKey,
+  listKeys,
+  renameKey,
+  revokeKey,
+  validatePermissions,
+} from './key-store.js';
 
 const tags = ['api-keys'];
 
@@ -24,6 +34,7 @@ const ApiKey = Type.Object({
   cache_ttl_seconds: Nullable(
     Type.Integer({ description: "Default response-cache TTL (seconds) of the key's gateway calls" }),
   ),
+  ...BudgetFields,
 });
 const CreatedApiKey = Type.Object({
   ...ApiKey.properties,
@@ -50,9 +61,18 @@ const CreateApiKey = Type.Object(
         }),
       ),
     ),
+    budget: Type.Optional(Nullable(BudgetSchema)),
   },
   { additionalProperties: false },
 );
+const UpdateApiKey = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    budget: Type.Optional(Nullable(BudgetSchema)),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+const KeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 /** Whether `granted` covers `wanted`, where a wildcard in `wanted` needs the same wildcard in `granted`. */
 function covers(granted: readonly string[], wanted: string): boolean {
@@ -71,15 +91,32 @@ function requireCovered(granted: readonly string[], wanted: readonly string[], w
   }
 }
 
-/** What the key routes need: the database, the key pepper and the authenticator's cache to forget keys. */
+/**
+ * What the key routes need: the database, the key pepper, the authenticator's cache to forget keys and
+ * the keys' budgets.
+ */
 export interface ApiKeyPorts {
   db: Kysely<Database>;
   pepper: string;
   auth: Pick<Authenticator, 'forget'>;
+  budgets: BudgetAdmin;
 }
 
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = async (app, { ports }) => {
-  const { db, pepper, auth } = ports;
+  const { db, pepper, auth, budgets } = ports;
+
+  /** Views with each key's budget and the spend of its current period. */
+  async function withBudgets<T extends ApiKeyView>(projectId: string, views: T[]) {
+    const states = await budgets.keys(
+      projectId,
+      views.map((v) => v.id),
+    );
+    return views.map((v) => ({ ...v, budget: null, spend: null, ...states.get(v.id) }));
+  }
+  const withBudget = async <T extends ApiKeyView>(view: T) => {
+    const [one] = await withBudgets(view.project_id, [view]);
+    return one ?? { ...view, budget: null, spend: null };
+  };
 
   app.post(
     '/v1/api-keys',
@@ -105,7 +142,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = a
         createdBy: principal.keyId,
         cacheTtlSeconds: req.body.cache_ttl_seconds ?? null,
       });
-      return reply.code(201).send({ ...view, key });
+      const budget: Budget | null = req.body.budget ?? null;
+      if (budget) await budgets.set(principal.projectId, 'key', view.id, budget);
+      return reply.code(201).send({ ...(await withBudget(view)), key });
     },
   );
 
@@ -121,8 +160,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = a
       },
     },
     async (req) => {
-      const page = await listKeys(db, principalOf(req).projectId, pageOf(req.query));
-      return { object: 'list' as const, ...page };
+      const { projectId } = principalOf(req);
+      const page = await listKeys(db, projectId, pageOf(req.query));
+      return { object: 'list' as const, ...page, data: await withBudgets(projectId, page.data) };
     },
   );
 
@@ -133,7 +173,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = a
       schema: {
         tags,
         summary: 'Revoke an API key',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }),
+        params: KeyParams,
         response: responses({ 200: ApiKey }, 403, 404, 422),
       },
     },
@@ -147,7 +187,55 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ ports: ApiKeyPorts }> = a
         ),
       );
       auth.forget(view.id);
-      return view;
+      return withBudget(view);
+    },
+  );
+
+  app.get(
+    '/v1/api-keys/:id',
+    {
+      config: { permission: 'keys:read' },
+      schema: {
+        tags,
+        summary: 'An API key, with its budget and the spend of its current period',
+        params: KeyParams,
+        response: responses({ 200: ApiKey }, 404, 422),
+      },
+    },
+    async (req) => withBudget(await findKey(db, req.params.id, principalOf(req).projectId)),
+  );
+
+  app.patch(
+    '/v1/api-keys/:id',
+    {
+      config: { permission: 'keys:write' },
+      schema: {
+        tags,
+        summary: 'Rename an API key or set its budget (`budget: null` removes it)',
+        description:
+          'A budget bounds what calls through the key may spend per period (`day`, `month`: UTC calendar ' +
+          'periods; `total`). Once spent, every gateway route answers 429 `budget_exceeded` with ' +
+          'Retry-After until the period resets. A key cannot change its own budget.',
+        params: KeyParams,
+        body: UpdateApiKey,
+        response: responses({ 200: ApiKey }, 403, 404, 413, 415, 422),
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      const view = await findKey(db, req.params.id, principal.projectId);
+      requireCovered(
+        principal.permissions,
+        view.permissions,
+        'A key cannot change a key holding permissions it lacks',
+      );
+      const { name, budget } = req.body;
+      if (budget !== undefined && view.id === principal.keyId) {
+        throw new ApiError('permission_denied', 'A key cannot change its own budget', { id: view.id });
+      }
+      if (name !== undefined) await renameKey(db, view.id, name);
+      if (budget !== undefined) await budgets.set(principal.projectId, 'key', view.id, budget);
+      return withBudget({ ...view, ...(name === undefined ? {} : { name }) });
     },
   );
 };

@@ -4,6 +4,7 @@ import { issueLocalSignInLink, LOCAL_LINK_TTL_MS, localSignInEnabled } from '../
 import { listeningUrl } from '../dashboard/public-url.js';
 import { ApiError } from '../shared/errors.js';
 import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
+import { budgetsOf, describeBudget, parseBudget, registerBudgetCommands } from './budgets.js';
 import { configFrom, withDatabase } from './context.js';
 
 function print(line: string): void {
@@ -78,11 +79,23 @@ export function registerAdminCommands(program: Command): void {
     .option('--permissions <list>', 'comma-separated <resource>:<action> permissions', '*')
     .option('--org <org>', 'organization of a project created here', 'default')
     .option('--cache-ttl <seconds>', "cache the key's gateway calls for this long (1..2592000)")
+    .option(
+      '--budget <budget>',
+      'what calls through the key may spend: <usd>[/day|/month|/total], e.g. 5/day',
+    )
     .action(
       async (
-        opts: { project: string; name: string; permissions: string; org: string; cacheTtl?: string },
+        opts: {
+          project: string;
+          name: string;
+          permissions: string;
+          org: string;
+          cacheTtl?: string;
+          budget?: string;
+        },
         command: Command,
       ) => {
+        const budget = opts.budget === undefined ? null : parseBudget(opts.budget);
         const permissions = opts.permissions
           .split(',')
           .map((p) => p.trim())
@@ -96,7 +109,8 @@ export function registerAdminCommands(program: Command): void {
         if (cacheTtl !== null && !(Number.isInteger(cacheTtl) && cacheTtl >= 1 && cacheTtl <= 2_592_000)) {
           cliError(new Error(`--cache-ttl must be whole seconds from 1 to 2592000, got "${opts.cacheTtl}"`));
         }
-        await withDatabase(configFrom(command), async ({ db }, pepper) => {
+        await withDatabase(configFrom(command), async (database, pepper) => {
+          const { db } = database;
           const project = await ensureProject(db, opts.project, opts.org);
           const { view, key } = await createKey(db, pepper, {
             projectId: project.id,
@@ -104,8 +118,10 @@ export function registerAdminCommands(program: Command): void {
             permissions,
             cacheTtlSeconds: cacheTtl,
           });
+          if (budget) await budgetsOf(database).set(project.id, 'key', view.id, budget);
           print(
-            `Created key ${view.id} (${view.name}) in project ${project.name} with permissions ${permissions.join(',')}`,
+            `Created key ${view.id} (${view.name}) in project ${project.name} with permissions ${permissions.join(',')}` +
+              (budget ? ` and a budget of ${budget.limit_usd} USD per ${budget.period}` : ''),
           );
           print(key);
         });
@@ -116,13 +132,18 @@ export function registerAdminCommands(program: Command): void {
     .description('list the API keys of a project')
     .requiredOption('--project <name>', 'project name')
     .action(async (opts: { project: string }, command: Command) => {
-      await withDatabase(configFrom(command), async ({ db }) => {
-        const project = await findProject(db, opts.project);
+      await withDatabase(configFrom(command), async (database) => {
+        const project = await findProject(database.db, opts.project);
         if (!project) throw new Error(`project '${opts.project}' not found`);
-        const { data } = await listKeys(db, project.id, { limit: 1_000_000, offset: 0 });
+        const { data } = await listKeys(database.db, project.id, { limit: 1_000_000, offset: 0 });
+        const budgets = await budgetsOf(database).keys(
+          project.id,
+          data.map((k) => k.id),
+        );
         for (const k of data) {
           const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
-          print(`${k.id}\t${k.name}\t${k.prefix}…\t${k.permissions.join(',')}\t${state}`);
+          const budget = describeBudget(budgets.get(k.id) ?? { budget: null, spend: null });
+          print(`${k.id}\t${k.name}\t${k.prefix}…\t${k.permissions.join(',')}\t${state}\t${budget}`);
         }
       });
     });
@@ -135,4 +156,5 @@ export function registerAdminCommands(program: Command): void {
         print(`Revoked ${view.id} (${view.name})`);
       });
     });
+  registerBudgetCommands(keys, projects);
 }

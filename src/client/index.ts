@@ -19,6 +19,7 @@ import { Evaluators } from './resources/evaluators.js';
 import { TaskLogs } from './resources/logs.js';
 import { Models } from './resources/models.js';
 import { Monitors } from './resources/monitors.js';
+import { Projects } from './resources/projects.js';
 import { Runs } from './resources/runs.js';
 import type { Health } from './types.js';
 
@@ -40,6 +41,8 @@ export class Evalgate {
   readonly logs: TaskLogs;
   readonly models: Models;
   readonly apiKeys: ApiKeys;
+  /** The project's budget. */
+  readonly projects: Projects;
 
   readonly #transport: Transport;
 
@@ -65,6 +68,7 @@ export class Evalgate {
     this.logs = new TaskLogs(this.#transport);
     this.models = new Models(this.#transport);
     this.apiKeys = new ApiKeys(this.#transport);
+    this.projects = new Projects(this.#transport);
   }
 
   /**
@@ -118,6 +122,7 @@ export type { Evaluators } from './resources/evaluators.js';
 export type { TaskLogs } from './resources/logs.js';
 export type { Models } from './resources/models.js';
 export type { Monitors } from './resources/monitors.js';
+export type { Projects } from './resources/projects.js';
 export {
   type CreateRunOptions,
   isTerminal,

@@ -45,6 +45,7 @@ import type {
   RunStatus,
 } from '../runs/schemas.js';
 import type { queueState } from '../runs/service.js';
+import type { Budget, BudgetState } from '../shared/budget.js';
 import type { ErrorCode, ValidationIssue } from '../shared/errors.js';
 
 export type { CodeEvaluator, GraderEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
@@ -94,10 +95,19 @@ export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
 export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;
 export type PageParams = { limit?: number; offset?: number };
 
-/** An API key as listings show it (never the secret). */
-export type ApiKey = ApiKeyView;
+/** An API key as listings show it (never the secret), with its budget and the spend of its period. */
+export type ApiKey = ApiKeyView & BudgetState;
 /** A key just created: the only time its secret `key` is shown. */
-export type CreatedApiKey = ApiKeyView & { key: string };
+export type CreatedApiKey = ApiKey & { key: string };
+/** A spend limit, and the spend of its current period. */
+export type { Budget, BudgetPeriod, BudgetState, Spend } from '../shared/budget.js';
+/** `PATCH /v1/api-keys/{id}`: a new name, or a budget (null removes it). */
+export interface UpdateApiKey {
+  name?: string;
+  budget?: Budget | null;
+}
+/** `/v1/projects/{project}/budget`: the project's budget and the spend of its current period. */
+export type ProjectBudget = { object: 'project_budget'; project_id: string } & BudgetState;
 /**
  * `POST /v1/api-keys`. Written out here because src/auth/routes.ts keeps that schema to itself; keep the
  * two in step (test/client/resources.test.ts creates keys through the client against the server).
@@ -108,6 +118,8 @@ export interface CreateApiKey {
   permissions?: string[];
   /** Caches the key's gateway calls for this many seconds (1..2592000); null: only requests that ask. */
   cache_ttl_seconds?: number | null;
+  /** What calls through the key may spend per period. */
+  budget?: Budget | null;
 }
 
 /** `GET /healthz`. */

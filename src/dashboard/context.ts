@@ -8,6 +8,7 @@ import type { Database } from '../db/schema.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
 import type { MonitorContext } from '../monitors/service.js';
 import type { RunContext } from '../runs/service.js';
+import type { BudgetAdmin } from '../shared/budget.js';
 import type { OidcProviders } from './oidc.js';
 import { type ProjectAccess, requireProject } from './orgs.js';
 import type { UserRow } from './repository.js';
@@ -19,6 +20,8 @@ export interface DashboardPorts {
   config: Config;
   pepper: string;
   auth: Pick<Authenticator, 'forget'>;
+  /** Budgets of the project and its keys (shown and set on the settings page). */
+  budgets: BudgetAdmin;
   models: ModelContext;
   runs: RunContext;
   uploads: UploadContext;

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TString, Type } from 'typebox';
-import { createKey, listKeys, revokeKey } from '../auth/key-store.js';
+import { createKey, findKey, listKeys, revokeKey } from '../auth/key-store.js';
 import { CreateContainer, ListContainersQuery } from '../catalog/containers/schemas.js';
 import * as containers from '../catalog/containers/service.js';
 import { createDatasetFromRequest } from '../catalog/datasets/routes.js';
@@ -16,7 +16,8 @@ import * as logs from '../catalog/logs/service.js';
 import { listModels } from '../catalog/models/service.js';
 import { CreateEvaluator, ListEvaluatorsQuery, PatchEvaluator } from '../evaluators/schemas.js';
 import * as evaluators from '../evaluators/service.js';
-import { PageQuery, pageOf } from '../http/schemas.js';
+import { BudgetSchema } from '../http/budget-schemas.js';
+import { Nullable, PageQuery, pageOf } from '../http/schemas.js';
 import { installNdjsonParser, jsonOrLines } from '../http/uploads.js';
 import { DASHBOARD_API, type DashboardContext, projectOf, userOf, type WithSession } from './context.js';
 import type { ProjectAccess } from './orgs.js';
@@ -60,7 +61,12 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
     async (request) => {
       const { id } = await project(request);
       const { data, total } = await listKeys(db, id, pageOf(request.query));
-      return { object: 'list', data, total };
+      const states = await deps.budgets.keys(
+        id,
+        data.map((k) => k.id),
+      );
+      const withBudgets = data.map((k) => ({ budget: null, spend: null, ...k, ...states.get(k.id) }));
+      return { object: 'list', data: withBudgets, total };
     },
   );
   app.post(
@@ -83,6 +89,26 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
     deps.auth.forget(view.id);
     return view;
   });
+
+  // Budgets: the project's, and each key's (`budget: null` removes one).
+  const SetBudget = Type.Object({ budget: Nullable(BudgetSchema) }, { additionalProperties: false });
+  app.get(`${base}/budget`, { schema: { hide, params: ProjectParam } }, async (request) => {
+    const { id } = await project(request);
+    return deps.budgets.get(id, 'project', id);
+  });
+  app.put(`${base}/budget`, { schema: { hide, params: ProjectParam, body: SetBudget } }, async (request) => {
+    const { id } = await project(request);
+    return deps.budgets.set(id, 'project', id, request.body.budget);
+  });
+  app.put(
+    `${base}/keys/:key/budget`,
+    { schema: { hide, params: param('key'), body: SetBudget } },
+    async (request) => {
+      const { id } = await project(request);
+      await findKey(db, request.params.key, id);
+      return deps.budgets.set(id, 'key', request.params.key, request.body.budget);
+    },
+  );
 
   // Containers and their task logs.
   app.get(

@@ -9,6 +9,7 @@ import type { RunResults as ApiResults, Run as ApiRun, RunSample as ApiSample } 
 import type { PerEvalResult } from '../engine/aggregate.js';
 import type { RunMetrics } from '../engine/progress.js';
 import type { queueState } from '../runs/service.js';
+import type { BudgetState } from '../shared/budget.js';
 import type { invitationsFor, listOrganizations, organizationDetail, ProjectAccess } from './orgs.js';
 import type { planSummary } from './run-summary.js';
 import type { meView } from './sessions.js';
@@ -33,7 +34,9 @@ export type ProjectRef = Organization['projects'][number];
 export type OrganizationDetail = Awaited<ReturnType<typeof organizationDetail>>;
 export type Invitation = Awaited<ReturnType<typeof invitationsFor>>[number];
 export type Project = ProjectAccess;
-export type ApiKey = ApiKeyView;
+export type ApiKey = ApiKeyView & BudgetState;
+/** The project's budget and the spend of its current period. */
+export type ProjectBudget = BudgetState;
 /** A run page's extras beside the run: evaluator names, launches, the labels its sides name by id. */
 export type RunPlanSummary = Awaited<ReturnType<typeof planSummary>>;
 

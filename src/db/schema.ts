@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { RunStatus } from '../shared/run-status.js';
+import type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 import type {
   InvitationTable,
   MembershipTable,
@@ -9,6 +10,7 @@ import type {
   UserTable,
 } from './schema-dashboard.js';
 
+export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
   InvitationTable,
   MembershipTable,
@@ -385,6 +387,8 @@ export interface Database {
   organizations: OrganizationTable;
   projects: ProjectTable;
   api_keys: ApiKeyTable;
+  budgets: BudgetTable;
+  budget_spend: BudgetSpendTable;
   containers: ContainerTable;
   evaluators: EvaluatorTable;
   evalgate_meta: MetaTable;

@@ -37,6 +37,16 @@ export class RateLimitExhausted extends Error {
   }
 }
 
+/** A call of a run that was abandoned (rate limits, budget): it fails with the abandonment's error. */
+export class RunAbandoned extends Error {
+  override name = 'RunAbandoned';
+  readonly code: string;
+  constructor(reason: { code: string; message: string }) {
+    super(reason.message);
+    this.code = reason.code;
+  }
+}
+
 export function isStop(err: unknown): err is RunCancelled | RunInterrupted {
   return err instanceof RunCancelled || err instanceof RunInterrupted;
 }

@@ -9,9 +9,10 @@ import type { ChatRequest, CompletionResult } from '../inference/types.js';
 import { rateLimitRetryMs } from '../inference/upstream-errors.js';
 import type { EngineMetrics } from '../observability/types.js';
 import type { ModelLimiter } from '../ratelimit/model-limiter.js';
-import type { ErrorBody } from '../shared/errors.js';
+import type { SpendGuard } from '../shared/budget.js';
+import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { PromiseCache } from '../shared/promise-cache.js';
-import { isStop, RateLimitExhausted } from './errors.js';
+import { isStop, RateLimitExhausted, RunAbandoned } from './errors.js';
 import { type CallKind, Ledger, type UsageSink } from './ledger.js';
 import type { Layout, RunPlan } from './plan.js';
 import { abandonRun } from './store/transitions.js';
@@ -30,6 +31,8 @@ export interface CallDeps {
   rateLimitWaitMs: number;
   ledgerFlushMs: number;
   warn(message: string): void;
+  /** The project's budget: checked before each call (a run that runs out is abandoned), charged after. */
+  budgets?: SpendGuard;
 }
 
 /** A run's abandonment, as stored on the run (`abandoned`). */
@@ -62,6 +65,26 @@ export class RunState {
 
   private model(slug: string): Promise<ResolvedModel> {
     return this.models.get(slug, () => this.deps.resolveModel(this.plan.projectId, slug));
+  }
+
+  private get payer() {
+    return { projectId: this.plan.projectId, keyId: null };
+  }
+
+  /**
+   * Refuses a call once the project's budget is spent, and abandons the run: its remaining positions are
+   * recorded with the `budget_exceeded` error, what it scored is kept.
+   */
+  private async withinBudget(): Promise<void> {
+    if (this.abandoned) throw new RunAbandoned(this.abandoned);
+    try {
+      await this.deps.budgets?.check(this.payer);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'budget_exceeded') {
+        await this.abandon({ code: err.code, message: err.message });
+      }
+      throw err;
+    }
   }
 
   /** Counts the calls made under `signal` (a chunk's own) in `sink` until `untrack`. */
@@ -101,13 +124,18 @@ export class RunState {
     };
     const { limiter, metrics } = this.deps;
     for (;;) {
-      if (this.abandoned) throw new RateLimitExhausted(slug, this.deps.rateLimitWaitMs);
+      if (this.abandoned) throw new RunAbandoned(this.abandoned);
       const waited = Date.now() - this.lastSuccessAt;
       if (limiter.pausedFor(slug) > this.deps.rateLimitWaitMs - waited) {
         await this.abandon({ code: 'rate_limited', message: new RateLimitExhausted(slug, waited).message });
         continue;
       }
       const permit = await limiter.acquire(slug, limits, signal);
+      // Checked once the call may go: calls queued behind the model's limit see what those before paid.
+      await this.withinBudget().catch((err: unknown) => {
+        permit.release(0);
+        throw err;
+      });
       const started = performance.now();
       let tokens = 0;
       let retryInMs: number | null = null;
@@ -122,6 +150,7 @@ export class RunState {
         const priced =
           result.usage !== null && model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
         sink.add(kind, result.usage, result.cost, priced);
+        await this.deps.budgets?.charge(this.payer, result.cost);
         tokens = (result.usage?.prompt_tokens ?? 0) + (result.usage?.completion_tokens ?? 0);
         this.lastSuccessAt = Date.now();
         metrics.upstreamCall(slug, kind, 'ok', (performance.now() - started) / 1000);
@@ -149,6 +178,7 @@ export class RunState {
     const permit = await this.deps.limiter.acquire(slug, limits, signal);
     let tokens = 0;
     try {
+      await this.withinBudget();
       const result = await embedTexts(this.deps.providers, model, input, signal);
       this.ledger.add(
         'judge',
@@ -156,6 +186,7 @@ export class RunState {
         result.cost,
         result.usage !== null && model.inputPricePerMtok !== null,
       );
+      await this.deps.budgets?.charge(this.payer, result.cost);
       tokens = result.usage?.prompt_tokens ?? 0;
       return result;
     } finally {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/guard.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
+import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
 import type { ResponseCache } from './cache/cache.js';
@@ -188,6 +189,8 @@ export interface GatewayCall {
 
 export interface CallRunner {
   gateway: Gateway;
+  /** The key's and the project's budgets: checked before the upstream call, charged after it. */
+  budgets: SpendGuard;
   /** Refuses a request that already passed through this deployment (508). */
   checkHops(req: FastifyRequest): string[];
   /** The container the call is recorded in, and its log id (both null when it is not recorded). */
@@ -214,6 +217,8 @@ export interface InferencePorts {
   limiter: Pick<RateLimiter, 'take'>;
   /** The response cache (`X-Evalgate-Cache`, the key's and the model's TTL). */
   cache?: ResponseCache;
+  /** Spend limits of the key and the project (429 `budget_exceeded` before the upstream call). */
+  budgets: SpendGuard;
 }
 
 export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRunner {
@@ -248,6 +253,8 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
   ): Promise<FastifyReply> {
     const { projectId, keyId } = principalOf(req);
     const hops = checkHops(req);
+    const payer = { projectId, keyId };
+    await deps.budgets.check(payer);
     const { request } = spec;
     const startedAt = Date.now();
     const { containerId, logId } = where;
@@ -295,6 +302,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
           stream,
           native ? native.stream() : (spec.answer?.stream() ?? null),
         );
+        void deps.budgets.charge(payer, result.cost);
         const nativeAnswer = native && context ? native.recorded(result.sse, model) : null;
         record({
           model: request.model,
@@ -312,6 +320,8 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       const result = await cache.complete(native?.api ?? 'chat', upstreamRequest, () =>
         providers.complete(model, upstreamRequest, call),
       );
+      // Counted before the answer goes out, so that the client's next call sees it on any worker.
+      await deps.budgets.charge(payer, result.cost);
       const body = native
         ? native.plain(result.bodyText)
         : spec.answer
@@ -358,7 +368,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
     }
   }
 
-  return { gateway, checkHops, prepare, run };
+  return { gateway, budgets: deps.budgets, checkHops, prepare, run };
 }
 
 async function pipeStream(

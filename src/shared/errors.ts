@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   validation_error: 422,
   rate_limit_exceeded: 429,
+  budget_exceeded: 429,
   internal_error: 500,
   not_implemented: 501,
   sandbox_unavailable: 501,

@@ -257,6 +257,32 @@ describe('the client against a live server', () => {
     await expect(reader.evaluators.list()).rejects.toBeInstanceOf(AuthenticationError);
   });
 
+  it('budgets: a key created with one, retrieved, updated and cleared; the project budget set and removed', async () => {
+    const created = await client.apiKeys.create({
+      name: 'capped',
+      permissions: ['inference:write'],
+      budget: { limit_usd: 2, period: 'month' },
+    });
+    expect(created.budget).toEqual({ limit_usd: 2, period: 'month' });
+    expect(created.spend).toMatchObject({ used_usd: 0, limit_usd: 2 });
+    expect((await client.apiKeys.retrieve(created.id)).budget).toEqual({ limit_usd: 2, period: 'month' });
+    const updated = await client.apiKeys.update(created.id, {
+      name: 'capped-daily',
+      budget: { limit_usd: 1, period: 'day' },
+    });
+    expect(updated).toMatchObject({ name: 'capped-daily', budget: { limit_usd: 1, period: 'day' } });
+    expect((await client.apiKeys.update(created.id, { budget: null })).spend).toBeNull();
+    const set = await client.projects.setBudget({ limit_usd: 100, period: 'total' });
+    expect(set).toMatchObject({ object: 'project_budget', budget: { limit_usd: 100, period: 'total' } });
+    expect(set.spend?.resets_at).toBeNull();
+    expect((await client.projects.retrieveBudget(set.project_id)).budget).toEqual({
+      limit_usd: 100,
+      period: 'total',
+    });
+    expect((await client.projects.deleteBudget()).budget).toBeNull();
+    await expect(client.projects.retrieveBudget('prj_elsewhere')).rejects.toMatchObject({ status: 404 });
+  });
+
   it('runs: create, wait, get, list, samples, events, compare, cancel', { timeout: 60_000 }, async () => {
     const source = { type: 'dataset' as const, dataset: 'qa' };
     const body = { container: 'support', evaluators: ['exact'], sample: source, ground_truth: source };

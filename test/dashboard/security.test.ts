@@ -252,6 +252,34 @@ describe('tenancy', () => {
       `/projects/${project.body.id}/keys/${key.body.id}`,
     );
     expect(revoke.status).toBe(404);
+    // Budgets: the owner sets and reads them; a stranger can do neither.
+    const base = `/projects/${project.body.id}`;
+    const keyBudget = await dashboardCall(h, owner, 'PUT', `${base}/keys/${key.body.id}/budget`, {
+      budget: { limit_usd: 5, period: 'day' },
+    });
+    expect(keyBudget.status).toBe(200);
+    expect(keyBudget.body).toMatchObject({ budget: { limit_usd: 5, period: 'day' }, spend: { used_usd: 0 } });
+    const listed = await dashboardCall(h, owner, 'GET', `${base}/keys`);
+    expect(listed.body.data[0]).toMatchObject({ budget: { limit_usd: 5, period: 'day' } });
+    const bad = await dashboardCall(h, owner, 'PUT', `${base}/budget`, {
+      budget: { limit_usd: -1, period: 'week' },
+    });
+    expect(bad.status).toBe(422);
+    const own = await dashboardCall(h, owner, 'PUT', `${base}/budget`, {
+      budget: { limit_usd: 50, period: 'month' },
+    });
+    expect(own.body.budget).toEqual({ limit_usd: 50, period: 'month' });
+    for (const [method, path, body] of [
+      ['GET', `${base}/budget`, undefined],
+      ['PUT', `${base}/budget`, { budget: null }],
+      ['PUT', `${base}/keys/${key.body.id}/budget`, { budget: null }],
+    ] as const) {
+      expect((await dashboardCall(h, stranger, method, path, body)).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await dashboardCall(h, owner, 'GET', `${base}/budget`)).body.budget).toEqual({
+      limit_usd: 50,
+      period: 'month',
+    });
     // A project of the harness (made by the CLI-like path) is nobody's in the dashboard either.
     expect((await dashboardCall(h, stranger, 'GET', `/projects/${h.admin.projectId}`)).status).toBe(404);
   });

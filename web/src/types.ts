@@ -20,6 +20,7 @@ export type {
   OrganizationDetail,
   PerEval,
   Project,
+  ProjectBudget,
   ProjectRef,
   Run,
   RunComparison,

@@ -9,7 +9,7 @@ import httpx
 from ._config import ConfigEndpoint, ResolvedConfig, resolve_config
 from ._http import AsyncTransport, RequestOptions, RequestSpec, Transport
 from ._pagination import AsyncPager, Page
-from .resources import ApiKeys, AsyncRuns, Containers, Datasets, Evaluators, Models, Monitors, Runs, TaskLogs
+from .resources import ApiKeys, AsyncRuns, Containers, Datasets, Evaluators, Models, Monitors, Projects, Runs, TaskLogs
 from .resources._base import operation
 from .types import Health
 
@@ -68,6 +68,7 @@ class _Base:
         self.models = Models(self)
         self.logs = TaskLogs(self)
         self.api_keys = ApiKeys(self)
+        self.projects = Projects(self)
         self.runs: Runs = Runs(self)
         self.monitors = Monitors(self)
 

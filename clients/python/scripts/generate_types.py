@@ -28,6 +28,11 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/api-keys"): "CreatedApiKey",
     ("GET", "/v1/api-keys"): "ApiKey[]",
     ("DELETE", "/v1/api-keys/{id}"): "ApiKey",
+    ("GET", "/v1/api-keys/{id}"): "ApiKey",
+    ("PATCH", "/v1/api-keys/{id}"): "ApiKey",
+    ("GET", "/v1/projects/{project}/budget"): "ProjectBudget",
+    ("PUT", "/v1/projects/{project}/budget"): "ProjectBudget",
+    ("DELETE", "/v1/projects/{project}/budget"): "ProjectBudget",
     ("POST", "/v1/containers"): "Container",
     ("GET", "/v1/containers"): "Container[]",
     ("GET", "/v1/containers/{container}"): "Container",
@@ -70,6 +75,8 @@ RESPONSES: Dict[Tuple[str, str], str] = {
 #: (METHOD, path) → the name of its JSON request body's model.
 REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/api-keys"): "CreateApiKey",
+    ("PATCH", "/v1/api-keys/{id}"): "UpdateApiKey",
+    ("PUT", "/v1/projects/{project}/budget"): "Budget",
     ("POST", "/v1/containers"): "CreateContainer",
     ("PATCH", "/v1/containers/{container}"): "PatchContainer",
     ("POST", "/v1/containers/{container}/logs"): "ImportLog[]",

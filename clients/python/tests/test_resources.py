@@ -179,6 +179,23 @@ def test_api_keys(client: Evalgate, server: Server) -> None:
         reader.evaluators.list()
 
 
+def test_budgets(client: Evalgate) -> None:
+    capped = client.api_keys.create(name="r-capped", permissions=["inference:write"], budget={"limit_usd": 2, "period": "day"})
+    assert capped["budget"] == {"limit_usd": 2, "period": "day"} and capped["spend"]["used_usd"] == 0
+    assert client.api_keys.retrieve(capped["id"])["spend"]["limit_usd"] == 2
+    updated = client.api_keys.update(capped["id"], name="r-capped-monthly", budget={"limit_usd": 3, "period": "month"})
+    assert updated["name"] == "r-capped-monthly" and updated["budget"] == {"limit_usd": 3, "period": "month"}
+    assert client.api_keys.update(capped["id"], budget=None)["spend"] is None
+    with pytest.raises(UnprocessableEntityError):
+        client.api_keys.update(capped["id"], budget={"limit_usd": -1, "period": "week"})
+    project = client.projects.set_budget(limit_usd=50, period="total")
+    assert project["object"] == "project_budget" and project["spend"]["resets_at"] is None
+    assert client.projects.retrieve_budget(project["project_id"])["budget"] == {"limit_usd": 50, "period": "total"}
+    assert client.projects.delete_budget()["budget"] is None
+    with pytest.raises(NotFoundError):
+        client.projects.retrieve_budget("prj_elsewhere")
+
+
 @pytest.fixture(scope="module")
 def completed(client: Evalgate, judge: str) -> Run:
     client.containers.create(label="r-runs")

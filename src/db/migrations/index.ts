@@ -12,6 +12,7 @@ import * as m010 from './010_monitors.js';
 import * as m011 from './011_evals.js';
 import * as m012 from './012_stored_completions.js';
 import * as m013 from './013_response_cache.js';
+import * as m014 from './014_budgets.js';
 import * as m015 from './015_run_names.js';
 import * as m016 from './016_monitor_mark.js';
 
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '011_evals': m011,
   '012_stored_completions': m012,
   '013_response_cache': m013,
+  '014_budgets': m014,
   '015_run_names': m015,
   '016_monitor_mark': m016,
 };

@@ -102,8 +102,9 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (req, reply) => {
-      const { projectId } = principalOf(req);
+      const { projectId, keyId } = principalOf(req);
       runner.checkHops(req);
+      await runner.budgets.check({ projectId, keyId });
       const body = req.body as JsonObject;
       const metadata = clientMetadata(req, body.metadata);
       const { containerId, logId } = await runner.prepare(req);
@@ -144,6 +145,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
             hops: hopsOf(req.headers[HOP_HEADER]),
           }),
         );
+        await runner.budgets.charge({ projectId, keyId }, result.cost);
         const answer = { ...result.body, model };
         reply
           .header(COST_HEADER, formatCost(result.cost))

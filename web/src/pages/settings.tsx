@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { api, type ListOf, useApi } from '../api';
 import { CopyButton, Dialog, Empty, ErrorBox, fmtDate, Loading } from '../components';
-import type { ApiKey, Project } from '../types';
+import type { ApiKey, Project, ProjectBudget } from '../types';
 
 const RESOURCES = 'evaluators, evaluation, containers, data, models, logs, inference, metrics, keys';
 
@@ -85,10 +85,51 @@ function CreateKeyDialog(props: { project: Project; onClose: () => void; onCreat
   );
 }
 
+/** `5/day` → a budget; `none` or nothing → none; anything else → undefined (refused). */
+function parseBudget(text: string): ApiKey['budget'] | undefined {
+  const t = text.trim().toLowerCase();
+  if (t === '' || t === 'none') return null;
+  const [amount = '', period = 'month'] = t.replace(/^\$/, '').split('/');
+  const limit = Number(amount);
+  if (amount === '' || !(limit >= 0) || !['day', 'month', 'total'].includes(period)) return undefined;
+  return { limit_usd: limit, period: period as 'day' | 'month' | 'total' };
+}
+
+/** `1.25 of 5 USD per day`, or `none`. */
+function budgetText(state: { budget: ApiKey['budget']; spend: ApiKey['spend'] }): string {
+  if (!state.budget || !state.spend) return 'none';
+  const per = state.budget.period === 'total' ? 'in total' : `per ${state.budget.period}`;
+  return `${state.spend.used_usd} of ${state.budget.limit_usd} USD ${per}`;
+}
+
 export function SettingsPage(props: { project: Project }) {
+  const projectBudget = useApi<ProjectBudget>(`/projects/${props.project.id}/budget`);
   const keys = useApi<ListOf<ApiKey>>(`/projects/${props.project.id}/keys?limit=100`);
   const [creating, setCreating] = useState(false);
   const [error, setError] = useState<Error>();
+
+  /** Asks for a budget (`5/day`, `none`) and sets it on the key, or on the project without one. */
+  const setBudget = async (key: ApiKey | null, current: ApiKey['budget']) => {
+    const asked = window.prompt(
+      `Budget of ${key ? `the key ${key.name}` : 'the project'}: <USD>/day, /month or /total (e.g. 5/day); none removes it`,
+      current ? `${current.limit_usd}/${current.period}` : '',
+    );
+    if (asked === null) return;
+    const budget = parseBudget(asked);
+    if (budget === undefined)
+      return setError(new Error(`Not a budget: '${asked}' (e.g. 5/day, 100/month, none)`));
+    try {
+      setError(undefined);
+      const path = key
+        ? `/projects/${props.project.id}/keys/${key.id}/budget`
+        : `/projects/${props.project.id}/budget`;
+      await api(path, { method: 'PUT', body: { budget } });
+      if (key) keys.reload();
+      else projectBudget.reload();
+    } catch (err) {
+      setError(err as Error);
+    }
+  };
 
   const revoke = async (key: ApiKey) => {
     if (
@@ -112,6 +153,16 @@ export function SettingsPage(props: { project: Project }) {
         </button>
       </div>
       <ErrorBox error={error ?? keys.error} />
+      <p className="budget-line">
+        Project budget: {projectBudget.data ? budgetText(projectBudget.data) : '…'}{' '}
+        <button
+          type="button"
+          className="ghost"
+          onClick={() => setBudget(null, projectBudget.data?.budget ?? null)}
+        >
+          Set budget
+        </button>
+      </p>
       {!keys.data ? (
         <Loading />
       ) : keys.data.data.length === 0 ? (
@@ -125,6 +176,7 @@ export function SettingsPage(props: { project: Project }) {
               <th>Permissions</th>
               <th>Created</th>
               <th>Last used</th>
+              <th>Budget</th>
               <th />
             </tr>
           </thead>
@@ -138,6 +190,14 @@ export function SettingsPage(props: { project: Project }) {
                 <td>{k.permissions.join(', ')}</td>
                 <td>{fmtDate(k.created_at)}</td>
                 <td>{k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
+                <td>
+                  {budgetText(k)}{' '}
+                  {!k.revoked_at && (
+                    <button type="button" className="ghost" onClick={() => setBudget(k, k.budget)}>
+                      Set
+                    </button>
+                  )}
+                </td>
                 <td>
                   {k.revoked_at ? (
                     <span className="muted">revoked {fmtDate(k.revoked_at)}</span>

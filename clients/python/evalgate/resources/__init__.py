@@ -10,6 +10,7 @@ from .evaluators import Evaluators
 from .logs import TaskLogs
 from .models import Models
 from .monitors import Monitors
+from .projects import Projects
 from .runs import AsyncRuns, Runs
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "TaskLogs",
     "Models",
     "Monitors",
+    "Projects",
     "Runs",
     "AsyncRuns",
 ]

@@ -1,0 +1,63 @@
+import type { Redis } from 'ioredis';
+import { openRedis } from '../shared/redis.js';
+import { type CounterDeps, counterId, type SpendCounter, SpendWriter } from './counter.js';
+import { type CounterKey, storedSpend } from './repository.js';
+
+/** A counter lives this long without use; it is seeded again from the database after. */
+const TTL_MS = 35 * 86_400_000;
+
+/**
+ * Adds to each counter that exists; one that does not is left for its next read to seed from the database
+ * (which has this cost by then).
+ */
+const ADD_IF_PRESENT =
+  "for _, k in ipairs(KEYS) do if redis.call('EXISTS', k) == 1 then redis.call('INCRBYFLOAT', k, ARGV[1]) end end return 1";
+
+/**
+ * Spend shared by every process of a scale-out deployment in Redis (one counter per scope and period,
+ * added to with INCRBYFLOAT), kept in the database too: a counter missing from Redis (first use, expiry,
+ * a flushed Redis) is seeded from there. While Redis cannot answer, the database answers alone.
+ */
+export async function createRedisCounter(
+  deps: CounterDeps & { url: string; prefix: string },
+): Promise<SpendCounter> {
+  const redis: Redis = openRedis(deps.url, 'command');
+  // Redis away at start: the database answers until ioredis has reconnected.
+  await redis.connect().catch(() => {});
+  const name = (k: CounterKey) => `${deps.prefix}:budget:${counterId(k).replaceAll('\u0000', ':')}`;
+  // The database is Redis's backup (seeding a counter Redis lost), written behind in batches.
+  const writer = new SpendWriter(deps, 200);
+
+  async function seed(key: CounterKey): Promise<number> {
+    const stored = (await storedSpend(deps.db, key)) + writer.unwritten(counterId(key));
+    await redis.set(name(key), String(stored), 'PX', TTL_MS, 'NX');
+    const now = await redis.get(name(key));
+    return now === null ? stored : Number(now);
+  }
+
+  async function read(keys: readonly CounterKey[]): Promise<number[]> {
+    try {
+      const got = await redis.mget(...keys.map(name));
+      return await Promise.all(keys.map((k, i) => (got[i] == null ? seed(k) : Number(got[i]))));
+    } catch (err) {
+      deps.warn(`budget counters unavailable in Redis (${(err as Error).message}); read from the database`);
+      return Promise.all(keys.map((k) => storedSpend(deps.db, k)));
+    }
+  }
+
+  return {
+    read,
+    add(keys, usd) {
+      for (const key of keys) writer.add(counterId(key), key, usd);
+      // One round trip for the key's and the project's counters; the next check anywhere sees the cost.
+      return redis.eval(ADD_IF_PRESENT, keys.length, ...keys.map(name), String(usd)).then(
+        () => {},
+        (err: Error) => deps.warn(`budget spend not counted in Redis: ${err.message}`),
+      );
+    },
+    async close() {
+      await writer.flush();
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { addSpend, type CounterKey, storedSpend } from './repository.js';
+
+/**
+ * The running spend of each (scope, period). Every implementation keeps `budget_spend` up to date, so
+ * that spend survives a restart and a lost Redis; they differ in where the value checked on each call
+ * comes from: this process's memory (one process), the database (processes without Redis), Redis.
+ */
+export interface SpendCounter {
+  /** The spend so far of each counter; synchronous when every one is at hand. */
+  read(keys: readonly CounterKey[]): number[] | Promise<number[]>;
+  /**
+   * Adds a call's cost to each counter. Never throws (failures are warned about); the promise, when one
+   * is returned, settles once other processes can see the cost.
+   */
+  add(keys: readonly CounterKey[], usd: number): Promise<void> | undefined;
+  close(): Promise<void>;
+}
+
+export const counterId = (k: CounterKey) => `${k.scope}\u0000${k.scopeId}\u0000${k.periodStart}`;
+
+/** What the counters share: the database, and where to tell of a write that failed. */
+export interface CounterDeps {
+  db: Kysely<Database>;
+  warn(message: string): void;
+}
+
+/**
+ * Costs written to `budget_spend` behind the calls, in batches (one upsert per counter per batch). A batch
+ * that could not be written is kept and tried again with the next one.
+ */
+export class SpendWriter {
+  private pending = new Map<string, { key: CounterKey; usd: number }>();
+  private readonly writing = new Map<string, number>();
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: CounterDeps,
+    private readonly flushMs: number,
+  ) {}
+
+  add(id: string, key: CounterKey, usd: number): void {
+    const d = this.pending.get(id);
+    if (d) d.usd += usd;
+    else this.pending.set(id, { key, usd });
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** What this process added to a counter and has not stored yet. */
+  unwritten(id: string): number {
+    return (this.pending.get(id)?.usd ?? 0) + (this.writing.get(id) ?? 0);
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.flushing) await this.flushing;
+    const batch = this.pending;
+    this.pending = new Map();
+    for (const [id, d] of batch) this.writing.set(id, (this.writing.get(id) ?? 0) + d.usd);
+    let failed = false;
+    this.flushing = (async () => {
+      for (const [id, d] of batch) {
+        try {
+          await addSpend(this.deps.db, d.key, d.usd);
+        } catch (err) {
+          if (!failed) this.deps.warn(`budget spend not stored yet (${(err as Error).message}); retrying`);
+          failed = true;
+          this.add(id, d.key, d.usd);
+        }
+        const left = (this.writing.get(id) ?? 0) - d.usd;
+        if (Math.abs(left) < 1e-15) this.writing.delete(id);
+        else this.writing.set(id, left);
+      }
+    })();
+    await this.flushing;
+    this.flushing = null;
+  }
+}
+
+/**
+ * Spend held in this process's memory, for a server that is the only process spending (embedded mode):
+ * seeded from the database on first use, each cost added at once, written behind in batches.
+ */
+export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCounter {
+  const values = new Map<string, number>();
+  const seeding = new Map<string, Promise<number>>();
+  const writer = new SpendWriter(deps, flushMs);
+  const unwritten = (id: string) => writer.unwritten(id);
+
+  function seed(key: CounterKey, id: string): Promise<number> {
+    let p = seeding.get(id);
+    if (!p) {
+      p = storedSpend(deps.db, key).then((stored) => {
+        const value = stored + unwritten(id);
+        if (values.size > 100_000) values.clear();
+        values.set(id, value);
+        return value;
+      });
+      p.finally(() => seeding.delete(id)).catch(() => {});
+      seeding.set(id, p);
+    }
+    return p;
+  }
+
+  return {
+    read(keys) {
+      const out: number[] = [];
+      for (const k of keys) {
+        const v = values.get(counterId(k));
+        if (v === undefined)
+          return Promise.all(keys.map((key) => values.get(counterId(key)) ?? seed(key, counterId(key))));
+        out.push(v);
+      }
+      return out;
+    },
+    add(keys, usd) {
+      for (const key of keys) {
+        const id = counterId(key);
+        const v = values.get(id);
+        if (v !== undefined) values.set(id, v + usd);
+        writer.add(id, key, usd);
+      }
+      return undefined;
+    },
+    close: () => writer.flush(),
+  };
+}
+
+/** Spend read from and added to the database on every call: processes that share no Redis. */
+export function createDatabaseCounter(deps: CounterDeps): SpendCounter {
+  const inFlight = new Set<Promise<void>>();
+  return {
+    read: (keys) => Promise.all(keys.map((k) => storedSpend(deps.db, k))),
+    add(keys, usd) {
+      const writes = keys.map((key) => {
+        const p = addSpend(deps.db, key, usd).catch((err: Error) =>
+          deps.warn(`budget spend not stored: ${err.message}`),
+        );
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+        return p;
+      });
+      return Promise.all(writes).then(() => {});
+    },
+    async close() {
+      await Promise.all(inFlight);
+    },
+  };
+}

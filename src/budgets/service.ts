@@ -1,0 +1,211 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type {
+  Budget,
+  BudgetAdmin,
+  BudgetPeriod,
+  BudgetScopeKind,
+  BudgetState,
+  Payer,
+  Spend,
+  SpendGuard,
+} from '../shared/budget.js';
+import { ApiError } from '../shared/errors.js';
+import type { SpendCounter } from './counter.js';
+import { PeriodClock } from './period.js';
+import { type CounterKey, deleteBudget, projectBudgets, putBudget } from './repository.js';
+
+/** A project's budgets: its own and its keys'. */
+interface ProjectBudgets {
+  project: Budget | null;
+  keys: Map<string, Budget>;
+}
+
+interface Scope {
+  scope: BudgetScopeKind;
+  id: string;
+  budget: Budget;
+}
+
+export interface BudgetDeps {
+  db: Kysely<Database>;
+  counter: SpendCounter;
+  /** How long a project's budgets are trusted without a database look-up (a change made through another process takes this long). */
+  cacheMs: number;
+  /** Epoch milliseconds; a test moves it to a next period. */
+  now?: () => number;
+}
+
+const EMPTY: ProjectBudgets = { project: null, keys: new Map() };
+const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly', total: 'total' };
+const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
+
+/**
+ * Budgets on API keys and projects: the check before every upstream call (the gateway's routes and the
+ * run engine), the charge after it, and the views and changes of the key and project routes.
+ */
+export class Budgets implements SpendGuard, BudgetAdmin {
+  private readonly cache = new Map<
+    string,
+    { until: number; value: ProjectBudgets | null; load: Promise<ProjectBudgets> }
+  >();
+  private readonly clock: PeriodClock;
+  /** Charges waiting for their project's budgets to load (finished before `close`). */
+  private readonly charging = new Set<Promise<void>>();
+
+  constructor(private readonly deps: BudgetDeps) {
+    this.clock = new PeriodClock(deps.now ?? Date.now);
+  }
+
+  /** The project's budgets: from memory when fresh (synchronously), else loaded once for every caller. */
+  private definitions(projectId: string): ProjectBudgets | Promise<ProjectBudgets> {
+    const now = Date.now();
+    const hit = this.cache.get(projectId);
+    if (hit && hit.until > now) return hit.value ?? hit.load;
+    const load = projectBudgets(this.deps.db, projectId).then((records) => {
+      if (records.length === 0) return EMPTY;
+      const out: ProjectBudgets = { project: null, keys: new Map() };
+      for (const r of records) {
+        if (r.scope === 'project') out.project = r.budget;
+        else out.keys.set(r.scopeId, r.budget);
+      }
+      return out;
+    });
+    const entry = { until: now + this.deps.cacheMs, value: null as ProjectBudgets | null, load };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(projectId, entry);
+    load.then(
+      (value) => {
+        entry.value = value;
+      },
+      () => {
+        if (this.cache.get(projectId) === entry) this.cache.delete(projectId);
+      },
+    );
+    return load;
+  }
+
+  private scopes(defs: ProjectBudgets, payer: Payer): Scope[] {
+    const out: Scope[] = [];
+    const key = payer.keyId === null ? undefined : defs.keys.get(payer.keyId);
+    if (key && payer.keyId !== null) out.push({ scope: 'key', id: payer.keyId, budget: key });
+    if (defs.project) out.push({ scope: 'project', id: payer.projectId, budget: defs.project });
+    return out;
+  }
+
+  private counterKey(s: { scope: BudgetScopeKind; id: string; budget: Budget }): CounterKey {
+    return { scope: s.scope, scopeId: s.id, periodStart: this.clock.current(s.budget.period).startIso };
+  }
+
+  async check(payer: Payer): Promise<void> {
+    const found = this.definitions(payer.projectId);
+    const defs = found instanceof Promise ? await found : found;
+    if (defs === EMPTY) return;
+    const scopes = this.scopes(defs, payer);
+    if (scopes.length === 0) return;
+    const counted = this.deps.counter.read(scopes.map((s) => this.counterKey(s)));
+    const used = counted instanceof Promise ? await counted : counted;
+    scopes.forEach((s, i) => {
+      const spent = used[i] ?? 0;
+      if (spent >= s.budget.limit_usd) throw this.exceeded(s, spent);
+    });
+  }
+
+  charge(payer: Payer, usd: number): Promise<void> | undefined {
+    if (!(usd > 0)) return undefined;
+    const found = this.definitions(payer.projectId);
+    const add = (defs: ProjectBudgets): Promise<void> | undefined => {
+      if (defs === EMPTY) return undefined;
+      const scopes = this.scopes(defs, payer);
+      if (scopes.length === 0) return undefined;
+      return this.deps.counter.add(
+        scopes.map((s) => this.counterKey(s)),
+        usd,
+      );
+    };
+    if (!(found instanceof Promise)) return add(found);
+    const p = found.then(add, () => {});
+    this.charging.add(p);
+    void p.finally(() => this.charging.delete(p));
+    return p;
+  }
+
+  private exceeded(s: Scope, used: number): ApiError {
+    const { resetsAt } = this.clock.current(s.budget.period);
+    const who = s.scope === 'key' ? 'This API key' : 'This project';
+    const headers: Record<string, string> = { 'x-should-retry': 'false' };
+    let when = '; it does not reset (a total budget)';
+    if (resetsAt !== null) {
+      const seconds = Math.max(1, Math.ceil((resetsAt - this.clock.time()) / 1000));
+      headers['Retry-After'] = String(seconds);
+      when = `; it resets at ${new Date(resetsAt).toISOString()}`;
+    }
+    return new ApiError(
+      'budget_exceeded',
+      `${who} has spent $${round(used)} of its ${PERIOD_WORDS[s.budget.period]} budget of $${s.budget.limit_usd}${when}`,
+      {
+        scope: s.scope,
+        id: s.id,
+        period: s.budget.period,
+        limit_usd: s.budget.limit_usd,
+        used_usd: round(used),
+        resets_at: resetsAt === null ? null : new Date(resetsAt).toISOString(),
+      },
+      [],
+      headers,
+    );
+  }
+
+  private async states(scopes: Scope[]): Promise<BudgetState[]> {
+    if (scopes.length === 0) return [];
+    const keys = scopes.map((s) => this.counterKey(s));
+    const used = await this.deps.counter.read(keys);
+    return scopes.map((s, i) => {
+      const { resetsAt } = this.clock.current(s.budget.period);
+      const spend: Spend = {
+        period_start: keys[i]?.periodStart ?? new Date(0).toISOString(),
+        used_usd: round(used[i] ?? 0),
+        limit_usd: s.budget.limit_usd,
+        resets_at: resetsAt === null ? null : new Date(resetsAt).toISOString(),
+      };
+      return { budget: s.budget, spend };
+    });
+  }
+
+  async keys(projectId: string, keyIds: readonly string[]): Promise<Map<string, BudgetState>> {
+    this.cache.delete(projectId);
+    const defs = await this.definitions(projectId);
+    const scopes: Scope[] = [];
+    for (const id of keyIds) {
+      const budget = defs.keys.get(id);
+      if (budget) scopes.push({ scope: 'key', id, budget });
+    }
+    const states = await this.states(scopes);
+    return new Map(scopes.map((s, i) => [s.id, states[i] ?? { budget: null, spend: null }]));
+  }
+
+  async get(projectId: string, scope: BudgetScopeKind, id: string): Promise<BudgetState> {
+    this.cache.delete(projectId);
+    const defs = await this.definitions(projectId);
+    const budget = scope === 'project' ? defs.project : (defs.keys.get(id) ?? null);
+    if (!budget) return { budget: null, spend: null };
+    const [state] = await this.states([{ scope, id, budget }]);
+    return state ?? { budget: null, spend: null };
+  }
+
+  async set(
+    projectId: string,
+    scope: BudgetScopeKind,
+    id: string,
+    budget: Budget | null,
+  ): Promise<BudgetState> {
+    if (budget === null) await deleteBudget(this.deps.db, scope, id);
+    else await putBudget(this.deps.db, projectId, scope, id, budget);
+    return this.get(projectId, scope, id);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.charging);
+    await this.deps.counter.close();
+  }
+}
