@@ -45,6 +45,7 @@ class CreatedApiKey(TypedDict):
     created_at: str
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    cache_ttl_seconds: Optional[int]
     budget: Optional[Budget]
     spend: Optional[Spend]
     #: The secret key; shown only in this response
@@ -63,6 +64,7 @@ class ApiKey(TypedDict):
     created_at: str
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    cache_ttl_seconds: Optional[int]
     budget: Optional[Budget]
     spend: Optional[Spend]
 
@@ -187,6 +189,7 @@ class Model(TypedDict):
     tokens_per_minute: Optional[int]
     #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
+    cache_ttl_seconds: Optional[int]
     price_as_of: Optional[str]
     price_source: Optional[str]
     metadata: Dict[str, Any]
@@ -379,6 +382,7 @@ class RunDataResults(TypedDict):
 class RunData(TypedDict):
     object: Literal["evaluation.run"]
     id: str
+    name: Optional[str]
     #: queued, running, completed, error or cancelled
     status: str
     created_at: str
@@ -543,6 +547,8 @@ class RunComparisonData(TypedDict):
 class MonitorFilter(TypedDict, total=False):
     #: Only calls to these models (as recorded: the slug the caller asked for)
     models: List[str]
+    #: Only calls through these gateway routes (the task log's metadata.route): chat (/v1/chat/completions), responses (/v1/responses), messages (/v1/messages), embeddings
+    routes: List[Literal["chat", "responses", "messages", "embeddings"]]
     #: Only calls whose metadata has every one of these key/values
     metadata: Dict[str, Union[str, float, bool]]
 
@@ -652,6 +658,7 @@ class _CreateApiKeyRequired(TypedDict):
 class CreateApiKey(_CreateApiKeyRequired, total=False):
     #: <resource>:<action> strings; default: the creating key's own permissions
     permissions: List[str]
+    cache_ttl_seconds: Optional[int]
     budget: Optional[Budget]
 
 
@@ -748,6 +755,7 @@ class RegisterModel(_RegisterModelRequired, total=False):
     fallbacks: Optional[List[str]]
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
+    cache_ttl_seconds: Optional[int]
     #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     metadata: Optional[Dict[str, Any]]
@@ -768,6 +776,7 @@ class PatchModel(TypedDict, total=False):
     fallbacks: Optional[List[str]]
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
+    cache_ttl_seconds: Optional[int]
     #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     metadata: Optional[Dict[str, Any]]
@@ -877,6 +886,15 @@ class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=Fa
     range: Optional[str]
 
 
+class CreateRunCache(TypedDict, total=False):
+    """The response cache for the run's generation and judge calls: a run re-run with it pays nothing for the calls it made before"""
+
+    #: use (default): answer identical calls from the cache; refresh: call and overwrite
+    mode: Literal["use", "refresh"]
+    #: Lifetime of the entries written
+    ttl_seconds: int
+
+
 class _CreateRunRequired(TypedDict):
     #: Container id or label
     container: str
@@ -888,8 +906,16 @@ class CreateRun(_CreateRunRequired, total=False):
     sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
     baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    name: Optional[str]
     metadata: Optional[Dict[str, Any]]
+    cache: Optional[CreateRunCache]
     environment: Optional[str]
+
+
+class PatchRun(TypedDict):
+    """A new name for the run; null removes it"""
+
+    name: Optional[str]
 
 
 class _CreateMonitorBackfillRequired(TypedDict):
@@ -944,7 +970,8 @@ RunResultsData = RunDataResults
 
 
 class RunEvent(TypedDict):
-    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}) or
+    """One server-sent event: ``status`` ({id, status, finished_at}), ``progress`` ({done, total}),
+    ``spend`` ({spend, judge, generation}: what the run has paid so far, with its calls and tokens) or
     ``queue`` ({environment, live_workers, waiting_for_worker})."""
 
     event: str
