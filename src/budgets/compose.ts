@@ -29,6 +29,7 @@ export async function createBudgets(
     db,
     counter,
     cacheMs: config.budgetCacheMs,
+    warn: options.warn,
     ...(options.now ? { now: options.now } : {}),
   });
 }

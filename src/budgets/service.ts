@@ -34,6 +34,8 @@ export interface BudgetDeps {
   cacheMs: number;
   /** Epoch milliseconds; a test moves it to a next period. */
   now?: () => number;
+  /** Told once per outage when the budgets or their counters cannot be read or written. */
+  warn?: (message: string) => void;
 }
 
 const EMPTY: ProjectBudgets = { project: null, keys: new Map() };
@@ -52,6 +54,8 @@ export class Budgets implements SpendGuard, BudgetAdmin {
   private readonly clock: PeriodClock;
   /** Charges waiting for their project's budgets to load (finished before `close`). */
   private readonly charging = new Set<Promise<void>>();
+  /** Whether the budget store is known to be unreachable (calls pass unchecked until it answers again). */
+  private outage = false;
 
   constructor(private readonly deps: BudgetDeps) {
     this.clock = new PeriodClock(deps.now ?? Date.now);
@@ -62,6 +66,7 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     const now = Date.now();
     const hit = this.cache.get(projectId);
     if (hit && hit.until > now) return hit.value ?? hit.load;
+    const stale = hit?.value ?? null;
     const load = projectBudgets(this.deps.db, projectId).then((records) => {
       if (records.length === 0) return EMPTY;
       const out: ProjectBudgets = { project: null, keys: new Map() };
@@ -79,10 +84,13 @@ export class Budgets implements SpendGuard, BudgetAdmin {
         entry.value = value;
       },
       () => {
-        if (this.cache.get(projectId) === entry) this.cache.delete(projectId);
+        if (this.cache.get(projectId) !== entry) return;
+        // The database is away: what was known before holds until it answers again.
+        if (stale) this.cache.set(projectId, { until: Date.now() + this.deps.cacheMs, value: stale, load });
+        else this.cache.delete(projectId);
       },
     );
-    return load;
+    return stale ? load.catch(() => stale) : load;
   }
 
   private scopes(defs: ProjectBudgets, payer: Payer): Scope[] {
@@ -97,14 +105,27 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     return { scope: s.scope, scopeId: s.id, periodStart: this.clock.current(s.budget.period).startIso };
   }
 
+  /**
+   * Refuses the call when the key's or the project's budget is spent. A budget store that cannot be read
+   * (the database or Redis away) lets the call through, told once per outage: budgets never turn an
+   * outage of their store into one of the gateway.
+   */
   async check(payer: Payer): Promise<void> {
-    const found = this.definitions(payer.projectId);
-    const defs = found instanceof Promise ? await found : found;
-    if (defs === EMPTY) return;
-    const scopes = this.scopes(defs, payer);
-    if (scopes.length === 0) return;
-    const counted = this.deps.counter.read(scopes.map((s) => this.counterKey(s)));
-    const used = counted instanceof Promise ? await counted : counted;
+    let used: number[];
+    let scopes: Scope[];
+    try {
+      const found = this.definitions(payer.projectId);
+      const defs = found instanceof Promise ? await found : found;
+      if (defs === EMPTY) return this.recovered();
+      scopes = this.scopes(defs, payer);
+      if (scopes.length === 0) return this.recovered();
+      const counted = this.deps.counter.read(scopes.map((s) => this.counterKey(s)));
+      used = counted instanceof Promise ? await counted : counted;
+      this.recovered();
+    } catch (err) {
+      this.unavailable(err);
+      return;
+    }
     scopes.forEach((s, i) => {
       const spent = used[i] ?? 0;
       if (spent >= s.budget.limit_usd) throw this.exceeded(s, spent);
@@ -118,16 +139,31 @@ export class Budgets implements SpendGuard, BudgetAdmin {
       if (defs === EMPTY) return undefined;
       const scopes = this.scopes(defs, payer);
       if (scopes.length === 0) return undefined;
-      return this.deps.counter.add(
-        scopes.map((s) => this.counterKey(s)),
-        usd,
-      );
+      return this.deps.counter
+        .add(
+          scopes.map((s) => this.counterKey(s)),
+          usd,
+        )
+        ?.catch((err: unknown) => this.unavailable(err));
     };
     if (!(found instanceof Promise)) return add(found);
-    const p = found.then(add, () => {});
+    const p = found.then(add, (err: unknown) => this.unavailable(err));
     this.charging.add(p);
     void p.finally(() => this.charging.delete(p));
     return p;
+  }
+
+  private unavailable(err: unknown): void {
+    if (this.outage) return;
+    this.outage = true;
+    const why = err instanceof Error ? err.message : String(err);
+    this.deps.warn?.(`Budgets cannot be read or counted (${why}); calls pass unchecked until the store answers`);
+  }
+
+  private recovered(): void {
+    if (!this.outage) return;
+    this.outage = false;
+    this.deps.warn?.('Budgets are read and counted again');
   }
 
   private exceeded(s: Scope, used: number): ApiError {
