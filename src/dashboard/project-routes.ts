@@ -3,7 +3,7 @@ import { type TString, Type } from 'typebox';
 import { createKey, findKey, listKeys, revokeKey } from '../auth/key-store.js';
 import { CreateContainer, ListContainersQuery } from '../catalog/containers/schemas.js';
 import * as containers from '../catalog/containers/service.js';
-import { createDatasetFromRequest } from '../catalog/datasets/routes.js';
+import { createDatasetFromRequest, datasetPreValidation } from '../catalog/datasets/routes.js';
 import {
   CreateDataset,
   ListDatasetsQuery,
@@ -18,7 +18,7 @@ import { CreateEvaluator, ListEvaluatorsQuery, PatchEvaluator } from '../evaluat
 import * as evaluators from '../evaluators/service.js';
 import { BudgetSchema } from '../http/budget-schemas.js';
 import { Nullable, PageQuery, pageOf } from '../http/schemas.js';
-import { installNdjsonParser, jsonOrLines } from '../http/uploads.js';
+import { installCsvParser, installNdjsonParser } from '../http/uploads.js';
 import { DASHBOARD_API, type DashboardContext, projectOf, userOf, type WithSession } from './context.js';
 import type { ProjectAccess } from './orgs.js';
 
@@ -51,6 +51,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
   const project = (request: WithSession & { params: { project: string } }): Promise<ProjectAccess> =>
     projectOf(db, request);
   installNdjsonParser(app);
+  installCsvParser(app);
 
   app.get(base, { schema: { hide, params: ProjectParam } }, async (request) => project(request));
 
@@ -184,7 +185,8 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
   app.post(
     `${base}/datasets`,
     {
-      preValidation: jsonOrLines(CreateDataset),
+      // JSON, JSON lines or CSV, read as `POST /v1/datasets` reads them.
+      preValidation: datasetPreValidation(),
       schema: {
         hide,
         params: ProjectParam,
@@ -193,6 +195,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
           content: {
             'application/json': { schema: CreateDataset },
             'application/x-ndjson': { schema: Type.Unknown() },
+            'text/csv': { schema: Type.Unknown() },
           },
         },
       },

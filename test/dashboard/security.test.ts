@@ -362,6 +362,23 @@ describe('project resources through the dashboard', () => {
       const rows = await dashboardCall(h, owner, 'GET', `${base}/datasets/qa-lines/items?limit=2`);
       expect(rows.body.total).toBe(3);
       expect(rows.body.data[1].data).toEqual(items[1]);
+      // CSV, as the API and the CLI take it; a malformed one is a 422 naming its line.
+      const csv = await owner.jar.fetch(`${h.url}/dashboard/api${base}/datasets?label=qa-csv`, {
+        method: 'POST',
+        headers: { origin: h.url, 'x-csrf-token': owner.csrf, 'content-type': 'text/csv' },
+        body: 'input,output,expected\nq1,a1,a1\n"q, 2",a2,a2\n',
+      });
+      expect(csv.status).toBe(201);
+      expect((await json(csv)).item_count).toBe(2);
+      const csvRows = await dashboardCall(h, owner, 'GET', `${base}/datasets/qa-csv/items?limit=2`);
+      expect(csvRows.body.data[1].data).toMatchObject({ input: 'q, 2', output: 'a2', expected: 'a2' });
+      const badCsv = await owner.jar.fetch(`${h.url}/dashboard/api${base}/datasets?label=qa-bad`, {
+        method: 'POST',
+        headers: { origin: h.url, 'x-csrf-token': owner.csrf, 'content-type': 'text/csv' },
+        body: 'input,expected\n"open,4\n',
+      });
+      expect(badCsv.status).toBe(422);
+      expect(JSON.stringify(await json(badCsv))).toMatch(/Line 2 of the CSV/);
 
       const evaluator = await dashboardCall(h, owner, 'POST', `${base}/evaluators`, {
         type: 'judge',

@@ -20,7 +20,7 @@ import {
 import * as service from './service.js';
 import { createDatasetFromRequest, datasetPreValidation, installUnsupportedParser } from './uploads.js';
 
-export { createDatasetFromRequest } from './uploads.js';
+export { createDatasetFromRequest, datasetPreValidation } from './uploads.js';
 
 const tags = ['datasets'];
 

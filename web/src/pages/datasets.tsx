@@ -6,12 +6,14 @@ import type { Dataset, Project } from '../types';
 
 const PAGE = 20;
 
-/** A file as JSON lines: .jsonl/.ndjson as they are; a .json array one row per line. */
-async function asJsonLines(file: File): Promise<Blob> {
-  if (!/\.json$/i.test(file.name)) return file;
+/** A file as the server reads it: .csv as CSV; .jsonl/.ndjson as they are; a .json array one row per line. */
+async function asUpload(file: File): Promise<{ body: Blob; type: string }> {
+  if (/\.csv$/i.test(file.name)) return { body: file, type: 'text/csv' };
+  if (!/\.json$/i.test(file.name)) return { body: file, type: 'application/x-ndjson' };
   const rows: unknown = JSON.parse(await file.text());
   if (!Array.isArray(rows)) throw new Error('A .json file must hold an array of row objects');
-  return new Blob([rows.map((r) => JSON.stringify(r)).join('\n')], { type: 'application/x-ndjson' });
+  const body = new Blob([rows.map((r) => JSON.stringify(r)).join('\n')], { type: 'application/x-ndjson' });
+  return { body, type: 'application/x-ndjson' };
 }
 
 export function DatasetsPage(props: { project: Project }) {
@@ -28,14 +30,9 @@ export function DatasetsPage(props: { project: Project }) {
     setError(undefined);
     setProgress(0);
     try {
-      const body = await asJsonLines(file);
+      const { body, type } = await asUpload(file);
       const name = label.trim() || file.name.replace(/\.[^.]+$/, '');
-      await upload<Dataset>(
-        `${base}?label=${encodeURIComponent(name)}`,
-        body,
-        'application/x-ndjson',
-        setProgress,
-      );
+      await upload<Dataset>(`${base}?label=${encodeURIComponent(name)}`, body, type, setProgress);
       setLabel('');
       setFile(null);
       list.reload();
@@ -56,10 +53,10 @@ export function DatasetsPage(props: { project: Project }) {
           <input value={label} onChange={(e) => setLabel(e.target.value)} placeholder="from the file name" />
         </label>
         <label>
-          File (.jsonl, .ndjson or a .json array)
+          File (.csv, .jsonl, .ndjson or a .json array)
           <input
             type="file"
-            accept=".jsonl,.ndjson,.json"
+            accept=".csv,.jsonl,.ndjson,.json"
             onChange={(e) => setFile(e.target.files?.[0] ?? null)}
             required
           />
