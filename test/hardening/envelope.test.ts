@@ -93,7 +93,7 @@ describe('wrong methods', () => {
       ['PUT', '/v1/evaluation/runs/run_1/cancel', 'POST'],
       ['PUT', '/v1/chat/completions', 'GET, HEAD, POST'],
       ['PATCH', '/healthz/', 'GET, HEAD'],
-      ['POST', '/v1/evaluation/runs/run_1?x=1', 'GET, HEAD'],
+      ['POST', '/v1/evaluation/runs/run_1?x=1', 'GET, HEAD, PATCH'],
     ];
     for (const [method, path, allow] of cases) {
       const res = await h.call(method, path, { key: null });
