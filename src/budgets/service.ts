@@ -157,7 +157,9 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     if (this.outage) return;
     this.outage = true;
     const why = err instanceof Error ? err.message : String(err);
-    this.deps.warn?.(`Budgets cannot be read or counted (${why}); calls pass unchecked until the store answers`);
+    this.deps.warn?.(
+      `Budgets cannot be read or counted (${why}); calls pass unchecked until the store answers`,
+    );
   }
 
   private recovered(): void {
