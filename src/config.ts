@@ -10,10 +10,13 @@ import {
   int,
   isLoopbackHost,
   oidcProvidersOf,
+  type ProviderSettings,
   publicUrlOf,
   type RequestSettings,
   requestSettings,
   text,
+  type UpstreamConfig,
+  type UpstreamPolicySettings,
 } from './config-sections.js';
 import { decodeSecretKey } from './shared/crypto.js';
 
@@ -24,7 +27,10 @@ export {
   type Env,
   isLoopbackHost,
   type OidcProviderSettings,
+  type ProviderSettings,
   type RequestSettings,
+  type UpstreamConfig,
+  type UpstreamPolicySettings,
 } from './config-sections.js';
 
 /** Every setting of the service, parsed once at start from `EVALGATE_*` variables and CLI flags. */
@@ -81,46 +87,6 @@ export interface Config {
   codeEvaluators: CodeEvaluatorSettings;
   /** The web dashboard: sign-in providers, the URL users reach it at, session lifetime. */
   dashboard: DashboardSettings;
-}
-
-export interface ProviderSettings {
-  /** The operator's credential; null leaves the provider disabled. */
-  apiKey: string | null;
-  /** Without a trailing slash, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
-}
-
-export interface UpstreamPolicySettings {
-  /**
-   * Refuse loopback and private ranges too (`EVALGATE_BLOCK_PRIVATE_UPSTREAMS`; default on unless the
-   * server listens on a loopback address only).
-   */
-  blockPrivate: boolean;
-  /**
-   * Lower-case entries: host names (`*.example.com` wildcards), IP literals, either with `:port`, and CIDR
-   * blocks. When set, only what they name may be used, and what they name is allowed even when private.
-   * Null allows every host (subject to `blockPrivate`).
-   */
-  allowedHosts: string[] | null;
-}
-
-export interface UpstreamConfig {
-  /** Connections per upstream origin. */
-  connections: number;
-  /** Sockets open to upstreams across all origins; a connect past it waits for one to close. */
-  maxConnections: number;
-  connectTimeoutMs: number;
-  /** Time to the response headers (for non-streamed calls this includes the whole generation). */
-  headersTimeoutMs: number;
-  /** Longest silence between two body chunks. */
-  bodyTimeoutMs: number;
-  /** Idle keep-alive connections are closed after this long. */
-  keepAliveMs: number;
-  /** Retries after the first attempt on connection errors, timeouts and 5xx. */
-  retries: number;
-  /** Back-off base: attempt n waits a jittered base * 2^n, capped by retryMaxMs. */
-  retryBaseMs: number;
-  retryMaxMs: number;
 }
 
 export interface RunSettings {
