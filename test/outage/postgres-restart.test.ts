@@ -226,10 +226,13 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
         20_000,
         'held task logs to be stored',
       );
+      // The writer's thread reports its totals after its commits: a flush waits for them.
+      await h.app.services.logWriter.flush();
       const stats = h.app.services.logWriter.stats();
-      expect(stats.failed).toBe(0);
-      expect(stats.buffered).toBe(0);
-      expect(stats.written).toBe(ids.length + 1);
+      const said = `stats ${JSON.stringify(stats)}; warnings:\n${warnings.join('\n')}`;
+      expect(stats.failed, said).toBe(0);
+      expect(stats.buffered, said).toBe(0);
+      expect(stats.written, said).toBe(ids.length + 1);
       // Seqs stay gap-free across the failed attempts.
       const seqs = await h.app.services.db.selectFrom('task_logs').select('seq').orderBy('seq').execute();
       expect(seqs.map((r) => Number(r.seq))).toEqual(seqs.map((_, i) => i + 1));

@@ -18,11 +18,7 @@ export interface LogWriterOptions {
   maxBuffered?: number;
   /** Called after every batch (read `stats()` for the counts). */
   onProgress?: () => void;
-  /**
-   * Told when the database stops taking batches (`down`, with the reason) and when it takes them again
-   * (`up`). When given, the caller reports outages (the threaded writer, whose drops happen on its own
-   * side); otherwise the writer warns through `warn`.
-   */
+  /** Told when the database stops (`down`, why) and starts (`up`) taking batches; without it, `warn` says so. */
   outage?: OutageLog;
   /** The writer's warnings: an outage and what it dropped, a batch the database refused. */
   warn?: (message: string) => void;
@@ -83,10 +79,7 @@ function inputOf(r: TaskLogRecord): string {
   return messagesOf(r.requestText);
 }
 
-/**
- * A record as a row, its seq still 0 (set in place when its batch is written: one object per row, not
- * two); throws when a field cannot be serialised (e.g. a cycle).
- */
+/** A record as a row, seq 0 until its batch is written (set in place); throws if it cannot be serialised. */
 function draftOf(r: TaskLogRecord): NewLogRow {
   const { response, output } = answerOf(r);
   return {
@@ -187,7 +180,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   const buffer: NewLogRow[] = [];
   /** Parts of a batch the database refused, tried apart before anything else (see `split`). */
   const splits: NewLogRow[][] = [];
-  /** Records tried before in a transaction whose outcome is unknown (the connection was lost). */
+  /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
   const tried = new WeakSet<NewLogRow>();
   let inFlight = 0;
   let accepted = 0;
@@ -295,7 +288,13 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
         }
         return false;
       }
-      if (isUniqueViolation(err) && batch.some((d) => tried.has(d))) return await dedupe(batch, err);
+      if (isUniqueViolation(err)) {
+        if (batch.some((d) => tried.has(d))) return await dedupe(batch, err);
+      } else {
+        // Not a refused row: the commit may have gone through before the error (a connection cut as it
+        // answered, whatever error that took), so its parts are checked for stored rows if refused.
+        for (const d of batch) tried.add(d);
+      }
       return split(batch, err);
     }
   }
