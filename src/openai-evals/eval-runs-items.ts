@@ -47,6 +47,13 @@ function sampleOf(
   const usage = isObject(o.usage) ? o.usage : {};
   const prompt = Number(usage.prompt_tokens ?? usage.input_tokens ?? 0);
   const completion = Number(usage.completion_tokens ?? usage.output_tokens ?? 0);
+  // A chat completion's prompt_tokens_details, a Responses object's input_tokens_details.
+  const details = isObject(usage.prompt_tokens_details)
+    ? usage.prompt_tokens_details
+    : isObject(usage.input_tokens_details)
+      ? usage.input_tokens_details
+      : {};
+  const cached = Number(details.cached_tokens ?? 0);
   const message: Sample['output'][number] = { role: 'assistant', content: ns.output_text };
   if (ns.output_tools.length) message.tool_calls = ns.output_tools;
   return {
@@ -56,7 +63,7 @@ function sampleOf(
       prompt_tokens: prompt,
       completion_tokens: completion,
       total_tokens: prompt + completion,
-      cached_tokens: 0,
+      cached_tokens: Number.isFinite(cached) ? cached : 0,
     },
     model: typeof o.model === 'string' ? o.model : '',
     finish_reason:

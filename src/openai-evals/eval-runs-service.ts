@@ -1,15 +1,12 @@
 import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import { createContainer } from '../catalog/containers/service.js';
-import { createDataset, type DatasetContext } from '../catalog/datasets/service.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { EvaluatorSnapshot, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
 import { queueRun } from '../engine/store/transitions.js';
 import { modelOfGrader } from '../evaluators/graders.js';
 import { checkJudges } from '../runs/access.js';
-import type { RunContext } from '../runs/context.js';
 import { isTerminal } from '../runs/schemas.js';
 import { cancelRun } from '../runs/service.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
@@ -18,22 +15,15 @@ import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import { badRequest } from './errors.js';
+import { type EvalRunPorts, rowsOf } from './eval-runs-rows.js';
+
+export type { EvalRunPorts };
+
 import { checkedSource, dataSourceIssues } from './eval-runs-sources.js';
 import { type EvalRunObject, toEvalRun } from './eval-runs-view.js';
 import { requireEvalRow } from './evals-service.js';
-import { itemChecker, metadataIssues } from './evals-validation.js';
-import { requireFile } from './files-service.js';
+import { metadataIssues } from './evals-validation.js';
 import { resolveGraderModels } from './graders-service.js';
-import { type StoredCompletionFilter, selectStoredCompletions } from './stored-completions-repository.js';
-
-/** What eval runs need: the run rules (queue, environments), uploads for inline rows, model resolution. */
-export interface EvalRunPorts {
-  runs: RunContext;
-  uploads: DatasetContext;
-  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
-  /** Waits for the task-log writer's pending batch, so calls answered a moment ago are selectable. */
-  flushLogs(): Promise<void>;
-}
 
 interface Principal {
   projectId: string;
@@ -90,106 +80,6 @@ async function resolveNames(
   }
 }
 
-/** Inline rows checked against the eval's item schema: 400 naming the first problems. */
-function checkItems(schema: unknown, rows: JsonObject[]): void {
-  if (!isObject(schema)) return;
-  const check = itemChecker(schema);
-  const issues: ValidationIssue[] = [];
-  rows.forEach((row, i) => {
-    if (issues.length >= 5) return;
-    for (const msg of check(row.item).slice(0, 2)) {
-      issues.push({
-        loc: ['body', 'data_source', 'source', 'content', i, 'item'],
-        msg: `does not match the eval's item_schema: ${msg}`,
-        type: 'item_schema',
-      });
-    }
-  });
-  if (issues.length) throw badRequest(issues);
-}
-
-/**
- * Stored completions selected by the source's filters (and the eval's config metadata) as eval rows:
- * `item` the request (`input` messages, `metadata`, `model`), `sample` the stored answer. The selection
- * is taken when the run is created.
- */
-async function storedRows(
-  ports: EvalRunPorts,
-  projectId: string,
-  source: JsonObject,
-  evalFilter: Record<string, string>,
-): Promise<JsonObject[]> {
-  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
-  const filter: StoredCompletionFilter & { limit?: number } = {
-    metadata: { ...evalFilter, ...((source.metadata as Record<string, string> | null) ?? {}) },
-  };
-  if (typeof source.model === 'string') filter.model = source.model;
-  const after = num(source.created_after);
-  const before = num(source.created_before);
-  const limit = num(source.limit);
-  if (after !== undefined) filter.createdAfter = after;
-  if (before !== undefined) filter.createdBefore = before;
-  if (limit !== undefined) filter.limit = limit;
-  await ports.flushLogs();
-  const found = await selectStoredCompletions(ports.runs.db, projectId, filter);
-  return found.map((c) => ({
-    item: { id: c.id, input: c.input, metadata: c.metadata, model: c.model },
-    sample: {
-      id: c.id,
-      object: 'chat.completion',
-      model: c.model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: c.output.content,
-            ...(c.output.tool_calls ? { tool_calls: c.output.tool_calls } : {}),
-          },
-          finish_reason: c.output.finish_reason,
-        },
-      ],
-      usage: c.usage,
-    },
-  }));
-}
-
-async function rowsOf(
-  ports: EvalRunPorts,
-  projectId: string,
-  source: JsonObject,
-  runId: string,
-  evalFilter: Record<string, string>,
-) {
-  if (source.type === 'file_id') {
-    const file = await requireFile(ports.runs.db, projectId, String(source.id)).catch((err: unknown) => {
-      if (err instanceof ApiError && err.code === 'not_found') {
-        throw badRequest([
-          { loc: ['body', 'data_source', 'source', 'id'], msg: `No file '${source.id}'`, type: 'not_found' },
-        ]);
-      }
-      throw err;
-    });
-    return file.id;
-  }
-  if (source.type === 'stored_completions') {
-    const rows = await storedRows(ports, projectId, source, evalFilter);
-    return (await createDataset(ports.uploads, projectId, { label: `eval-run:${runId}`, items: rows })).id;
-  }
-  if (source.type !== 'file_content') {
-    throw badRequest([
-      {
-        loc: ['body', 'data_source', 'source', 'type'],
-        msg: `${String(source.type)} sources are not served yet: give file_content or file_id`,
-        type: 'not_supported',
-      },
-    ]);
-  }
-  const rows = source.content as JsonObject[];
-  const ds = await createDataset(ports.uploads, projectId, { label: `eval-run:${runId}`, items: rows });
-  return ds.id;
-}
-
 export async function createEvalRun(
   ports: EvalRunPorts,
   principal: Principal,
@@ -219,13 +109,8 @@ export async function createEvalRun(
       : null;
   const checked = checkedSource(ds, genModel);
   const config = parseJson<JsonObject>(evalRow.data_source_config, {});
-  if (checked.source.type === 'file_content') {
-    checkItems(config.item_schema, checked.source.content as JsonObject[]);
-  }
   const runId = newId('run');
-  const evalFilter =
-    config.type === 'custom' ? {} : ((config.metadata as Record<string, string> | undefined) ?? {});
-  const datasetId = await rowsOf(ports, projectId, checked.source, runId, evalFilter);
+  const datasetId = await rowsOf(ports, projectId, checked.source, runId, config);
   const count = Number(
     (await db.selectFrom('datasets').select('item_count').where('id', '=', datasetId).executeTakeFirst())
       ?.item_count ?? 0,

@@ -5,6 +5,7 @@ import { graderIssues } from '../scoring/graders/validate.js';
 import type { ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
 import { metadataIssues } from './evals-validation.js';
+import { responsesSourceIssues } from './stored-responses-source.js';
 
 /**
  * The data source of an eval run, checked (every problem named) and turned into what the run engine
@@ -84,9 +85,8 @@ function sourceIssues(kind: string, source: unknown): ValidationIssue[] {
   if (source.type === 'file_id' && (typeof source.id !== 'string' || source.id === '')) {
     return [{ loc: [...loc, 'id'], msg: 'Field required: a file id', type: 'missing' }];
   }
-  if (source.type === 'stored_completions' || source.type === 'responses') {
-    return metadataIssues(source.metadata, [...loc, 'metadata']);
-  }
+  if (source.type === 'stored_completions') return metadataIssues(source.metadata, [...loc, 'metadata']);
+  if (source.type === 'responses') return responsesSourceIssues(source, loc);
   return [];
 }
 
@@ -167,8 +167,9 @@ export function dataSourceIssues(ds: unknown): ValidationIssue[] {
     }
     return issues;
   }
-  // Stored completions may be graded as they are: no model, no input messages.
-  const stored = isObject(ds.source) && ds.source.type === 'stored_completions';
+  // Stored completions and responses may be graded as they are: no model, no input messages.
+  const stored =
+    isObject(ds.source) && (ds.source.type === 'stored_completions' || ds.source.type === 'responses');
   if (stored && ds.model === undefined && ds.input_messages === undefined) {
     return [...issues, ...samplingIssues(kind, ds.sampling_params)];
   }

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { RunPlan } from '../engine/plan.js';
 import type { ErrorBody } from '../shared/errors.js';
@@ -88,6 +88,16 @@ async function criteriaResults(db: Kysely<Database>, runId: string, plan: RunPla
   }));
 }
 
+/**
+ * A generation's cached prompt tokens, from the usage it stored (the upstream's
+ * `prompt_tokens_details.cached_tokens`), 0 when it reported none or not a number.
+ */
+function cachedTokens(db: Kysely<Database>) {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+    ? sql<number>`(case when json_typeof(usage::json #> '{prompt_tokens_details,cached_tokens}') = 'number' then (usage::json #>> '{prompt_tokens_details,cached_tokens}')::float8 else 0 end)`
+    : sql<number>`(case when json_type(usage, '$.prompt_tokens_details.cached_tokens') in ('integer', 'real') then json_extract(usage, '$.prompt_tokens_details.cached_tokens') else 0 end)`;
+}
+
 async function modelUsage(db: Kysely<Database>, runId: string, given: string) {
   const rows = await db
     .selectFrom('run_generations')
@@ -96,6 +106,7 @@ async function modelUsage(db: Kysely<Database>, runId: string, given: string) {
       sql<number>`count(*)`.as('calls'),
       sql<number>`sum(prompt_tokens)`.as('prompt_tokens'),
       sql<number>`sum(completion_tokens)`.as('completion_tokens'),
+      sql<number>`sum(${cachedTokens(db)})`.as('cached_tokens'),
     ])
     .where('run_id', '=', runId)
     .where('error', 'is', null)
@@ -107,7 +118,7 @@ async function modelUsage(db: Kysely<Database>, runId: string, given: string) {
     prompt_tokens: n(r.prompt_tokens),
     completion_tokens: n(r.completion_tokens),
     total_tokens: n(r.prompt_tokens) + n(r.completion_tokens),
-    cached_tokens: 0,
+    cached_tokens: n(r.cached_tokens),
   }));
 }
 

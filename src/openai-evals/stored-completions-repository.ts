@@ -65,7 +65,7 @@ export interface StoredCompletionFilter {
   createdBefore?: number;
 }
 
-const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter;
+export const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /** The stored-chat predicate, spelled exactly as migration 012's partial index is. */
 function storedChat(db: Kysely<Database>): Expression<SqlBool> {
@@ -74,13 +74,13 @@ function storedChat(db: Kysely<Database>): Expression<SqlBool> {
     : sql<SqlBool>`(json_extract(metadata, '$.route') = 'chat' and json_type(metadata, '$.store') = 'true')`;
 }
 
-function metadataPair(db: Kysely<Database>, key: string, value: string): Expression<SqlBool> {
+export function metadataPair(db: Kysely<Database>, key: string, value: string): Expression<SqlBool> {
   return isPostgres(db)
     ? sql<SqlBool>`(metadata::jsonb @> ${JSON.stringify({ [key]: value })}::jsonb)`
     : sql<SqlBool>`exists (select 1 from json_each(task_logs.metadata) as m where m.key = ${key} and m.type = 'text' and m.value = ${value})`;
 }
 
-const isoOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+export const isoOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
 function filtered(db: Kysely<Database>, projectId: string, f: StoredCompletionFilter) {
   // A failed call answered no completion: nothing of it is stored.

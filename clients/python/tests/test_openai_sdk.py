@@ -315,6 +315,8 @@ def test_evals(sdk: Any, other_sdk: Any, model: str, own_mock: MockUpstream) -> 
     assert (done.result_counts.total, done.result_counts.passed) == (3, 3)
     usage = [(u.model_name, u.invocation_count, u.prompt_tokens, u.completion_tokens) for u in done.per_model_usage]
     assert usage == [(model, 3, 30, 15)]
+    # This mock provider reports no cached prompt tokens.
+    assert [u.cached_tokens for u in done.per_model_usage] == [0]
     first = list(sdk.evals.runs.output_items.list(generated.id, eval_id=echo.id))[0]
     assert first.sample.output[0].content == "echo: one?"
 
@@ -343,6 +345,24 @@ def test_evals(sdk: Any, other_sdk: Any, model: str, own_mock: MockUpstream) -> 
     done = finished(sdk, stored.id, graded.id)
     assert done.status == "completed"
     assert (done.result_counts.total, done.result_counts.passed, done.result_counts.failed) == (2, 1, 1)
+
+    # A responses run over Responses-API traffic recorded through the gateway, graded as stored.
+    for text in ("four?", "six?"):
+        sdk.responses.create(model=model, input=text, metadata={"suite": "py-responses"})
+    graded = sdk.evals.runs.create(
+        stored.id,
+        data_source={"type": "responses", "source": {"type": "responses", "metadata": {"suite": "py-responses"}}},
+    )
+    done = finished(sdk, stored.id, graded.id)
+    assert (done.result_counts.total, done.result_counts.passed, done.result_counts.failed) == (2, 1, 1)
+
+    # An uploaded file's rows are checked against the eval's item_schema, each named by its line.
+    bad_rows = sdk.files.create(
+        file=("bad.jsonl", io.BytesIO(jsonl([{"item": {"answer": "Paris"}}, {"item": {"question": "?"}}]))),
+        purpose="evals",
+    )
+    with pytest.raises(openai.BadRequestError, match="line 2: item does not match the eval's item_schema"):
+        sdk.evals.runs.create(ev.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": bad_rows.id}})
 
     # Cancel: a run whose calls the mock holds, canceled while they wait, then let go.
     held = sdk.evals.runs.create(

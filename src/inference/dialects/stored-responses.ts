@@ -5,7 +5,7 @@ import { ApiError } from '../../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../../shared/json.js';
 import type { LogWriter } from '../recording/types.js';
 import type { ChatMessage } from '../types.js';
-import { logIdOf, type ResponseFrame, responseOf } from './responses-answer.js';
+import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from './responses-answer.js';
 
 /*
  * Stored responses are task logs: a `POST /v1/responses` call recorded with `route: responses` is found
@@ -77,6 +77,11 @@ function stored(responseId: string, log: LogRow): StoredResponse {
       return response;
     },
   };
+}
+
+/** A task log of the responses route as its stored response (the caller checked that it is one). */
+export function storedResponseOf(log: LogRow): StoredResponse {
+  return stored(responseIdOf(log.id), log);
 }
 
 export function createStoredResponses(db: Kysely<Database>, logWriter: LogWriter | null): StoredResponses {
