@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { type TempDir, tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { type Block, codeBlocks, documents } from './blocks.js';
 
@@ -38,18 +40,25 @@ function examples(): { block: Block; requirements: string[] }[] {
 }
 
 let h: Harness;
+let wheels: TempDir | undefined;
 
 beforeAll(async () => {
   if (testDbKind() === 'postgres') return;
-  // In bubblewrap where it can start, else (a machine without it) as is. Requirements come from PyPI,
-  // or from the index or wheel directories this process is given.
-  const pip = Object.fromEntries(
-    ['EVALGATE_PIP_INDEX_URL', 'EVALGATE_PIP_FIND_LINKS'].flatMap((k) => {
-      const value = process.env[k];
-      return value ? [[k, value]] : [];
-    }),
-  );
-  h = await startHarness({ env: { EVALGATE_UNSAFE_CODE_EVALUATORS: '1', ...pip } });
+  // In bubblewrap where it can start, else (a machine without it) as is. The examples' requirements are
+  // fetched first with this machine's pip and its configuration (the indexes the Python client's venv
+  // is built from), then installed by the server from those wheels alone (find-links, no index).
+  const requirements = [...new Set(examples().flatMap((e) => e.requirements))];
+  wheels = tempDir('evalgate-docs-wheels-');
+  if (requirements.length > 0) {
+    execFileSync(
+      'python3',
+      ['-m', 'pip', 'download', '--quiet', '--only-binary=:all:', '--dest', wheels.dir, ...requirements],
+      { stdio: 'pipe', timeout: 120_000 },
+    );
+  }
+  h = await startHarness({
+    env: { EVALGATE_UNSAFE_CODE_EVALUATORS: '1', EVALGATE_PIP_FIND_LINKS: wheels.dir },
+  });
   const made = async (p: string, body: unknown) => {
     const res = await h.call('POST', p, { body });
     if (res.status >= 300) throw new Error(`${p}: ${res.status} ${res.text}`);
@@ -57,9 +66,10 @@ beforeAll(async () => {
   await made('/v1/containers', { label: 'docs' });
   await made('/v1/datasets', { label: 'rows', items: ROWS });
   await made('/v1/datasets', { label: 'baseline', items: BASELINE });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await h?.close();
+  wheels?.remove();
 });
 
 describe.skipIf(testDbKind() === 'postgres')("the docs' code evaluators", () => {
