@@ -7,7 +7,15 @@ import path from 'node:path';
  *
  *   <!-- test: skip (the reason) -->
  *
- * A skip without a reason is refused, so that every illustrative block says why it is one.
+ * A skip without a reason is refused, so that every illustrative block says why it is one. A shell block
+ * that runs this repository's own tests or benchmarks is checked, not run, under
+ *
+ *   <!-- test: names-only (the reason) -->
+ *
+ * the test files, npm scripts and flags it names must exist (test/docs/names.ts). A TS block of code
+ * that lives inside src/ (its imports relative to src/) is type-checked against the sources under
+ *
+ *   <!-- test: typecheck (the reason) -->
  */
 
 export type Lang = 'sh' | 'python' | 'js' | 'ts';
@@ -20,6 +28,10 @@ export interface Block {
   code: string;
   /** Why the block is not run, or null. */
   skip: string | null;
+  /** Why only the names of a block are checked (test/docs/names.ts), or null. */
+  namesOnly: string | null;
+  /** Why a block is type-checked as code inside src/ rather than run, or null. */
+  typecheck: string | null;
 }
 
 const LANGS: Record<string, Lang> = {
@@ -36,7 +48,7 @@ const LANGS: Record<string, Lang> = {
   typescript: 'ts',
 };
 
-const SKIP = /^<!--\s*test:\s*skip\s*(?:\((.*)\))?\s*-->$/;
+const MARKER = /^<!--\s*test:\s*(skip|names-only|typecheck)\s*(?:\((.*)\))?\s*-->$/;
 
 export function codeBlocks(file: string, root: string): Block[] {
   const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n');
@@ -49,14 +61,22 @@ export function codeBlocks(file: string, root: string): Block[] {
     while (end < lines.length && lines[end]!.trimEnd() !== fence) end++;
     const lang = LANGS[open[2]!.toLowerCase()];
     if (lang) {
-      const marker = SKIP.exec((lines[i - 1] ?? '').trim());
-      if (marker && !marker[1]?.trim()) throw new Error(`${file}:${i}: a skipped block must say why`);
+      const marker = MARKER.exec((lines[i - 1] ?? '').trim());
+      const kind = marker?.[1];
+      const reason = marker?.[2]?.trim() ?? '';
+      if (marker && !reason) throw new Error(`${file}:${i}: a ${kind} block must say why`);
+      if (kind === 'names-only' && lang !== 'sh')
+        throw new Error(`${file}:${i}: only shell blocks can be names-only`);
+      if (kind === 'typecheck' && lang !== 'ts')
+        throw new Error(`${file}:${i}: only TS blocks can be type-checked`);
       blocks.push({
         file,
         line: i + 1,
         lang,
         code: lines.slice(i + 1, end).join('\n'),
-        skip: marker ? marker[1]!.trim() : null,
+        skip: kind === 'skip' ? reason : null,
+        namesOnly: kind === 'names-only' ? reason : null,
+        typecheck: kind === 'typecheck' ? reason : null,
       });
     }
     i = end;

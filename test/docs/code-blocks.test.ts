@@ -4,11 +4,17 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
+import {
+  type MockReply,
+  type MockRequest,
+  type MockUpstream,
+  startMockUpstream,
+} from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { type Block, codeBlocks, documents } from './blocks.js';
+import { checkNames } from './names.js';
 
 // The README's and docs/'s code blocks, run against a live server whose providers are the mock on
 // loopback, so that a doc that drifts from the code fails here. Each document's shell blocks run in
@@ -87,10 +93,29 @@ async function projectFor(file: string): Promise<string> {
   return made.key;
 }
 
-/** Judges get a verdict, everything else an echo. */
-function reply(req: MockRequest) {
-  const asksForJson = Boolean(req.body?.response_format || req.body?.tools?.length || req.body?.tool_choice);
-  return asksForJson ? { json: { score: 1, reasoning: 'as the docs expect' } } : `echo: ${req.lastUserText}`;
+/** Whether the conversation ends with a tool's result (chat `tool` message, Anthropic `tool_result`). */
+function answersTool(body: MockRequest['body']): boolean {
+  const last = Array.isArray(body?.messages) ? body.messages.at(-1) : undefined;
+  return (
+    last?.role === 'tool' ||
+    (Array.isArray(last?.content) && last.content.some((p: { type?: string }) => p?.type === 'tool_result'))
+  );
+}
+
+/**
+ * Judges (a forced answer shape) get a verdict; a call offering tools gets a call of its first tool
+ * until a tool's result comes back; everything else an echo.
+ */
+function reply(req: MockRequest): string | MockReply {
+  const body = req.body;
+  if (body?.response_format || body?.tool_choice)
+    return { json: { score: 1, reasoning: 'as the docs expect' } };
+  const tools: { name?: string; function?: { name?: string } }[] = Array.isArray(body?.tools)
+    ? body.tools
+    : [];
+  const name = tools[0]?.function?.name ?? tools[0]?.name;
+  if (name && !answersTool(body)) return { toolCalls: [{ name, arguments: {} }] };
+  return `echo: ${req.lastUserText}`;
 }
 
 beforeAll(async () => {
@@ -102,6 +127,8 @@ beforeAll(async () => {
       OPENAI_BASE_URL: mock.baseUrl,
       ANTHROPIC_API_KEY: 'sk-ant-docs',
       ANTHROPIC_BASE_URL: mock.baseUrl,
+      // The docs' code evaluators run in bubblewrap where it can start, else (a machine without it) as is.
+      EVALGATE_UNSAFE_CODE_EVALUATORS: '1',
     },
   });
   fs.mkdirSync(SCRATCH, { recursive: true });
@@ -175,17 +202,40 @@ const where = (b: Block) => `${b.file}:${b.line}`;
 const failure = (b: Block, code: string, ran: Ran) =>
   `${where(b)} exited ${ran.code}\n--- block ---\n${code}\n--- output ---\n${ran.out.slice(-4000)}`;
 
-/** JS/TS blocks as one ES module: their imports first (once each), then their code in order. */
+/**
+ * JS/TS blocks as one ES module: their imports first (once each), then their code in order, with the
+ * top-level `const`/`let` as `var`, so that a block may declare again a name an earlier block declared
+ * (each block stands alone in the doc), as in a REPL.
+ */
 function oneModule(blocks: Block[]): string {
   const imports = new Set<string>();
   const body: string[] = [];
   for (const b of blocks) {
     for (const line of substitute(b.code).split('\n')) {
       if (/^import .* from '.*';$/.test(line)) imports.add(line);
-      else body.push(line);
+      else body.push(line.replace(/^(const|let) /, 'var '));
     }
   }
   return [...imports, ...body].join('\n');
+}
+
+/**
+ * A block of code that lives inside src/, type-checked with the repository's compiler options: written
+ * under SCRATCH with its `./` imports pointed at src/, and given to tsc alone.
+ */
+function typecheck(block: Block): Promise<Ran> {
+  const dir = path.join(SCRATCH, 'typecheck', `${block.file.replace(/\W/g, '_')}_${block.line}`);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'block.ts'), block.code.replace(/from '\.\//g, "from '../../../src/"));
+  const tsconfig = {
+    extends: '../../../tsconfig.json',
+    compilerOptions: { noEmit: true, rootDir: '../../..' },
+    include: [],
+    files: ['block.ts'],
+  };
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  return run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], ROOT, dir);
 }
 
 const DOCS = documents(ROOT);
@@ -207,7 +257,12 @@ describe.skipIf(testDbKind() === 'postgres')('the code blocks of the docs run', 
         dir = tempDir('evalgate-docs-').dir;
         key = await projectFor(file);
       }, 60_000);
-      for (const block of blocks.filter((b) => b.lang === 'sh')) {
+      for (const block of blocks.filter((b) => b.namesOnly !== null)) {
+        it(`sh block at line ${block.line} names tests, scripts and flags that exist (${block.namesOnly})`, () => {
+          expect(checkNames(block.code, ROOT), where(block)).toEqual([]);
+        });
+      }
+      for (const block of blocks.filter((b) => b.lang === 'sh' && b.namesOnly === null)) {
         const name = `sh block at line ${block.line}`;
         if (block.skip !== null) {
           it.skip(`${name} (${block.skip})`, () => {});
@@ -224,7 +279,17 @@ describe.skipIf(testDbKind() === 'postgres')('the code blocks of the docs run', 
       for (const block of blocks.filter((b) => b.lang !== 'sh' && b.skip !== null)) {
         it.skip(`${block.lang} block at line ${block.line} (${block.skip})`, () => {});
       }
-      const scripts = blocks.filter((b) => (b.lang === 'js' || b.lang === 'ts') && b.skip === null);
+      for (const block of blocks.filter((b) => b.typecheck !== null)) {
+        it(`ts block at line ${block.line} type-checks against src/ (${block.typecheck})`, {
+          timeout: 180_000,
+        }, async () => {
+          const ran = await typecheck(block);
+          expect(ran.code, failure(block, block.code, ran)).toBe(0);
+        });
+      }
+      const scripts = blocks.filter(
+        (b) => (b.lang === 'js' || b.lang === 'ts') && b.skip === null && b.typecheck === null,
+      );
       if (scripts.length > 0) {
         it(`JS/TS blocks at lines ${scripts.map((b) => b.line).join(', ')}`, {
           timeout: 180_000,
