@@ -127,8 +127,6 @@ beforeAll(async () => {
       OPENAI_BASE_URL: mock.baseUrl,
       ANTHROPIC_API_KEY: 'sk-ant-docs',
       ANTHROPIC_BASE_URL: mock.baseUrl,
-      // The docs' code evaluators run in bubblewrap where it can start, else (a machine without it) as is.
-      EVALGATE_UNSAFE_CODE_EVALUATORS: '1',
     },
   });
   fs.mkdirSync(SCRATCH, { recursive: true });

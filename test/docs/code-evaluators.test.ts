@@ -57,7 +57,7 @@ beforeAll(async () => {
     );
   }
   h = await startHarness({
-    env: { EVALGATE_UNSAFE_CODE_EVALUATORS: '1', EVALGATE_PIP_FIND_LINKS: wheels.dir },
+    env: { EVALGATE_PIP_FIND_LINKS: wheels.dir },
   });
   const made = async (p: string, body: unknown) => {
     const res = await h.call('POST', p, { body });
