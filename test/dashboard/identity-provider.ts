@@ -33,7 +33,9 @@ export type ProviderFault =
   /** The ID token is signed with another key under the provider's own key id. */
   | 'foreign_key'
   /** The ID token is signed with a key of an id the provider does not publish. */
-  | 'unknown_key';
+  | 'unknown_key'
+  /** The token endpoint answers without an ID token. */
+  | 'no_id_token';
 
 export interface IdentityProvider {
   issuer: string;
@@ -119,6 +121,7 @@ function loginPage(uid: string, issuer: string): string {
 /** The faults the token endpoint plays (the others are the login form's). */
 const TOKEN_FAULTS: readonly ProviderFault[] = [
   'refuse_code',
+  'no_id_token',
   'wrong_issuer',
   'wrong_audience',
   'wrong_nonce',
@@ -216,6 +219,9 @@ export async function startIdentityProvider(options: {
     if (fault === 'refuse_code') {
       ctx.status = 400;
       ctx.body = { error: 'invalid_grant', error_description: 'grant request is invalid' };
+    } else if (fault === 'no_id_token') {
+      const { id_token: _left, ...rest } = ctx.body;
+      ctx.body = rest;
     } else if (fault !== undefined) {
       ctx.body = { ...ctx.body, id_token: tamper(ctx.body.id_token, fault, privateKey, otherKey) };
     }
