@@ -150,6 +150,7 @@ export function buildPorts(p: Parts): Ports {
     queue: p.queue,
     resolveModel: p.resolveModel,
     sandbox: config.runs.executor === 'inline' && config.runs.serveExecutes ? () => p.sandbox.status() : null,
+    flushLogs: () => p.logWriter.flush(),
   });
   const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth, budgets: p.budgets };
   const checkUpstream = (url: string) =>

@@ -26,6 +26,9 @@ function isLoopback(url: URL): boolean {
 /** Every provider's discovery timeout, in seconds. */
 const DISCOVERY_TIMEOUT_S = 10;
 
+/** How far a token's times may be off this machine's clock (openid-client's default for `exp`, `nbf`). */
+const CLOCK_TOLERANCE_S = 30;
+
 /**
  * The configured OpenID Connect providers (`EVALGATE_OIDC_PROVIDERS`). Each is discovered from its issuer
  * on first use (and again after a failure); the authorization code flow uses PKCE (S256), `state` and
@@ -113,6 +116,15 @@ export class OidcProviders {
     });
     const claims = tokens.claims();
     if (!claims) throw new Error('The provider returned no ID token');
+    // openid-client checks `exp` and `nbf` but not an `iat` in the future: a token from a provider whose
+    // clock is ahead (or that was forged) is refused, with the same tolerance openid-client allows.
+    const now = Math.floor(Date.now() / 1000);
+    if (claims.iat > now + CLOCK_TOLERANCE_S) {
+      throw new IdTokenRefused(
+        'token_time_invalid',
+        `ID token issued in the future (iat ${claims.iat}, now ${now})`,
+      );
+    }
     let email = typeof claims.email === 'string' ? claims.email : null;
     let verified = claims.email_verified === true;
     let name = typeof claims.name === 'string' ? claims.name : null;
@@ -167,6 +179,9 @@ async function discover(provider: OidcProviderSettings): Promise<client.Configur
   );
   configuration.timeout = DISCOVERY_TIMEOUT_S;
   if (insecure) client.allowInsecureRequests(configuration);
+  // The ID token's signature is checked against the provider's published keys (jwks_uri): without this,
+  // openid-client trusts a token from the token endpoint on the strength of the connection alone.
+  client.enableNonRepudiationChecks(configuration);
   return configuration;
 }
 
@@ -183,8 +198,20 @@ export type RefusalReason =
   | 'provider_refused'
   | 'sign_in_failed';
 
+/** A check of the ID token the dashboard makes itself (beyond openid-client's), with its reason. */
+export class IdTokenRefused extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'IdTokenRefused';
+  }
+}
+
 /** The claim or check an openid-client (oauth4webapi) error names, read from its chain of causes. */
 export function refusalReason(err: unknown): RefusalReason {
+  if (err instanceof IdTokenRefused) return err.reason;
   let claim: unknown;
   let code: unknown;
   const messages: string[] = [];
@@ -214,6 +241,8 @@ export function refusalReason(err: unknown): RefusalReason {
   if (text.includes('"state" response parameter')) return 'state_mismatch';
   if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
     return claim === 'exp' ? 'token_expired' : 'token_time_invalid';
-  if (text.includes('signature verification failed')) return 'signature_invalid';
+  // Signed with another key: one the provider publishes under that key id, or none it publishes.
+  if (text.includes('signature verification failed') || code === 'OAUTH_KEY_SELECTION_FAILED')
+    return 'signature_invalid';
   return 'sign_in_failed';
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { findDataset } from '../catalog/datasets/repository.js';
+import { SETTLE_WAIT_MS } from '../catalog/logs/service.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { RunQueue } from '../executor/run-queue.js';
@@ -18,6 +19,11 @@ export interface RunContext {
   queue: RunQueue;
   /** A worker that has not beaten its heartbeat for this long is not counted as live. */
   workerTtlMs: number;
+  /**
+   * Resolves once the calls answered before it was called are stored as task logs, or after at most
+   * SETTLE_WAIT_MS (a writer held up by an outage must not hold up run creation); never rejects.
+   */
+  settleLogs(): Promise<void>;
 }
 
 /** What the run rules are built from (by the composition root). */
@@ -28,6 +34,22 @@ export interface RunParts {
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   /** This process's sandbox when it executes runs itself; null when workers elsewhere do. */
   sandbox: (() => Promise<{ available: boolean; reason?: string }>) | null;
+  /** The task-log writer's flush (absent where nothing records calls). */
+  flushLogs?: () => Promise<void>;
+}
+
+/** `flush()`, waited for at most `ms`; its failure is not the caller's. */
+async function boundedFlush(flush: (() => Promise<void>) | undefined, ms: number): Promise<void> {
+  if (!flush) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    flush().catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** The run rules over the service's parts. */
@@ -37,6 +59,7 @@ export function runContext(parts: RunParts): RunContext {
     environments: parts.environments,
     queue: parts.queue,
     workerTtlMs: WORKER_TTL_MS,
+    settleLogs: () => boundedFlush(parts.flushLogs, SETTLE_WAIT_MS),
     catalog: {
       findDataset: (projectId, ref) => findDataset(parts.db, projectId, ref),
       resolveModel: parts.resolveModel,

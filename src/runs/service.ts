@@ -103,6 +103,9 @@ export async function createRun(
   const generated =
     sample.type === 'generate' ? 'sample' : groundTruth.type === 'generate' ? 'ground_truth' : null;
   const sides = { sample, ground_truth: groundTruth, baseline };
+  // Read-your-writes for recorded traffic: a side over task logs sees the calls answered before this
+  // request, which the task-log writer may still hold (the executor counts the logs when it starts).
+  if ([sample, groundTruth, baseline].some((side) => side?.type === 'container')) await ctx.settleLogs();
   const plan: RunPlan = {
     projectId,
     containerId: container.id,

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { refusalReason } from '../../src/dashboard/oidc.js';
 import { bootstrapIfEmpty } from '../../src/tenancy/bootstrap.js';
 import { type DashboardSetup, dashboardCall, signIn, startDashboard } from './helpers.js';
 
@@ -44,33 +43,5 @@ describe('the default organization with identity providers', () => {
     const boss = await signIn(s.h, 'b', 'boss');
     expect(boss.user.email).toBe('boss@example.com');
     expect(await orgNames(boss)).toContain('default:owner');
-  });
-});
-
-describe('refusal reasons', () => {
-  // The shapes openid-client throws (a ClientError whose cause is oauth4webapi's error with its check).
-  const failed = (message: string, code: string, cause: object) =>
-    Object.assign(new Error('openid-client', { cause: Object.assign(new Error(message), { code, cause }) }), {
-      code,
-    });
-  it('names the check an ID token failed', () => {
-    expect(
-      refusalReason(
-        failed('unexpected JWT "aud" (audience) claim value', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED', {
-          claim: 'aud',
-        }),
-      ),
-    ).toBe('audience_mismatch');
-    expect(
-      refusalReason(
-        failed('unexpected JWT "exp" (expiration time) claim value', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', {
-          claim: 'exp',
-        }),
-      ),
-    ).toBe('token_expired');
-    expect(refusalReason(failed('JWT signature verification failed', 'OAUTH_INVALID_RESPONSE', {}))).toBe(
-      'signature_invalid',
-    );
-    expect(refusalReason(new Error('something else'))).toBe('sign_in_failed');
   });
 });
