@@ -126,10 +126,14 @@ class CheckedBody implements UpstreamBody {
     queueMicrotask(() => {
       if (this.held.length > 0) {
         const held = this.held.splice(0);
-        const bytes = held.length === 1 ? held[0]! : Buffer.concat(held);
-        // Nothing came after the checked text, and it holds whole events only: the pump need not check it again.
-        const whole = this.seenChecked && bytes.length === Buffer.byteLength(this.seen);
-        consumer.data(bytes, whole && this.seen.endsWith('\n\n') ? this.seen : undefined);
+        // One read, all of it checked (nothing came after the checked text), of whole events only: the
+        // pump need not check it again, nor decode it again.
+        if (held.length === 1) {
+          const bytes = held[0]!;
+          const whole =
+            this.seenChecked && this.seen.endsWith('\n\n') && bytes.length === Buffer.byteLength(this.seen);
+          consumer.data(bytes, whole ? this.seen : undefined);
+        } else consumer.data(Buffer.concat(held));
       }
       this.consumer = consumer;
       if (this.outcome?.failure) consumer.error(this.outcome.failure);
