@@ -178,10 +178,11 @@ export class GatewayStream implements ChatStream {
    * may carry usage or the end marker go as read, unparsed; only the rest are parsed. Undefined when
    * the read is not such a read.
    */
-  private quick(reader: SseReader, bytes: Buffer): string | Buffer | null | undefined {
-    const text = bytes.toString();
+  private quick(reader: SseReader, bytes: Buffer, checked?: string): string | Buffer | null | undefined {
+    const text = checked ?? bytes.toString();
     // A read with something wrong in it takes the slow path, which finds the event and ends there.
-    if (!text.endsWith('\n\n') || notPlain(text) || readProblem(text) !== null) return undefined;
+    if (!text.endsWith('\n\n') || notPlain(text)) return undefined;
+    if (checked === undefined && readProblem(text) !== null) return undefined;
     if (!this.finished && FINISHED.test(text)) this.finished = true;
     const special = text.search(this.translator.passThroughUnless!);
     if (special === -1) return this.keep(bytes, text);
@@ -195,9 +196,9 @@ export class GatewayStream implements ChatStream {
   }
 
   /** What one upstream read sends on: the bytes as read when no event in them changes, else frames (null: nothing). */
-  private take(reader: SseReader, bytes: Buffer): string | Buffer | null {
+  private take(reader: SseReader, bytes: Buffer, checked?: string): string | Buffer | null {
     if (this.translator.passThroughUnless && reader.idle) {
-      const quick = this.quick(reader, bytes);
+      const quick = this.quick(reader, bytes, checked);
       if (quick !== undefined) return quick;
     }
     // Upstream reads usually hold whole events: when nothing in them changes, send the bytes on.
@@ -263,8 +264,8 @@ export class GatewayStream implements ChatStream {
       };
       body.consume({
         // The body hands over everything one upstream read brought: it goes out in one write.
-        data: (bytes) => {
-          const out = this.take(reader, bytes);
+        data: (bytes, checked) => {
+          const out = this.take(reader, bytes, checked);
           if (this.broken) {
             // The frames before the refused event, then the error event, in the last write.
             if (out !== null) hold(out);

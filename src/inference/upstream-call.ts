@@ -5,7 +5,11 @@ import { type CancelSignal, onCancel } from './cancel.js';
 /** Where an upstream body's bytes go once somebody reads it. */
 export interface BodyConsumer {
   /** The body bytes that arrived together (one socket read's chunks, joined). */
-  data(bytes: Buffer): void;
+  /**
+   * `checked`, when given, is the bytes' text, every event in it already checked (`eventProblem`):
+   * the stream's first read, replayed after its start was checked.
+   */
+  data(bytes: Buffer, checked?: string): void;
   end(): void;
   error(err: Error): void;
 }

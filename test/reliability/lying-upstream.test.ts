@@ -11,6 +11,8 @@ type Lie =
   | 'truncated-sse'
   | 'garbage-first'
   | 'control-bytes'
+  | 'garbage-in-first-read'
+  | 'del-in-first-read'
   | 'garbage-later'
   | 'truncated-later'
   | 'honest';
@@ -51,6 +53,16 @@ async function lyingUpstream() {
         case 'control-bytes':
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           res.end('data: \x01\x02\x03\n\ndata: [DONE]\n\n');
+          return;
+        case 'garbage-in-first-read':
+          // A good first event, then one framed as an object that is not JSON, in the same write.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(`${chunk('Hello')}data: {"a":}\n\ndata: [DONE]\n\n`);
+          return;
+        case 'del-in-first-read':
+          // A DEL byte (valid JSON inside a string) in the second event of the first write.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(`${chunk('Hello')}${chunk('wor\x7fld', 'stop')}data: [DONE]\n\n`);
           return;
         case 'garbage-later':
           res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -128,7 +140,16 @@ async function stream() {
 }
 
 describe('a streamed answer that lies before its first event is an upstream failure', () => {
-  for (const lie of ['json-for-stream', 'truncated-sse', 'garbage-first', 'control-bytes'] as const) {
+  // Every event of the first read is checked before anything is sent (the pump then passes that read on unchecked).
+  const lies = [
+    'json-for-stream',
+    'truncated-sse',
+    'garbage-first',
+    'control-bytes',
+    'garbage-in-first-read',
+    'del-in-first-read',
+  ] as const;
+  for (const lie of lies) {
     it(`${lie}: retried, then 503 in the envelope, logged as an error`, async () => {
       up.set(lie);
       const r = await stream();
