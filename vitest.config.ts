@@ -18,6 +18,8 @@ export default defineConfig({
     // EVALGATE_TEST_RETRY=n runs a failed test up to n more times (CI sets 1: on a shared 2-core machine a
     // timing-sensitive test can miss a deadline once; a test that fails twice fails the build).
     retry: Number(process.env.EVALGATE_TEST_RETRY ?? 0),
+    // EVALGATE_TEST_WORKERS=n runs n test files at once (vitest's default is one fewer than the cores).
+    ...(process.env.EVALGATE_TEST_WORKERS ? { maxWorkers: Number(process.env.EVALGATE_TEST_WORKERS) } : {}),
     globalSetup: ['test/helpers/global-setup.ts'],
   },
 });
