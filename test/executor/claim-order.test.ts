@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { claimChunk } from '../../src/executor/leases.js';
+import type { RunStatus } from '../../src/shared/run-status.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 
 let fresh: FreshDatabase;
@@ -9,7 +10,12 @@ let handle: DatabaseHandle;
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 
-async function addRun(id: string, createdAt: string, status = 'running', cancel = 0): Promise<void> {
+async function addRun(
+  id: string,
+  createdAt: string,
+  status: RunStatus = 'running',
+  cancel = 0,
+): Promise<void> {
   await handle.db
     .insertInto('runs')
     .values({
