@@ -309,6 +309,9 @@ export class ChunkWork {
         });
       }),
     );
+    // Stored together, so stamped together: one clock read for the chunk's rows.
+    const at = nowIso();
+    for (const r of rows) r.created_at = at;
     // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
     return store.insertSamples(db, this.runId, rows, this.tally.take());
   }
@@ -346,7 +349,7 @@ export class ChunkWork {
       inconsistent: extra && 'inconsistent' in extra ? (extra.inconsistent ? 1 : 0) : null,
       latency_ms: o.latencyMs ?? null,
       extra: json(extra),
-      created_at: nowIso(),
+      created_at: '', // stamped when stored (score)
     };
   }
 }

@@ -8,7 +8,7 @@ import type { ProviderLayer } from '../inference/provider-layer.js';
 import type { ChatRequest, CompletionResult } from '../inference/types.js';
 import { rateLimitRetryMs } from '../inference/upstream-errors.js';
 import type { EngineMetrics } from '../observability/types.js';
-import type { ModelLimiter } from '../ratelimit/model-limiter.js';
+import type { ModelLimiter, ModelLimits } from '../ratelimit/model-limiter.js';
 import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { PromiseCache } from '../shared/promise-cache.js';
@@ -63,8 +63,21 @@ export class RunState {
     this.abandoned = abandoned;
   }
 
+  /** Models resolved so far, with their limits, read without an await by every call after the first. */
+  private readonly resolved = new Map<string, { model: ResolvedModel; limits: ModelLimits }>();
+
   private model(slug: string): Promise<ResolvedModel> {
     return this.models.get(slug, () => this.deps.resolveModel(this.plan.projectId, slug));
+  }
+
+  private async resolve(slug: string): Promise<{ model: ResolvedModel; limits: ModelLimits }> {
+    const model = await this.model(slug);
+    const entry = {
+      model,
+      limits: { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm },
+    };
+    this.resolved.set(slug, entry);
+    return entry;
   }
 
   private get payer() {
@@ -116,12 +129,7 @@ export class RunState {
     signal: AbortSignal,
   ): Promise<CompletionResult> {
     const sink = this.sinks.get(signal) ?? this.ledger;
-    const model = await this.model(slug);
-    const limits = {
-      concurrency: this.deps.modelConcurrency,
-      rpm: model.limits.rpm,
-      tpm: model.limits.tpm,
-    };
+    const { model, limits } = this.resolved.get(slug) ?? (await this.resolve(slug));
     const { limiter, metrics } = this.deps;
     for (;;) {
       if (this.abandoned) throw new RunAbandoned(this.abandoned);

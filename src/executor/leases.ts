@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { Database, RunChunkTable } from '../db/schema.js';
 import { type ChunkKey, chunkWhere } from '../engine/store/chunks.js';
 import { nowIso } from '../shared/ids.js';
@@ -18,7 +18,8 @@ export type ChunkRecord = Selectable<RunChunkTable>;
  * Takes the next pending chunk of a running run in one of `environments` whose lease is free or expired,
  * oldest run first and launches interleaved, leased to `owner` until `now + leaseMs`. One statement: on
  * PostgreSQL the candidate row is locked with SKIP LOCKED so concurrent claimers take different chunks;
- * SQLite runs one writer at a time.
+ * SQLite runs one writer at a time, and picks the run first so that its chunks are read in claim order
+ * from an index rather than sorted (a sort of every pending chunk of the run, at every claim).
  */
 export async function claimChunk(
   db: Db,
@@ -30,25 +31,41 @@ export async function claimChunk(
   const now = Date.now();
   const { skipLocked } = options;
   // The chunks that may be claimed now: the same filter for the probe and the claim.
+  const free = (t: RawBuilder<unknown>) => sql`${t}.status = 'pending'
+    and ${t}.environment in (${sql.join([...environments])})
+    and (${t}.lease_expires_at is null or ${t}.lease_expires_at < ${now})`;
   const candidates = sql`run_chunks c join runs r on r.id = c.run_id
-    where c.status = 'pending' and c.environment in (${sql.join([...environments])})
-      and (c.lease_expires_at is null or c.lease_expires_at < ${now})
-      and r.status = 'running' and r.cancel_requested = 0`;
+    where ${free(sql`c`)} and r.status = 'running' and r.cancel_requested = 0`;
   // A read first when idle: an idle executor polls often, and an UPDATE takes the write lock even when
   // it changes nothing (on SQLite, the lock every other writer then waits on).
   if (options.probe) {
     const candidate = await sql<{ n: number }>`select 1 as n from ${candidates} limit 1`.execute(db);
     if (candidate.rows.length === 0) return undefined;
   }
-  const lock = skipLocked ? sql`for update of c skip locked` : sql``;
-  const result = await sql<ChunkRecord>`
-    update run_chunks set owner = ${owner}, lease_expires_at = ${now + leaseMs},
-      attempts = attempts + 1, updated_at = ${nowIso()}
-    where (run_id, launch_index, chunk_index) = (
-      select c.run_id, c.launch_index, c.chunk_index from ${candidates}
-      order by r.created_at, c.run_id, c.chunk_index, c.launch_index
-      limit 1 ${lock})
-    returning *`.execute(db);
+  const set = sql`owner = ${owner}, lease_expires_at = ${now + leaseMs}, attempts = attempts + 1,
+    updated_at = ${nowIso()}`;
+  const result = skipLocked
+    ? await sql<ChunkRecord>`
+      update run_chunks set ${set}
+      where (run_id, launch_index, chunk_index) = (
+        select c.run_id, c.launch_index, c.chunk_index from ${candidates}
+        order by r.created_at, c.run_id, c.chunk_index, c.launch_index
+        limit 1 for update of c skip locked)
+      returning *`.execute(db)
+    : // One writer at a time (SQLite): the oldest running run with a free chunk, then its first free
+      // chunk, read in order from run_chunks_pending_order (migration 018) rather than sorted.
+      await sql<ChunkRecord>`
+      update run_chunks set ${set}
+      where (run_id, launch_index, chunk_index) = (
+        select c.run_id, c.launch_index, c.chunk_index from run_chunks c
+        where c.run_id = (
+          select r.id from runs r where r.status = 'running' and r.cancel_requested = 0
+            and exists (select 1 from run_chunks x where x.run_id = r.id and ${free(sql`x`)})
+          order by r.created_at, r.id limit 1)
+          and ${free(sql`c`)}
+        order by c.chunk_index, c.launch_index
+        limit 1)
+      returning *`.execute(db);
   return result.rows[0];
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { layout, type PlannedSide, type RunPlan } from '../../src/engine/plan.js';
 import { pairwiseScore } from '../../src/scoring/judge/scorer.js';
-import { render, variablesOf } from '../../src/scoring/judge/template.js';
+import { compileTemplate, render, variablesOf } from '../../src/scoring/judge/template.js';
 import { parsePairwise, parsePointwise } from '../../src/scoring/judge/verdict.js';
 
 const side = (type: PlannedSide['type'], start: number, end: number, models: string[] = []): PlannedSide => ({
@@ -70,5 +70,30 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('engine units', () 
     });
     expect(text).toBe('Q: user: hi A: hello E:  T: greeting');
     expect(variablesOf('{{expected}} and {{metadata.a}}')).toEqual(new Set(['expected', 'metadata']));
+  });
+
+  it('renders a compiled template as render does', () => {
+    const templates = [
+      'Q: {{input}} A: {{ output }} E: {{expected}} T: {{metadata.topic}}',
+      '{{output}}{{output}}',
+      'no variables at all, $& $1 and {{ not a variable }}',
+      '{{metadata.a.b}} / {{metadata.missing.deeper}} / {{unknown}} / {{ baseline }}',
+      '',
+    ];
+    const values = [
+      {
+        input: 'q',
+        output: 'out $& $1',
+        expected: 3,
+        baseline: null,
+        metadata: { topic: 't', a: { b: [1] } },
+      },
+      { input: [{ role: 'user', content: 'hi' }], output: { x: 1 }, expected: null, metadata: {} },
+    ];
+    for (const t of templates) {
+      const compiled = compileTemplate(t);
+      for (const v of values) expect(compiled(v)).toBe(render(t, v));
+    }
+    expect(compileTemplate('A {{output}} B {{metadata.a.b}} C')(values[0]!)).toBe('A out $& $1 B [1] C');
   });
 });

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, RunChunkTable } from '../../db/schema.js';
+import { cachedStatement } from '../../db/statements.js';
 import { nowIso } from '../../shared/ids.js';
 
 /** A run's launches (with their call ids) and chunks: what `prepareRun` fixes and chunks complete. */
@@ -46,11 +47,26 @@ export async function insertChunks(db: Db, rows: RunChunkTable[]): Promise<void>
   }
 }
 
+// Run after every chunk: cached statements (db/statements.ts).
+const markDone = cachedStatement(
+  'run_chunks.done',
+  (_db, owner: string, updatedAt: string, runId: string, launch: number, chunk: number) =>
+    sql`update run_chunks set status = 'done', owner = ${owner}, lease_expires_at = null,
+      updated_at = ${updatedAt} where ${chunkWhere({ runId, launch, chunk })}`,
+);
+
 /** Marks a chunk done (by whoever finished it: a retried chunk may finish twice, harmlessly). */
 export async function markChunkDone(db: Db, key: ChunkKey, owner: string): Promise<void> {
-  await sql`update run_chunks set status = 'done', owner = ${owner}, lease_expires_at = null,
-    updated_at = ${nowIso()} where ${chunkWhere(key)}`.execute(db);
+  await markDone(db, owner, nowIso(), key.runId, key.launch, key.chunk);
 }
+
+const pendingRead = cachedStatement(
+  'run_chunks.pending',
+  (_db, runId: string) => sql<{ status: string; pending: number | boolean; monitor_id: string | null }>`
+    select r.status, r.monitor_id,
+      exists (select 1 from run_chunks c where c.run_id = r.id and c.status = 'pending') as pending
+    from runs r where r.id = ${runId}`,
+);
 
 /**
  * The run's status, whether any of its chunks is still pending and whether it is a monitor's long-lived
@@ -61,11 +77,7 @@ export async function pendingOf(
   db: Db,
   runId: string,
 ): Promise<{ status: string; pending: boolean; monitor: boolean } | undefined> {
-  const result = await sql<{ status: string; pending: number | boolean; monitor_id: string | null }>`
-    select r.status, r.monitor_id,
-      exists (select 1 from run_chunks c where c.run_id = r.id and c.status = 'pending') as pending
-    from runs r where r.id = ${runId}`.execute(db);
-  const row = result.rows[0];
+  const row = (await pendingRead(db, runId)).rows[0];
   return row
     ? { status: row.status, pending: Boolean(row.pending), monitor: row.monitor_id !== null }
     : undefined;

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { cachedStatement } from '../../db/statements.js';
 import { parseJson } from '../../shared/json.js';
 import type { RunStatus } from '../../shared/run-status.js';
 import type { Layout, RunPlan } from '../plan.js';
@@ -60,15 +61,16 @@ export async function loadRun(db: Db, id: string): Promise<RunRecord | undefined
 }
 
 /** What a chunk checks before it starts: whether the run still runs, and how (the flags, undecoded). */
+// Read before every chunk: a cached statement (db/statements.ts).
+const flagsOf = cachedStatement('runs.flags', (db, id: string) =>
+  db.selectFrom('runs').select(['status', 'cancel_requested', 'abandoned']).where('id', '=', id),
+);
+
 export async function runFlags(
   db: Db,
   id: string,
 ): Promise<{ status: RunStatus; cancel_requested: number; abandoned: string | null } | undefined> {
-  return db
-    .selectFrom('runs')
-    .select(['status', 'cancel_requested', 'abandoned'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return (await flagsOf(db, id)).rows[0];
 }
 
 /** The run's counters as numbers (PostgreSQL returns bigint columns as text). */

@@ -1,7 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import { insertRows } from '../../db/bulk.js';
 import type { Database, RunGenerationTable, RunSampleTable } from '../../db/schema.js';
-import { addDonePositions, addUsage, type UsageDelta } from './transitions.js';
+import { cachedStatement } from '../../db/statements.js';
+import { addStoredRows, addUsage, type UsageDelta } from './transitions.js';
 
 /** What the calls behind some rows cost, committed with them. */
 export type RowsUsage = { judge: UsageDelta; generation: UsageDelta } | null;
@@ -26,7 +27,6 @@ export async function insertSamples(
     return 0;
   }
   return db.transaction().execute(async (tx) => {
-    if (usage) await addUsage(tx, runId, usage);
     // 25 columns a row: 500 rows stay well under SQLite's bound-parameter limit. The statement text is
     // built once per batch size and reused (see insertRows).
     const inserted = await insertRows(tx, 'run_samples', rows, 500, (batch) =>
@@ -35,7 +35,8 @@ export async function insertSamples(
         .values(batch)
         .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing()),
     );
-    if (inserted > 0) await addDonePositions(tx, runId, inserted);
+    // The rows' progress and their calls' cost: one statement.
+    if (inserted > 0 || usage) await addStoredRows(tx, runId, inserted, usage);
     return inserted;
   });
 }
@@ -61,6 +62,19 @@ export async function insertGenerations(
   });
 }
 
+// Read before every chunk: a cached statement (db/statements.ts).
+const donePairs = cachedStatement(
+  'run_samples.done',
+  (db, runId: string, launch: number, from: number, to: number) =>
+    db
+      .selectFrom('run_samples')
+      .select(['evaluator_id', 'position'])
+      .where('run_id', '=', runId)
+      .where('launch_index', '=', launch)
+      .where('position', '>=', from)
+      .where('position', '<', to),
+);
+
 /** The (evaluator, position) pairs of a launch already stored within [from, to). */
 export async function donePositions(
   db: Db,
@@ -69,14 +83,7 @@ export async function donePositions(
   from: number,
   to: number,
 ): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('run_samples')
-    .select(['evaluator_id', 'position'])
-    .where('run_id', '=', runId)
-    .where('launch_index', '=', launch)
-    .where('position', '>=', from)
-    .where('position', '<', to)
-    .execute();
+  const { rows } = await donePairs(db, runId, launch, from, to);
   return new Set(rows.map((r) => `${r.evaluator_id}:${r.position}`));
 }
 

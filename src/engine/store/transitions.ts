@@ -1,6 +1,7 @@
 import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/database.js';
 import type { Database, RunTable } from '../../db/schema.js';
+import { cachedStatement } from '../../db/statements.js';
 import type { ErrorBody } from '../../shared/errors.js';
 import { nowIso } from '../../shared/ids.js';
 import { LIVE, type RunStatus } from '../../shared/run-status.js';
@@ -158,35 +159,77 @@ export interface UsageDelta {
   completion: number;
 }
 
+type Counts = [number, number, number, number, number, number, number, number, number, number];
+
+/** The ten counters of a usage delta, judge then generation, in the order of the statements below. */
+const countsOf = ({ judge: j, generation: g }: { judge: UsageDelta; generation: UsageDelta }): Counts => [
+  j.calls,
+  j.unpriced,
+  j.cost,
+  j.prompt,
+  j.completion,
+  g.calls,
+  g.unpriced,
+  g.cost,
+  g.prompt,
+  g.completion,
+];
+
+const addCounts = (c: readonly unknown[]) => ({
+  judge_calls: sql<number>`judge_calls + ${c[0]}`,
+  judge_unpriced_calls: sql<number>`judge_unpriced_calls + ${c[1]}`,
+  judge_cost: sql<number>`judge_cost + ${c[2]}`,
+  judge_prompt_tokens: sql<number>`judge_prompt_tokens + ${c[3]}`,
+  judge_completion_tokens: sql<number>`judge_completion_tokens + ${c[4]}`,
+  generation_calls: sql<number>`generation_calls + ${c[5]}`,
+  generation_unpriced_calls: sql<number>`generation_unpriced_calls + ${c[6]}`,
+  generation_cost: sql<number>`generation_cost + ${c[7]}`,
+  generation_prompt_tokens: sql<number>`generation_prompt_tokens + ${c[8]}`,
+  generation_completion_tokens: sql<number>`generation_completion_tokens + ${c[9]}`,
+});
+
+// Run after every chunk: cached statements (db/statements.ts), not rebuilt by Kysely each time. Their
+// parameters come in the order the statement places them: the SET clause's, then the run's id.
+const addUsageStatement = cachedStatement('runs.addUsage', (db, ...p: [...Counts, string]) =>
+  db.updateTable('runs').set(addCounts(p)).where('id', '=', p[10]),
+);
+const addRowsStatement = cachedStatement(
+  'runs.addRows',
+  (db, ...p: [done: number, progressAt: number, ...counts: Counts, runId: string]) =>
+    db
+      .updateTable('runs')
+      .set({
+        done_positions: sql<number>`done_positions + ${p[0]}`,
+        progress_at: p[1],
+        ...addCounts(p.slice(2, 12)),
+      })
+      .where('id', '=', p[12]),
+);
+
 export async function addUsage(
   db: Db,
   runId: string,
   delta: { judge: UsageDelta; generation: UsageDelta },
 ): Promise<void> {
-  const { judge: j, generation: g } = delta;
-  await db
-    .updateTable('runs')
-    .set({
-      judge_calls: sql`judge_calls + ${j.calls}`,
-      judge_unpriced_calls: sql`judge_unpriced_calls + ${j.unpriced}`,
-      judge_cost: sql`judge_cost + ${j.cost}`,
-      judge_prompt_tokens: sql`judge_prompt_tokens + ${j.prompt}`,
-      judge_completion_tokens: sql`judge_completion_tokens + ${j.completion}`,
-      generation_calls: sql`generation_calls + ${g.calls}`,
-      generation_unpriced_calls: sql`generation_unpriced_calls + ${g.unpriced}`,
-      generation_cost: sql`generation_cost + ${g.cost}`,
-      generation_prompt_tokens: sql`generation_prompt_tokens + ${g.prompt}`,
-      generation_completion_tokens: sql`generation_completion_tokens + ${g.completion}`,
-    })
-    .where('id', '=', runId)
-    .execute();
+  await addUsageStatement(db, ...countsOf(delta), runId);
 }
 
-/** Adds positions newly stored to the run's progress (inside the transaction that stored them). */
-export async function addDonePositions(db: Db, runId: string, inserted: number): Promise<void> {
-  await db
-    .updateTable('runs')
-    .set({ done_positions: sql`done_positions + ${inserted}`, progress_at: Date.now() })
-    .where('id', '=', runId)
-    .execute();
+const NO_USAGE = { calls: 0, unpriced: 0, cost: 0, prompt: 0, completion: 0 };
+
+/**
+ * Adds rows newly stored to the run's progress and what their calls cost to its counters, in one
+ * statement (inside the transaction that stored them).
+ */
+export async function addStoredRows(
+  db: Db,
+  runId: string,
+  inserted: number,
+  delta: { judge: UsageDelta; generation: UsageDelta } | null,
+): Promise<void> {
+  if (inserted === 0) {
+    if (delta) await addUsage(db, runId, delta);
+    return;
+  }
+  const counts = countsOf(delta ?? { judge: NO_USAGE, generation: NO_USAGE });
+  await addRowsStatement(db, inserted, Date.now(), ...counts, runId);
 }

@@ -1,7 +1,7 @@
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
 import { usd } from '../../shared/numbers.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
-import { render, type TemplateValues, variablesOf } from './template.js';
+import { compileTemplate, type TemplateValues, variablesOf } from './template.js';
 import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
 
 export interface JudgeDefinition {
@@ -22,13 +22,28 @@ const PAIRWISE_SYSTEM =
   'You are an impartial evaluator comparing two responses, A and B, to the same input. Judge only their ' +
   'quality, not their order or length. Reply with only a JSON object {"winner": "A" | "B" | "tie", "reasoning": "<short>"}.';
 
+// The parts of a judge request that are the same at every position, built once.
+const POINTWISE_FORMAT = {
+  type: 'json_schema',
+  json_schema: { name: 'verdict', strict: true, schema: POINTWISE_SCHEMA },
+} as const;
+const PAIRWISE_FORMAT = {
+  type: 'json_schema',
+  json_schema: { name: 'verdict', strict: true, schema: PAIRWISE_SCHEMA },
+} as const;
+const POINTWISE_SYSTEM_MESSAGE: ChatMessage = { role: 'system', content: POINTWISE_SYSTEM };
+const PAIRWISE_SYSTEM_MESSAGE: ChatMessage = { role: 'system', content: PAIRWISE_SYSTEM };
+
 /** The item fields a judge needs at a position, beyond the sample output every judge reads. */
 export function judgeNeeds(def: JudgeDefinition): { expected: boolean; baseline: boolean } {
   const vars = variablesOf(def.prompt ?? '');
   return { expected: vars.has('expected'), baseline: def.mode === 'pairwise' };
 }
 
-function valuesOf(input: ScoreInput): TemplateValues {
+const NO_METADATA: Record<string, unknown> = Object.freeze({});
+
+/** The values a prompt reads at a position; the items' metadata merged only when the prompt uses it. */
+function valuesOf(input: ScoreInput, metadata: boolean): TemplateValues {
   const s = input.sample;
   const g = input.groundTruth;
   return {
@@ -36,7 +51,7 @@ function valuesOf(input: ScoreInput): TemplateValues {
     output: s?.output ?? null,
     expected: g?.expected ?? s?.expected ?? null,
     baseline: input.baseline?.output ?? null,
-    metadata: { ...(g?.metadata ?? {}), ...(s?.metadata ?? {}) },
+    metadata: metadata ? { ...(g?.metadata ?? {}), ...(s?.metadata ?? {}) } : NO_METADATA,
   };
 }
 
@@ -122,21 +137,21 @@ export function pairwiseScore(first: Winner, second: Winner): { score: number; i
 export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer {
   const params = def.inference_parameters;
   const template = def.prompt ?? '';
+  const model = def.model ?? '';
+  const pointwisePromptOf = compileTemplate(pointwisePrompt(template));
+  const pairwisePromptOf = compileTemplate(pairwisePrompt(template));
+  const metadata = variablesOf(template).has('metadata');
 
   async function pointwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
     const tally: Tally = { calls: 0, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: POINTWISE_SYSTEM },
-      { role: 'user', content: render(pointwisePrompt(template), valuesOf(input)) },
-    ];
     const request: ChatRequest = {
       ...params,
-      model: def.model ?? '',
-      messages,
-      response_format: {
-        type: 'json_schema',
-        json_schema: { name: 'verdict', strict: true, schema: POINTWISE_SCHEMA },
-      },
+      model,
+      messages: [
+        POINTWISE_SYSTEM_MESSAGE,
+        { role: 'user', content: pointwisePromptOf(valuesOf(input, metadata)) },
+      ],
+      response_format: POINTWISE_FORMAT,
     };
     const verdict = await ask(call, request, parsePointwise, tally, signal);
     if (!verdict) {
@@ -154,19 +169,15 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
 
   async function pairwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
     const tally: Tally = { calls: 0, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' };
-    const values = valuesOf(input);
-    const prompt = pairwisePrompt(template);
+    const values = valuesOf(input, metadata);
     const requestFor = (a: unknown, b: unknown): ChatRequest => ({
       ...params,
-      model: def.model ?? '',
+      model,
       messages: [
-        { role: 'system', content: PAIRWISE_SYSTEM },
-        { role: 'user', content: render(prompt, { ...values, output_a: a, output_b: b }) },
+        PAIRWISE_SYSTEM_MESSAGE,
+        { role: 'user', content: pairwisePromptOf({ ...values, output_a: a, output_b: b }) },
       ],
-      response_format: {
-        type: 'json_schema',
-        json_schema: { name: 'verdict', strict: true, schema: PAIRWISE_SCHEMA },
-      },
+      response_format: PAIRWISE_FORMAT,
     });
     // Both orders, so that a judge's preference for a position cancels out.
     const [first, second] = await Promise.all([

@@ -23,18 +23,38 @@ export function asText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function lookup(values: TemplateValues, path: string): unknown {
-  const [head, ...rest] = path.split('.');
-  let current: unknown = (values as unknown as Record<string, unknown>)[head ?? ''];
-  for (const key of rest) {
+function lookup(values: TemplateValues, path: readonly string[]): unknown {
+  let current: unknown = (values as unknown as Record<string, unknown>)[path[0] ?? ''];
+  for (let i = 1; i < path.length; i++) {
     if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[key];
+    current = (current as Record<string, unknown>)[path[i] ?? ''];
   }
   return current;
 }
 
 export function render(template: string, values: TemplateValues): string {
-  return template.replace(VARIABLE, (_m, path: string) => asText(lookup(values, path)));
+  return template.replace(VARIABLE, (_m, path: string) => asText(lookup(values, path.split('.'))));
+}
+
+/**
+ * A template split once into its text and its variables, for a judge that renders it at every position:
+ * `compileTemplate(t)(values)` is `render(t, values)` without matching the template again each time.
+ */
+export function compileTemplate(template: string): (values: TemplateValues) => string {
+  const texts: string[] = [];
+  const paths: string[][] = [];
+  let last = 0;
+  for (const m of template.matchAll(VARIABLE)) {
+    texts.push(template.slice(last, m.index));
+    paths.push((m[1] ?? '').split('.'));
+    last = m.index + m[0].length;
+  }
+  const tail = template.slice(last);
+  return (values) => {
+    let out = '';
+    for (let i = 0; i < paths.length; i++) out += texts[i] + asText(lookup(values, paths[i] ?? []));
+    return out + tail;
+  };
 }
 
 /** Templates seen recently and their variables: runs ask for the same few templates at every position. */
