@@ -15,7 +15,7 @@ import * as m013 from './013_response_cache.js';
 import * as m014 from './014_budgets.js';
 import * as m015 from './015_run_names.js';
 import * as m016 from './016_monitor_mark.js';
-import * as m018 from './018_chunk_claim_order.js';
+import * as m017 from './017_chunk_claim_order.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -35,7 +35,7 @@ const migrations: Record<string, Migration> = {
   '014_budgets': m014,
   '015_run_names': m015,
   '016_monitor_mark': m016,
-  '018_chunk_claim_order': m018,
+  '017_chunk_claim_order': m017,
 };
 
 export const migrationProvider: MigrationProvider = {
