@@ -53,7 +53,7 @@ export async function claimChunk(
         limit 1 for update of c skip locked)
       returning *`.execute(db)
     : // One writer at a time (SQLite): the oldest running run with a free chunk, then its first free
-      // chunk, read in order from run_chunks_pending_order (migration 018) rather than sorted.
+      // chunk, read in order from run_chunks_pending_order (migration 017) rather than sorted.
       await sql<ChunkRecord>`
       update run_chunks set ${set}
       where (run_id, launch_index, chunk_index) = (
