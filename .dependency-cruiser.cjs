@@ -10,9 +10,8 @@
  * dependencies); `collapse` changes the report, not the validation; and path rules with $1 only look at
  * one edge (or one module-level cycle), not at a folder depending back on another.
  *
- * Module cycles here are of imports that load code: an `import type` is erased before run time (as for
- * Biome's noImportCycles). The folder check counts every import, `import type` too: a folder that names
- * another's types depends on it. Dynamic `import()` counts as an import everywhere except in
+ * Module cycles count every import, `import type` too, and so does the folder check: a module or folder
+ * that names another's types depends on it. Dynamic `import()` counts as an import everywhere except in
  * `bullmq-only-in-executor`.
  *
  * @type {import('dependency-cruiser').IConfiguration}
@@ -27,8 +26,9 @@ module.exports = {
         'which bindings are still undefined at start-up, and the modules can only be understood, tested ' +
         'and replaced together. Move what both need into a third module, or pass it in.',
       from: { path: '^src/' },
-      // As for Biome's noImportCycles: a cycle closed by an `import type` is erased before run time.
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      // Type imports count: a cycle closed by an `import type` is erased before run time, but the two
+      // modules still cannot be understood or replaced apart.
+      to: { circular: true },
     },
     {
       name: 'no-circular-web',
@@ -82,7 +82,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     tsConfig: { fileName: 'tsconfig.json' },
-    // See `import type` too (marked type-only): the cycle rules leave it out, the others count it.
+    // See `import type` too (marked type-only): every rule counts it.
     tsPreCompilationDeps: true,
     enhancedResolveOptions: {
       exportsFields: ['exports'],

@@ -1,7 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/guard.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
 import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
@@ -9,6 +8,7 @@ import { isObject, type JsonObject } from '../shared/json.js';
 import type { ResponseCache } from './cache/cache.js';
 import { gatewayCache } from './cache/hook.js';
 import { CallCanceller } from './cancel.js';
+import type { DialectAnswer, NativeCall, StreamEncoder } from './dialect-types.js';
 import { translatingSink } from './dialects/stream-sink.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
 import { HOP_HEADER, hopsOf } from './hop.js';
@@ -129,43 +129,6 @@ function writable(raw: ServerResponse): Promise<void> {
     raw.on('drain', done);
     raw.on('close', done);
   });
-}
-
-/** Turns chat-completion chunks into a dialect's events, one by one, as they arrive. */
-export interface StreamEncoder {
-  /** The events before the first chunk (e.g. `response.created`); sent with the first write. */
-  start(): string;
-  /** The events for one chat-completion chunk (its parsed JSON). */
-  chunk(chunk: JsonObject): string;
-  /** An error the gateway reports inside the stream. */
-  error(code: string, message: string): string;
-  /** The closing events, once the stream is over (its outcome in `result`). */
-  end(result: StreamResult): string;
-}
-
-/** How a route answers in its dialect, from the internal (chat-completion) answer. */
-export interface DialectAnswer {
-  /** The JSON text of a non-streamed answer. */
-  plain(completion: ChatCompletion, model: ResolvedModel): string;
-  stream(): StreamEncoder;
-}
-
-/**
- * The call in a dialect some upstreams speak natively (a model's `api`): to such a model the request goes
- * as the client wrote it and the answer's bytes come back with only the ids and model name replaced.
- */
-export interface NativeCall {
-  api: 'responses' | 'messages';
-  /** Whether the model's upstream speaks the dialect. */
-  accepts(model: ResolvedModel): boolean;
-  /** The client's body, carried as the internal request (no messages). */
-  request: ChatRequest;
-  /** The upstream's answer (JSON text) as the client receives it. */
-  plain(bodyText: string): string;
-  /** Re-labels the upstream's events as they pass (ids, model). */
-  stream(): StreamEncoder;
-  /** The recorded answer (a chat completion) from the event stream the client was sent. */
-  recorded(sse: string, model: ResolvedModel): ChatCompletion | null;
 }
 
 /** One call through the gateway, as a route decoded it. */

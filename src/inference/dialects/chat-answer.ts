@@ -1,5 +1,5 @@
 import { isObject, type JsonObject } from '../../shared/json.js';
-import type { DialectAnswer, StreamEncoder } from '../call-runner.js';
+import type { DialectAnswer, StreamEncoder } from '../dialect-types.js';
 import type { ChatCompletion } from '../providers/types.js';
 import type { StreamResult } from '../stream-pump.js';
 

@@ -5,7 +5,7 @@ import type {
   StopReason,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import { isObject, type JsonObject } from '../../shared/json.js';
-import type { StreamEncoder } from '../call-runner.js';
+import type { StreamEncoder } from '../dialect-types.js';
 import { readUsage } from '../providers/openai-compatible.js';
 import type { StreamResult } from '../stream-pump.js';
 import type { Usage } from '../types.js';

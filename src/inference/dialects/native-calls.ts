@@ -1,6 +1,6 @@
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { assembleCompletion } from '../assemble.js';
-import type { NativeCall, StreamEncoder } from '../call-runner.js';
+import type { NativeCall, StreamEncoder } from '../dialect-types.js';
 import { anthropic } from '../providers/anthropic.js';
 import { chatOfResponse } from '../providers/openai-responses.js';
 import type { ChatCompletion } from '../providers/types.js';

@@ -8,7 +8,7 @@ import type {
   Tool,
 } from 'openai/resources/responses/responses';
 import { isObject, type JsonObject } from '../../shared/json.js';
-import type { StreamEncoder } from '../call-runner.js';
+import type { StreamEncoder } from '../dialect-types.js';
 import { readUsage } from '../providers/openai-compatible.js';
 import type { StreamResult } from '../stream-pump.js';
 import type { Usage } from '../types.js';

@@ -1,5 +1,5 @@
 import { isObject } from '../../shared/json.js';
-import type { StreamEncoder } from '../call-runner.js';
+import type { StreamEncoder } from '../dialect-types.js';
 import { DONE } from '../providers/types.js';
 import { SseReader } from '../sse.js';
 import type { FrameSink, StreamResult } from '../stream-pump.js';
