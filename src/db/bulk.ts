@@ -1,8 +1,6 @@
 import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-
-/** Statement texts of multi-row inserts, per dialect adapter: building one costs more than running it. */
-const statements = new WeakMap<object, Map<string, string>>();
+import { statementTexts } from './statements.js';
 
 /**
  * Runs one statement once per parameter list, synchronously, on the connection of the current transaction;
@@ -36,17 +34,13 @@ export async function insertRows<R extends object>(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const adapter = db.getExecutor().adapter;
-  let texts = statements.get(adapter);
-  if (!texts) {
-    texts = new Map<string, string>();
-    statements.set(adapter, texts);
-  }
-  const cache = texts;
+  // Multi-row insert texts, kept with the cached statements: building one costs more than running it.
+  const cache = statementTexts(db);
   const columns = Object.keys(rows[0]!) as (keyof R)[];
   const valuesOf = (r: R) => columns.map((c) => r[c]);
   /** The statement's cached text, or the statement as built when its parameters do not line up with the rows'. */
   const statementFor = (batch: R[], parameters: number): string | CompiledQuery => {
-    const key = `${name}|${batch.length}|${columns.join(',')}`;
+    const key = `insert:${name}|${batch.length}|${columns.join(',')}`;
     const cached = cache.get(key);
     if (cached !== undefined) return cached;
     const compiled = build(batch).compile();

@@ -9,6 +9,17 @@ import type { Database } from './schema.js';
  */
 const texts = new WeakMap<object, Map<string, string>>();
 
+/** The statement texts kept for `db`'s dialect adapter (shared by cached statements and bulk inserts). */
+export function statementTexts(db: Kysely<Database>): Map<string, string> {
+  const adapter = db.getExecutor().adapter;
+  let cache = texts.get(adapter);
+  if (!cache) {
+    cache = new Map<string, string>();
+    texts.set(adapter, cache);
+  }
+  return cache;
+}
+
 /**
  * Makes `build` a cached statement named `name`. `build` must place each of its parameters in the
  * statement once, in order, and nothing else (no value computed inside it). That is checked on the
@@ -24,12 +35,7 @@ export function cachedStatement<P extends readonly unknown[], R = unknown>(
     return 'isRawBuilder' in built ? built.compile(db) : built.compile();
   };
   return (db, ...params) => {
-    const adapter = db.getExecutor().adapter;
-    let cache = texts.get(adapter);
-    if (!cache) {
-      cache = new Map<string, string>();
-      texts.set(adapter, cache);
-    }
+    const cache = statementTexts(db);
     let text = cache.get(name);
     if (text === undefined) {
       // Compiled with stand-ins, so that a parameter placed twice, out of order or computed is seen.

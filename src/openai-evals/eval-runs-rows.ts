@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { readItemRows } from '../catalog/datasets/repository.js';
 import { createDataset, type DatasetContext } from '../catalog/datasets/service.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
@@ -59,29 +60,20 @@ async function checkFileItems(db: Kysely<Database>, schema: unknown, fileId: str
   if (!isObject(schema)) return;
   const check = itemChecker(schema);
   const issues: ValidationIssue[] = [];
-  let next = 0;
-  while (issues.length < MAX_ISSUES) {
-    const rows = await db
-      .selectFrom('dataset_items')
-      .select(['position', 'data'])
-      .where('dataset_id', '=', fileId)
-      .where('position', '>=', next)
-      .orderBy('position')
-      .limit(PAGE)
-      .execute();
+  for (let from = 0; issues.length < MAX_ISSUES; from += PAGE) {
+    const rows = await readItemRows(db, fileId, from, from + PAGE);
     for (const row of rows) {
       const data = parseJson<unknown>(row.data, null);
       for (const msg of check(isObject(data) ? data.item : undefined).slice(0, PER_ROW)) {
         issues.push({
           loc: [...SOURCE, 'id'],
-          msg: `line ${Number(row.position) + 1}: item does not match the eval's item_schema: ${msg}`,
+          msg: `line ${row.position + 1}: item does not match the eval's item_schema: ${msg}`,
           type: 'item_schema',
         });
       }
       if (issues.length >= MAX_ISSUES) break;
     }
     if (rows.length < PAGE) break;
-    next = Number(rows.at(-1)?.position) + 1;
   }
   if (issues.length) throw badRequest(issues.slice(0, MAX_ISSUES));
 }

@@ -1,9 +1,10 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { RunPlan } from '../engine/plan.js';
 import type { ErrorBody } from '../shared/errors.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import type { RunStatus } from '../shared/run-status.js';
+import { isPostgres } from './stored-completions-repository.js';
 
 export interface EvalRunObject {
   id: string;
@@ -93,7 +94,7 @@ async function criteriaResults(db: Kysely<Database>, runId: string, plan: RunPla
  * `prompt_tokens_details.cached_tokens`), 0 when it reported none or not a number.
  */
 function cachedTokens(db: Kysely<Database>) {
-  return db.getExecutor().adapter instanceof PostgresAdapter
+  return isPostgres(db)
     ? sql<number>`(case when json_typeof(usage::json #> '{prompt_tokens_details,cached_tokens}') = 'number' then (usage::json #>> '{prompt_tokens_details,cached_tokens}')::float8 else 0 end)`
     : sql<number>`(case when json_type(usage, '$.prompt_tokens_details.cached_tokens') in ('integer', 'real') then json_extract(usage, '$.prompt_tokens_details.cached_tokens') else 0 end)`;
 }

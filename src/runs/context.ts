@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { findDataset } from '../catalog/datasets/repository.js';
-import { SETTLE_WAIT_MS } from '../catalog/logs/service.js';
+import { settleWithin } from '../catalog/logs/service.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { RunQueue } from '../executor/run-queue.js';
@@ -38,20 +38,6 @@ export interface RunParts {
   flushLogs?: () => Promise<void>;
 }
 
-/** `flush()`, waited for at most `ms`; its failure is not the caller's. */
-async function boundedFlush(flush: (() => Promise<void>) | undefined, ms: number): Promise<void> {
-  if (!flush) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    flush().catch(() => {}),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    }),
-  ]);
-  clearTimeout(timer);
-}
-
 /** The run rules over the service's parts. */
 export function runContext(parts: RunParts): RunContext {
   return {
@@ -59,7 +45,7 @@ export function runContext(parts: RunParts): RunContext {
     environments: parts.environments,
     queue: parts.queue,
     workerTtlMs: WORKER_TTL_MS,
-    settleLogs: () => boundedFlush(parts.flushLogs, SETTLE_WAIT_MS),
+    settleLogs: () => settleWithin(parts.flushLogs),
     catalog: {
       findDataset: (projectId, ref) => findDataset(parts.db, projectId, ref),
       resolveModel: parts.resolveModel,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { layout, type PlannedSide, type RunPlan } from '../../src/engine/plan.js';
 import { pairwiseScore } from '../../src/scoring/judge/scorer.js';
-import { compileTemplate, render, variablesOf } from '../../src/scoring/judge/template.js';
+import { asText, compileTemplate, render, variablesOf } from '../../src/scoring/judge/template.js';
 import { parsePairwise, parsePointwise } from '../../src/scoring/judge/verdict.js';
 
 const side = (type: PlannedSide['type'], start: number, end: number, models: string[] = []): PlannedSide => ({
@@ -72,7 +72,24 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('engine units', () 
     expect(variablesOf('{{expected}} and {{metadata.a}}')).toEqual(new Set(['expected', 'metadata']));
   });
 
-  it('renders a compiled template as render does', () => {
+  /** The template rules matched at every variable, as a regular-expression replacement: the reference. */
+  function byReplacement(template: string, values: Record<string, unknown>): string {
+    return template.replace(
+      /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g,
+      (_m, path: string) => {
+        let current: unknown = values;
+        for (const key of path.split('.')) {
+          current =
+            current !== null && typeof current === 'object'
+              ? (current as Record<string, unknown>)[key]
+              : undefined;
+        }
+        return asText(current);
+      },
+    );
+  }
+
+  it('renders a compiled template as a replacement at every variable does; render is the same', () => {
     const templates = [
       'Q: {{input}} A: {{ output }} E: {{expected}} T: {{metadata.topic}}',
       '{{output}}{{output}}',
@@ -92,7 +109,10 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('engine units', () 
     ];
     for (const t of templates) {
       const compiled = compileTemplate(t);
-      for (const v of values) expect(compiled(v)).toBe(render(t, v));
+      for (const v of values) {
+        expect(compiled(v)).toBe(byReplacement(t, v));
+        expect(render(t, v)).toBe(byReplacement(t, v));
+      }
     }
     expect(compileTemplate('A {{output}} B {{metadata.a.b}} C')(values[0]!)).toBe('A out $& $1 B [1] C');
   });

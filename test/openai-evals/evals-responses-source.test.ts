@@ -2,7 +2,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { waitFor } from '../helpers/wait.js';
+import { finishedRun } from './eval-run.js';
 
 let h: Harness;
 let mock: MockUpstream;
@@ -42,18 +42,7 @@ afterAll(async () => {
   await mock?.close();
 });
 
-async function finished(evalId: string, runId: string) {
-  let run = await client.evals.runs.retrieve(runId, { eval_id: evalId });
-  await waitFor(
-    async () => {
-      run = await client.evals.runs.retrieve(runId, { eval_id: evalId });
-      return ['completed', 'failed', 'canceled'].includes(run.status);
-    },
-    60_000,
-    'eval run finished',
-  );
-  return run;
-}
+const finished = (evalId: string, runId: string) => finishedRun(client, evalId, runId);
 
 const paris = {
   type: 'string_check' as const,

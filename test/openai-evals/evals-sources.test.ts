@@ -2,7 +2,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { waitFor } from '../helpers/wait.js';
+import { finishedRun } from './eval-run.js';
 
 let h: Harness;
 let mock: MockUpstream;
@@ -44,18 +44,7 @@ const exact = (input: string) => ({
   operation: 'eq' as const,
 });
 
-async function finished(evalId: string, runId: string) {
-  let run = await client.evals.runs.retrieve(runId, { eval_id: evalId });
-  await waitFor(
-    async () => {
-      run = await client.evals.runs.retrieve(runId, { eval_id: evalId });
-      return ['completed', 'failed', 'canceled'].includes(run.status);
-    },
-    60_000,
-    'eval run finished',
-  );
-  return run;
-}
+const finished = (evalId: string, runId: string) => finishedRun(client, evalId, runId);
 
 describe('eval run sources', () => {
   it('reads a file_id source uploaded through /v1/files', async () => {

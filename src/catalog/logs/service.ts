@@ -28,11 +28,16 @@ export const SETTLE_WAIT_MS = 5_000;
  * Read-your-writes for task logs: a read waits (at most SETTLE_WAIT_MS) until the calls answered before
  * it are stored, so that a list right after a call shows it.
  */
-export async function settled(ctx: LogContext): Promise<void> {
-  if (!ctx.settle) return;
+export function settled(ctx: LogContext): Promise<void> {
+  return settleWithin(ctx.settle);
+}
+
+/** `flush()` (the task-log writer's), waited for at most SETTLE_WAIT_MS; its failure is not the caller's. */
+export async function settleWithin(flush: (() => Promise<void>) | undefined): Promise<void> {
+  if (!flush) return;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    ctx.settle().catch(() => {}),
+    flush().catch(() => {}),
     new Promise<void>((resolve) => {
       timer = setTimeout(resolve, SETTLE_WAIT_MS);
       timer.unref();

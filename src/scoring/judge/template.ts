@@ -33,7 +33,7 @@ function lookup(values: TemplateValues, path: readonly string[]): unknown {
 }
 
 export function render(template: string, values: TemplateValues): string {
-  return template.replace(VARIABLE, (_m, path: string) => asText(lookup(values, path.split('.'))));
+  return compileTemplate(template)(values);
 }
 
 /**
