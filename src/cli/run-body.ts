@@ -71,9 +71,10 @@ export function runBody(flags: RunFlags): CreateRun {
     if (span < 0) throw usage(`--range start must not be greater than its end, got "${flags.range}"`);
     range = flags.range;
   }
+  // A generate side (one with models) covers the whole slice it generates from.
   const ranged = (side: DataSource): DataSource => {
     if (range === undefined) return side;
-    return side.type === 'generate' ? { ...side, range: `0:${span}` } : { ...side, range };
+    return side.models ? { ...side, range: `0:${span}` } : { ...side, range };
   };
 
   let sample: DataSource;
@@ -84,7 +85,7 @@ export function runBody(flags: RunFlags): CreateRun {
   let groundTruth: DataSource;
   if (flags.groundTruth !== undefined)
     groundTruth = sideOf(flags.groundTruth, '--ground-truth', container, false);
-  else if (sample.type === 'dataset') groundTruth = { ...sample };
+  else if (flags.dataset !== undefined) groundTruth = { ...sample };
   else groundTruth = { type: 'container', container };
 
   const body: CreateRun = {
@@ -96,7 +97,7 @@ export function runBody(flags: RunFlags): CreateRun {
   if (flags.baseline !== undefined) {
     const baseline = sideOf(flags.baseline, '--baseline', container, true);
     // A generate baseline generates for the run's positions: it has no range of its own.
-    body.baseline = baseline.type === 'generate' || range === undefined ? baseline : { ...baseline, range };
+    body.baseline = baseline.models || range === undefined ? baseline : { ...baseline, range };
   }
   if (flags.environment !== undefined) body.environment = flags.environment;
   if (flags.name !== undefined) body.name = flags.name;

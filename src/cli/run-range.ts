@@ -9,8 +9,9 @@ const SIDES: SideName[] = ['sample', 'ground_truth', 'baseline'];
 
 /** How many rows a dataset or container side holds (a generate side has no rows of its own). */
 async function rowsOf(client: Evalgate, side: DataSource): Promise<number | null> {
-  if (side.type === 'dataset' && side.dataset) return (await client.datasets.get(side.dataset)).item_count;
-  if (side.type === 'container' && side.container) {
+  // A side names the resource it reads (`dataset` or `container`); a generate side names models.
+  if (side.dataset) return (await client.datasets.get(side.dataset)).item_count;
+  if (side.container) {
     return (await client.logs.list(side.container, { limit: 1 })).total;
   }
   return null;
@@ -39,7 +40,7 @@ export function coverAll(body: CreateRun, rows: Map<SideName, number>): CreateRu
   const source = rows.get('ground_truth') ?? rows.get('sample');
   for (const name of SIDES) {
     const side = out[name];
-    if (side?.type === 'generate' && source !== undefined) out[name] = { ...side, range: `0:${source}` };
+    if (side?.models && source !== undefined) out[name] = { ...side, range: `0:${source}` };
   }
   return out;
 }

@@ -4,6 +4,7 @@ import type { RunPlan } from '../engine/plan.js';
 import type { RunRow } from '../runs/repository.js';
 import { sideLabels } from '../runs/service.js';
 import { parseJson } from '../shared/json.js';
+import { sideView } from '../sources/registry.js';
 
 /**
  * What a run page shows besides the run: its evaluators' names and modes, its launches' models, and the
@@ -11,13 +12,13 @@ import { parseJson } from '../shared/json.js';
  */
 export async function planSummary(db: Kysely<Database>, row: RunRow) {
   const plan = parseJson<RunPlan | null>(row.plan, null);
-  const sides = plan ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline] : [];
-  const refs = (type: string) => sides.flatMap((s) => (s?.type === type && s.ref ? [s.ref] : []));
+  // The datasets and containers the sides' views name (each side's source kind says which it shows).
+  const views = plan ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline].map(sideView) : [];
   return {
     container_label: row.container_label,
     labels: await sideLabels(db, row.project_id, {
-      datasets: refs('dataset'),
-      containers: refs('container'),
+      datasets: views.flatMap((v) => v?.dataset ?? []),
+      containers: views.flatMap((v) => v?.container ?? []),
     }),
     evaluators: (plan?.evaluators ?? []).map((e) => ({
       id: e.id,

@@ -13,10 +13,17 @@ import {
 import { type ErrorBody, errorOf } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
 import { isStop } from './errors.js';
-import { evalRequest, parseStoredCompletion, storedCompletion } from './eval-generation.js';
 import { Tally } from './ledger.js';
-import type { EvaluatorSnapshot, GenerationRequest, Launch } from './plan.js';
-import { type ChunkItems, type ItemReader, isBlank, loadChunk, toMessages } from './positions.js';
+import type { EvaluatorSnapshot, Launch, RunPlan } from './plan.js';
+import { isGenerated } from './plan.js';
+import {
+  type ChunkItems,
+  type Generation,
+  type GenerationOf,
+  type ItemReader,
+  isBlank,
+  loadChunk,
+} from './positions.js';
 import type { RunState } from './run-state.js';
 import type { ScorerPool } from './scorer-pool.js';
 import * as store from './store/samples.js';
@@ -24,6 +31,13 @@ import * as store from './store/samples.js';
 export interface ChunkDeps {
   db: import('kysely').Kysely<import('../db/schema.js').Database>;
   readItems: ItemReader;
+  /** How a generate side builds its requests (its source kind's). */
+  generation: GenerationOf;
+  /**
+   * Whether the ground-truth side is no reference for the sample (its source kind's rule: task logs
+   * scored against themselves): scorers are then given no ground truth.
+   */
+  noReference(sides: RunPlan['sides']): boolean;
   scorers: ScorerPool;
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   /** Whether code evaluators can run in this process (a sandbox, or the operator's opt-out). */
@@ -36,14 +50,14 @@ function generatedItem(
   base: Item | null,
   gen: { output: string | null } | undefined,
   model: string,
-  evalRun = false,
+  generation: Generation,
 ) {
   if (!gen || gen.output === null) return null;
   const item: Item = {
     id: base?.id ?? '',
     input: base?.input ?? null,
-    // An eval run's generation is the whole chat completion (content, tool calls, finish reason, usage).
-    output: evalRun ? parseStoredCompletion(gen.output) : gen.output,
+    // What the side's kind makes of its kept answer (the text, or an eval run's whole chat completion).
+    output: generation.output(gen.output),
     expected: null,
     metadata: { model },
     raw: { generated_by: model, output: gen.output },
@@ -91,7 +105,7 @@ export class ChunkWork {
     launch: number,
     model: string,
     inputs: (Item | null)[],
-    request?: GenerationRequest,
+    generation: Generation,
   ): Promise<Map<number, { output: string | null; error: string | null }>> {
     const { from } = this;
     const stored = await store.storedGenerations(this.deps.db, this.runId, launch, side, from, this.to);
@@ -117,11 +131,9 @@ export class ChunkWork {
         };
         try {
           // The model's registry default_parameters are applied by the provider layer.
-          const body = request
-            ? evalRequest(request, item, model)
-            : { model, messages: toMessages(item.input), stream: false };
+          const body = generation.request(item, model);
           const result = await this.state.call('generation', model, body, this.signal);
-          row.output = request ? storedCompletion(result) : result.text;
+          row.output = generation.keep(result);
           row.usage = json(result.usage);
           row.cost = result.cost;
           row.prompt_tokens = result.usage?.prompt_tokens ?? 0;
@@ -165,8 +177,10 @@ export class ChunkWork {
     const failed = new Map<number, ErrorBody>();
     if (plan.generated !== null && launch.model !== null) {
       const source = plan.generated === 'sample' ? items.ground_truth : items.sample;
-      const request = plan.sides[plan.generated].request;
-      const gens = await this.generate(plan.generated, launch.index, launch.model, source, request);
+      const genSide = plan.sides[plan.generated];
+      if (!isGenerated(genSide)) throw new Error(`the ${plan.generated} side is not generated`);
+      const generation = this.deps.generation(genSide);
+      const gens = await this.generate(plan.generated, launch.index, launch.model, source, generation);
       items[plan.generated] = source.map((base, i) => {
         const gen = gens.get(from + i);
         if (base !== null && (!gen || gen.output === null)) {
@@ -183,15 +197,16 @@ export class ChunkWork {
                   },
           );
         }
-        return generatedItem(base, gen, launch.model ?? '', request !== undefined);
+        return generatedItem(base, gen, launch.model ?? '', generation);
       });
     }
     const baselineSide = plan.sides.baseline;
-    if (baselineSide?.type === 'generate' && baselineSide.models[0]) {
+    if (baselineSide && isGenerated(baselineSide) && baselineSide.models[0]) {
       const inputs = items.sample.map((s, i) => s ?? items.ground_truth[i] ?? null);
-      const gens = await this.generate('baseline', 0, baselineSide.models[0], inputs);
+      const generation = this.deps.generation(baselineSide);
+      const gens = await this.generate('baseline', 0, baselineSide.models[0], inputs, generation);
       items.baseline = inputs.map((base, i) =>
-        generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? ''),
+        generatedItem(base, gens.get(from + i), baselineSide.models[0] ?? '', generation),
       );
     }
     return { items, failed };
@@ -275,6 +290,7 @@ export class ChunkWork {
         }
       : await this.items();
     const rows: RunSampleTable[] = [];
+    const noTruth = this.deps.noReference(plan.sides);
     await Promise.all(
       plan.evaluators.map(async (ev) => {
         const pending: ScoreInput[] = [];
@@ -284,7 +300,7 @@ export class ChunkWork {
           const input: ScoreInput = {
             position: p,
             sample: items.sample[i] ?? null,
-            groundTruth: items.ground_truth[i] ?? null,
+            groundTruth: noTruth ? null : (items.ground_truth[i] ?? null),
             baseline: items.baseline[i] ?? null,
           };
           const failure = failed.get(p);

@@ -1,36 +1,45 @@
 import type { Range } from '../catalog/items.js';
 import type { EvaluatorTable } from '../db/schema.js';
-import type { ModelInput, SubGrader } from '../scoring/graders/schemas.js';
+import type { SubGrader } from '../scoring/graders/schemas.js';
 
 export type SideName = 'sample' | 'ground_truth' | 'baseline';
-/** `monitor`: the task logs a monitor selected, by position in its run (monitor_selections). */
-export type SourceType = 'dataset' | 'container' | 'generate' | 'monitor';
-
-/** A side after resolution: which resource (by id) and which slice. */
-export interface PlannedSide {
-  type: SourceType;
-  /** Dataset or container id (not for generate). */
-  ref: string | null;
-  /** Model slugs of a generate side. */
-  models: string[];
-  range: Range;
-  /** `eval`: a dataset of OpenAI eval rows (`{item, sample}`), read as eval items. */
-  shape?: 'eval';
-  /** A generate side of an OpenAI eval run: how each item's request is built. */
-  request?: GenerationRequest;
-}
 
 /**
- * The request an OpenAI eval run's generate side sends per item: its messages rendered from a template
- * over the item (or taken from the item by reference), plus fixed parameters (sampling, tools, format).
+ * A side after resolution, as stored in the run's plan. Its `type` names a source kind of the source
+ * registry (`src/sources/`), which alone knows what each kind means; the engine only tells the two
+ * shapes apart by `ref`: a side it reads items from, or a side whose items models generate.
  */
-export interface GenerationRequest {
-  /** Template messages (grader input messages' shape), rendered over `{item}`. */
-  template?: ModelInput[];
-  /** A path such as `item.input` naming the messages (or a prompt string) in the item. */
-  itemReference?: string;
-  /** Chat request fields sent with every call (temperature, top_p, seed, max_completion_tokens, tools, …). */
-  params: Record<string, unknown>;
+export type PlannedSide = ReadSide | GenerateSide;
+
+/** A side read from stored items (a dataset, a container's task logs, a monitor's selection, eval rows…). */
+export interface ReadSide {
+  type: string;
+  /** The resource the items are read from (a dataset, container or monitor id). */
+  ref: string;
+  /** Always empty: kept so that stored plans keep one shape. */
+  models: string[];
+  range: Range;
+  /** Plans stored before the source registry: `eval` marked a dataset of OpenAI eval rows. */
+  shape?: 'eval';
+}
+
+/** A side whose items models generate, each from the other side's item at the same position. */
+export interface GenerateSide {
+  type: string;
+  ref: null;
+  /** Model slugs, one launch each (none: the side is empty). */
+  models: string[];
+  range: Range;
+  /**
+   * How each item's request is built, when not the plain chat request over the item's input: data only
+   * the generate source kind reads (the engine asks it for a `Generation`).
+   */
+  request?: Record<string, unknown>;
+}
+
+/** Whether the side's items are generated (no ref of its own) rather than read. */
+export function isGenerated(side: PlannedSide): side is GenerateSide {
+  return side.ref === null;
 }
 
 /** The evaluator as it was when the run was created: later edits do not change a run. */
@@ -101,9 +110,9 @@ export function layout(
 ): Layout {
   const { sample, ground_truth, baseline } = plan.sides;
   const offsets: Record<SideName, number | null> = {
-    sample: sample.type === 'generate' ? null : sample.range.start,
-    ground_truth: ground_truth.type === 'generate' ? null : ground_truth.range.start,
-    baseline: baseline && baseline.type !== 'generate' ? baseline.range.start : null,
+    sample: isGenerated(sample) ? null : sample.range.start,
+    ground_truth: isGenerated(ground_truth) ? null : ground_truth.range.start,
+    baseline: baseline && !isGenerated(baseline) ? baseline.range.start : null,
   };
   if (plan.generated !== null) {
     const gen = plan.sides[plan.generated];

@@ -1,9 +1,26 @@
 import type { Item, Range } from '../catalog/items.js';
-import type { ChatMessage } from '../inference/types.js';
-import type { Layout, PlannedSide, RunPlan, SideName } from './plan.js';
+import type { ChatRequest, CompletionResult } from '../inference/types.js';
+import type { GenerateSide, Layout, ReadSide, RunPlan, SideName } from './plan.js';
+import { isGenerated } from './plan.js';
 
-/** Reads the items of a non-generate side (dataset rows or container task logs) in a range of its list. */
-export type ItemReader = (side: PlannedSide, range: Range) => Promise<Item[]>;
+/** Reads the items of a side read from stored items, in a range of its own list (its source kind's reader). */
+export type ItemReader = (side: ReadSide, range: Range) => Promise<Item[]>;
+
+/**
+ * How a generate side's requests are built and its answers kept, given by its source kind: the engine
+ * calls the model and stores the rows, and knows nothing of the request's shape.
+ */
+export interface Generation {
+  /** The chat request for one item; throws an error whose `code` is `template_error` when the item does not fit. */
+  request(item: Item, model: string): ChatRequest;
+  /** What a generation row keeps of the answer. */
+  keep(result: CompletionResult): string;
+  /** A kept answer as the generated item's `output`. */
+  output(kept: string): unknown;
+}
+
+/** The generation of a generate side (its source kind's). */
+export type GenerationOf = (side: GenerateSide) => Generation;
 
 /** The items of a chunk of positions, per side, indexed by position - from. */
 export type ChunkItems = Record<SideName, (Item | null)[]>;
@@ -20,7 +37,7 @@ export async function loadChunk(
   const names: SideName[] = ['sample', 'ground_truth', 'baseline'];
   // Sides over the same source and slice (a dataset scored against its own expected values) read it once.
   const reads = new Map<string, Promise<Item[]>>();
-  const readOnce = (side: PlannedSide, range: Range) => {
+  const readOnce = (side: ReadSide, range: Range) => {
     const key = `${side.type}:${side.ref}:${range.start}:${range.end}`;
     let items = reads.get(key);
     if (!items) {
@@ -35,7 +52,7 @@ export async function loadChunk(
       const offset = layout.offsets[name];
       const list: (Item | null)[] = new Array(to - from).fill(null);
       out[name] = list;
-      if (!side || side.type === 'generate' || offset === null) return;
+      if (!side || isGenerated(side) || offset === null) return;
       const start = offset + from;
       const end = Math.min(offset + to, side.range.end);
       if (end <= start) return;
@@ -46,17 +63,6 @@ export async function loadChunk(
     }),
   );
   return out;
-}
-
-/** An item's `input` as chat messages for generation. */
-export function toMessages(input: unknown): ChatMessage[] {
-  if (typeof input === 'string') return [{ role: 'user', content: input }];
-  if (Array.isArray(input) && input.every((m) => m && typeof m === 'object' && 'role' in m))
-    return input as ChatMessage[];
-  if (input && typeof input === 'object' && Array.isArray((input as { messages?: unknown }).messages)) {
-    return (input as { messages: ChatMessage[] }).messages;
-  }
-  return [{ role: 'user', content: input === undefined || input === null ? '' : JSON.stringify(input) }];
 }
 
 export function isBlank(value: unknown): boolean {

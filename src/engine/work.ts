@@ -9,9 +9,9 @@ import { LIVE } from '../shared/run-status.js';
 import { aggregate, type LaunchOutcome } from './aggregate.js';
 import { ChunkWork } from './chunk.js';
 import { RunCancelled } from './errors.js';
-import type { EvaluatorSnapshot, PlannedSide } from './plan.js';
-import { layout as layOut } from './plan.js';
-import type { ItemReader } from './positions.js';
+import type { EvaluatorSnapshot, PlannedSide, ReadSide, RunPlan } from './plan.js';
+import { isGenerated, layout as layOut } from './plan.js';
+import type { GenerationOf, ItemReader } from './positions.js';
 import { runMetrics } from './progress.js';
 import { type CallDeps, RunState } from './run-state.js';
 import { ScorerPool } from './scorer-pool.js';
@@ -24,7 +24,12 @@ import * as transitions from './store/transitions.js';
 export interface EngineDeps extends CallDeps {
   db: Kysely<Database>;
   readItems: ItemReader;
-  countItems(side: PlannedSide): Promise<number>;
+  /** How a generate side builds its requests and keeps its answers (its source kind's). */
+  generation: GenerationOf;
+  /** Whether the ground-truth side is no reference for the sample (see `ChunkDeps`). */
+  noReference(sides: RunPlan['sides']): boolean;
+  /** The number of items a read side's source holds (its source kind's count). */
+  countItems(side: ReadSide): Promise<number>;
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   sandbox(): Promise<{ available: boolean; reason?: string }>;
   metrics: EngineMetrics;
@@ -79,7 +84,7 @@ export class Engine {
     if (!plan) return null;
     let lay = run.layout;
     if (!lay) {
-      const count = (side: PlannedSide) => (side.type === 'generate' ? 0 : this.deps.countItems(side));
+      const count = (side: PlannedSide) => (isGenerated(side) ? 0 : this.deps.countItems(side));
       const counts = {
         sample: await count(plan.sides.sample),
         ground_truth: await count(plan.sides.ground_truth),

@@ -30,7 +30,12 @@ export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-const VARIANTS = { dataset: 'dataset', container: 'container', generate: 'models' } as const;
+/** The data sources a run request names: each type's field, and the type a side without one has. */
+const VARIANTS: Record<string, { field: string; isDefault?: true }> = {
+  dataset: { field: 'dataset' },
+  container: { field: 'container' },
+  generate: { field: 'models', isDefault: true },
+};
 const RANGE_DEFAULT = '0:100';
 
 const INTEGER = { type: 'integer' };
@@ -57,12 +62,11 @@ const RETRY_AFTER: Json = {
 function dataSourceVariants(node: Json, kind: 'request' | 'resolved'): Json {
   const props = (node.properties ?? {}) as Record<string, Json>;
   const { 'x-data-source': _mark, properties: _p, required: _r, type: _t, ...rest } = node;
-  const oneOf = Object.entries(VARIANTS).map(([type, field]) => {
+  const oneOf = Object.entries(VARIANTS).map(([type, { field, isDefault }]) => {
     const typeSchema: Json = { type: 'string', const: type };
     const range: Json = kind === 'request' ? { ...props.range, default: RANGE_DEFAULT } : { ...props.range };
-    if (kind === 'request' && type === 'generate') typeSchema.default = 'generate';
-    const required =
-      kind === 'resolved' ? ['type', field, 'range'] : type === 'generate' ? [field] : ['type', field];
+    if (kind === 'request' && isDefault) typeSchema.default = type;
+    const required = kind === 'resolved' ? ['type', field, 'range'] : isDefault ? [field] : ['type', field];
     return {
       type: 'object',
       title: `${type} data source`,

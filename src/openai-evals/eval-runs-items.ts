@@ -1,10 +1,16 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EvalRunTable } from '../db/schema.js';
-import { evalRequest, GenerationTemplateError } from '../engine/eval-generation.js';
 import type { RunPlan } from '../engine/plan.js';
+import { isGenerated } from '../engine/plan.js';
+import { checkSampleAccess } from '../runs/access.js';
 import { sampleNamespace } from '../scoring/graders/sample.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
+import {
+  evalRequest,
+  type GenerationRequest,
+  GenerationTemplateError,
+} from '../sources/openai-generation.js';
 import { badRequest } from './errors.js';
 import { itemVerdicts } from './eval-runs-view.js';
 
@@ -89,8 +95,13 @@ interface Context {
   plan: RunPlan | null;
 }
 
-async function planOf(db: Kysely<Database>, runId: string) {
+/**
+ * The run's plan, once the caller may read what its output items show: the rows its sides read (stored
+ * completions and responses as task logs, an uploaded file as the file; 403 otherwise).
+ */
+async function planOf(db: Kysely<Database>, runId: string, permissions: readonly string[]) {
   const run = await db.selectFrom('runs').select('plan').where('id', '=', runId).executeTakeFirst();
+  checkSampleAccess(run?.plan ?? 'null', permissions);
   return parseJson<RunPlan | null>(run?.plan ?? null, null);
 }
 
@@ -113,7 +124,9 @@ async function itemsAt(ctx: Context, positions: number[], verdicts: Map<number, 
     .execute();
   const itemAt = new Map(rows.map((r) => [Number(r.position), parseJson<JsonObject>(r.data, {})]));
   const side = plan?.sides.sample;
-  const request = side?.type === 'generate' ? side.request : undefined;
+  // A generate side's requests as its builder made them (an eval run's template over the item).
+  const request =
+    side && isGenerated(side) && side.request ? (side.request as unknown as GenerationRequest) : undefined;
   const criteria = plan?.evaluators ?? [];
   return positions.map((position) => {
     const own = samples.filter((s) => Number(s.position) === position);
@@ -164,7 +177,9 @@ export async function listOutputItems(
   db: Kysely<Database>,
   link: EvalRunTable,
   query: { after?: string; limit?: number; order?: 'asc' | 'desc'; status?: 'pass' | 'fail' },
+  permissions: readonly string[],
 ) {
+  const plan = await planOf(db, link.run_id, permissions);
   const limit = query.limit ?? 20;
   const order = query.order ?? 'asc';
   let q = db
@@ -189,7 +204,7 @@ export async function listOutputItems(
   const kept = page.slice(0, limit);
   const verdicts = new Map(kept.map((r) => [Number(r.position), r.verdict]));
   const data = await itemsAt(
-    { db, link, plan: await planOf(db, link.run_id) },
+    { db, link, plan },
     kept.map((r) => Number(r.position)),
     verdicts,
   );
@@ -202,7 +217,13 @@ export async function listOutputItems(
   };
 }
 
-export async function retrieveOutputItem(db: Kysely<Database>, link: EvalRunTable, id: string) {
+export async function retrieveOutputItem(
+  db: Kysely<Database>,
+  link: EvalRunTable,
+  id: string,
+  permissions: readonly string[],
+) {
+  const plan = await planOf(db, link.run_id, permissions);
   const m = ID.exec(id);
   if (!m || m[2] !== link.run_id) throw ApiError.notFound('Output item', id);
   const position = Number(m[1]);
@@ -215,11 +236,7 @@ export async function retrieveOutputItem(db: Kysely<Database>, link: EvalRunTabl
     .where('position', '=', position)
     .executeTakeFirst();
   if (!verdict) throw ApiError.notFound('Output item', id);
-  const [item] = await itemsAt(
-    { db, link, plan: await planOf(db, link.run_id) },
-    [position],
-    new Map([[position, verdict.verdict]]),
-  );
+  const [item] = await itemsAt({ db, link, plan }, [position], new Map([[position, verdict.verdict]]));
   if (!item) throw ApiError.notFound('Output item', id);
   return item;
 }

@@ -6,6 +6,9 @@ import type { Database } from '../db/schema.js';
 import type { RunContext } from '../runs/context.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
+import { storedCompletionsSource } from '../sources/stored-completions.js';
+import { storedResponsesSource } from '../sources/stored-responses.js';
+import type { SourceKind } from '../sources/types.js';
 import { badRequest } from './errors.js';
 import { itemChecker } from './evals-validation.js';
 import { requireFile } from './files-service.js';
@@ -123,16 +126,31 @@ async function storedRows(
   }));
 }
 
+/** How each kind of selected rows is chosen when the run is created, by the kind's name. */
+const SELECT: Record<
+  string,
+  (
+    db: Kysely<Database>,
+    projectId: string,
+    source: JsonObject,
+    filter: Record<string, string>,
+  ) => Promise<JsonObject[]>
+> = {
+  [storedCompletionsSource.type]: storedRows,
+  [storedResponsesSource.type]: selectResponseRows,
+};
+
 /** The id of the dataset the run reads (400 for a file the project has not, or rows off the schema). */
 export async function rowsOf(
   ports: EvalRunPorts,
   projectId: string,
+  kind: SourceKind,
   source: JsonObject,
   runId: string,
   config: JsonObject,
 ): Promise<string> {
   const { db } = ports.runs;
-  if (source.type === 'file_id') {
+  if (kind.eval?.rows === 'file') {
     const file = await requireFile(db, projectId, String(source.id)).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === 'not_found') {
         throw badRequest([{ loc: [...SOURCE, 'id'], msg: `No file '${source.id}'`, type: 'not_found' }]);
@@ -145,13 +163,11 @@ export async function rowsOf(
   const evalFilter =
     config.type === 'custom' ? {} : ((config.metadata as Record<string, string> | undefined) ?? {});
   let rows: JsonObject[];
-  if (source.type === 'stored_completions' || source.type === 'responses') {
+  const select = SELECT[kind.type];
+  if (kind.eval?.rows === 'selected' && select) {
     // Calls answered a moment ago are selected too: the task-log writer's pending batch goes first.
     await ports.flushLogs();
-    rows =
-      source.type === 'responses'
-        ? await selectResponseRows(db, projectId, source, evalFilter)
-        : await storedRows(db, projectId, source, evalFilter);
+    rows = await select(db, projectId, source, evalFilter);
   } else {
     rows = source.content as JsonObject[];
     checkItems(config.item_schema, rows);

@@ -6,7 +6,7 @@ import type { EvaluatorSnapshot, PlannedSide, RunPlan } from '../engine/plan.js'
 import { launchesOf } from '../engine/plan.js';
 import { queueRun } from '../engine/store/transitions.js';
 import { modelOfGrader } from '../evaluators/graders.js';
-import { checkJudges } from '../runs/access.js';
+import { checkJudges, checkReads } from '../runs/access.js';
 import { isTerminal } from '../runs/schemas.js';
 import { cancelRun } from '../runs/service.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
@@ -14,12 +14,14 @@ import type { SubGrader } from '../scoring/graders/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
+import { generateSide } from '../sources/generate.js';
+import { generatedSide } from '../sources/registry.js';
 import { badRequest } from './errors.js';
 import { type EvalRunPorts, rowsOf } from './eval-runs-rows.js';
 
 export type { EvalRunPorts };
 
-import { checkedSource, dataSourceIssues } from './eval-runs-sources.js';
+import { checkedSource, dataSourceIssues, evalRowsKind } from './eval-runs-sources.js';
 import { type EvalRunObject, toEvalRun } from './eval-runs-view.js';
 import { requireEvalRow } from './evals-service.js';
 import { metadataIssues } from './evals-validation.js';
@@ -99,6 +101,9 @@ export async function createEvalRun(
   ];
   if (issues.length) throw badRequest(issues);
   const ds = b.data_source as JsonObject;
+  // The rows' source kind, and what reading it needs (stored completions and responses are task logs).
+  const rowsKind = evalRowsKind(ds);
+  checkReads([rowsKind], principal.permissions);
   const criteria = parseJson<SubGrader[]>(evalRow.testing_criteria, []);
   const graderModels = [...new Set(criteria.map(modelOfGrader).filter((m): m is string => m !== null))];
   const resolved = await resolveNames(ports, projectId, graderModels, ['body', 'testing_criteria']);
@@ -110,17 +115,15 @@ export async function createEvalRun(
   const checked = checkedSource(ds, genModel);
   const config = parseJson<JsonObject>(evalRow.data_source_config, {});
   const runId = newId('run');
-  const datasetId = await rowsOf(ports, projectId, checked.source, runId, config);
+  const datasetId = await rowsOf(ports, projectId, rowsKind, checked.source, runId, config);
   const count = Number(
     (await db.selectFrom('datasets').select('item_count').where('id', '=', datasetId).executeTakeFirst())
       ?.item_count ?? 0,
   );
   const range = { start: 0, end: count };
-  const rows: PlannedSide = { type: 'dataset', ref: datasetId, models: [], range, shape: 'eval' };
+  const rows: PlannedSide = { type: rowsKind.type, ref: datasetId, models: [], range };
   const sample: PlannedSide =
-    checked.model && checked.request
-      ? { type: 'generate', ref: null, models: [checked.model], range, request: checked.request }
-      : rows;
+    checked.model && checked.request ? generateSide([checked.model], range, checked.request) : rows;
   const evaluators = criteria.map((c, i) => {
     const snap = snapshotOf(evalRow.id, i, c);
     const name = modelOfGrader(c);
@@ -133,8 +136,8 @@ export async function createEvalRun(
   });
   checkJudges({ evaluators }, principal.permissions);
   const containerId = await evalsContainer(db, projectId);
-  const generated = sample.type === 'generate' ? 'sample' : null;
   const sides = { sample, ground_truth: rows, baseline: null };
+  const generated = generatedSide(sides);
   const plan: RunPlan = {
     projectId,
     containerId,

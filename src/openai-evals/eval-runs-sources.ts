@@ -1,9 +1,14 @@
 import type { UploadContext } from '../catalog/json-lines.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
-import type { GenerationRequest } from '../engine/plan.js';
 import { graderIssues } from '../scoring/graders/validate.js';
 import type { ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
+import { evalFileSource, evalRowsSource } from '../sources/eval-rows.js';
+import type { GenerationRequest } from '../sources/openai-generation.js';
+import { evalSourceKind, UnknownSourceKind } from '../sources/registry.js';
+import { storedCompletionsSource } from '../sources/stored-completions.js';
+import { storedResponsesSource } from '../sources/stored-responses.js';
+import type { SourceKind } from '../sources/types.js';
 import { metadataIssues } from './evals-validation.js';
 import { responsesSourceIssues } from './stored-responses-source.js';
 
@@ -51,43 +56,50 @@ export interface CheckedSource {
   request: GenerationRequest | null;
 }
 
+/** Inline rows (`file_content`): a list of `{item, sample?}`. */
+function contentIssues(source: JsonObject, loc: Loc): ValidationIssue[] {
+  if (!Array.isArray(source.content)) {
+    return [{ loc: [...loc, 'content'], msg: 'Field required: a list of {item, sample?}', type: 'missing' }];
+  }
+  const issues: ValidationIssue[] = [];
+  source.content.forEach((row, i) => {
+    if (!isObject(row) || !isObject(row.item)) {
+      issues.push({ loc: [...loc, 'content', i, 'item'], msg: 'Field required: an object', type: 'missing' });
+    } else if (row.sample !== undefined && !isObject(row.sample)) {
+      issues.push({ loc: [...loc, 'content', i, 'sample'], msg: 'sample must be an object', type: 'object' });
+    }
+  });
+  return issues.slice(0, 10);
+}
+
+/** Each eval rows source kind's own checks, by the kind's name in the source registry. */
+const SOURCE_CHECKS: Record<string, (source: JsonObject, loc: Loc) => ValidationIssue[]> = {
+  [evalRowsSource.type]: contentIssues,
+  [evalFileSource.type]: (source, loc) =>
+    typeof source.id !== 'string' || source.id === ''
+      ? [{ loc: [...loc, 'id'], msg: 'Field required: a file id', type: 'missing' }]
+      : [],
+  [storedCompletionsSource.type]: (source, loc) => metadataIssues(source.metadata, [...loc, 'metadata']),
+  [storedResponsesSource.type]: responsesSourceIssues,
+};
+
 function sourceIssues(kind: string, source: unknown): ValidationIssue[] {
   const loc = [...DS, 'source'];
   if (!isObject(source)) return [{ loc, msg: 'Field required: an object with a type', type: 'missing' }];
   const types = SOURCES[kind] ?? [];
-  if (typeof source.type !== 'string' || !types.includes(source.type)) {
+  const rows = typeof source.type === 'string' ? evalSourceKind(source.type) : undefined;
+  if (typeof source.type !== 'string' || !types.includes(source.type) || !rows) {
     return [{ loc: [...loc, 'type'], msg: `type must be one of ${types.join(', ')}`, type: 'enum' }];
   }
-  if (source.type === 'file_content') {
-    if (!Array.isArray(source.content)) {
-      return [
-        { loc: [...loc, 'content'], msg: 'Field required: a list of {item, sample?}', type: 'missing' },
-      ];
-    }
-    const issues: ValidationIssue[] = [];
-    source.content.forEach((row, i) => {
-      if (!isObject(row) || !isObject(row.item)) {
-        issues.push({
-          loc: [...loc, 'content', i, 'item'],
-          msg: 'Field required: an object',
-          type: 'missing',
-        });
-      } else if (row.sample !== undefined && !isObject(row.sample)) {
-        issues.push({
-          loc: [...loc, 'content', i, 'sample'],
-          msg: 'sample must be an object',
-          type: 'object',
-        });
-      }
-    });
-    return issues.slice(0, 10);
-  }
-  if (source.type === 'file_id' && (typeof source.id !== 'string' || source.id === '')) {
-    return [{ loc: [...loc, 'id'], msg: 'Field required: a file id', type: 'missing' }];
-  }
-  if (source.type === 'stored_completions') return metadataIssues(source.metadata, [...loc, 'metadata']);
-  if (source.type === 'responses') return responsesSourceIssues(source, loc);
-  return [];
+  return SOURCE_CHECKS[rows.type]?.(source, loc) ?? [];
+}
+
+/** The source kind of a checked data source's rows (the source registry's, by OpenAI source type). */
+export function evalRowsKind(ds: JsonObject): SourceKind {
+  const type = isObject(ds.source) ? String(ds.source.type) : '';
+  const kind = evalSourceKind(type);
+  if (!kind) throw new UnknownSourceKind(type);
+  return kind;
 }
 
 function templateIssues(kind: string, input: unknown): ValidationIssue[] {
@@ -168,8 +180,7 @@ export function dataSourceIssues(ds: unknown): ValidationIssue[] {
     return issues;
   }
   // Stored completions and responses may be graded as they are: no model, no input messages.
-  const stored =
-    isObject(ds.source) && (ds.source.type === 'stored_completions' || ds.source.type === 'responses');
+  const stored = isObject(ds.source) && evalSourceKind(String(ds.source.type))?.eval?.rows === 'selected';
   if (stored && ds.model === undefined && ds.input_messages === undefined) {
     return [...issues, ...samplingIssues(kind, ds.sampling_params)];
   }

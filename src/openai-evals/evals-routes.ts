@@ -227,8 +227,9 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
     },
     async (req) => {
       const { eval_id, run_id } = req.params;
-      const link = await requireEvalRunRow(db, principalOf(req).projectId, eval_id, run_id);
-      return listOutputItems(db, link, req.query);
+      const principal = principalOf(req);
+      const link = await requireEvalRunRow(db, principal.projectId, eval_id, run_id);
+      return listOutputItems(db, link, req.query, principal.permissions);
     },
   );
   app.get(
@@ -244,8 +245,9 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
     },
     async (req) => {
       const { eval_id, run_id, output_item_id } = req.params;
-      const link = await requireEvalRunRow(db, principalOf(req).projectId, eval_id, run_id);
-      return retrieveOutputItem(db, link, output_item_id);
+      const principal = principalOf(req);
+      const link = await requireEvalRunRow(db, principal.projectId, eval_id, run_id);
+      return retrieveOutputItem(db, link, output_item_id, principal.permissions);
     },
   );
 };

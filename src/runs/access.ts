@@ -2,6 +2,8 @@ import { grants, type Permission } from '../auth/permissions.js';
 import type { RunPlan } from '../engine/plan.js';
 import { ApiError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
+import { planKinds, readNeeds, requestKinds } from '../sources/registry.js';
+import type { SourceKind } from '../sources/types.js';
 import type { CreateRun } from './schemas.js';
 
 /**
@@ -18,31 +20,22 @@ function require(permissions: readonly string[], needed: Permission, why: string
   }
 }
 
-type SideType = 'dataset' | 'container' | 'generate';
-
-function sideTypes(body: Pick<CreateRun, 'sample' | 'ground_truth' | 'baseline'>): SideType[] {
-  // An omitted sample or ground truth side resolves to the container's task logs.
-  const of = (s: { type?: string } | null | undefined): SideType =>
-    (s?.type as SideType | undefined) ?? 'container';
-  const out = [of(body.sample), of(body.ground_truth)];
-  if (body.baseline) out.push(of(body.baseline));
-  return out;
-}
-
-function readsOf(types: readonly SideType[], permissions: readonly string[]): void {
-  if (types.includes('dataset')) require(permissions, 'data:read', 'the run reads a dataset');
-  if (types.includes('container')) require(permissions, 'logs:read', "the run reads a container's task logs");
+/**
+ * What reading the kinds' items needs (each kind declares it in the source registry), and with
+ * `creating`, what creating a run over them needs besides (a generate side calls models).
+ */
+export function checkReads(
+  kinds: readonly SourceKind[],
+  permissions: readonly string[],
+  creating = false,
+): void {
+  for (const need of readNeeds(kinds, creating)) require(permissions, need.permission, need.why);
 }
 
 /** Before anything is looked up: what the request's data sources and evaluators need. */
 export function checkCreate(body: CreateRun, permissions: readonly string[]): void {
   require(permissions, 'evaluators:read', 'the run uses evaluators');
-  const types = sideTypes(body);
-  readsOf(types, permissions);
-  if (types.includes('generate')) {
-    require(permissions, 'models:read', 'the run generates with models');
-    require(permissions, 'inference:write', 'the run calls models to generate');
-  }
+  checkReads(requestKinds(body), permissions, true);
 }
 
 /** Once the evaluators are known: judges (and graders that call a model) call their model. */
@@ -53,16 +46,9 @@ export function checkJudges(plan: Pick<RunPlan, 'evaluators'>, permissions: read
   }
 }
 
-/** Reading a run's per-sample rows shows the rows it read. */
+/** Reading a run's per-sample rows (or an eval run's output items) shows the rows it read. */
 export function checkSampleAccess(planText: string, permissions: readonly string[]): void {
   const plan = parseJson<RunPlan | null>(planText, null);
   if (!plan) return;
-  const { sample, ground_truth: groundTruth, baseline } = plan.sides;
-  readsOf(
-    // A monitor's selections are task logs of its container.
-    [sample, groundTruth, ...(baseline ? [baseline] : [])].map((s) =>
-      s.type === 'monitor' ? 'container' : s.type,
-    ),
-    permissions,
-  );
+  checkReads(planKinds(plan.sides), permissions);
 }

@@ -1,51 +1,18 @@
-import { findContainer } from '../catalog/containers/repository.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
-import { checkRange, DEFAULT_RANGE, parseRange } from '../catalog/range.js';
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
 import { graderOfRow } from '../evaluators/graders.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
+import { resolveSide as resolveSourceSide, sidesIssues } from '../sources/registry.js';
+import type { ResolveContext } from '../sources/types.js';
 import type { RunContext } from './context.js';
 import type { CreateRun, DataSource } from './schemas.js';
 
 /**
- * Run creation's checks and resolution: the request's shape (contract 4.3), its sides resolved to
- * datasets, containers or models, and its evaluators snapshotted as they are now.
+ * Run creation's checks and resolution: the request's shape (contract 4.3), its sides checked and
+ * resolved by their source kinds (`src/sources/`), and its evaluators snapshotted as they are now.
  */
-
-const VARIANT_FIELDS: Record<string, string[]> = {
-  dataset: ['dataset'],
-  container: ['container'],
-  generate: ['models'],
-};
-
-function sideIssues(name: SideName, source: DataSource): ValidationIssue[] {
-  const type = source.type ?? 'generate';
-  const issues: ValidationIssue[] = [];
-  const allowed = VARIANT_FIELDS[type] ?? [];
-  for (const field of ['dataset', 'container', 'models']) {
-    const given = (source as Record<string, unknown>)[field] !== undefined;
-    if (allowed.includes(field) && !given) {
-      issues.push({
-        loc: ['body', name, field],
-        msg: `Field required for a ${type} data source`,
-        type: 'missing',
-      });
-    } else if (!allowed.includes(field) && given) {
-      issues.push({
-        loc: ['body', name, field],
-        msg: `Not allowed in a ${type} data source`,
-        type: 'extra_forbidden',
-      });
-    }
-  }
-  if (source.range) {
-    const checked = checkRange(source.range);
-    if (!checked.ok) issues.push({ loc: ['body', name, 'range'], msg: checked.msg, type: checked.type });
-  }
-  return issues;
-}
 
 /** Rules 1-3 of contract 4.3 and the shape of each side, all reported at once. */
 export function validateShape(body: CreateRun, environments: readonly string[]): void {
@@ -57,30 +24,7 @@ export function validateShape(body: CreateRun, environments: readonly string[]):
       type: 'value_error',
     });
   }
-  for (const name of ['sample', 'ground_truth', 'baseline'] as const) {
-    const s = body[name];
-    if (s) issues.push(...sideIssues(name, s));
-  }
-  const sampleGen = body.sample && (body.sample.type ?? 'generate') === 'generate';
-  const truthGen = body.ground_truth && (body.ground_truth.type ?? 'generate') === 'generate';
-  if (sampleGen && truthGen) {
-    issues.push({
-      loc: ['body'],
-      msg: 'At least one of sample and ground_truth must not be of type generate, so that there is input data to evaluate',
-      type: 'value_error',
-    });
-  }
-  if (
-    body.baseline &&
-    (body.baseline.type ?? 'generate') === 'generate' &&
-    (body.baseline.models?.length ?? 0) > 1
-  ) {
-    issues.push({
-      loc: ['body', 'baseline', 'models'],
-      msg: 'A generate baseline takes exactly one model',
-      type: 'too_long',
-    });
-  }
+  issues.push(...sidesIssues(body));
   const env = body.environment ?? 'main';
   if (!environments.includes(env)) {
     issues.push({
@@ -125,6 +69,7 @@ async function resolveModelRef(
   }
 }
 
+/** A request's side resolved through its kind (an omitted side: the container's task logs). */
 export async function resolveSide(
   ctx: RunContext,
   projectId: string,
@@ -132,33 +77,14 @@ export async function resolveSide(
   source: DataSource | null | undefined,
   containerId: string,
 ): Promise<PlannedSide> {
-  const defaultRange = parseRange(DEFAULT_RANGE, ['body', name, 'range']);
-  if (!source) return { type: 'container', ref: containerId, models: [], range: defaultRange };
-  const type = source.type ?? 'generate';
-  const range = source.range ? parseRange(source.range, ['body', name, 'range']) : defaultRange;
-  if (type === 'dataset') {
-    const ds = await ctx.catalog.findDataset(projectId, source.dataset ?? '');
-    if (!ds)
-      throw new ApiError('not_found', `Dataset '${source.dataset}' not found`, {
-        resource: 'dataset',
-        ref: source.dataset,
-        loc: ['body', name, 'dataset'],
-      });
-    return { type, ref: ds.id, models: [], range };
-  }
-  if (type === 'container') {
-    const c = await findContainer(ctx.db, projectId, source.container ?? '');
-    if (!c)
-      throw new ApiError('not_found', `Container '${source.container}' not found`, {
-        resource: 'container',
-        ref: source.container,
-        loc: ['body', name, 'container'],
-      });
-    return { type, ref: c.id, models: [], range };
-  }
-  const models = source.models ?? [];
-  await Promise.all(models.map((m, i) => resolveModelRef(ctx, projectId, m, ['body', name, 'models', i])));
-  return { type, ref: null, models, range };
+  const resolve: ResolveContext = {
+    db: ctx.db,
+    findDataset: (project, ref) => ctx.catalog.findDataset(project, ref),
+    checkModel: async (project, ref, loc) => {
+      await resolveModelRef(ctx, project, ref, loc);
+    },
+  };
+  return resolveSourceSide(resolve, projectId, name, source, containerId);
 }
 
 export async function snapshotEvaluators(

@@ -4,7 +4,7 @@ import { findContainer } from '../catalog/containers/repository.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database } from '../db/schema.js';
 import type { Layout, PlannedSide, RunPlan } from '../engine/plan.js';
-import { formatRange, launchesOf } from '../engine/plan.js';
+import { launchesOf } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
 import { countersOf } from '../engine/store/runs.js';
 import { cancelQueued, queueRun, renameRun, requestCancel } from '../engine/store/transitions.js';
@@ -16,6 +16,7 @@ import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
+import { generatedSide, readsRecorded, sideView as sourceView } from '../sources/registry.js';
 import { checkCreate, checkJudges } from './access.js';
 import type { RunContext } from './context.js';
 import * as repo from './repository.js';
@@ -25,13 +26,9 @@ import { isTerminal, type RunStatus } from './schemas.js';
 
 export { type RunCatalog, type RunContext, type RunParts, runContext } from './context.js';
 
+/** The API's view of a side: its source kind's. */
 function sideView(side: PlannedSide | null): ResolvedSource | null {
-  if (!side) return null;
-  const view: ResolvedSource = { type: side.type, range: formatRange(side.range) };
-  if (side.type === 'dataset') view.dataset = side.ref ?? '';
-  if (side.type === 'container') view.container = side.ref ?? '';
-  if (side.type === 'generate') view.models = side.models;
-  return view;
+  return sourceView(side);
 }
 
 /** Stored at the end; while the run executes, read from the counters every executing process increments. */
@@ -100,12 +97,11 @@ export async function createRun(
     baseline !== null,
   );
   checkJudges({ evaluators }, principal.permissions);
-  const generated =
-    sample.type === 'generate' ? 'sample' : groundTruth.type === 'generate' ? 'ground_truth' : null;
   const sides = { sample, ground_truth: groundTruth, baseline };
+  const generated = generatedSide(sides);
   // Read-your-writes for recorded traffic: a side over task logs sees the calls answered before this
   // request, which the task-log writer may still hold (the executor counts the logs when it starts).
-  if ([sample, groundTruth, baseline].some((side) => side?.type === 'container')) await ctx.settleLogs();
+  if (readsRecorded([sample, groundTruth, baseline])) await ctx.settleLogs();
   const plan: RunPlan = {
     projectId,
     containerId: container.id,
@@ -118,9 +114,7 @@ export async function createRun(
       : null,
   };
   const now = nowIso();
-  const datasetIds = [
-    ...new Set([sample, groundTruth, baseline].filter((s) => s?.type === 'dataset').map((s) => s?.ref ?? '')),
-  ];
+  const datasetIds = [...new Set([sample, groundTruth, baseline].flatMap((s) => sideView(s)?.dataset ?? []))];
   const row = {
     id: newId('run'),
     project_id: projectId,

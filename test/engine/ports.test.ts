@@ -5,7 +5,7 @@ import { countDatasetItems, readDatasetItems } from '../../src/catalog/datasets/
 import { createDataset } from '../../src/catalog/datasets/service.js';
 import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
-import type { PlannedSide } from '../../src/engine/plan.js';
+import type { ReadSide } from '../../src/engine/plan.js';
 import { loadRun } from '../../src/engine/store/runs.js';
 import { type ChunkRef, Engine, type EngineDeps } from '../../src/engine/work.js';
 import { createEvaluator } from '../../src/evaluators/service.js';
@@ -14,6 +14,7 @@ import type { EngineMetrics } from '../../src/observability/types.js';
 import { createMemoryModelLimiter } from '../../src/ratelimit/model-limiter-memory.js';
 import { runContext } from '../../src/runs/context.js';
 import { createRun, requireRun, toRun } from '../../src/runs/service.js';
+import { sourcePorts } from '../../src/sources/registry.js';
 import { createProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
@@ -96,8 +97,11 @@ describe('engine and run context from their ports', () => {
     };
     const deps: EngineDeps = {
       db,
-      readItems: (side: PlannedSide, range) => readDatasetItems(db, side.ref ?? '', range),
-      countItems: (side) => countDatasetItems(db, side.ref ?? ''),
+      readItems: (side: ReadSide, range) => readDatasetItems(db, side.ref, range),
+      countItems: (side) => countDatasetItems(db, side.ref),
+      // Generation and the ground-truth rule are the source registry's.
+      generation: sourcePorts(db).generation,
+      noReference: sourcePorts(db).noReference,
       resolveModel,
       providers: layerFor(),
       limiter: createMemoryModelLimiter(),

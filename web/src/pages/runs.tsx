@@ -32,12 +32,20 @@ interface SideForm {
 
 const emptySide = (type: SideType): SideForm => ({ type, ref: '', models: [], range: '' });
 
+/** What each source of the form picks: a dataset, a container, or models (none: no side). */
+const PICKS: Record<SideType, 'one dataset' | 'one container' | 'models' | null> = {
+  '': null,
+  dataset: 'one dataset',
+  container: 'one container',
+  generate: 'models',
+};
+
 function sideBody(side: SideForm) {
-  if (side.type === '') return undefined;
+  const picks = PICKS[side.type];
+  if (picks === null) return undefined;
   const range = side.range.trim() || undefined;
-  if (side.type === 'dataset') return { type: 'dataset', dataset: side.ref, range };
-  if (side.type === 'container') return { type: 'container', container: side.ref, range };
-  return { type: 'generate', models: side.models, range };
+  if (picks === 'models') return { type: side.type, models: side.models, range };
+  return { type: side.type, [side.type]: side.ref, range };
 }
 
 function SideFields(props: {
@@ -68,7 +76,7 @@ function SideFields(props: {
             <option value="generate">generate with models</option>
           </select>
         </label>
-        {side.type === 'dataset' && (
+        {PICKS[side.type] === 'one dataset' && (
           <label>
             Dataset
             <select
@@ -86,7 +94,7 @@ function SideFields(props: {
             </select>
           </label>
         )}
-        {side.type === 'container' && (
+        {PICKS[side.type] === 'one container' && (
           <label>
             Container
             <select
@@ -100,7 +108,7 @@ function SideFields(props: {
             </select>
           </label>
         )}
-        {side.type === 'generate' && (
+        {PICKS[side.type] === 'models' && (
           <label>
             Models
             <select

@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Item, Range } from '../catalog/items.js';
 import { toTaskLog } from '../catalog/logs/service.js';
 import type { Database } from '../db/schema.js';
+import { formatRange } from '../engine/plan.js';
+import type { SourceKind } from './types.js';
 
 /**
  * The items of positions [range.start, range.end) of a monitor's run: the task logs it selected, in
@@ -38,3 +40,25 @@ export async function readMonitorItems(
   }
   return out;
 }
+
+/** The positions a monitor has selected so far (its run's positions run from 0). */
+async function countSelections(db: Kysely<Database>, monitorId: string): Promise<number> {
+  const row = await db
+    .selectFrom('monitor_selections')
+    .select((eb) => eb.fn.max('position').as('last'))
+    .where('monitor_id', '=', monitorId)
+    .executeTakeFirst();
+  return row?.last === null || row?.last === undefined ? 0 : Number(row.last) + 1;
+}
+
+/**
+ * The task logs a monitor selected, by position in its long-lived run (`monitor_selections`). Only a
+ * monitor makes such a side (no run request names it); reading it is reading its container's task logs.
+ */
+export const monitorSource: SourceKind = {
+  type: 'monitor',
+  reads: [{ permission: 'logs:read', why: "the run reads a container's task logs" }],
+  count: (db, side) => countSelections(db, side.ref),
+  read: (db, side, range) => readMonitorItems(db, side.ref, range),
+  view: (side) => ({ type: side.type, range: formatRange(side.range) }),
+};

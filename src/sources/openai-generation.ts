@@ -1,9 +1,24 @@
 import type { Item } from '../catalog/items.js';
+import type { Generation } from '../engine/positions.js';
 import type { ChatMessage, ChatRequest, CompletionResult } from '../inference/types.js';
 import { renderMessages } from '../scoring/graders/model.js';
+import type { ModelInput } from '../scoring/graders/schemas.js';
 import { resolve, TemplateError } from '../scoring/graders/template.js';
-import type { GenerationRequest } from './plan.js';
-import { toMessages } from './positions.js';
+import { toMessages } from './messages.js';
+
+/**
+ * The request an OpenAI eval run's generate side sends per item: its messages rendered from a template
+ * over the item (or taken from the item by reference), plus fixed parameters (sampling, tools, format).
+ * Stored as the generate side's `request`; only this file reads it.
+ */
+export interface GenerationRequest {
+  /** Template messages (grader input messages' shape), rendered over `{item}`. */
+  template?: ModelInput[];
+  /** A path such as `item.input` naming the messages (or a prompt string) in the item. */
+  itemReference?: string;
+  /** Chat request fields sent with every call (temperature, top_p, seed, max_completion_tokens, tools, …). */
+  params: Record<string, unknown>;
+}
 
 /** A reference or template of an eval run's generation request that does not resolve for an item. */
 export class GenerationTemplateError extends Error {
@@ -55,4 +70,14 @@ export function parseStoredCompletion(output: string): unknown {
   } catch {
     return output;
   }
+}
+
+/** An eval run's generation: its requests built from the run's template, its answers kept whole. */
+export function evalGeneration(request: GenerationRequest): Generation {
+  return {
+    request: (item, model) => evalRequest(request, item, model),
+    keep: storedCompletion,
+    // The whole chat completion (content, tool calls, finish reason, usage) is the item's output.
+    output: parseStoredCompletion,
+  };
 }

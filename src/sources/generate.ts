@@ -1,0 +1,61 @@
+import type { Range } from '../catalog/items.js';
+import type { GenerateSide } from '../engine/plan.js';
+import { formatRange } from '../engine/plan.js';
+import type { Generation } from '../engine/positions.js';
+import { toMessages } from './messages.js';
+import { evalGeneration, type GenerationRequest } from './openai-generation.js';
+import type { SourceKind } from './types.js';
+
+const TYPE = 'generate';
+
+/** A generate side (an OpenAI eval run's carries `request`: how each item's request is built). */
+export function generateSide(models: string[], range: Range, request?: GenerationRequest): GenerateSide {
+  const side: GenerateSide = { type: TYPE, ref: null, models, range };
+  if (request) side.request = { ...request };
+  return side;
+}
+
+/** No side at all where the plan needs one (a monitor's ground truth): a generate side without models. */
+export function emptySide(): GenerateSide {
+  return generateSide([], { start: 0, end: 0 });
+}
+
+/** The plain generation: the item's input as chat messages, the answer's text kept. */
+const chat: Generation = {
+  request: (item, model) => ({ model, messages: toMessages(item.input), stream: false }),
+  keep: (result) => result.text,
+  output: (kept) => kept,
+};
+
+/** Fresh completions from models, one launch per model, each item generated from the other side's. */
+export const generateSource: SourceKind = {
+  type: TYPE,
+  request: {
+    fields: ['models'],
+    generates: true,
+    issues(name, body) {
+      const models = Array.isArray(body.models) ? body.models : [];
+      return name === 'baseline' && models.length > 1
+        ? [
+            {
+              loc: ['body', 'baseline', 'models'],
+              msg: 'A generate baseline takes exactly one model',
+              type: 'too_long',
+            },
+          ]
+        : [];
+    },
+    async resolve(ctx, { projectId, name, body, range }) {
+      const models = Array.isArray(body.models) ? body.models.map(String) : [];
+      await Promise.all(models.map((m, i) => ctx.checkModel(projectId, m, ['body', name, 'models', i])));
+      return generateSide(models, range);
+    },
+  },
+  reads: [],
+  creates: [
+    { permission: 'models:read', why: 'the run generates with models' },
+    { permission: 'inference:write', why: 'the run calls models to generate' },
+  ],
+  generation: (side) => (side.request ? evalGeneration(side.request as unknown as GenerationRequest) : chat),
+  view: (side) => ({ type: TYPE, models: side.models, range: formatRange(side.range) }),
+};

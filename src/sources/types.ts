@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely';
+import type { Permission } from '../auth/permissions.js';
+import type { Item, Range } from '../catalog/items.js';
+import type { Database } from '../db/schema.js';
+import type { GenerateSide, PlannedSide, ReadSide, SideName } from '../engine/plan.js';
+import type { Generation } from '../engine/positions.js';
+
+/** The request's body for one side of a run (`sample`, `ground_truth`, `baseline`): its kind's fields. */
+export type SideBody = { type?: string | undefined; range?: string | null | undefined } & Readonly<
+  Record<string, unknown>
+>;
+
+/** What resolving a side may look up in the caller's project. */
+export interface ResolveContext {
+  db: Kysely<Database>;
+  findDataset(projectId: string, ref: string): Promise<{ id: string } | undefined>;
+  /** Resolves a model the side names: 404 naming it (at `loc`) when the project has no such model. */
+  checkModel(projectId: string, ref: string, loc: (string | number)[]): Promise<void>;
+}
+
+/** One side of a run request, for its kind to resolve. */
+export interface SideRequest {
+  projectId: string;
+  name: SideName;
+  body: SideBody;
+  /** The side's range, parsed (the contract's default when the body gives none). */
+  range: Range;
+}
+
+/** A permission reading a side needs, and why (the 403's message names it). */
+export interface ReadNeed {
+  permission: Permission;
+  why: string;
+}
+
+/** The API's view of a side (`sample`, `ground_truth`, `baseline` of a run). */
+export interface SideView {
+  type: string;
+  dataset?: string;
+  container?: string;
+  models?: string[];
+  range: string;
+}
+
+/** Where the rows of an OpenAI eval run come from, for the kinds that feed eval runs. */
+export interface EvalRowsSource {
+  /** The `data_source.source.type` of the OpenAI request this kind stands for. */
+  sourceType: string;
+  /** `file`: an uploaded file read as it is; `inline`: the request's rows; `selected`: chosen when created. */
+  rows: 'file' | 'inline' | 'selected';
+}
+
+/**
+ * A kind of data source: everything the service knows about it, in one place. Run creation validates and
+ * resolves a side through its kind, checks the permissions its kind needs, the engine counts and reads
+ * (or generates) its items through it, and the API shows it through it. Adding a kind is one file with
+ * one of these and its registration (`registerSource`).
+ */
+export interface SourceKind {
+  /** The kind's name: a planned side's `type`. */
+  readonly type: string;
+  /** A kind a run request may name: the body's fields it takes, and how it resolves to a planned side. */
+  readonly request?: {
+    /** The side body's fields the kind requires (every other source field is refused). */
+    readonly fields: readonly string[];
+    /** A kind whose sides generate: a run needs at least one side that does not. */
+    readonly generates?: boolean;
+    /** Checks of the body beyond required and forbidden fields (the registry reports them with the rest). */
+    issues?(name: SideName, body: SideBody): { loc: (string | number)[]; msg: string; type: string }[];
+    resolve(ctx: ResolveContext, side: SideRequest): Promise<PlannedSide>;
+  };
+  /** What reading the side's items needs (creating a run over it, reading its samples or output items). */
+  readonly reads: readonly ReadNeed[];
+  /** What creating a run with such a side needs besides (a generate side calls models). */
+  readonly creates?: readonly ReadNeed[];
+  /** Sides over recorded traffic: run creation first waits for the task-log writer (read-your-writes). */
+  readonly recorded?: boolean;
+  /**
+   * The ground-truth rule of task logs: a ground-truth side that is the very same source and slice as
+   * the sample (what an omitted ground truth resolves to) is no reference, and scorers get none.
+   */
+  readonly selfIsNoReference?: boolean;
+  /** The kinds that feed OpenAI eval runs. */
+  readonly eval?: EvalRowsSource;
+  /** The number of items the side's source holds (read kinds). */
+  count?(db: Kysely<Database>, side: ReadSide): Promise<number>;
+  /** The items of positions [range.start, range.end) of the side's source, in order (read kinds). */
+  read?(db: Kysely<Database>, side: ReadSide, range: Range): Promise<Item[]>;
+  /** How a generated side builds its requests (the generate kind). */
+  generation?(side: GenerateSide): Generation;
+  /** The API's view of the side. */
+  view(side: PlannedSide): SideView;
+}
