@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { withFileSettings } from './config-files.js';
 import {
   adminEmailOf,
   baseUrl,
@@ -192,7 +193,8 @@ export interface ConfigFlags {
   databaseUrl?: string;
 }
 
-export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Config {
+export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): Config {
+  const env = withFileSettings(given);
   const dataDir = path.resolve(flags.dataDir ?? text(env.EVALGATE_DATA_DIR) ?? '.evalgate');
   const redisUrl = text(env.EVALGATE_REDIS_URL);
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {

