@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { createKey, listKeys, revokeKey, validatePermissions } from '../auth/key-store.js';
-import { issueLocalSignInLink, LOCAL_LINK_TTL_MS, localSignInEnabled } from '../dashboard/local-sign-in.js';
-import { listeningUrl } from '../dashboard/public-url.js';
 import { resolveConfig } from '../client/config.js';
 import type { Config } from '../config.js';
+import { issueLocalSignInLink, LOCAL_LINK_TTL_MS, localSignInEnabled } from '../dashboard/local-sign-in.js';
+import { listeningUrl } from '../dashboard/public-url.js';
 import { ApiError } from '../shared/errors.js';
 import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
 import { budgetsOf, describeBudget, parseBudget, registerBudgetCommands } from './budgets.js';

@@ -18,7 +18,12 @@ beforeAll(async () => {
   ];
   expect((await h.call('POST', '/v1/datasets', { body: { label: 'qa', items: rows } })).status).toBe(201);
   const judge = await h.call('POST', '/v1/evaluators', {
-    body: { type: 'judge', name: 'j', model: 'judge', prompt: 'Compare OUT<<{{output}}>> with EXP<<{{expected}}>>' },
+    body: {
+      type: 'judge',
+      name: 'j',
+      model: 'judge',
+      prompt: 'Compare OUT<<{{output}}>> with EXP<<{{expected}}>>',
+    },
   });
   expect(judge.status).toBe(201);
 });
@@ -28,7 +33,9 @@ afterAll(async () => {
 });
 
 describe('the duration of a run in the CLI', () => {
-  it('says a run of milliseconds in milliseconds, in runs get and after --watch', { timeout: 60_000 }, async () => {
+  it('says a run of milliseconds in milliseconds, in runs get and after --watch', {
+    timeout: 60_000,
+  }, async () => {
     const watched = await evalgate(h, [
       ...['runs', 'create', '--container', 'app', '--evaluator', 'j', '--dataset', 'qa', '--watch'],
     ]);
