@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { createKey, listKeys, revokeKey, validatePermissions } from '../auth/key-store.js';
+import { resolveConfig } from '../client/config.js';
+import type { Config } from '../config.js';
 import { issueLocalSignInLink, LOCAL_LINK_TTL_MS, localSignInEnabled } from '../dashboard/local-sign-in.js';
 import { listeningUrl } from '../dashboard/public-url.js';
 import { ApiError } from '../shared/errors.js';
@@ -19,6 +21,23 @@ function cliError(err: unknown): never {
   throw err;
 }
 
+/**
+ * Where the CLI reaches the server (`--base-url`, EVALGATE_BASE_URL, the config file's endpoint), else the
+ * address this configuration would listen on: the link is opened where the server answers.
+ */
+function dashboardBase(command: Command, config: Config): string {
+  const globals = command.optsWithGlobals<{ baseUrl?: string }>();
+  try {
+    // The key is not needed to know where the server is; a placeholder keeps a keyless setup working.
+    const client = resolveConfig({ ...(globals.baseUrl ? { baseURL: globals.baseUrl } : {}), apiKey: '-' });
+    if (client.sources.baseURL !== 'default') return client.baseURL;
+  } catch (err) {
+    // A wrong --base-url is the user's to fix; a broken config file does not stop a local link.
+    if (globals.baseUrl || process.env.EVALGATE_BASE_URL) throw err;
+  }
+  return listeningUrl(config.host, config.port);
+}
+
 export function registerAdminCommands(program: Command): void {
   program
     .command('dashboard')
@@ -27,7 +46,7 @@ export function registerAdminCommands(program: Command): void {
     .description("mint a new one-time sign-in link in the server's database (no identity providers)")
     .option(
       '--url <url>',
-      'the address users reach the server at (default EVALGATE_PUBLIC_URL, else host:port)',
+      'the address users reach the server at (default EVALGATE_PUBLIC_URL, else the --base-url / EVALGATE_BASE_URL of the API commands, else host:port)',
     )
     .action(async (opts: { url?: string }, command: Command) => {
       const config = configFrom(command);
@@ -37,7 +56,7 @@ export function registerAdminCommands(program: Command): void {
             'one-time links exist only without providers',
         );
       }
-      const base = (opts.url ?? config.dashboard.publicUrl ?? listeningUrl(config.host, config.port)).replace(
+      const base = (opts.url ?? config.dashboard.publicUrl ?? dashboardBase(command, config)).replace(
         /\/+$/,
         '',
       );

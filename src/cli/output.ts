@@ -56,6 +56,8 @@ export function usd(value: number | null | undefined): string {
 
 export function seconds(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-';
+  // A run that ends in milliseconds says so, rather than "0.0 s".
+  if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
   return s < 3600

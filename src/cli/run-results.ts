@@ -89,7 +89,10 @@ export function progressText(run: Run): string {
 
 export function durationMs(run: Run): number | null {
   const d = (run.metrics as { duration_ms?: unknown } | null)?.duration_ms;
-  return typeof d === 'number' ? d : null;
+  if (typeof d === 'number') return d;
+  // Without the metric (runs stored before it), the run's own timestamps.
+  const [start, end] = [Date.parse(run.started_at ?? ''), Date.parse(run.finished_at ?? '')];
+  return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, end - start) : null;
 }
 
 /** A side for people: `dataset qa [0:100]`. */

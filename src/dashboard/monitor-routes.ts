@@ -17,6 +17,7 @@ import {
   projectOf,
   type WithSession,
 } from './context.js';
+import { monitorDetail, withContainerLabels } from './monitor-view.js';
 import { ProjectParam } from './project-routes.js';
 
 const MonitorParam = Type.Object({
@@ -26,7 +27,9 @@ const MonitorParam = Type.Object({
 
 /**
  * Monitors for the dashboard: the monitor services themselves (list, create, pause and resume, results,
- * samples) inside the project the URL names, once the session's user is found to be a member.
+ * samples) inside the project the URL names, once the session's user is found to be a member. Monitors
+ * come with their container's label; one monitor also with each evaluator's state and, where it has
+ * scored nothing, why (src/dashboard/monitor-view.ts).
  */
 export const dashboardMonitorRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (
   app,
@@ -41,8 +44,18 @@ export const dashboardMonitorRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardC
   const monitor = async (request: WithSession & { params: { project: string; monitor: string } }) =>
     monitors.requireMonitor(db, await projectId(request), request.params.monitor);
 
-  app.get(base, { schema: { hide, params: ProjectParam, querystring: ListMonitorsQuery } }, async (request) =>
-    monitors.listMonitors(db, await projectId(request), request.query.container, pageOf(request.query)),
+  app.get(
+    base,
+    { schema: { hide, params: ProjectParam, querystring: ListMonitorsQuery } },
+    async (request) => {
+      const list = await monitors.listMonitors(
+        db,
+        await projectId(request),
+        request.query.container,
+        pageOf(request.query),
+      );
+      return { ...list, data: await withContainerLabels(db, list.data) };
+    },
   );
 
   app.post(base, { schema: { hide, params: ProjectParam, body: CreateMonitor } }, async (request, reply) => {
@@ -50,9 +63,11 @@ export const dashboardMonitorRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardC
     return reply.code(201).send(await monitors.createMonitor(monitorCtx, principal, request.body));
   });
 
-  app.get(`${base}/:monitor`, { schema: { hide, params: MonitorParam } }, async (request) =>
-    monitors.toMonitor(db, await monitor(request)),
-  );
+  app.get(`${base}/:monitor`, { schema: { hide, params: MonitorParam } }, async (request) => {
+    const row = await monitor(request);
+    const sandbox = monitorCtx.runs.catalog.sandbox;
+    return monitorDetail(db, await monitors.toMonitor(db, row), row.run_id, sandbox);
+  });
 
   app.patch(
     `${base}/:monitor`,

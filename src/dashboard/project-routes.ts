@@ -11,8 +11,6 @@ import {
   UploadDatasetQuery,
 } from '../catalog/datasets/schemas.js';
 import * as datasets from '../catalog/datasets/service.js';
-import { ListLogsQuery } from '../catalog/logs/schemas.js';
-import * as logs from '../catalog/logs/service.js';
 import { listModels } from '../catalog/models/service.js';
 import { CreateEvaluator, ListEvaluatorsQuery, PatchEvaluator } from '../evaluators/schemas.js';
 import * as evaluators from '../evaluators/service.js';
@@ -21,6 +19,7 @@ import { Nullable, PageQuery, pageOf } from '../http/schemas.js';
 import { installCsvParser, installNdjsonParser } from '../http/uploads.js';
 import { DASHBOARD_API, type DashboardContext, projectOf, userOf, type WithSession } from './context.js';
 import type { ProjectAccess } from './orgs.js';
+import { DashboardLogsQuery, dashboardLogs } from './task-logs.js';
 
 export const ProjectParam = Type.Object({ project: Type.String({ minLength: 1, maxLength: 200 }) });
 const param = <K extends string>(name: K) =>
@@ -125,15 +124,9 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
   );
   app.get(
     `${base}/containers/:container/logs`,
-    { schema: { hide, params: param('container'), querystring: ListLogsQuery } },
+    { schema: { hide, params: param('container'), querystring: DashboardLogsQuery } },
     async (request) =>
-      logs.listLogs(
-        db,
-        (await project(request)).id,
-        request.params.container,
-        request.query,
-        pageOf(request.query),
-      ),
+      dashboardLogs(db, (await project(request)).id, request.params.container, request.query),
   );
 
   // Evaluators.

@@ -8,8 +8,10 @@ import type { ApiKeyView } from '../auth/key-store.js';
 import type { RunResults as ApiResults, Run as ApiRun, RunSample as ApiSample } from '../client/types.js';
 import type { PerEvalResult } from '../engine/aggregate.js';
 import type { RunMetrics } from '../engine/progress.js';
+import type { CreateEvaluator } from '../evaluators/schemas.js';
 import type { queueState } from '../runs/service.js';
 import type { BudgetState } from '../shared/budget.js';
+import type { DashboardMonitor, DashboardMonitorDetail, MonitorEvaluatorState } from './monitor-view.js';
 import type { invitationsFor, listOrganizations, organizationDetail, ProjectAccess } from './orgs.js';
 import type { planSummary } from './run-summary.js';
 import type { meView } from './sessions.js';
@@ -28,7 +30,10 @@ export type {
   RunSpend,
 } from '../client/types.js';
 
+export type { DashboardMonitor, DashboardMonitorDetail, MonitorEvaluatorState };
 export type Me = ReturnType<typeof meView>;
+/** The body of an evaluator's creation: its grader fields' allowed values (metrics, operations). */
+export type EvaluatorBody = CreateEvaluator;
 export type Organization = Awaited<ReturnType<typeof listOrganizations>>[number];
 export type ProjectRef = Organization['projects'][number];
 export type OrganizationDetail = Awaited<ReturnType<typeof organizationDetail>>;

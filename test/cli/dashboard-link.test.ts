@@ -51,6 +51,29 @@ describe('evalgate dashboard link', () => {
     expect(again.headers.get('location')).toBe('/signin?error=link_invalid');
   });
 
+  it('is built on the base URL the CLI reaches the server at, not on the default port', {
+    timeout: 60_000,
+  }, async () => {
+    expect(h.url).not.toContain(':8080');
+    for (const [env, args] of [
+      [{ EVALGATE_BASE_URL: `${h.url}/` }, []],
+      [{}, ['--base-url', h.url]],
+    ] as const) {
+      const res = await link(env, ...args);
+      expect(res.code, res.stderr).toBe(0);
+      const url = /^ {2}(http:\/\/\S+)$/m.exec(res.stdout)?.[1] ?? '';
+      expect(url.startsWith(`${h.url}/dashboard/api/auth/local?token=`), res.stdout).toBe(true);
+      expect((await fetch(url, { redirect: 'manual' })).headers.get('location')).toBe('/');
+    }
+    // The server's public URL, when set, is where users reach it.
+    const pub = await link({ EVALGATE_BASE_URL: h.url, EVALGATE_PUBLIC_URL: 'https://evals.example.com' });
+    expect(pub.stdout).toContain('  https://evals.example.com/dashboard/api/auth/local?token=');
+    // A wrong base URL is said, not replaced by another address.
+    const bad = await link({}, '--base-url', 'ftp://nowhere');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/must be an http/);
+  });
+
   it('refuses when identity providers are configured', { timeout: 60_000 }, async () => {
     const providers = JSON.stringify([
       {

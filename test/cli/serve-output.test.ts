@@ -45,6 +45,36 @@ describe('serve output', () => {
     expect(stdout.trimEnd().split('\n').at(-1)).toBe('Evalgate stopped');
   });
 
+  it('stops when `npm start` is stopped by its PID (the server is not left behind)', {
+    timeout: 90_000,
+  }, async () => {
+    const dir = tempDir('evalgate-npm-start-').dir;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: ROOT,
+      env: { ...env, EVALGATE_DATA_DIR: dir, EVALGATE_PORT: '0', EVALGATE_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const killer = setTimeout(() => npm.kill('SIGKILL'), 60_000);
+    let stdout = '';
+    npm.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    while (!/Evalgate listening on (http:\/\/\S+)/.test(stdout) && npm.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const url = /Evalgate listening on (http:\/\/[^\s/]+)/.exec(stdout)?.[1] ?? '';
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    npm.kill('SIGTERM');
+    await exited;
+    clearTimeout(killer);
+    // The server itself received the signal: it shut down in order, and nothing answers any more.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(stdout).toContain('Evalgate stopping (SIGTERM)');
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
   it('writes JSON lines only with --log-format json', { timeout: 90_000 }, async () => {
     const { stdout, code } = await serveAndStop(['--log-format', 'json']);
     expect(code).toBe(0);

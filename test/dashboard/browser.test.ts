@@ -353,6 +353,29 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
       'lenient baseline',
     );
     await shot('runs-list');
+    // At phone width each run is a card: nothing scrolls sideways, every figure is named and visible.
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(100);
+    await fitsWidth();
+    const table = await page.evaluate<{ scroll: number; client: number; hidden: number; labels: string }>(
+      `(() => {
+        const t = document.querySelector('table.runs');
+        const row = t.querySelector('tbody tr');
+        const cells = [...row.querySelectorAll('td')];
+        return {
+          scroll: t.scrollWidth,
+          client: t.clientWidth,
+          hidden: cells.filter((c) => c.getBoundingClientRect().right > window.innerWidth).length,
+          labels: cells.map((c) => getComputedStyle(c, '::before').content).join('|'),
+        };
+      })()`,
+    );
+    expect(table.scroll).toBeLessThanOrEqual(table.client);
+    expect(table.hidden).toBe(0);
+    expect(table.labels).toContain('"Pass rate"');
+    expect(table.labels).toContain('"Duration"');
+    await shot('runs-list');
+    await page.setViewportSize(WIDE);
 
     // The Models page: what the project can name, registered models with their upstream and prices.
     await page.getByRole('link', { name: 'Models' }).click();

@@ -3,17 +3,21 @@
  * TypeScript client's types are): a field the server renames or drops fails the web build. Type-only:
  * nothing of the server is bundled.
  */
-import type { Evaluator, Me, Run, RunPlanSummary, RunSample } from '../../src/dashboard/views';
+import type { Evaluator, EvaluatorBody, Me, Run, RunPlanSummary, RunSample } from '../../src/dashboard/views';
 
 export type {
   ApiKey,
   Container,
+  DashboardMonitor,
+  DashboardMonitorDetail,
   Dataset,
   Evaluator,
+  EvaluatorBody,
   Invitation,
   Me,
   Model,
   Monitor,
+  MonitorEvaluatorState,
   MonitorResults,
   MonitorSample,
   Organization,
@@ -33,9 +37,25 @@ export type RunDetail = RunPlanSummary & { run: Run };
 export type Side = NonNullable<Run['sample']>;
 export type CallTotals = NonNullable<NonNullable<Run['metrics']>['judge']>;
 
-/** judge or code, from the evaluator's object type. */
-export function evaluatorType(e: Pick<Evaluator, 'object'>): 'judge' | 'code' {
-  return e.object === 'evaluator.code' ? 'code' : 'judge';
+export type EvaluatorType = EvaluatorBody['type'];
+export type GraderType = Exclude<EvaluatorType, 'judge' | 'code'>;
+/** The grader types, as the API names them (checked against the API's own list). */
+export const GRADER_TYPES = [
+  'string_check',
+  'text_similarity',
+  'score_model',
+  'label_model',
+] as const satisfies readonly GraderType[];
+
+/** The evaluator's type (judge, code or a grader type), from its object type `evaluator.<type>`. */
+export function evaluatorType(e: Pick<Evaluator, 'object'>): EvaluatorType {
+  return e.object.slice('evaluator.'.length) as EvaluatorType;
+}
+
+/** An evaluator of a grader type, narrowed. */
+export type GraderEvaluator = Exclude<Evaluator, { object: 'evaluator.judge' | 'evaluator.code' }>;
+export function isGrader(e: Evaluator): e is GraderEvaluator {
+  return e.object !== 'evaluator.judge' && e.object !== 'evaluator.code';
 }
 
 export const TERMINAL = ['completed', 'error', 'cancelled'];

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import httpx
 
 from ._config import ConfigEndpoint, ResolvedConfig, resolve_config
-from ._http import AsyncTransport, RequestOptions, RequestSpec, Transport
+from ._errors import NotFoundError
+from ._http import AsyncTransport, RequestOptions, RequestSpec, Transport, seg
 from ._pagination import AsyncPager, Page
 from .resources import ApiKeys, AsyncRuns, Containers, Datasets, Evaluators, Models, Monitors, Projects, Runs, TaskLogs
 from .resources._base import operation
@@ -31,6 +32,33 @@ _SETTINGS = (
 
 def _settings(arguments: Dict[str, Any]) -> Dict[str, Any]:
     return {name: arguments[name] for name in _SETTINGS}
+
+
+def _unnamed(body: Dict[str, Any], names: Dict[str, Optional[str]]) -> List[str]:
+    """The evaluator ids of a page of run samples whose names are not known yet."""
+    ids = {row.get("evaluator_id") for row in body.get("data") or [] if isinstance(row, dict)}
+    return sorted(i for i in ids if isinstance(i, str) and i not in names)
+
+
+def _name_rows(body: Dict[str, Any], names: Dict[str, Optional[str]]) -> None:
+    """Puts each sample's evaluator name (``evaluator``) right after its ``evaluator_id``, so that tables
+    of samples (``to_pandas()``) show both side by side."""
+    rows = body.get("data") or []
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict) or "evaluator_id" not in row:
+            continue
+        named: Dict[str, Any] = {}
+        for key, value in row.items():
+            if key == "evaluator":
+                continue
+            named[key] = value
+            if key == "evaluator_id":
+                named["evaluator"] = names.get(value)
+        rows[index] = named
+
+
+def _evaluator_path(evaluator_id: str) -> str:
+    return f"/v1/evaluators/{seg(evaluator_id)}"
 
 
 class _Base:
@@ -128,14 +156,34 @@ class Evalgate(_Base):
         body = self._transport.request(spec)
         return wrap(body) if wrap else body
 
-    def _list(self, path: str, query: Dict[str, Any], options: Optional[RequestOptions], wrap: Wrap) -> Page[Any]:
+    def _list(
+        self,
+        path: str,
+        query: Dict[str, Any],
+        options: Optional[RequestOptions],
+        wrap: Wrap,
+        evaluator_names: bool = False,
+    ) -> Page[Any]:
         first = query.get("offset") or 0
+        names: Dict[str, Optional[str]] = {}
 
         def fetch(offset: int) -> Dict[str, Any]:
             spec = RequestSpec("GET", path, query={**query, "offset": offset or None}, options=options)
-            return self._transport.request(spec)
+            body = self._transport.request(spec)
+            if evaluator_names:
+                for evaluator_id in _unnamed(body, names):
+                    names[evaluator_id] = self._evaluator_name(evaluator_id, options)
+                _name_rows(body, names)
+            return body
 
         return Page(fetch, fetch(first), first, wrap)
+
+    def _evaluator_name(self, evaluator_id: str, options: Optional[RequestOptions]) -> Optional[str]:
+        """The evaluator's name; None once it was deleted."""
+        try:
+            return self._transport.request(RequestSpec("GET", _evaluator_path(evaluator_id), options=options))["name"]
+        except NotFoundError:
+            return None
 
     @operation("GET", "/healthz")
     def health(self, *, request_options: Optional[RequestOptions] = None) -> Health:
@@ -179,14 +227,34 @@ class AsyncEvalgate(_Base):
         body = await self._transport.request(spec)
         return wrap(body) if wrap else body
 
-    def _list(self, path: str, query: Dict[str, Any], options: Optional[RequestOptions], wrap: Wrap) -> AsyncPager[Any]:
+    def _list(
+        self,
+        path: str,
+        query: Dict[str, Any],
+        options: Optional[RequestOptions],
+        wrap: Wrap,
+        evaluator_names: bool = False,
+    ) -> AsyncPager[Any]:
         first = query.get("offset") or 0
+        names: Dict[str, Optional[str]] = {}
 
         async def fetch(offset: int) -> Dict[str, Any]:
             spec = RequestSpec("GET", path, query={**query, "offset": offset or None}, options=options)
-            return await self._transport.request(spec)
+            body = await self._transport.request(spec)
+            if evaluator_names:
+                for evaluator_id in _unnamed(body, names):
+                    names[evaluator_id] = await self._evaluator_name(evaluator_id, options)
+                _name_rows(body, names)
+            return body
 
         return AsyncPager(fetch, first, wrap)
+
+    async def _evaluator_name(self, evaluator_id: str, options: Optional[RequestOptions]) -> Optional[str]:
+        try:
+            spec = RequestSpec("GET", _evaluator_path(evaluator_id), options=options)
+            return (await self._transport.request(spec))["name"]
+        except NotFoundError:
+            return None
 
     @operation("GET", "/healthz")
     async def health(self, *, request_options: Optional[RequestOptions] = None) -> Health:

@@ -54,6 +54,11 @@ def test_async_client(server: Server, judge: str) -> None:
             samples = await c.runs.samples(run.id, limit=15).to_pandas()
             assert isinstance(samples, pd.DataFrame) and len(samples) == 40
             assert int(samples["passed"].sum()) == 30
+            # Each row names its evaluator beside its id, on every page.
+            columns = list(samples.columns)
+            assert columns[columns.index("evaluator_id") + 1] == "evaluator"
+            assert set(samples["evaluator"]) == {"a-judge"}
+            assert (await c.evaluators.get("a-judge"))["type"] == "judge"
             failed = [s["position"] async for s in c.runs.samples(run.id, passed=False)]
             assert sorted(failed) == list(range(0, 40, 4))
 

@@ -94,6 +94,19 @@ def test_evaluators_of_every_type(client: Evalgate, judge: str) -> None:
         {"type": "code", "name": "r-code", "source": "def evaluate(sample, ground_truth, baseline):\n    return 1.0\n"}
     )
     assert code["object"] == "evaluator.code" and "def evaluate" in code["source"]
+    similar = client.evaluators.create(
+        type="text_similarity", name="r-similar", input="{{sample.output_text}}", reference="{{item.expected}}",
+        evaluation_metric="fuzzy_match", pass_threshold=0.8,
+    )
+    # Every evaluator says its type, the word create takes, right after its object.
+    assert [judge_ev["type"], pairwise["type"], code["type"], similar["type"]] == [
+        "judge", "judge", "code", "text_similarity"
+    ]
+    assert list(similar)[:2] == ["object", "type"]
+    assert client.evaluators.get("r-similar")["type"] == "text_similarity"
+    assert client.evaluators.update("r-similar", description="d")["type"] == "text_similarity"
+    assert {e["name"]: e["type"] for e in client.evaluators.list(limit=100)}["r-code"] == "code"
+    client.evaluators.delete(similar["id"])
     in_container = client.evaluators.list(container="r-evals")
     assert [e["name"] for e in in_container.data] == ["r-judge"]
     names = [e["name"] for e in client.evaluators.list(limit=1)]
@@ -282,6 +295,11 @@ def test_run_results_and_samples_to_pandas(client: Evalgate, completed: Run) -> 
     assert len(samples) == 3
     assert sorted(samples["output"]) == ["oslo", "paris", "rome"]
     assert samples.set_index("item_id")["passed"].to_dict() == {"i1": True, "i2": True, "i3": False}
+    # The evaluator's name beside its id.
+    columns = list(samples.columns)
+    assert columns[columns.index("evaluator_id") + 1] == "evaluator"
+    assert set(samples["evaluator"]) == {"r-exact"}
+    assert set(samples["evaluator_id"]) == {completed["evaluators"][0]}
 
 
 def test_run_html_summary(completed: Run) -> None:
@@ -315,6 +333,24 @@ def test_generation_run(client: Evalgate, judge: str, completed: Run) -> None:
     [sample] = client.runs.samples(run.id).data
     assert sample["output"] == "echo: hello" and sample["passed"] is True
     assert list(run.results.to_pandas()["model"]) == [judge]
+
+
+def test_generation_run_with_generate(client: Evalgate, judge: str, completed: Run) -> None:
+    """``generate=[model]``: fresh completions of the model for the ground truth's inputs."""
+    client.datasets.create(
+        label="r-gen-two", items=[{"input": "hi", "expected": "echo: hi"}, {"input": "yo", "expected": "no"}]
+    )
+    truth = {"type": "dataset", "dataset": "r-gen-two"}
+    run = client.runs.create(container="r-runs", evaluators=["r-exact"], generate=[judge], ground_truth=truth)
+    assert run["sample"]["type"] == "generate" and run["sample"]["models"] == [judge]
+    run = run.wait(timeout=60, progress=False)
+    assert run.status == "completed", run.get("error")
+    rows = {s["output"]: s["passed"] for s in client.runs.samples(run.id)}
+    assert rows == {"echo: hi": True, "echo: yo": False}
+    with pytest.raises(TypeError, match="sample= or generate="):
+        client.runs.create(container="r-runs", evaluators=["r-exact"], sample=truth, generate=[judge])
+    with pytest.raises(TypeError, match="sample= or generate="):
+        client.runs.create({"sample": truth}, container="r-runs", evaluators=["r-exact"], generate=[judge])
 
 
 def test_wait_shows_progress_with_tqdm_or_a_plain_line(

@@ -349,7 +349,7 @@ export function RunsPage(props: { project: Project }) {
           <tbody>
             {runs.data.data.map((r) => (
               <tr key={r.id} data-run={r.id}>
-                <td>
+                <td className="run-cell">
                   <Link to={`${base}/runs/${r.id}`}>
                     {r.name ? (
                       <>
@@ -360,21 +360,21 @@ export function RunsPage(props: { project: Project }) {
                     )}
                   </Link>
                 </td>
-                <td>
+                <td data-label="Status">
                   <StatusBadge status={r.status} />
                 </td>
-                <td>{(r.container && labels.get(r.container)) ?? r.container}</td>
-                <td>
+                <td data-label="Container">{(r.container && labels.get(r.container)) ?? r.container}</td>
+                <td data-label="Progress">
                   <ProgressBar
                     done={r.metrics?.progress?.done ?? 0}
                     total={r.metrics?.progress?.total ?? null}
                   />
                 </td>
-                <td>{r.results?.overall?.avg_score?.toFixed(3) ?? '—'}</td>
-                <td>{fmtPct(r.results?.overall?.avg_accuracy)}</td>
-                <td>{fmtUsd(r.spend)}</td>
-                <td>{fmtDuration(r.metrics?.duration_ms)}</td>
-                <td>{fmtDate(r.created_at)}</td>
+                <td data-label="Score">{r.results?.overall?.avg_score?.toFixed(3) ?? '—'}</td>
+                <td data-label="Pass rate">{fmtPct(r.results?.overall?.avg_accuracy)}</td>
+                <td data-label="Spend">{fmtUsd(r.spend)}</td>
+                <td data-label="Duration">{fmtDuration(r.metrics?.duration_ms)}</td>
+                <td data-label="Created">{fmtDate(r.created_at)}</td>
               </tr>
             ))}
           </tbody>

@@ -73,5 +73,6 @@ class Resource:
         query: Mapping[str, QueryValue],
         options: Optional[RequestOptions],
         wrap: Optional[Callable[[Any], Any]] = None,
+        evaluator_names: bool = False,
     ) -> Any:
-        return self._client._list(path, dict(query), options, wrap)
+        return self._client._list(path, dict(query), options, wrap, evaluator_names)

@@ -1,13 +1,29 @@
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from ..types import CreateEvaluator, Evaluator, EvaluatorDeleted, PatchEvaluator
 from ._base import RequestOptions, Resource, merge_body, operation, seg
 
 
+def with_type(body: Any) -> Any:
+    """The evaluator with its ``type`` (judge, code, string_check, …) right after ``object``
+    (``evaluator.<type>``), the word ``create`` takes."""
+    if not isinstance(body, dict) or not str(body.get("object", "")).startswith("evaluator."):
+        return body
+    typed: Dict[str, Any] = {}
+    for key, value in body.items():
+        if key != "type":
+            typed[key] = value
+        if key == "object":
+            typed["type"] = value[len("evaluator.") :]
+    return typed
+
+
 class Evaluators(Resource):
-    """``/v1/evaluators``: LLM judges (``type="judge"``) and sandboxed Python (``type="code"``)."""
+    """``/v1/evaluators``: LLM judges (``type="judge"``), sandboxed Python (``type="code"``) and graders
+    (``string_check``, ``text_similarity``, ``score_model``, ``label_model``). Every evaluator returned
+    carries its ``type``."""
 
     @operation("GET", "/v1/evaluators")
     def list(
@@ -25,18 +41,21 @@ class Evaluators(Resource):
             "/v1/evaluators",
             {"container": container, "include_project_wide": include_project_wide, "limit": limit, "offset": offset},
             request_options,
+            with_type,
         )
 
     @operation("POST", "/v1/evaluators")
     def create(
         self, body: Optional[CreateEvaluator] = None, *, request_options: Optional[RequestOptions] = None, **fields: Any
     ) -> Evaluator:
-        return self._call("POST", "/v1/evaluators", json=merge_body(body, fields), options=request_options)
+        return self._call(
+            "POST", "/v1/evaluators", json=merge_body(body, fields), options=request_options, wrap=with_type
+        )
 
     @operation("GET", "/v1/evaluators/{evaluator}")
     def get(self, evaluator: str, *, request_options: Optional[RequestOptions] = None) -> Evaluator:
         """By id or name."""
-        return self._call("GET", f"/v1/evaluators/{seg(evaluator)}", options=request_options)
+        return self._call("GET", f"/v1/evaluators/{seg(evaluator)}", options=request_options, wrap=with_type)
 
     @operation("PATCH", "/v1/evaluators/{evaluator}")
     def update(
@@ -49,7 +68,11 @@ class Evaluators(Resource):
     ) -> Evaluator:
         """By id or name; ``None`` clears a nullable field."""
         return self._call(
-            "PATCH", f"/v1/evaluators/{seg(evaluator)}", json=merge_body(patch, fields), options=request_options
+            "PATCH",
+            f"/v1/evaluators/{seg(evaluator)}",
+            json=merge_body(patch, fields),
+            options=request_options,
+            wrap=with_type,
         )
 
     @operation("DELETE", "/v1/evaluators/{evaluator_id}")

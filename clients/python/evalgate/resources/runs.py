@@ -48,13 +48,30 @@ class Runs(Resource):
         evaluators: Optional[List[str]] = None,
         sample: Optional[DataSource] = None,
         ground_truth: Optional[DataSource] = None,
+        baseline: Optional[DataSource] = None,
+        generate: Optional[List[str]] = None,
         idempotency_key: Optional[str] = None,
         request_options: Optional[RequestOptions] = None,
         **fields: Any,
     ) -> Run:
         """Launches a run. It is sent with an ``Idempotency-Key`` (yours, or one generated per call) that
-        every retry reuses, so a retry after a lost response never launches a second run."""
-        given = {"container": container, "evaluators": evaluators, "sample": sample, "ground_truth": ground_truth}
+        every retry reuses, so a retry after a lost response never launches a second run.
+
+        ``generate=["model", …]`` is short for ``sample={"type": "generate", "models": [...]}``: fresh
+        completions of each model (one launch each) for the inputs of ``ground_truth``."""
+        if generate is not None:
+            if sample is not None or (body or {}).get("sample") is not None:
+                raise TypeError("runs.create() takes sample= or generate=, not both")
+            if isinstance(generate, str):
+                generate = [generate]
+            sample = {"type": "generate", "models": list(generate)}
+        given = {
+            "container": container,
+            "evaluators": evaluators,
+            "sample": sample,
+            "ground_truth": ground_truth,
+            "baseline": baseline,
+        }
         payload = merge_body(body, {**{k: v for k, v in given.items() if v is not None}, **fields})
         return self._call(
             "POST",
@@ -107,7 +124,8 @@ class Runs(Resource):
         offset: Optional[int] = None,
         request_options: Optional[RequestOptions] = None,
     ) -> Any:
-        """Per-sample results (one per launch, evaluator and position); ``.to_pandas()`` on the page."""
+        """Per-sample results (one per launch, evaluator and position); ``.to_pandas()`` on the page. Each
+        row carries its evaluator's name (``evaluator``, None once deleted) beside ``evaluator_id``."""
         query = {
             "launch": launch,
             "evaluator": evaluator,
@@ -117,7 +135,9 @@ class Runs(Resource):
             "limit": limit,
             "offset": offset,
         }
-        return self._list(f"/v1/evaluation/runs/{seg(run_id)}/samples", query, request_options)
+        return self._list(
+            f"/v1/evaluation/runs/{seg(run_id)}/samples", query, request_options, evaluator_names=True
+        )
 
     @operation("GET", "/v1/evaluation/runs/{run_id}/compare")
     def compare(

@@ -1,0 +1,146 @@
+/**
+ * What the dashboard shows of a monitor beyond the API's object: its container by label, and per
+ * evaluator what was stored (scored, errors, missing) with, when it has scored nothing, the reason why
+ * (the sandbox cannot run code here, no call selected yet, calls waiting, nothing to score).
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { evaluatorNames } from '../monitors/results.js';
+import type { Monitor } from '../monitors/schemas.js';
+import { parseJson } from '../shared/json.js';
+
+export interface MonitorEvaluatorState {
+  evaluator: string;
+  name: string;
+  /** judge, code or a grader type; null once the evaluator was deleted. */
+  type: string | null;
+  num_scored: number;
+  num_errors: number;
+  num_missing: number;
+  /** Why nothing was scored or failed; null when something was. */
+  why: string | null;
+}
+
+export type DashboardMonitor = Monitor & { container_label: string | null };
+export type DashboardMonitorDetail = DashboardMonitor & { evaluator_states: MonitorEvaluatorState[] };
+
+/** Whether code evaluators can run where this server's runs execute, and if not why. */
+export type SandboxProbe = () => Promise<{ available: boolean; reason?: string }>;
+
+/** The monitors with their containers' labels (one query for the page). */
+export async function withContainerLabels(
+  db: Kysely<Database>,
+  monitors: Monitor[],
+): Promise<DashboardMonitor[]> {
+  const ids = [...new Set(monitors.map((m) => m.container))];
+  const rows = ids.length
+    ? await db.selectFrom('containers').select(['id', 'label']).where('id', 'in', ids).execute()
+    : [];
+  const labels = new Map(rows.map((r) => [r.id, r.label]));
+  return monitors.map((m) => ({ ...m, container_label: labels.get(m.container) ?? null }));
+}
+
+interface Counts {
+  scored: number;
+  errors: number;
+  missing: number;
+  missingMessage: string | null;
+}
+
+async function countsOf(db: Kysely<Database>, runId: string): Promise<Map<string, Counts>> {
+  const rows = await db
+    .selectFrom('run_samples')
+    .select(['evaluator_id', 'status', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('run_id', '=', runId)
+    .groupBy(['evaluator_id', 'status'])
+    .execute();
+  const counts = new Map<string, Counts>();
+  for (const r of rows) {
+    const c = counts.get(r.evaluator_id) ?? { scored: 0, errors: 0, missing: 0, missingMessage: null };
+    if (r.status === 'scored') c.scored += Number(r.n);
+    else if (r.status === 'error') c.errors += Number(r.n);
+    else if (r.status === 'missing') c.missing += Number(r.n);
+    counts.set(r.evaluator_id, c);
+  }
+  for (const [id, c] of counts) {
+    if (c.missing === 0) continue;
+    const last = await db
+      .selectFrom('run_samples')
+      .select('error')
+      .where('run_id', '=', runId)
+      .where('evaluator_id', '=', id)
+      .where('status', '=', 'missing')
+      .where('error', 'is not', null)
+      .limit(1)
+      .executeTakeFirst();
+    c.missingMessage = parseJson<{ message?: string } | null>(last?.error ?? null, null)?.message ?? null;
+  }
+  return counts;
+}
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+function whyNothing(
+  m: Monitor,
+  type: string | null,
+  c: Counts,
+  sandbox: { available: boolean; reason?: string } | null,
+): string | null {
+  if (c.scored > 0 || c.errors > 0) return null;
+  if (type === 'code' && sandbox && !sandbox.available) {
+    return `Code evaluators cannot run on this server: ${sandbox.reason ?? 'no sandbox'}.`;
+  }
+  if (m.selected === 0) {
+    return m.enabled
+      ? 'No call selected yet: none of the container’s calls since the monitor started matched its filter and sampling rate.'
+      : 'Paused before any call was selected.';
+  }
+  if (c.missing > 0) {
+    const lead = `${plural(c.missing, 'selected call')} gave this evaluator nothing to score (missing)`;
+    if (type === 'code') {
+      return (
+        `${lead}: a monitor’s calls have no ground truth, so evaluate() receives ground_truth=None` +
+        `${c.missingMessage ? ` — ${c.missingMessage.split('\n')[0]}` : ''}.`
+      );
+    }
+    return `${lead}: the call has no output, or the evaluator needs an expected answer a live call lacks.`;
+  }
+  if (m.lag_seconds > 0) {
+    return `${plural(m.selected, 'selected call')}, waiting to be scored (the oldest for ${m.lag_seconds.toFixed(0)} s).`;
+  }
+  return null;
+}
+
+/** A monitor's page: the API's object, its container's label and the state of each evaluator. */
+export async function monitorDetail(
+  db: Kysely<Database>,
+  monitor: Monitor,
+  runId: string,
+  sandbox: SandboxProbe,
+): Promise<DashboardMonitorDetail> {
+  const [[labelled], names, counts, types] = await Promise.all([
+    withContainerLabels(db, [monitor]),
+    evaluatorNames(db, runId),
+    countsOf(db, runId),
+    monitor.evaluators.length
+      ? db.selectFrom('evaluators').select(['id', 'type']).where('id', 'in', monitor.evaluators).execute()
+      : Promise.resolve([]),
+  ]);
+  const typeOf = new Map(types.map((t) => [t.id, t.type as string]));
+  const needsSandbox = monitor.evaluators.some((id) => typeOf.get(id) === 'code');
+  const status = needsSandbox ? await sandbox() : null;
+  const evaluator_states = monitor.evaluators.map((id): MonitorEvaluatorState => {
+    const c = counts.get(id) ?? { scored: 0, errors: 0, missing: 0, missingMessage: null };
+    const type = typeOf.get(id) ?? null;
+    return {
+      evaluator: id,
+      name: names.get(id) ?? id,
+      type,
+      num_scored: c.scored,
+      num_errors: c.errors,
+      num_missing: c.missing,
+      why: whyNothing(monitor, type, c, status),
+    };
+  });
+  return { ...(labelled as DashboardMonitor), evaluator_states };
+}
