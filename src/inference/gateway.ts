@@ -105,6 +105,11 @@ export interface Gateway {
   newLogId(): string;
   /** Hands the call to the log writer; never throws, never waits. */
   record(call: RecordedCall, outcome: CallOutcome): void;
+  /**
+   * A streamed call is starting (its log id goes out before its answer): the writer's spool keeps it as
+   * interrupted until `record` replaces it, so that a kill of the process leaves a task log for that id.
+   */
+  begin(call: RecordedCall): void;
   stats(): GatewayStats;
 }
 
@@ -189,6 +194,28 @@ export function createGateway(options: GatewayOptions): Gateway {
         logWriter.write(record);
       } catch {
         stats.unrecorded++;
+      }
+    },
+    begin(call) {
+      if (!logWriter?.begin) return;
+      try {
+        logWriter.begin({
+          id: call.logId,
+          projectId: call.projectId,
+          containerId: call.containerId,
+          model: call.request.model,
+          output: null,
+          ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
+          usage: null,
+          latencyMs: 0,
+          cost: 0,
+          status: 'error',
+          error: { code: 'interrupted', message: 'The server stopped before the call finished' },
+          metadata: { stream: true },
+          createdAt: new Date(call.startedAt).toISOString(),
+        });
+      } catch {
+        // Kept without it: the call's own record still follows.
       }
     },
     stats: () => ({ ...stats }),

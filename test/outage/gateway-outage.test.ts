@@ -151,4 +151,74 @@ describe.skipIf(testDbKind() !== 'postgres')('the gateway through a PostgreSQL o
       }
     },
   );
+
+  it.each([
+    ['on its thread', '1'],
+    ['on the main thread', '0'],
+  ])(
+    'spills task logs past the bound to the spool, and stores them all once the database is back (%s)',
+    {
+      timeout: 60_000,
+    },
+    async (_name, thread) => {
+      const h = await startHarness({
+        database: await pg.freshDatabase(),
+        env: {
+          EVALGATE_LOG_MAX_BUFFERED: '5',
+          EVALGATE_LOG_WRITER_THREAD: thread,
+          EVALGATE_LOG_FLUSH_MS: '50',
+        },
+      });
+      try {
+        await h.call('POST', '/v1/models', {
+          body: { label: 'mock', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'm' },
+        });
+        const chat = async () => {
+          const res = await fetch(`${h.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${h.admin.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'mock', messages: [{ role: 'user', content: 'Hi' }] }),
+          });
+          await res.arrayBuffer();
+          expect(res.status).toBe(200);
+          return res.headers.get('x-evalgate-log-id')!;
+        };
+        const ids = [await chat()];
+        await h.app.services.logWriter.flush();
+        await pg.stop();
+        for (let i = 0; i < 12; i++) {
+          ids.push(await chat());
+          if (i === 0) await h.app.services.logWriter.flush();
+        }
+        await h.app.services.logWriter.flush();
+        const during = h.app.services.logWriter.stats();
+        // 5 held in memory, the other 7 in the spool file; none lost.
+        expect(during).toMatchObject({ accepted: 13, written: 1, failed: 0, buffered: 12, spilled: 7 });
+        const metrics = await h.call('GET', '/metrics');
+        expect(metrics.text).toMatch(/^evalgate_log_writer_spilled 7$/m);
+        expect(metrics.text).toMatch(/^evalgate_log_writer_dropped_total 0$/m);
+        await pg.start();
+
+        await waitFor(
+          () => h.app.services.logWriter.stats().buffered === 0,
+          30_000,
+          'spilled task logs to be written',
+        );
+        expect(h.app.services.logWriter.stats()).toMatchObject({
+          accepted: 13,
+          written: 13,
+          failed: 0,
+          spilled: 0,
+        });
+        const rows = await h.app.services.db
+          .selectFrom('task_logs')
+          .select('id')
+          .where('id', 'in', ids)
+          .execute();
+        expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+      } finally {
+        await h.close();
+      }
+    },
+  );
 });
