@@ -79,7 +79,7 @@ export interface Config {
   upstreamPolicy: UpstreamPolicySettings;
   /** Batching of the task log writer. */
   /** The task log writer; `thread`: on a worker thread with its own connection (not for in-memory SQLite). */
-  logWriter: { batchSize: number; flushMs: number; maxBuffered: number; thread: boolean };
+  logWriter: { batchSize: number; flushMs: number; maxBuffered: number; thread: boolean; spool: boolean };
   /** Largest streamed upload (JSON-lines datasets and task log imports), in bytes. */
   uploadLimit: number;
   /** A price table that replaces the bundled data/prices.json. */
@@ -353,6 +353,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
       flushMs: int('EVALGATE_LOG_FLUSH_MS', env.EVALGATE_LOG_FLUSH_MS, 200, 1, 60_000),
       maxBuffered: int('EVALGATE_LOG_MAX_BUFFERED', env.EVALGATE_LOG_MAX_BUFFERED, 50_000, 1, 10_000_000),
       thread: int('EVALGATE_LOG_WRITER_THREAD', env.EVALGATE_LOG_WRITER_THREAD, 1, 0, 1) === 1,
+      spool: int('EVALGATE_LOG_SPOOL', env.EVALGATE_LOG_SPOOL, 1, 0, 1) === 1,
     },
     uploadLimit: int('EVALGATE_UPLOAD_LIMIT', env.EVALGATE_UPLOAD_LIMIT, 4 * 1024 ** 3, 1024, 1024 ** 4),
     pricesFile: text(env.EVALGATE_PRICES_FILE),

@@ -19,6 +19,7 @@ import { createProviders } from './inference/compose.js';
 import { checkUpstreamUrlResolved } from './inference/egress/policy.js';
 import { SelfAddresses } from './inference/egress/self-addresses.js';
 import { hopIdOf } from './inference/hop.js';
+import { createSpooledLogWriter } from './inference/recording/spooled-writer.js';
 import { createThreadedLogWriter } from './inference/recording/threaded-writer.js';
 import type { CommittedLog, LogWriter } from './inference/recording/types.js';
 import { createLogWriter } from './inference/recording/writer.js';
@@ -126,6 +127,22 @@ async function createRunQueue(config: Config, database: DatabaseHandle): Promise
   );
 }
 
+async function spooled(
+  config: Config,
+  writer: LogWriter,
+  db: Kysely<Database>,
+  warn: (message: string) => void,
+): Promise<LogWriter> {
+  if (!config.logWriter.spool || !config.recording) return writer;
+  const spool = createSpooledLogWriter(writer, {
+    dataDir: config.dataDir,
+    maxBuffered: config.logWriter.maxBuffered,
+    warn,
+  });
+  await spool.replay(db);
+  return spool;
+}
+
 /**
  * The composition root: every backend is chosen here, from the typed config, and nowhere else. The
  * database (migrated), model resolution, providers, the task log writer, the run queue, the model
@@ -151,10 +168,12 @@ export async function createServices(config: Config, options: ServicesOptions = 
     ...config.logWriter,
     onCommitted: (logs: CommittedLog[]) => selector?.committed(logs),
   };
-  const logWriter: LogWriter =
+  const innerWriter: LogWriter =
     config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
       ? createThreadedLogWriter(config.databaseUrl, writerOptions, warn)
       : createLogWriter(database.db, { ...writerOptions, warn });
+  // Task logs survive a kill: spooled to the data dir first; what a process gone before left is stored now.
+  const logWriter = await spooled(config, innerWriter, database.db, warn);
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });

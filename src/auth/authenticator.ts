@@ -22,6 +22,15 @@ export interface Authenticator {
 
 const TOUCH_EVERY_MS = 60_000;
 
+/**
+ * How long after its last verification a key is still trusted while the database cannot be asked: calls
+ * of keys seen recently keep being served through an outage; a key not seen within this answers 503.
+ */
+export const KEY_OUTAGE_GRACE_MS = 3_600_000;
+
+/** Keys remembered for the outage grace (the oldest forgotten past it). */
+const MAX_REMEMBERED = 100_000;
+
 function invalid(message: string): ApiError {
   return new ApiError('invalid_api_key', message);
 }
@@ -32,7 +41,8 @@ function invalid(message: string): ApiError {
  * takes effect at once, through another process within `cacheMs`.
  */
 export function createAuthenticator(db: Kysely<Database>, pepper: string, cacheMs: number): Authenticator {
-  const cache = new Map<string, { principal: Principal; until: number }>();
+  // `until`: trusted without asking; `verified`: when the database last said yes (the outage grace).
+  const cache = new Map<string, { principal: Principal; until: number; verified: number }>();
   const touched = new Map<string, number>();
 
   function touch(keyId: string, now: number): void {
@@ -62,6 +72,9 @@ export function createAuthenticator(db: Kysely<Database>, pepper: string, cacheM
       try {
         record = await findActiveKeyByHash(db, hash);
       } catch {
+        // The database cannot be asked: a key verified recently is still trusted (revocations made
+        // through this process have already dropped it), so calls go on being served.
+        if (hit && hit.verified + KEY_OUTAGE_GRACE_MS > now) return hit.principal;
         throw new ApiError('upstream_unavailable', 'The database is unavailable; try again shortly');
       }
       if (!record) {
@@ -74,7 +87,10 @@ export function createAuthenticator(db: Kysely<Database>, pepper: string, cacheM
         permissions: record.permissions,
         cacheTtlSeconds: record.cache_ttl_seconds ?? null,
       };
-      if (cacheMs > 0) cache.set(key, { principal, until: now + cacheMs });
+      if (cacheMs > 0) {
+        if (cache.size >= MAX_REMEMBERED && !cache.has(key)) cache.delete(cache.keys().next().value!);
+        cache.set(key, { principal, until: now + cacheMs, verified: now });
+      }
       touch(record.id, now);
       return principal;
     },

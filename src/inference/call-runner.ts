@@ -258,6 +258,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       const cache = gatewayCache(deps.cache, req, reply, { projectId, model, nativeStream }, base);
       if (cache.active) call.collect = true;
       if (request.stream === true) {
+        if (context) gateway.begin(context);
         const stream = await cache.stream(request, () => providers.stream(model, upstreamRequest, call));
         reply.header(UPSTREAM_MODEL_HEADER, stream.upstreamModel);
         const result = await pipeStream(
@@ -290,12 +291,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         : spec.answer
           ? spec.answer.plain(result.body as ChatCompletion, model)
           : result.bodyText;
-      reply
-        .header(COST_HEADER, formatCost(result.cost))
-        .header(UPSTREAM_MODEL_HEADER, result.upstreamModel)
-        .type('application/json')
-        .send(body);
-      // Recorded once the answer is on its way.
+      // Recorded (spooled) before the answer goes out, so that the log id it carries survives a kill.
       record({
         model: request.model,
         output: recordedOutput(result.body),
@@ -308,6 +304,11 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         error: null,
         metadata: { ...base, stream: false, served_by: result.servedBy, attempts: result.attempts },
       });
+      reply
+        .header(COST_HEADER, formatCost(result.cost))
+        .header(UPSTREAM_MODEL_HEADER, result.upstreamModel)
+        .type('application/json')
+        .send(body);
       return reply;
     } catch (err) {
       record({

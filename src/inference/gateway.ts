@@ -12,20 +12,40 @@ export const DEFAULT_CONTAINER = 'default';
 
 const CONTAINER_CACHE_MS = 60_000;
 
+/** How long a resolved model or container is still used while the database cannot be asked. */
+export const OUTAGE_GRACE_MS = 3_600_000;
+
 interface Cached<T> {
   value: Promise<T>;
   until: number;
 }
 
-/** A time-bounded memo of async look-ups; failures are not kept, concurrent misses share one look-up. */
+/**
+ * A time-bounded memo of async look-ups; failures are not kept, concurrent misses share one look-up. A
+ * look-up that fails for a reason other than an `ApiError` (the database is away) falls back on the last
+ * value loaded for the key, if it is younger than OUTAGE_GRACE_MS: calls go on being served.
+ */
 function memo<T>(ttlMs: number, load: (projectId: string, ref: string) => Promise<T>) {
   const entries = new Map<string, Cached<T>>();
+  const last = new Map<string, { value: T; at: number }>();
+  const loadKept = async (key: string, projectId: string, ref: string): Promise<T> => {
+    try {
+      const value = await load(projectId, ref);
+      if (last.size > 10_000) last.clear();
+      last.set(key, { value, at: Date.now() });
+      return value;
+    } catch (err) {
+      const kept = last.get(key);
+      if (err instanceof ApiError || !kept || kept.at + OUTAGE_GRACE_MS <= Date.now()) throw err;
+      return kept.value;
+    }
+  };
   return (projectId: string, ref: string): Promise<T> => {
     const key = `${projectId}\u0000${ref}`;
     const now = Date.now();
     const hit = entries.get(key);
     if (hit && hit.until > now) return hit.value;
-    const value = load(projectId, ref);
+    const value = loadKept(key, projectId, ref);
     if (ttlMs > 0) {
       if (entries.size > 10_000) entries.clear();
       entries.set(key, { value, until: now + ttlMs });
@@ -85,6 +105,11 @@ export interface Gateway {
   newLogId(): string;
   /** Hands the call to the log writer; never throws, never waits. */
   record(call: RecordedCall, outcome: CallOutcome): void;
+  /**
+   * A streamed call is starting (its log id goes out before its answer): the writer's spool keeps it as
+   * interrupted until `record` replaces it, so that a kill of the process leaves a task log for that id.
+   */
+  begin(call: RecordedCall): void;
   stats(): GatewayStats;
 }
 
@@ -169,6 +194,28 @@ export function createGateway(options: GatewayOptions): Gateway {
         logWriter.write(record);
       } catch {
         stats.unrecorded++;
+      }
+    },
+    begin(call) {
+      if (!logWriter?.begin) return;
+      try {
+        logWriter.begin({
+          id: call.logId,
+          projectId: call.projectId,
+          containerId: call.containerId,
+          model: call.request.model,
+          output: null,
+          ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
+          usage: null,
+          latencyMs: 0,
+          cost: 0,
+          status: 'error',
+          error: { code: 'interrupted', message: 'The server stopped before the call finished' },
+          metadata: { stream: true },
+          createdAt: new Date(call.startedAt).toISOString(),
+        });
+      } catch {
+        // Kept without it: the call's own record still follows.
       }
     },
     stats: () => ({ ...stats }),

@@ -46,9 +46,72 @@ export interface AlertOptions {
   warn(message: string): void;
   /** How often the rules are evaluated. */
   intervalMs?: number;
-  /** Delivery attempts of one webhook, and the first back-off (doubled each time). */
-  attempts?: number;
+  /** Retries of one webhook delivery after its first attempt, and the first back-off (doubled each time). */
+  retries?: number;
   backoffMs?: number;
+}
+
+/** Retries after the first attempt of a webhook delivery (so at most 1 + 5 POSTs). */
+export const WEBHOOK_RETRIES = 5;
+
+export interface DeliveryOptions {
+  checkUrl: UpstreamUrlCheck;
+  warn(message: string): void;
+  retries?: number;
+  backoffMs?: number;
+  /** Stops retrying (the process is closing). */
+  stopped?: () => boolean;
+}
+
+/**
+ * POSTs a signed alert body: the first attempt and up to `retries` more (5xx, 429, a failed connection),
+ * waiting `backoffMs` (0.5 s) before the first retry and twice as long before each next one. Another 4xx
+ * is not retried; redirects are not followed; the URL passes the upstream policy before every attempt.
+ * Returns the number of POSTs attempted.
+ */
+export async function deliverWebhook(
+  url: string,
+  secret: string,
+  body: string,
+  label: string,
+  options: DeliveryOptions,
+): Promise<number> {
+  const retries = options.retries ?? WEBHOOK_RETRIES;
+  const attempts = 1 + retries;
+  let wait = options.backoffMs ?? 500;
+  let made = 0;
+  for (let attempt = 1; attempt <= attempts && !options.stopped?.(); attempt++) {
+    const verdict = await options.checkUrl(url);
+    if (!verdict.ok) {
+      options.warn(`${label}: alert webhook not sent, ${verdict.reason}`);
+      return made;
+    }
+    made++;
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(secret, body) },
+        body,
+        // A redirect could lead past the policy: it is not followed.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      });
+      await res.arrayBuffer().catch(() => {});
+      if (res.status < 300) return made;
+      if (res.status < 500 && res.status !== 429) {
+        options.warn(`${label}: alert webhook answered ${res.status}; not retried`);
+        return made;
+      }
+    } catch {
+      // Retried below.
+    }
+    if (attempt < attempts) {
+      await new Promise((r) => setTimeout(r, wait).unref());
+      wait *= 2;
+    }
+  }
+  options.warn(`${label}: alert webhook failed after ${made} attempts (${retries} retries)`);
+  return made;
 }
 
 /**
@@ -124,38 +187,10 @@ export class AlertWatcher {
   }
 
   private async deliver(url: string, secret: string, body: string, monitorId: string): Promise<void> {
-    const attempts = this.options.attempts ?? 5;
-    let wait = this.options.backoffMs ?? 500;
-    for (let attempt = 1; attempt <= attempts && !this.closed; attempt++) {
-      const verdict = await this.options.checkUrl(url);
-      if (!verdict.ok) {
-        this.options.warn(`monitor ${monitorId}: alert webhook not sent, ${verdict.reason}`);
-        return;
-      }
-      try {
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(secret, body) },
-          body,
-          // A redirect could lead past the policy: it is not followed.
-          redirect: 'manual',
-          signal: AbortSignal.timeout(10_000),
-        });
-        await res.arrayBuffer().catch(() => {});
-        if (res.status < 300) return;
-        if (res.status < 500 && res.status !== 429) {
-          this.options.warn(`monitor ${monitorId}: alert webhook answered ${res.status}; not retried`);
-          return;
-        }
-      } catch {
-        // Retried below.
-      }
-      if (attempt < attempts) {
-        await new Promise((r) => setTimeout(r, wait).unref());
-        wait *= 2;
-      }
-    }
-    this.options.warn(`monitor ${monitorId}: alert webhook failed after ${attempts} attempts`);
+    await deliverWebhook(url, secret, body, `monitor ${monitorId}`, {
+      ...this.options,
+      stopped: () => this.closed,
+    });
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,8 @@ export interface LogWriterCounts {
   buffered: number;
   failed: number;
   written: number;
+  /** Records past the writer's bound kept in its spool file (none without a spool). */
+  spilled?: number;
 }
 
 /** The process's metrics: what the engine reports, HTTP requests, and values read at scrape time. */
@@ -160,7 +162,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   let readLog: (() => LogWriterCounts) | null = null;
   const logValue = (field: keyof LogWriterCounts) => () => {
     if (!readLog) throw new Error('no log writer');
-    return readLog()[field];
+    return readLog()[field] ?? 0;
   };
   new ReadGauge(
     'evalgate_log_writer_backlog',
@@ -173,6 +175,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'Task log records dropped since the process started (database down or buffer full)',
     registry,
     logValue('failed'),
+  );
+  new ReadGauge(
+    'evalgate_log_writer_spilled',
+    'Task log records past the in-memory bound, kept in the spool file until the writer has room',
+    registry,
+    logValue('spilled'),
   );
   new ReadCounter(
     'evalgate_log_writer_written_total',

@@ -61,6 +61,45 @@ describe('address classes', () => {
       expect(isAddressAllowed(ip, open), ip).toBe(false);
     expect(isAddressAllowed('8.8.8.8', closed)).toBe(true);
   });
+
+  it('sees the IPv4 address inside every IPv4-embedding IPv6 spelling', () => {
+    const cases: Record<string, string> = {
+      // IPv4-translated (::ffff:0:a.b.c.d), as written and as the URL parser prints it.
+      '::ffff:0:127.0.0.1': 'loopback',
+      '::ffff:0:7f00:1': 'loopback',
+      '::ffff:0:10.0.0.1': 'private',
+      '::ffff:0:169.254.169.254': 'metadata',
+      // IPv4-compatible.
+      '::127.0.0.1': 'loopback',
+      '::10.1.1.1': 'private',
+      // 6to4: 2002:AABB:CCDD:: carries a.b.c.d.
+      '2002:7f00:1::': 'loopback',
+      '2002:7f00:1::1': 'loopback',
+      '2002:a00:1::': 'private',
+      '2002:c0a8:101:1::5': 'private',
+      '2002:a9fe:a9fe::': 'metadata',
+      '2002:808:808::1': 'public',
+      // NAT64, well-known and local-use (RFC 6052 /48 layout: bits 48–63 and 72–87).
+      '64:ff9b::10.0.0.1': 'private',
+      '64:ff9b::7f00:1': 'loopback',
+      '64:ff9b:1:7f00:0:100::': 'loopback',
+      '64:ff9b::8.8.8.8': 'public',
+      // Teredo: the client's address, inverted, in the last 32 bits (80ff:fffe is 127.0.0.1).
+      '2001:0:4136:e378:8000:63bf:80ff:fffe': 'loopback',
+      '2001:0:4136:e378:8000:63bf:f5ff:fffe': 'private',
+      // ISATAP interface ids.
+      '2001:db8::5efe:10.1.2.3': 'private',
+      '2001:db8::200:5efe:127.0.0.1': 'loopback',
+      // Plain IPv6 addresses keep their own class.
+      '2606:4700:4700::1111': 'public',
+      '::1': 'loopback',
+      '::': 'reserved',
+    };
+    for (const [ip, cls] of Object.entries(cases)) expect(classifyAddress(ip), ip).toBe(cls);
+    for (const ip of ['::ffff:0:127.0.0.1', '2002:7f00:1::', '64:ff9b::a00:1', '2001:0:1:2:3:4:80ff:fffe'])
+      expect(isAddressAllowed(ip, closed), ip).toBe(false);
+    expect(isAddressAllowed('2002:7f00:1::', open)).toBe(true);
+  });
 });
 
 describe('checkUpstreamUrl', () => {
@@ -88,6 +127,20 @@ describe('checkUpstreamUrl', () => {
     refused('http://0xA9FEA9FE/', open, /metadata/);
     refused('http://169.254.169.254./', open, /metadata/);
     refused('http://[::ffff:169.254.169.254]/', open, /metadata/);
+    refused('http://[::ffff:0:169.254.169.254]/', open, /metadata/);
+    refused('http://[2002:a9fe:a9fe::]/', open, /metadata/);
+  });
+
+  it('refuses IPv4-translated, 6to4 and NAT64 spellings of private addresses when blocking them', () => {
+    for (const url of [
+      'http://[::ffff:0:127.0.0.1]:8000/v1',
+      'http://[2002:7f00:1::]:8000/v1',
+      'http://[64:ff9b::10.0.0.1]/v1',
+      'http://[64:ff9b:1:7f00:0:100::]/v1',
+    ]) {
+      expect(checkUpstreamUrl(url, open).ok, url).toBe(true);
+      refused(url, closed, /EVALGATE_BLOCK_PRIVATE_UPSTREAMS/);
+    }
   });
 
   it('refuses loopback, private and localhost only when blocking private upstreams', () => {
@@ -230,5 +283,23 @@ describe('registration applies the policy (422 at body.base_url)', () => {
       issues: [{ loc: ['body', 'base_url'], type: 'upstream_refused' }],
     });
     expect((await h.call('GET', '/v1/models/rebind')).status).toBe(404);
+  });
+
+  it('refuses IPv4-embedding spellings of loopback at registration when private upstreams are blocked', async () => {
+    const ctx = {
+      ...h.app.services.models,
+      checkUpstream: (url: string) => checkUpstreamUrlResolved(url, closed),
+    };
+    for (const [label, url] of [
+      ['translated', 'http://[::ffff:0:127.0.0.1]:8000/v1'],
+      ['sixtofour', 'http://[2002:7f00:1::]:8000/v1'],
+    ] as const) {
+      const attempt = registerModel(ctx, h.admin.projectId, { label, base_url: url });
+      await expect(attempt, url).rejects.toMatchObject({
+        status: 422,
+        issues: [{ loc: ['body', 'base_url'], type: 'upstream_refused' }],
+      });
+      expect((await h.call('GET', `/v1/models/${label}`)).status).toBe(404);
+    }
   });
 });

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverWebhook, WEBHOOK_RETRIES } from '../../src/monitors/alerts.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
@@ -224,4 +225,54 @@ describe('monitor alerts', () => {
     );
     expect(text).toContain(`evalgate_monitor_lag_seconds{monitor="${id}",name="watch"} 0`);
   }, 120_000);
+});
+
+describe('alert webhook retries', () => {
+  let server: http.Server;
+  let url = '';
+  let status = 500;
+  let hits = 0;
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        hits++;
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server?.close(r));
+  });
+
+  const options = (warnings: string[]) => ({
+    checkUrl: async () => ({ ok: true as const }),
+    warn: (m: string) => warnings.push(m),
+    backoffMs: 1,
+  });
+
+  it('retries a webhook answering 500 five times after the first attempt, as documented', async () => {
+    status = 500;
+    hits = 0;
+    const warnings: string[] = [];
+    const made = await deliverWebhook(url, 's', '{}', 'monitor m', options(warnings));
+    expect(WEBHOOK_RETRIES).toBe(5);
+    expect(hits).toBe(1 + 5);
+    expect(made).toBe(6);
+    expect(warnings).toEqual(['monitor m: alert webhook failed after 6 attempts (5 retries)']);
+  });
+
+  it('does not retry another 4xx, and stops at the first success', async () => {
+    status = 404;
+    hits = 0;
+    expect(await deliverWebhook(url, 's', '{}', 'monitor m', options([]))).toBe(1);
+    expect(hits).toBe(1);
+    status = 204;
+    hits = 0;
+    expect(await deliverWebhook(url, 's', '{}', 'monitor m', options([]))).toBe(1);
+    expect(hits).toBe(1);
+  });
 });

@@ -255,7 +255,12 @@ describe.skipIf(testDbKind() !== 'postgres')('PostgreSQL restart under load', ()
       timeout: 60_000,
     },
     async (_name, thread) => {
-      const h = await startApp({ EVALGATE_LOG_MAX_BUFFERED: '5', EVALGATE_LOG_WRITER_THREAD: thread });
+      // Without the spool (which keeps the excess on disk instead: gateway-outage.test.ts).
+      const h = await startApp({
+        EVALGATE_LOG_MAX_BUFFERED: '5',
+        EVALGATE_LOG_WRITER_THREAD: thread,
+        EVALGATE_LOG_SPOOL: '0',
+      });
       const warnings: string[] = [];
       h.services.logger.warn = ((message: string) => warnings.push(String(message))) as never;
       try {

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import type { UpstreamVerdict } from '../../catalog/models/types.js';
 import type { UpstreamPolicySettings } from '../../config.js';
+import { embeddedIpv4 } from './ipv6.js';
 import { portOf, type SelfAddresses } from './self-addresses.js';
 
 /**
@@ -70,12 +71,7 @@ function buildLists(): Map<(typeof ORDER)[number], BlockList> {
   const lists = new Map<(typeof ORDER)[number], BlockList>();
   for (const cls of ORDER) {
     const list = new BlockList();
-    for (const [net, prefix] of V4[cls]) {
-      list.addSubnet(net, prefix, 'ipv4');
-      // IPv4 embedded in IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d).
-      for (const embed of ['::ffff:', '::', '64:ff9b::'])
-        list.addSubnet(`${embed}${net}`, 96 + prefix, 'ipv6');
-    }
+    for (const [net, prefix] of V4[cls]) list.addSubnet(net, prefix, 'ipv4');
     for (const [net, prefix] of V6[cls]) list.addSubnet(net, prefix, 'ipv6');
     lists.set(cls, list);
   }
@@ -88,15 +84,23 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
+function classOf(address: string, type: 'ipv4' | 'ipv6'): AddressClass {
+  lists ??= buildLists();
+  for (const cls of ORDER) if (lists.get(cls)!.check(address, type)) return cls;
+  return 'public';
+}
+
 /** The class of an IP address; 'reserved' for text that is not one. */
 export function classifyAddress(ip: string): AddressClass {
   const address = stripBrackets(ip).split('%')[0]!;
   const family = isIP(address);
   if (family === 0) return 'reserved';
-  lists ??= buildLists();
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  for (const cls of ORDER) if (lists.get(cls)!.check(address, type)) return cls;
-  return 'public';
+  if (family === 4) return classOf(address, 'ipv4');
+  const own = classOf(address, 'ipv6');
+  if (own !== 'public') return own;
+  // An IPv6 address that carries an IPv4 one reaches (or is translated to) that address: its class wins.
+  const embedded = embeddedIpv4(address);
+  return embedded === null ? own : classOf(embedded, 'ipv4');
 }
 
 const DESCRIBE: Record<Exclude<AddressClass, 'public'>, string> = {

@@ -56,6 +56,8 @@ export interface LogWriterStats {
   failed: number;
   /** Records accepted and not yet written, those held through a database outage included. */
   buffered: number;
+  /** Of those, records past the bound kept only in the spool file until the writer has room (spooled writer). */
+  spilled?: number;
 }
 
 /**
@@ -65,6 +67,11 @@ export interface LogWriterStats {
  */
 export interface LogWriter {
   write(record: TaskLogRecord): void;
+  /**
+   * A streamed call has started and its log id is with the client: a writer with a spool keeps `record`
+   * (the call as interrupted), stored if the process ends before the call's own record is written.
+   */
+  begin?(record: TaskLogRecord): void;
   /**
    * Resolves when everything accepted so far has been written or counted as failed, or once the database
    * has failed an attempt (an outage): what it holds then stays held and is retried.

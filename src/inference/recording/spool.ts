@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TaskLogRecord } from './types.js';
+
+/**
+ * The task log spool: an append-only file of the records a process hands to its log writer, written
+ * (with one `write` call, so that it survives a kill of the process) before the call's answer goes out.
+ * Files are rotated every ROTATE_MS, flushed to disk (`fsync`) every SYNC_MS, and deleted once every
+ * record in them has been stored; a process started later replays the files of processes that are gone.
+ *
+ * A line is `{"k":"b"|"f","r":<record>}`: `f` a call's final record, `b` a record written as a streamed
+ * call starts (its log id is then already with the client), stored as an interrupted call unless its
+ * final record follows.
+ */
+export interface SpoolLine {
+  k: 'b' | 'f';
+  r: TaskLogRecord;
+}
+
+export const SPOOL_FOLDER = 'task-log-spool';
+const SUFFIX = '.jsonl';
+const CLAIMED = '.replaying';
+
+/** The instances of this process whose files are live (not to be replayed by another instance). */
+const liveInstances = new Set<string>();
+
+export interface Segment {
+  file: string;
+  fd: number | null;
+  bytes: number;
+  /** Dirty since the last fsync. */
+  dirty: boolean;
+  /** The writer's count of accepted records once the last final record of this file was accepted. */
+  lastAccepted: number;
+  /** Records of this file the writer dropped at its bound: kept here until written again. */
+  overflow: Set<string>;
+  /** Streamed calls begun in this file and not finished yet. */
+  open: Set<string>;
+}
+
+export class SpoolFiles {
+  readonly dir: string;
+  readonly instance: string;
+  private seq = 0;
+
+  constructor(dataDir: string) {
+    this.dir = path.join(dataDir, SPOOL_FOLDER);
+    fs.mkdirSync(this.dir, { recursive: true });
+    this.instance = `${process.pid}.${randomBytes(4).toString('hex')}`;
+    liveInstances.add(this.instance);
+  }
+
+  open(): Segment {
+    const file = path.join(this.dir, `${this.instance}.${String(++this.seq).padStart(8, '0')}${SUFFIX}`);
+    const fd = fs.openSync(file, 'a');
+    return { file, fd, bytes: 0, dirty: false, lastAccepted: 0, overflow: new Set(), open: new Set() };
+  }
+
+  append(segment: Segment, line: SpoolLine): void {
+    if (segment.fd === null) throw new Error('spool segment closed');
+    const text = `${JSON.stringify(line)}\n`;
+    fs.writeSync(segment.fd, text);
+    segment.bytes += text.length;
+    segment.dirty = true;
+  }
+
+  sync(segment: Segment, then?: () => void): void {
+    const fd = segment.fd;
+    if (fd === null || !segment.dirty) {
+      then?.();
+      return;
+    }
+    segment.dirty = false;
+    fs.fsync(fd, () => then?.());
+  }
+
+  close(segment: Segment): void {
+    const fd = segment.fd;
+    if (fd === null) return;
+    segment.fd = null;
+    this.sync({ ...segment, fd }, () => fs.close(fd, () => {}));
+  }
+
+  remove(segment: Segment): void {
+    this.close(segment);
+    fs.rm(segment.file, { force: true }, () => {});
+  }
+
+  removeFile(file: string): void {
+    fs.rmSync(file, { force: true });
+  }
+
+  /** This instance stops: its files become another instance's to replay. */
+  release(): void {
+    liveInstances.delete(this.instance);
+  }
+
+  /**
+   * The files of instances that are gone (a process no longer running, or an instance of this process
+   * that has closed), each claimed by renaming it so that two processes starting at once never replay
+   * the same file. Claimed files left by a replay that was itself interrupted are taken again.
+   */
+  claimOrphans(): string[] {
+    const claimed: string[] = [];
+    for (const name of fs.readdirSync(this.dir).sort()) {
+      const full = path.join(this.dir, name);
+      if (name.endsWith(CLAIMED)) {
+        const owner = name.slice(
+          name.lastIndexOf('.', name.length - CLAIMED.length - 1) + 1,
+          -CLAIMED.length,
+        );
+        if (!processAlive(Number(owner))) claimed.push(full);
+        continue;
+      }
+      if (!name.endsWith(SUFFIX)) continue;
+      const [pid, id] = name.split('.');
+      const instance = `${pid}.${id}`;
+      if (Number(pid) === process.pid ? liveInstances.has(instance) : processAlive(Number(pid))) continue;
+      const target = `${full}.${process.pid}${CLAIMED}`;
+      try {
+        fs.renameSync(full, target);
+        claimed.push(target);
+      } catch {
+        // Claimed by another process first.
+      }
+    }
+    return claimed;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The lines of a spool file (a torn last line, cut by a kill mid-write, is skipped). */
+export function readSpoolFile(file: string): SpoolLine[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const lines: SpoolLine[] = [];
+  for (const raw of text.split('\n')) {
+    if (raw === '') continue;
+    try {
+      const line = JSON.parse(raw) as SpoolLine;
+      if ((line.k === 'b' || line.k === 'f') && typeof line.r?.id === 'string') lines.push(line);
+    } catch {
+      // Torn.
+    }
+  }
+  return lines;
+}
