@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { EvaluatorType } from '../shared/grader-types.js';
 import type { RunStatus } from '../shared/run-status.js';
 import type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 import type {
@@ -81,7 +82,7 @@ export interface EvaluatorTable {
   id: string;
   project_id: string;
   container_id: string | null;
-  type: 'judge' | 'code' | 'string_check' | 'text_similarity' | 'score_model' | 'label_model';
+  type: EvaluatorType;
   name: string;
   description: string | null;
   metadata: string;

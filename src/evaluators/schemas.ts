@@ -7,15 +7,10 @@ import {
   TEXT_SIMILARITY_METRICS,
 } from '../scoring/graders/schemas.js';
 
-/** Evaluator types that are OpenAI-style graders (see docs/graders.md). */
-export const GRADER_EVALUATOR_TYPES = [
-  'string_check',
-  'text_similarity',
-  'score_model',
-  'label_model',
-] as const;
-export type GraderEvaluatorType = (typeof GRADER_EVALUATOR_TYPES)[number];
-export const EVALUATOR_TYPES = ['judge', 'code', ...GRADER_EVALUATOR_TYPES] as const;
+import { EVALUATOR_TYPES, GRADER_EVALUATOR_TYPES } from '../shared/grader-types.js';
+
+/** Evaluator types that are OpenAI-style graders (see docs/graders.md): one list, in shared/grader-types.ts. */
+export { EVALUATOR_TYPES, GRADER_EVALUATOR_TYPES, type GraderEvaluatorType } from '../shared/grader-types.js';
 export const EVALUATOR_MODES = ['pointwise', 'pairwise'] as const;
 export const JUDGE_APIS = ['chat_completions', 'messages'] as const;
 

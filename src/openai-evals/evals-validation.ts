@@ -1,16 +1,8 @@
 import { Ajv } from 'ajv';
 import { graderIssues } from '../scoring/graders/validate.js';
 import type { ValidationIssue } from '../shared/errors.js';
+import { CRITERIA_TYPES } from '../shared/grader-types.js';
 import { isObject } from '../shared/json.js';
-
-/** The grader types an eval's testing criteria may be (OpenAI's list; `multi` is for graders/run only). */
-export const CRITERIA_TYPES = [
-  'string_check',
-  'text_similarity',
-  'score_model',
-  'label_model',
-  'python',
-] as const;
 
 type Loc = (string | number)[];
 

@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
+import { askUntilParsed } from '../ask.js';
 import { parsePointwise } from '../judge/verdict.js';
 import {
   failed,
@@ -73,7 +74,7 @@ function refusalOf(result: CompletionResult): string | null {
 }
 
 /** Asks until the reply parses, twice at most; null when it never did (or the model refused). */
-async function ask<T>(
+function ask<T>(
   ports: GraderPorts,
   model: string,
   request: ChatRequest,
@@ -81,26 +82,26 @@ async function ask<T>(
   tally: Tally,
   signal: AbortSignal,
 ): Promise<T | null> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const result = await ports.complete(model, request, signal);
-    tally.calls += 1;
-    tally.cost += result.cost;
-    const u = result.usage;
-    if (u) {
-      const prev = tally.usage[model] ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-      tally.usage[model] = {
-        prompt_tokens: prev.prompt_tokens + u.prompt_tokens,
-        completion_tokens: prev.completion_tokens + u.completion_tokens,
-        total_tokens: prev.total_tokens + u.total_tokens,
-      };
-    }
-    tally.lastText = result.text;
-    tally.refused = refusalOf(result);
-    if (tally.refused) return null;
-    const parsed = parse(result.text);
-    if (parsed !== null) return parsed;
-  }
-  return null;
+  return askUntilParsed({
+    call: () => ports.complete(model, request, signal),
+    parse: (result) => parse(result.text),
+    seen: (result) => {
+      tally.calls += 1;
+      tally.cost += result.cost;
+      const u = result.usage;
+      if (u) {
+        const prev = tally.usage[model] ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+        tally.usage[model] = {
+          prompt_tokens: prev.prompt_tokens + u.prompt_tokens,
+          completion_tokens: prev.completion_tokens + u.completion_tokens,
+          total_tokens: prev.total_tokens + u.total_tokens,
+        };
+      }
+      tally.lastText = result.text;
+      tally.refused = refusalOf(result);
+      return tally.refused !== null;
+    },
+  });
 }
 
 async function guarded(
@@ -133,12 +134,18 @@ function noReply(tally: Tally, what: string): GraderResult {
   return failed('model_grader_parse_error', `The model did not reply with ${what} twice`, fields);
 }
 
-const SCORE_SCHEMA = {
-  type: 'object',
-  properties: { score: { type: 'number' }, reasoning: { type: 'string' } },
-  required: ['score', 'reasoning'],
-  additionalProperties: false,
-} as const;
+/** The reply's schema: the score bounded by the grader's range, so that a structured-output model keeps to it. */
+export function scoreSchema(min: number, max: number) {
+  return {
+    type: 'object',
+    properties: {
+      score: { type: 'number', minimum: min, maximum: max },
+      reasoning: { type: 'string' },
+    },
+    required: ['score', 'reasoning'],
+    additionalProperties: false,
+  } as const;
+}
 
 export function rangeOf(grader: ScoreModelGrader): [number, number] {
   const [min = 0, max = 1] = grader.range ?? [];
@@ -166,7 +173,7 @@ export async function scoreModel(
     ],
     response_format: {
       type: 'json_schema',
-      json_schema: { name: 'score', strict: true, schema: SCORE_SCHEMA },
+      json_schema: { name: 'score', strict: true, schema: scoreSchema(min, max) },
     },
   };
   return guarded(tally, signal, async () => {

@@ -20,15 +20,10 @@ export const TEXT_SIMILARITY_METRICS = [
 ] as const;
 export type TextSimilarityMetric = (typeof TEXT_SIMILARITY_METRICS)[number];
 export const STRING_CHECK_OPERATIONS = ['eq', 'ne', 'like', 'ilike'] as const;
-export const GRADER_TYPES = [
-  'string_check',
-  'text_similarity',
-  'score_model',
-  'label_model',
-  'python',
-  'multi',
-] as const;
-export type GraderType = (typeof GRADER_TYPES)[number];
+
+import { GRADER_TYPES, type GraderType } from '../../shared/grader-types.js';
+
+export { GRADER_TYPES, type GraderType };
 
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'The grader name' });
 const Template = (description: string) => Type.String({ maxLength: 200_000, description });

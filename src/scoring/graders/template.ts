@@ -5,6 +5,8 @@
  * not resolve is an error naming the reason, never an empty string.
  */
 
+import { referencesIn, TemplateCache, type Vocabulary } from '../template.js';
+
 export type Namespaces = Readonly<Record<string, unknown>>;
 
 export class TemplateError extends Error {
@@ -52,7 +54,10 @@ function describe(keys: Key[]): string {
 
 /** The value a reference names; throws TemplateError when it does not resolve. */
 export function resolve(reference: string, namespaces: Namespaces): unknown {
-  const keys = parsePath(reference);
+  return resolveKeys(reference, parsePath(reference), namespaces);
+}
+
+function resolveKeys(reference: string, keys: Key[] | null, namespaces: Namespaces): unknown {
   if (!keys) throw new TemplateError(reference, 'not a path like item.name or sample.output_json.x[0]');
   const [head, ...rest] = keys;
   if (typeof head !== 'string' || !Object.hasOwn(namespaces, head)) {
@@ -99,14 +104,20 @@ export function asTemplateText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** Graders' vocabulary: any `{{…}}` is a path into the namespaces, and must resolve. */
+const GRADER: Vocabulary<Namespaces, Key[] | null> = {
+  pattern: REFERENCE,
+  parse: parsePath,
+  write: (keys, namespaces, reference) => asTemplateText(resolveKeys(reference, keys, namespaces)),
+};
+const compiled = new TemplateCache(GRADER);
+
 /** Renders every `{{reference}}` of a template; throws TemplateError on the first that does not resolve. */
 export function renderTemplate(template: string, namespaces: Namespaces): string {
-  return template.replace(REFERENCE, (_m, reference: string) =>
-    asTemplateText(resolve(reference, namespaces)),
-  );
+  return compiled.get(template)(namespaces);
 }
 
 /** The references a template makes, e.g. to validate them before any item is seen. */
 export function referencesOf(template: string): string[] {
-  return [...template.matchAll(REFERENCE)].map((m) => (m[1] ?? '').trim());
+  return referencesIn(template, REFERENCE);
 }

@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { ValidationIssue } from '../../shared/errors.js';
+import { CRITERIA_TYPES } from '../../shared/grader-types.js';
 import { FormulaError, parseFormula } from './formula.js';
 import { subGradersOf } from './grade.js';
 import { GRADER_TYPES, type Grader, type GraderType, type ModelInput, SCHEMA_OF } from './schemas.js';
@@ -163,11 +164,7 @@ export function graderIssues(
       const single = typeof (graders as { type?: unknown }).type === 'string';
       const entries = single ? [['', graders] as const] : Object.entries(graders);
       const subIssues = entries.flatMap(([name, sub]) =>
-        graderIssues(
-          sub,
-          name ? [...loc, 'graders', name] : [...loc, 'graders'],
-          GRADER_TYPES.filter((t) => t !== 'multi'),
-        ),
+        graderIssues(sub, name ? [...loc, 'graders', name] : [...loc, 'graders'], CRITERIA_TYPES),
       );
       const own = issues.filter((i) => i.loc[loc.length] !== 'graders');
       return [...own, ...subIssues];

@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
 import { usd } from '../../shared/numbers.js';
+import { askUntilParsed } from '../ask.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
 import { compileTemplate, type TemplateValues, variablesOf } from './template.js';
 import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
@@ -77,25 +78,26 @@ interface Tally {
 }
 
 /** One call whose reply must parse; an unparseable reply is retried once, then reported as an error. */
-async function ask<T>(
+function ask<T>(
   call: JudgeCall,
   request: ChatRequest,
   parse: (text: string) => T | null,
   tally: Tally,
   signal: AbortSignal,
 ): Promise<T | null> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const result = await call(request, signal);
-    tally.calls += 1;
-    tally.prompt += result.usage?.prompt_tokens ?? 0;
-    tally.completion += result.usage?.completion_tokens ?? 0;
-    tally.cost = usd(tally.cost + result.cost);
-    tally.latency += result.latencyMs;
-    tally.lastText = result.text;
-    const parsed = parse(result.text);
-    if (parsed !== null) return parsed;
-  }
-  return null;
+  return askUntilParsed({
+    call: () => call(request, signal),
+    parse: (result) => parse(result.text),
+    seen: (result) => {
+      tally.calls += 1;
+      tally.prompt += result.usage?.prompt_tokens ?? 0;
+      tally.completion += result.usage?.completion_tokens ?? 0;
+      tally.cost = usd(tally.cost + result.cost);
+      tally.latency += result.latencyMs;
+      tally.lastText = result.text;
+      return false;
+    },
+  });
 }
 
 function outcome(tally: Tally, fields: Partial<ScoreOutcome>): ScoreOutcome {

@@ -1,3 +1,5 @@
+import { compile, referencesIn, type Vocabulary } from '../template.js';
+
 /** Values a judge prompt can reference: {{input}}, {{output}}, {{expected}}, {{baseline}}, {{metadata.key}}. */
 export interface TemplateValues {
   input: unknown;
@@ -32,6 +34,13 @@ function lookup(values: TemplateValues, path: readonly string[]): unknown {
   return current;
 }
 
+/** Judge prompts' vocabulary: a dotted path into the values; what does not resolve writes as ''. */
+const JUDGE: Vocabulary<TemplateValues, string[]> = {
+  pattern: VARIABLE,
+  parse: (reference) => reference.split('.'),
+  write: (path, values) => asText(lookup(values, path)),
+};
+
 export function render(template: string, values: TemplateValues): string {
   return compileTemplate(template)(values);
 }
@@ -41,20 +50,7 @@ export function render(template: string, values: TemplateValues): string {
  * `compileTemplate(t)(values)` is `render(t, values)` without matching the template again each time.
  */
 export function compileTemplate(template: string): (values: TemplateValues) => string {
-  const texts: string[] = [];
-  const paths: string[][] = [];
-  let last = 0;
-  for (const m of template.matchAll(VARIABLE)) {
-    texts.push(template.slice(last, m.index));
-    paths.push((m[1] ?? '').split('.'));
-    last = m.index + m[0].length;
-  }
-  const tail = template.slice(last);
-  return (values) => {
-    let out = '';
-    for (let i = 0; i < paths.length; i++) out += texts[i] + asText(lookup(values, paths[i] ?? []));
-    return out + tail;
-  };
+  return compile(template, JUDGE);
 }
 
 /** Templates seen recently and their variables: runs ask for the same few templates at every position. */
@@ -64,7 +60,7 @@ const seen = new Map<string, ReadonlySet<string>>();
 export function variablesOf(template: string): ReadonlySet<string> {
   let vars = seen.get(template);
   if (!vars) {
-    vars = new Set([...template.matchAll(VARIABLE)].map((m) => (m[1] ?? '').split('.')[0] ?? ''));
+    vars = new Set(referencesIn(template, VARIABLE).map((r) => r.split('.')[0] ?? ''));
     if (seen.size >= 256) seen.clear();
     seen.set(template, vars);
   }
