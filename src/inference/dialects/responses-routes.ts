@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
+import { grants } from '../../auth/permissions.js';
 import { responses } from '../../http/schemas.js';
+import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { type CallRunner, clientMetadata } from '../call-runner.js';
@@ -166,7 +168,15 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (req) => {
-      await stored.remove(principalOf(req).projectId, req.params.id);
+      const principal = principalOf(req);
+      // Deleting a stored response needs what reading it needs too: a key that cannot read them
+      // cannot remove them either.
+      if (!grants(principal.permissions, 'inference:read')) {
+        throw new ApiError('permission_denied', "This API key lacks the 'inference:read' permission", {
+          required: 'inference:read',
+        });
+      }
+      await stored.remove(principal.projectId, req.params.id);
       return { id: req.params.id, object: 'response' as const, deleted: true };
     },
   );
