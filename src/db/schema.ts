@@ -118,14 +118,14 @@ export interface RunTable {
   evaluators: string;
   /** JSON array of the dataset ids any side uses (for "dataset in use" checks). */
   dataset_ids: string;
-  sample: string | null;
-  ground_truth: string | null;
-  baseline: string | null;
   config: string;
   metadata: string | null;
   /** The run's optional name, given at creation or later (migration 015). */
   name: string | null;
-  /** JSON snapshot of everything execution needs: sides, launches, evaluator definitions. */
+  /**
+   * JSON snapshot of everything execution needs: sides, launches, evaluator definitions. The sides are
+   * stored here only (migration 018 dropped the side columns); the API's side views derive from them.
+   */
   plan: string;
   results: string | null;
   metrics: string | null;

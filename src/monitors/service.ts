@@ -5,9 +5,9 @@ import { requireContainer } from '../catalog/containers/service.js';
 import type { UpstreamUrlCheck } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorSnapshot, RunPlan } from '../engine/plan.js';
-import { insertLaunches } from '../engine/store/chunks.js';
+import { createRun } from '../engine/store/birth.js';
 import { findRunCounters } from '../engine/store/runs.js';
-import { finishRun, fixLayout, queueRun, requestCancel, startRun } from '../engine/store/transitions.js';
+import { finishRun, requestCancel } from '../engine/store/transitions.js';
 import type { RunQueue } from '../executor/run-queue.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import type { RunContext } from '../runs/context.js';
@@ -237,41 +237,17 @@ export async function createMonitor(
   await ctx.db.transaction().execute(async (tx) => {
     await repo.insertMonitor(tx, row);
     // The monitor's run exists running from the start: its chunks come as the monitor selects calls.
-    await queueRun(tx, {
+    await createRun(tx, plan, {
+      kind: 'monitor',
       id: runId,
-      project_id: projectId,
-      container_id: container.id,
+      monitorId: id,
+      processId: ctx.workerId,
       environment,
-      evaluators: row.evaluators,
-      dataset_ids: '[]',
-      sample: JSON.stringify({ type: 'monitor', monitor: id }),
-      ground_truth: null,
-      baseline: null,
-      config: JSON.stringify({ monitor: id }),
+      name: null,
       metadata: null,
-      plan: JSON.stringify(plan),
-      results: null,
-      metrics: null,
-      spend: 0,
-      error: null,
-      process_id: null,
-      idempotency_key: null,
-      request_hash: null,
-      cancel_requested: 0,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      error_at: null,
-      updated_at: now,
-      monitor_id: id,
+      config: { monitor: id },
+      datasetIds: [],
     });
-    await fixLayout(tx, runId, {
-      positions: 0,
-      expected: 0,
-      offsets: { sample: 0, ground_truth: null, baseline: null },
-    });
-    await insertLaunches(tx, [{ run_id: runId, launch_index: 0, model: null, call_id: newId('job') }]);
-    await startRun(tx, runId, { startedAt: now, totalPositions: 0, processId: ctx.workerId });
   });
   if (body.backfill && row.enabled === 1) {
     // Calls from the monitor's creation on are its live traffic, selected as they are committed.

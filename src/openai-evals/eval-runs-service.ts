@@ -1,14 +1,16 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import { createContainer } from '../catalog/containers/service.js';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { EvaluatorSnapshot, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
-import { queueRun } from '../engine/store/transitions.js';
+import { createRun, repeatedRun } from '../engine/store/birth.js';
 import { modelOfGrader } from '../evaluators/graders.js';
 import { checkJudges, checkReads } from '../runs/access.js';
+import { stableJson } from '../runs/resolution.js';
 import { isTerminal } from '../runs/schemas.js';
-import { cancelRun } from '../runs/service.js';
+import { cancelRun, submitOrExplain } from '../runs/service.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
 import type { SubGrader } from '../scoring/graders/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
@@ -82,11 +84,27 @@ async function resolveNames(
   }
 }
 
+/**
+ * The run's environment (an Evalgate field beside OpenAI's): which executors run it, as for
+ * `POST /v1/evaluation/runs`; `main` when absent.
+ */
+function environmentIssues(value: unknown, environments: readonly string[]): ValidationIssue[] {
+  if (value === undefined || (typeof value === 'string' && environments.includes(value))) return [];
+  return [
+    {
+      loc: ['body', 'environment'],
+      msg: `environment must be one of ${environments.map((e) => `'${e}'`).join(', ')}`,
+      type: 'enum',
+    },
+  ];
+}
+
 export async function createEvalRun(
   ports: EvalRunPorts,
   principal: Principal,
   evalId: string,
   body: unknown,
+  idempotencyKey: string | null = null,
 ): Promise<EvalRunObject> {
   const { projectId } = principal;
   const { db } = ports.runs;
@@ -98,8 +116,18 @@ export async function createEvalRun(
     ...(b.name !== undefined && typeof b.name !== 'string'
       ? [{ loc: ['body', 'name'], msg: 'name must be a string', type: 'string' }]
       : []),
+    ...environmentIssues(b.environment, ports.runs.environments),
   ];
   if (issues.length) throw badRequest(issues);
+  const idempotency = {
+    key: idempotencyKey,
+    requestHash: createHash('sha256')
+      .update(stableJson({ eval_id: evalRow.id, body: b }))
+      .digest('hex'),
+  };
+  // A repeated request answers with its run before anything is selected or stored again.
+  const repeated = await repeatedRun(db, projectId, idempotency);
+  if (repeated) return requireEvalRun(db, projectId, evalRow.id, repeated.id);
   const ds = b.data_source as JsonObject;
   // The rows' source kind, and what reading it needs (stored completions and responses are task logs).
   const rowsKind = evalRowsKind(ds);
@@ -146,35 +174,8 @@ export async function createEvalRun(
     launches: launchesOf({ sides, generated }),
     evaluators,
   };
-  const now = nowIso();
   const name = typeof b.name === 'string' ? b.name : `${evalRow.name || 'eval'} run`;
-  await queueRun(db, {
-    id: runId,
-    project_id: projectId,
-    container_id: containerId,
-    environment: 'main',
-    evaluators: JSON.stringify(evaluators.map((e) => e.id)),
-    dataset_ids: JSON.stringify([datasetId]),
-    sample: JSON.stringify({ type: sample.type, range: `0:${count}` }),
-    ground_truth: JSON.stringify({ type: 'dataset', dataset: datasetId, range: `0:${count}` }),
-    baseline: null,
-    config: JSON.stringify({ eval_id: evalRow.id, data_source: ds }),
-    metadata: b.metadata ? JSON.stringify(b.metadata) : null,
-    plan: JSON.stringify(plan),
-    results: null,
-    metrics: JSON.stringify({ progress: { done: 0, total: null } }),
-    spend: 0,
-    error: null,
-    process_id: null,
-    idempotency_key: null,
-    request_hash: null,
-    cancel_requested: 0,
-    created_at: now,
-    started_at: null,
-    finished_at: null,
-    error_at: null,
-    updated_at: now,
-  });
+  const environment = typeof b.environment === 'string' ? b.environment : 'main';
   const link: EvalRunTable = {
     run_id: runId,
     eval_id: evalRow.id,
@@ -183,10 +184,27 @@ export async function createEvalRun(
     metadata: b.metadata ? JSON.stringify(b.metadata) : null,
     data_source: JSON.stringify(ds),
     model: typeof ds.model === 'string' ? ds.model : '',
-    created_at: now,
+    created_at: nowIso(),
   };
-  await db.insertInto('eval_runs').values(link).execute();
-  await ports.runs.queue.submit({ id: runId, environment: 'main' });
+  // The run and its link to the eval are stored together: a repeated request never sees one alone.
+  const born = await db.transaction().execute(async (tx) => {
+    const stored = await createRun(tx, plan, {
+      kind: 'eval',
+      id: runId,
+      evalId: evalRow.id,
+      idempotency,
+      environment,
+      name,
+      metadata: b.metadata ?? null,
+      config: { eval_id: evalRow.id, data_source: ds },
+      datasetIds: [datasetId],
+    });
+    if (stored.created) await tx.insertInto('eval_runs').values(link).execute();
+    return stored;
+  });
+  // Another request with the same key won the race: its run is this request's answer.
+  if (!born.created) return requireEvalRun(db, projectId, evalRow.id, born.run.id);
+  await submitOrExplain(ports.runs.queue, runId, environment);
   return requireEvalRun(db, projectId, evalRow.id, runId);
 }
 

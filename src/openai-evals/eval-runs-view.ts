@@ -132,7 +132,7 @@ export async function toEvalRun(
 ): Promise<EvalRunObject> {
   const run = await db
     .selectFrom('runs')
-    .select(['status', 'plan', 'error'])
+    .select(['status', 'plan', 'error', 'name'])
     .where('id', '=', link.run_id)
     .executeTakeFirst();
   const plan = parseJson<RunPlan | null>(run?.plan ?? null, null);
@@ -150,7 +150,8 @@ export async function toEvalRun(
     eval_id: link.eval_id,
     metadata: parseJson<Record<string, string> | null>(link.metadata, null),
     model: link.model,
-    name: link.name,
+    // The run's own name (renamed with the run), else the name it was created with.
+    name: run?.name ?? link.name,
     per_model_usage: usage,
     per_testing_criteria_results: criteria,
     report_url: `/projects/${projectId}/runs/${link.run_id}`,

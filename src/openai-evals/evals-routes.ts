@@ -41,6 +41,12 @@ const List = Type.Object({
   has_more: Type.Boolean(),
 });
 const body = (req: FastifyRequest): unknown => req.body ?? {};
+/** As on `POST /v1/evaluation/runs`: the same key with the same body returns the same run. */
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Same key and body → same run' }),
+  ),
+});
 
 /**
  * OpenAI's evals API (`client.evals.*`): evals, their runs (each an Evalgate run) and the runs' output
@@ -138,11 +144,16 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
         tags,
         summary: 'Create an eval run (an Evalgate run)',
         params: EvalParams,
+        headers: IdempotencyHeaders,
         body: Free,
-        response: responses({ 200: Free }, 400, 404, 422),
+        response: responses({ 200: Free }, 400, 404, 409, 422, 503),
       },
     },
-    async (req) => withUrl(req, await createEvalRun(ports, principalOf(req), req.params.eval_id, body(req))),
+    async (req) => {
+      const key = req.headers['idempotency-key'] ?? null;
+      const run = await createEvalRun(ports, principalOf(req), req.params.eval_id, body(req), key);
+      return withUrl(req, run);
+    },
   );
   app.get(
     '/v1/evals/:eval_id/runs',

@@ -27,17 +27,6 @@ export async function findRun(
     .executeTakeFirst();
 }
 
-export async function findRunByIdempotencyKey(
-  db: Kysely<Database>,
-  projectId: string,
-  key: string,
-): Promise<RunRow | undefined> {
-  return withLabel(db)
-    .where('runs.project_id', '=', projectId)
-    .where('runs.idempotency_key', '=', key)
-    .executeTakeFirst();
-}
-
 export async function listRuns(
   db: Kysely<Database>,
   projectId: string,

@@ -6,14 +6,15 @@ import type { Database } from '../db/schema.js';
 import type { Layout, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
+import { createRun as birth, repeatedRun } from '../engine/store/birth.js';
 import { countersOf } from '../engine/store/runs.js';
-import { cancelQueued, queueRun, renameRun, requestCancel } from '../engine/store/transitions.js';
-import { QueueUnavailable } from '../executor/run-queue.js';
+import { cancelQueued, renameRun, requestCancel } from '../engine/store/transitions.js';
+import { QueueUnavailable, type RunQueue } from '../executor/run-queue.js';
 import { liveWorkers } from '../executor/workers.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { DEFAULT_CACHE_TTL_SECONDS } from '../inference/cache/cache.js';
 import { ApiError } from '../shared/errors.js';
-import { newId, nowIso } from '../shared/ids.js';
+import { newId } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
 import { generatedSide, readsRecorded, sideView as sourceView } from '../sources/registry.js';
@@ -78,11 +79,12 @@ export async function createRun(
   const { projectId } = principal;
   validateShape(body, ctx.environments);
   checkCreate(body, principal.permissions);
-  const requestHash = createHash('sha256').update(stableJson(body)).digest('hex');
-  if (idempotencyKey !== null) {
-    const existing = await repo.findRunByIdempotencyKey(ctx.db, projectId, idempotencyKey);
-    if (existing) return sameRequest(existing, requestHash);
-  }
+  const idempotency = {
+    key: idempotencyKey,
+    requestHash: createHash('sha256').update(stableJson(body)).digest('hex'),
+  };
+  const repeated = await repeatedRun(ctx.db, projectId, idempotency);
+  if (repeated) return toRun(await requireRun(ctx.db, projectId, repeated.id));
   const container = await requireContainer(ctx.db, projectId, body.container);
   const sample = await resolveSide(ctx, projectId, 'sample', body.sample, container.id);
   const groundTruth = await resolveSide(ctx, projectId, 'ground_truth', body.ground_truth, container.id);
@@ -113,56 +115,32 @@ export async function createRun(
       ? { mode: body.cache.mode ?? 'use', ttlSeconds: body.cache.ttl_seconds ?? DEFAULT_CACHE_TTL_SECONDS }
       : null,
   };
-  const now = nowIso();
   const datasetIds = [...new Set([sample, groundTruth, baseline].flatMap((s) => sideView(s)?.dataset ?? []))];
-  const row = {
+  const born = await birth(ctx.db, plan, {
+    kind: 'api',
     id: newId('run'),
-    project_id: projectId,
-    container_id: container.id,
+    idempotency,
     environment: body.environment ?? 'main',
-    evaluators: JSON.stringify(evaluators.map((e) => e.id)),
-    dataset_ids: JSON.stringify(datasetIds),
-    sample: JSON.stringify(sideView(sample)),
-    ground_truth: JSON.stringify(sideView(groundTruth)),
-    baseline: baseline ? JSON.stringify(sideView(baseline)) : null,
-    config: JSON.stringify(body),
-    metadata: body.metadata ? JSON.stringify(body.metadata) : null,
     name: body.name ?? null,
-    plan: JSON.stringify(plan),
-    results: null,
-    metrics: JSON.stringify({ progress: { done: 0, total: null } }),
-    spend: 0,
-    error: null,
-    process_id: null,
-    idempotency_key: idempotencyKey,
-    request_hash: requestHash,
-    cancel_requested: 0,
-    created_at: now,
-    started_at: null,
-    finished_at: null,
-    error_at: null,
-    updated_at: now,
-  };
-  if (!(await queueRun(ctx.db, row))) {
-    // Another request with the same key won the race.
-    const existing = await repo.findRunByIdempotencyKey(ctx.db, projectId, idempotencyKey ?? '');
-    if (existing) return sameRequest(existing, requestHash);
-  }
-  await submitOrExplain(ctx, row.id, row.environment);
-  return withQueue(
-    ctx,
-    toRun({ ...row, ...ZERO, status: 'queued', container_label: container.label, monitor_id: null }),
-  );
+    metadata: body.metadata ?? null,
+    config: body,
+    datasetIds,
+  });
+  // Another request with the same key won the race: its run is this request's answer.
+  if (!born.created) return toRun(await requireRun(ctx.db, projectId, born.run.id));
+  await submitOrExplain(ctx.queue, born.run.id, born.run.environment);
+  return withQueue(ctx, toRun({ ...born.run, container_label: container.label }));
 }
 
 /**
- * Hands the stored run to the run queue. The queue away (Redis down) is a 503 within the submit timeout
- * that says the run exists and will run: it stays `queued` in the database and the executors submit it
- * once the queue is back. Retrying with the same Idempotency-Key returns this run, not a second one.
+ * Hands a stored run to the run queue, the same way for every origin (API runs, eval runs). The queue
+ * away (Redis down) is a 503 within the submit timeout that says the run exists and will run: it stays
+ * `queued` in the database and the executors submit it once the queue is back. Retrying with the same
+ * Idempotency-Key returns this run, not a second one.
  */
-async function submitOrExplain(ctx: RunContext, runId: string, environment: string): Promise<void> {
+export async function submitOrExplain(queue: RunQueue, runId: string, environment: string): Promise<void> {
   try {
-    await ctx.queue.submit({ id: runId, environment });
+    await queue.submit({ id: runId, environment });
   } catch (err) {
     if (!(err instanceof QueueUnavailable)) throw err;
     throw new ApiError(
@@ -173,19 +151,6 @@ async function submitOrExplain(ctx: RunContext, runId: string, environment: stri
       { 'Retry-After': '5' },
     );
   }
-}
-
-function sameRequest(existing: repo.RunRow, requestHash: string): Run {
-  if (existing.request_hash !== requestHash) {
-    throw new ApiError(
-      'idempotency_key_reused',
-      'This Idempotency-Key was used with a different request body',
-      {
-        run_id: existing.id,
-      },
-    );
-  }
-  return toRun(existing);
 }
 
 export async function requireRun(db: Kysely<Database>, projectId: string, id: string): Promise<repo.RunRow> {
@@ -252,24 +217,6 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
 }
 
 const CANCEL_WAIT_MS = 5000;
-
-const ZERO = {
-  done_positions: 0,
-  total_positions: 0,
-  judge_calls: 0,
-  judge_prompt_tokens: 0,
-  judge_completion_tokens: 0,
-  judge_unpriced_calls: 0,
-  judge_cost: 0,
-  generation_calls: 0,
-  generation_prompt_tokens: 0,
-  generation_completion_tokens: 0,
-  generation_unpriced_calls: 0,
-  generation_cost: 0,
-  layout: null,
-  abandoned: null,
-  progress_at: null,
-};
 
 /** Whether anything can execute a queued run: the live workers of its environment. */
 export async function queueState(

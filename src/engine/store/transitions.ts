@@ -1,5 +1,4 @@
 import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely';
-import { isUniqueViolation } from '../../db/database.js';
 import type { Database, RunTable } from '../../db/schema.js';
 import { cachedStatement } from '../../db/statements.js';
 import type { ErrorBody } from '../../shared/errors.js';
@@ -39,18 +38,18 @@ async function move(
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** queue: stores a new run as `queued`; false when its idempotency key is already taken in the project. */
+/**
+ * queue: stores a new run as `queued`; false when its idempotency key is already taken in the project
+ * (no error is raised, so that a transaction around it goes on). Called only by the birth (`birth.ts`).
+ */
 export async function queueRun(db: Db, row: NewRun): Promise<boolean> {
-  try {
-    await db
-      .insertInto('runs')
-      .values({ ...row, status: 'queued' })
-      .execute();
-    return true;
-  } catch (err) {
-    if (isUniqueViolation(err) && row.idempotency_key !== null) return false;
-    throw err;
-  }
+  const result = await db
+    .insertInto('runs')
+    .values({ ...row, status: 'queued' })
+    .onConflict((oc) => oc.columns(['project_id', 'idempotency_key']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return result !== undefined;
 }
 
 /** start: queued → running, once every chunk exists (a running run with no pending chunk is finished). */
