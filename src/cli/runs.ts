@@ -6,6 +6,7 @@ import { Names } from './names.js';
 import { countLine, firstItems, fixed, print, printJson, seconds, snippet, table, usd } from './output.js';
 import { type RunFlags, runBody } from './run-body.js';
 import { comparisonReport } from './run-compare.js';
+import { missingLines } from './run-missing.js';
 import { checkAll, coverAll, rangeNotes, sideRows } from './run-range.js';
 import { durationMs, progressText, resultRows, resultsTable, runDetail, sideText } from './run-results.js';
 import { watchRun } from './run-watch.js';
@@ -41,6 +42,7 @@ async function report(client: Evalgate, run: Run, flags: GateFlags, requireEnd: 
     );
     print(resultsTable(run));
   } else print(runDetail(await new Names(client).run(run)));
+  if (!flags.json) for (const line of await missingLines(client, run)) print(line);
   finishRun(run, { gates, summary, requireEnd });
 }
 
@@ -217,6 +219,7 @@ export function registerRunCommands(program: Command): void {
     .option('--passed', 'only samples that passed')
     .option('--failed', 'only samples that failed')
     .option('--errored', 'only samples whose evaluation failed')
+    .option('--missing', 'only samples that could not be scored (each says why)')
     .option('--limit <n>', 'how many samples', wholeNumber('--limit'), 20)
     .option('--json', 'print the samples as a JSON array')
     .action(async (runId: string, opts: SampleFlags, cmd: Command) => {
@@ -247,13 +250,14 @@ interface SampleFlags {
   passed?: boolean;
   failed?: boolean;
   errored?: boolean;
+  missing?: boolean;
   limit: number;
   json?: boolean;
 }
 
 async function samples(client: Evalgate, runId: string, opts: SampleFlags): Promise<void> {
-  if ([opts.passed, opts.failed, opts.errored].filter(Boolean).length > 1) {
-    throw usage('give at most one of --passed, --failed and --errored');
+  if ([opts.passed, opts.failed, opts.errored, opts.missing].filter(Boolean).length > 1) {
+    throw usage('give at most one of --passed, --failed, --errored and --missing');
   }
   const params: ListSamplesParams = {};
   if (opts.evaluator !== undefined) params.evaluator = opts.evaluator;
@@ -261,6 +265,7 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
   if (opts.passed) params.passed = true;
   if (opts.failed) params.passed = false;
   if (opts.errored) params.errored = true;
+  if (opts.missing) params.status = 'missing';
   const [{ items, total }, run] = await Promise.all([
     firstItems((limit) => client.runs.samples(runId, { ...params, limit }), opts.limit),
     opts.json ? null : client.runs.get(runId),
@@ -285,7 +290,7 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
         'input',
         'output',
         'expected',
-        'reasoning / error',
+        'reasoning / error / why missing',
       ],
       items.map((s) => [
         s.launch_index,
@@ -298,7 +303,14 @@ async function samples(client: Evalgate, runId: string, opts: SampleFlags): Prom
         snippet(s.output, 24),
         snippet(s.expected, 16),
         // A traceback's last line says what went wrong; the whole of it follows the table.
-        snippet(s.error ? lastLine(errorText(s.error)) : s.reasoning, 48),
+        snippet(
+          s.status === 'missing' && s.missing_reason
+            ? s.missing_reason
+            : s.error
+              ? lastLine(errorText(s.error))
+              : s.reasoning,
+          48,
+        ),
       ]),
     ),
   );

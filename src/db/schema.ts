@@ -227,6 +227,8 @@ export interface RunSampleTable {
   inconsistent: number | null;
   latency_ms: number | null;
   extra: string | null;
+  /** Why a `missing` sample was not scored (migration 021); null for the other statuses. */
+  missing_reason: string | null;
   created_at: string;
 }
 

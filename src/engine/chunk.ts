@@ -1,8 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Item } from '../catalog/items.js';
 import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
-import { createGraderScorer, pythonGraderScorer } from '../scoring/graders/scorer.js';
-import { createJudgeScorer, judgeNeeds } from '../scoring/judge/scorer.js';
 import {
   outcomeOf,
   type ScoreInput,
@@ -26,6 +24,7 @@ import {
 } from './positions.js';
 import type { RunState } from './run-state.js';
 import type { ScorerPool } from './scorer-pool.js';
+import { createScorer, missingReason, type ScorerPorts } from './scorers/registry.js';
 import * as store from './store/samples.js';
 
 export interface ChunkDeps {
@@ -154,18 +153,6 @@ export class ChunkWork {
     return outputs;
   }
 
-  /**
-   * One rule for every evaluator: a position without a sample output is missing (not scored, not an
-   * error). Judges also need what their prompt uses (an expected value, a baseline output).
-   */
-  private missingFor(ev: EvaluatorSnapshot, input: ScoreInput): boolean {
-    if (input.sample === null || isBlank(input.sample.output)) return true;
-    if (ev.type === 'code') return false;
-    const needs = judgeNeeds(ev);
-    if (needs.expected && isBlank(input.groundTruth?.expected ?? input.sample.expected)) return true;
-    return needs.baseline && (input.baseline === null || isBlank(input.baseline.output));
-  }
-
   /** The items of every side for the chunk, generated sides included. */
   private async items(): Promise<{
     items: ChunkItems;
@@ -216,41 +203,13 @@ export class ChunkWork {
     ev: EvaluatorSnapshot,
   ): (run: (s: Scorer) => Promise<ScoreOutcome[]>) => Promise<ScoreOutcome[]> {
     const key = `${this.runId}:${ev.id}:${this.launch.index}`;
-    const create = async (): Promise<Scorer> => {
-      // A python grader (OpenAI eval runs): the code sandbox, given the grader's namespaces.
-      if (ev.grader?.type === 'python') {
-        const sandbox = await this.deps.sandbox();
-        if (!sandbox.available) {
-          throw new ScorerSetupError(
-            'sandbox_unavailable',
-            `Python graders cannot run on this worker: ${sandbox.reason ?? 'no sandbox'}`,
-          );
-        }
-        return pythonGraderScorer(await this.deps.createCodeScorer(ev));
-      }
-      // Evaluators of the grader types (string_check, text_similarity, score_model, label_model).
-      if (ev.grader) {
-        return createGraderScorer(ev.grader, {
-          complete: (model, request, signal) => this.state.call('judge', model, request, signal),
-          embed: (model, input, signal) => this.state.embed(model, input, signal),
-          python: () =>
-            Promise.reject(new ScorerSetupError('not_supported', 'python graders run as code evaluators')),
-        });
-      }
-      if (ev.type !== 'code') {
-        return createJudgeScorer(ev, (request, signal) =>
-          this.state.call('judge', ev.model ?? '', request, signal),
-        );
-      }
-      const sandbox = await this.deps.sandbox();
-      if (!sandbox.available) {
-        throw new ScorerSetupError(
-          'sandbox_unavailable',
-          `Code evaluators cannot run on this worker: ${sandbox.reason ?? 'no sandbox'}`,
-        );
-      }
-      return this.deps.createCodeScorer(ev);
+    const ports: ScorerPorts = {
+      complete: (model, request, signal) => this.state.call('judge', model, request, signal),
+      embed: (model, input, signal) => this.state.embed(model, input, signal),
+      createCodeScorer: (evaluator) => this.deps.createCodeScorer(evaluator),
+      sandbox: () => this.deps.sandbox(),
     };
+    const create = (): Promise<Scorer> => createScorer(ev, ports);
     return (run) => this.deps.scorers.use(this.runId, key, create, run);
   }
 
@@ -304,8 +263,9 @@ export class ChunkWork {
             baseline: items.baseline[i] ?? null,
           };
           const failure = failed.get(p);
+          const missing = failure ? null : missingReason(ev, input);
           if (failure) rows.push(this.row(ev, input, 'error', { error: failure }));
-          else if (this.missingFor(ev, input)) rows.push(this.row(ev, input, 'missing', {}));
+          else if (missing !== null) rows.push(this.row(ev, input, 'missing', {}, missing));
           else if (abandoned) rows.push(this.row(ev, input, 'error', { error: abandoned }));
           else pending.push(input);
         }
@@ -321,7 +281,9 @@ export class ChunkWork {
         outcomes.forEach((o, k) => {
           // A code evaluator that could not score for want of data (no ground truth/baseline) is missing.
           const status = o.error ? (o.error.code === 'missing_data' ? 'missing' : 'error') : 'scored';
-          rows.push(this.row(ev, pending[k]!, status, o));
+          rows.push(
+            this.row(ev, pending[k]!, status, o, status === 'missing' ? (o.error?.message ?? null) : null),
+          );
         });
       }),
     );
@@ -337,6 +299,7 @@ export class ChunkWork {
     input: ScoreInput,
     status: 'scored' | 'error' | 'missing',
     o: Partial<ScoreOutcome>,
+    missing: string | null = null,
   ): RunSampleTable {
     const s = input.sample;
     const g = input.groundTruth;
@@ -365,6 +328,7 @@ export class ChunkWork {
       inconsistent: extra && 'inconsistent' in extra ? (extra.inconsistent ? 1 : 0) : null,
       latency_ms: o.latencyMs ?? null,
       extra: json(extra),
+      missing_reason: missing,
       created_at: '', // stamped when stored (score)
     };
   }

@@ -15,6 +15,7 @@ function toSample(r: Selectable<RunSampleTable>): RunSample {
     position: Number(r.position),
     item_id: r.item_id,
     status: r.status,
+    missing_reason: r.missing_reason ?? null,
     score: r.score,
     passed: r.passed === null ? null : r.passed === 1,
     reasoning: r.reasoning,

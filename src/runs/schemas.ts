@@ -212,6 +212,9 @@ export const RunSample = Type.Object({
   position: Type.Integer(),
   item_id: Nullable(Type.String()),
   status: Type.String({ description: 'scored, error or missing' }),
+  missing_reason: Nullable(
+    Type.String({ description: 'Why a missing sample was not scored, e.g. "the sample has no output"' }),
+  ),
   score: Nullable(Type.Number()),
   passed: Nullable(Type.Boolean()),
   reasoning: Nullable(Type.String()),

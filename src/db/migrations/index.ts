@@ -17,6 +17,7 @@ import * as m015 from './015_run_names.js';
 import * as m016 from './016_monitor_mark.js';
 import * as m017 from './017_chunk_claim_order.js';
 import * as m018 from './018_run_sides_once.js';
+import * as m021 from './021_missing_reason.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '016_monitor_mark': m016,
   '017_chunk_claim_order': m017,
   '018_run_sides_once': m018,
+  '021_missing_reason': m021,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -99,6 +99,9 @@ function SampleCard(props: { sample: Sample; evaluator: string; model: string; p
           )}
         </>
       )}
+      {s.status === 'missing' && s.missing_reason && (
+        <p className="missing-reason muted">Not scored: {s.missing_reason}</p>
+      )}
       {s.error && (
         <div className="error">
           {s.error.code}: {s.error.message}

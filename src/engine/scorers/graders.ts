@@ -1,0 +1,25 @@
+import { createGraderScorer, pythonGraderScorer } from '../../scoring/graders/scorer.js';
+import { ScorerSetupError } from '../../scoring/types.js';
+import type { ScorerKind } from './kind.js';
+import { OUTPUT_ONLY } from './kind.js';
+
+/** Evaluators of the grader types (string_check, text_similarity, score_model, label_model). */
+export const graderScorer: ScorerKind = {
+  needs: () => OUTPUT_ONLY,
+  create: (ev, ports) => {
+    if (!ev.grader) throw new ScorerSetupError('invalid_evaluator', `Evaluator ${ev.name} has no grader`);
+    return createGraderScorer(ev.grader, {
+      complete: ports.complete,
+      embed: ports.embed,
+      python: () =>
+        Promise.reject(new ScorerSetupError('not_supported', 'python graders run as code evaluators')),
+    });
+  },
+};
+
+/** A python grader (OpenAI eval runs): the code sandbox, given the grader's namespaces. */
+export const pythonGraderKind: ScorerKind = {
+  sandboxed: 'Python graders',
+  needs: () => OUTPUT_ONLY,
+  create: async (ev, ports) => pythonGraderScorer(await ports.createCodeScorer(ev)),
+};
