@@ -59,7 +59,7 @@ function AlertFields(props: {
       <legend>Alert (optional)</legend>
       <label className="check">
         <input type="checkbox" checked={a.on} onChange={(e) => set({ on: e.target.checked })} />
-        Send a webhook when a metric drops
+        Alert by webhook when a figure drops
       </label>
       {a.on && (
         <>
