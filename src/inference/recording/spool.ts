@@ -84,7 +84,7 @@ export class SpoolFiles {
 
   remove(segment: Segment): void {
     this.close(segment);
-    fs.rm(segment.file, { force: true }, () => {});
+    fs.rmSync(segment.file, { force: true });
   }
 
   removeFile(file: string): void {
