@@ -19,7 +19,6 @@ import {
   type Generation,
   type GenerationOf,
   type ItemReader,
-  isBlank,
   loadChunk,
 } from './positions.js';
 import type { RunState } from './run-state.js';
