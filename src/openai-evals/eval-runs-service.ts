@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import { createContainer } from '../catalog/containers/service.js';
+import { deleteDataset } from '../catalog/datasets/repository.js';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { EvaluatorSnapshot, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
@@ -202,8 +203,12 @@ export async function createEvalRun(
     if (stored.created) await tx.insertInto('eval_runs').values(link).execute();
     return stored;
   });
-  // Another request with the same key won the race: its run is this request's answer.
-  if (!born.created) return requireEvalRun(db, projectId, evalRow.id, born.run.id);
+  if (!born.created) {
+    // Another request with the same key won the race: its run is this request's answer, and the rows
+    // this request stored for its own run (not an uploaded file) are not kept.
+    if (checked.source.type !== 'file_id') await deleteDataset(db, datasetId);
+    return requireEvalRun(db, projectId, evalRow.id, born.run.id);
+  }
   await submitOrExplain(ports.runs.queue, runId, environment);
   return requireEvalRun(db, projectId, evalRow.id, runId);
 }

@@ -84,11 +84,17 @@ describe('an eval run with an Idempotency-Key', () => {
   it('two concurrent requests under one key make one run and both answer it', async () => {
     const headers = { 'Idempotency-Key': 'eval-race-1' };
     const body = { name: 'race', data_source: dataSource };
+    const snapshots = async () =>
+      (await h.services.db.selectFrom('datasets').select('id').where('label', 'like', 'eval-run:%').execute())
+        .length;
+    const before = await snapshots();
     const answers = await Promise.all(
       [0, 1, 2].map(() => client.evals.runs.create(evalId, body, { headers })),
     );
     expect(new Set(answers.map((a) => a.id)).size).toBe(1);
     expect(await runsUnderKey('eval-race-1')).toEqual([{ id: answers[0]!.id }]);
+    // One snapshot of the inline rows is kept: the one the run reads.
+    expect(await snapshots()).toBe(before + 1);
   });
 
   it('another body under a used key answers 409 idempotency_key_reused, in the envelope', async () => {
