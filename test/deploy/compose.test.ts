@@ -232,6 +232,20 @@ describe.skipIf(!engine.ok)(
         `deploy: embedded container answering /healthz ${((Date.now() - up) / 1000).toFixed(1)} s after up -d (${ms} ms of polling)`,
       );
       const key = await firstKey(p, ['evalgate']);
+      // The image's own health check (GET /healthz) and its non-root user.
+      const container = (await compose(p, 'ps', '-q', 'evalgate')).trim();
+      await waitFor(
+        async () => {
+          const status = (
+            await sh('docker', ['inspect', '-f', '{{.State.Health.Status}}', container])
+          ).trim();
+          if (status !== 'healthy') await new Promise((r) => setTimeout(r, 500));
+          return status === 'healthy';
+        },
+        90_000,
+        'the container reported healthy by its HEALTHCHECK',
+      );
+      expect((await sh('docker', ['exec', container, 'id', '-u'])).trim()).toBe('1000');
       await setUp(url, key, mock);
       await recordedCall(url, url, key);
 
