@@ -78,6 +78,15 @@ async function countsOf(db: Kysely<Database>, runId: string): Promise<Map<string
   return counts;
 }
 
+/** The line of a scorer's message that says what happened (a traceback's last), without the position note. */
+function lastLine(message: string): string {
+  const lines = message
+    .split('\n')
+    .map((l) => l.replace(/\s*\(this position has no ground_truth\)$/, '').trim())
+    .filter(Boolean);
+  return lines.at(-1) ?? message;
+}
+
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 function whyNothing(
@@ -100,7 +109,7 @@ function whyNothing(
     if (type === 'code') {
       return (
         `${lead}: a monitor’s calls have no ground truth, so evaluate() receives ground_truth=None` +
-        `${c.missingMessage ? ` — ${c.missingMessage.split('\n')[0]}` : ''}.`
+        `${c.missingMessage ? ` (${lastLine(c.missingMessage)})` : ''}.`
       );
     }
     return `${lead}: the call has no output, or the evaluator needs an expected answer a live call lacks.`;

@@ -3,6 +3,7 @@ import { api, type ListOf, query, useApi } from '../api';
 import { Empty, ErrorBox, fmtDate, fmtNum, fmtPct, fmtUsd, Loading, Pager, Value } from '../components';
 import { Link } from '../router';
 import type { DashboardMonitorDetail, MonitorResults, MonitorSample, Project } from '../types';
+import { Messages } from './messages';
 import { AlertBadge, alertText, containerName, filterText, useEvery } from './monitor-parts';
 
 const MonitorCharts = lazy(() => import('./monitor-charts'));
@@ -168,7 +169,7 @@ export function MonitorPage(props: { project: Project; id: string }) {
                   <td>{nameOf(s.evaluator)}</td>
                   <td>{s.status === 'error' ? (s.error?.message ?? 'error') : fmtNum(s.score)}</td>
                   <td>
-                    <Value value={s.input} />
+                    <Messages input={s.input} />
                   </td>
                   <td>
                     <Value value={s.output} />
