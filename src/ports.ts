@@ -171,7 +171,13 @@ export function buildPorts(p: Parts): Ports {
       checkUpstream,
     },
     evaluators,
-    graders: { resolveModel: p.resolveModel, providers: p.providers, sandbox: p.sandbox },
+    graders: {
+      resolveModel: p.resolveModel,
+      providers: p.providers,
+      sandbox: p.sandbox,
+      budgets: p.budgets,
+      models: { limiter: p.modelLimiter, concurrency: config.runs.modelConcurrency },
+    },
     files: uploads,
     evals: {
       runs,

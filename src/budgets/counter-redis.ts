@@ -13,6 +13,10 @@ const TTL_MS = 35 * 86_400_000;
 const ADD_IF_PRESENT =
   "for _, k in ipairs(KEYS) do if redis.call('EXISTS', k) == 1 then redis.call('INCRBYFLOAT', k, ARGV[1]) end end return 1";
 
+/** Adds to each counter that exists and answers its new value ('' for one that does not). */
+const RESERVE =
+  "local out = {} for i, k in ipairs(KEYS) do if redis.call('EXISTS', k) == 1 then out[i] = redis.call('INCRBYFLOAT', k, ARGV[1]) else out[i] = '' end end return out";
+
 /**
  * Spend shared by every process of a scale-out deployment in Redis (one counter per scope and period,
  * added to with INCRBYFLOAT), kept in the database too: a counter missing from Redis (first use, expiry,
@@ -54,6 +58,21 @@ export async function createRedisCounter(
         () => {},
         (err: Error) => deps.warn(`budget spend not counted in Redis: ${err.message}`),
       );
+    },
+    async reserve(keys, usd) {
+      // Seeded first, so that the script finds every counter.
+      const before = await read(keys);
+      for (const key of keys) writer.add(counterId(key), key, usd);
+      try {
+        const after = (await redis.eval(RESERVE, keys.length, ...keys.map(name), String(usd))) as string[];
+        return keys.map((_, i) => {
+          const v = after[i];
+          return v === undefined || v === '' ? (before[i] ?? 0) + usd : Number(v);
+        });
+      } catch (err) {
+        deps.warn(`budget spend not reserved in Redis: ${(err as Error).message}`);
+        return before.map((v) => v + usd);
+      }
     },
     async close() {
       await writer.flush();

@@ -15,6 +15,11 @@ export interface SpendCounter {
    * is returned, settles once other processes can see the cost.
    */
   add(keys: readonly CounterKey[], usd: number): Promise<void> | undefined;
+  /**
+   * Adds `usd` to each counter and answers each counter's value right after (this addition and every one
+   * made before it included): concurrent reservations see each other, in the order they were made.
+   */
+  reserve(keys: readonly CounterKey[], usd: number): number[] | Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -108,25 +113,38 @@ export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCoun
     return p;
   }
 
+  function read(keys: readonly CounterKey[]): number[] | Promise<number[]> {
+    const out: number[] = [];
+    for (const k of keys) {
+      const v = values.get(counterId(k));
+      if (v === undefined)
+        return Promise.all(keys.map((key) => values.get(counterId(key)) ?? seed(key, counterId(key))));
+      out.push(v);
+    }
+    return out;
+  }
+
+  function add(keys: readonly CounterKey[], usd: number): undefined {
+    for (const key of keys) {
+      const id = counterId(key);
+      const v = values.get(id);
+      if (v !== undefined) values.set(id, v + usd);
+      writer.add(id, key, usd);
+    }
+    return undefined;
+  }
+
   return {
-    read(keys) {
-      const out: number[] = [];
-      for (const k of keys) {
-        const v = values.get(counterId(k));
-        if (v === undefined)
-          return Promise.all(keys.map((key) => values.get(counterId(key)) ?? seed(key, counterId(key))));
-        out.push(v);
-      }
-      return out;
-    },
-    add(keys, usd) {
-      for (const key of keys) {
-        const id = counterId(key);
-        const v = values.get(id);
-        if (v !== undefined) values.set(id, v + usd);
-        writer.add(id, key, usd);
-      }
-      return undefined;
+    read,
+    add,
+    reserve(keys, usd) {
+      // Added and read in one synchronous step (after seeding): no other reservation comes between.
+      const apply = (before: number[]) => {
+        add(keys, usd);
+        return keys.map((k, i) => values.get(counterId(k)) ?? (before[i] ?? 0) + usd);
+      };
+      const before = read(keys);
+      return before instanceof Promise ? before.then(apply) : apply(before);
     },
     close: () => writer.flush(),
   };
@@ -139,8 +157,9 @@ export function createDatabaseCounter(deps: CounterDeps): SpendCounter {
     read: (keys) => Promise.all(keys.map((k) => storedSpend(deps.db, k))),
     add(keys, usd) {
       const writes = keys.map((key) => {
-        const p = addSpend(deps.db, key, usd).catch((err: Error) =>
-          deps.warn(`budget spend not stored: ${err.message}`),
+        const p = addSpend(deps.db, key, usd).then(
+          () => {},
+          (err: Error) => deps.warn(`budget spend not stored: ${err.message}`),
         );
         inFlight.add(p);
         void p.finally(() => inFlight.delete(p));
@@ -148,6 +167,8 @@ export function createDatabaseCounter(deps: CounterDeps): SpendCounter {
       });
       return Promise.all(writes).then(() => {});
     },
+    // One upsert per counter, answering the value it left: PostgreSQL and SQLite serialize them.
+    reserve: (keys, usd) => Promise.all(keys.map((k) => addSpend(deps.db, k, usd))),
     async close() {
       await Promise.all(inFlight);
     },

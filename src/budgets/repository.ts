@@ -80,10 +80,13 @@ export async function storedSpend(db: Kysely<Database>, key: CounterKey): Promis
   return row ? Number(row.used_usd) : 0;
 }
 
-/** Adds to a scope's spend in a period, atomically on both dialects (one upsert). */
-export async function addSpend(db: Kysely<Database>, key: CounterKey, usd: number): Promise<void> {
+/**
+ * Adds to a scope's spend in a period, atomically on both dialects (one upsert); answers the spend after
+ * the addition (what a reservation is checked against).
+ */
+export async function addSpend(db: Kysely<Database>, key: CounterKey, usd: number): Promise<number> {
   const now = nowIso();
-  await db
+  const row = await db
     .insertInto('budget_spend')
     .values({
       scope: key.scope,
@@ -98,5 +101,7 @@ export async function addSpend(db: Kysely<Database>, key: CounterKey, usd: numbe
         updated_at: now,
       }),
     )
-    .execute();
+    .returning('used_usd')
+    .executeTakeFirst();
+  return row ? Number(row.used_usd) : usd;
 }

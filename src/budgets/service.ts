@@ -7,6 +7,7 @@ import type {
   BudgetScopeKind,
   BudgetState,
   Payer,
+  Reservation,
   Spend,
   SpendGuard,
 } from '../shared/budget.js';
@@ -41,6 +42,12 @@ export interface BudgetDeps {
 const EMPTY: ProjectBudgets = { project: null, keys: new Map() };
 const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly', total: 'total' };
 const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
+/**
+ * Spend this close under a limit counts as reaching it: a reservation settled to the actual cost leaves
+ * floating-point residue (0.5 + (0.0082 − 0.5) is not 0.0082).
+ */
+const EPSILON_USD = 1e-12;
+const reached = (used: number, limit: number) => used + EPSILON_USD >= limit;
 
 /**
  * Budgets on API keys and projects: the check before every upstream call (the gateway's routes and the
@@ -128,8 +135,55 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     }
     scopes.forEach((s, i) => {
       const spent = used[i] ?? 0;
-      if (spent >= s.budget.limit_usd) throw this.exceeded(s, spent);
+      if (reached(spent, s.budget.limit_usd)) throw this.exceeded(s, spent);
     });
+  }
+
+  async reserve(payer: Payer, usd: number): Promise<Reservation> {
+    const amount = Math.max(usd, 0);
+    let scopes: Scope[];
+    let keys: CounterKey[];
+    let totals: number[];
+    try {
+      const found = this.definitions(payer.projectId);
+      const defs = found instanceof Promise ? await found : found;
+      scopes = defs === EMPTY ? [] : this.scopes(defs, payer);
+      if (scopes.length === 0) {
+        this.recovered();
+        return this.unreserved(payer);
+      }
+      keys = scopes.map((s) => this.counterKey(s));
+      const counted = this.deps.counter.reserve(keys, amount);
+      totals = counted instanceof Promise ? await counted : counted;
+      this.recovered();
+    } catch (err) {
+      this.unavailable(err);
+      return this.unreserved(payer);
+    }
+    const over = scopes.findIndex((s, i) => reached((totals[i] ?? 0) - amount, s.budget.limit_usd));
+    const refused = scopes[over];
+    if (refused) {
+      if (amount > 0) this.counted(this.deps.counter.add(keys, -amount));
+      throw this.exceeded(refused, (totals[over] ?? 0) - amount);
+    }
+    let settled = false;
+    return {
+      settle: (actual) => {
+        if (settled) return undefined;
+        settled = true;
+        const delta = Math.max(actual, 0) - amount;
+        return delta === 0 ? undefined : this.counted(this.deps.counter.add(keys, delta));
+      },
+    };
+  }
+
+  /** A reservation where no budget applies (or its store is away): the cost is charged as it is. */
+  private unreserved(payer: Payer): Reservation {
+    return { settle: (actual) => this.charge(payer, actual) };
+  }
+
+  private counted(p: Promise<void> | undefined): Promise<void> | undefined {
+    return p?.catch((err: unknown) => this.unavailable(err));
   }
 
   charge(payer: Payer, usd: number): Promise<void> | undefined {

@@ -4,6 +4,7 @@ import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { ResponseCache } from '../inference/cache/cache.js';
 import { type EmbeddingsResult, embedTexts } from '../inference/embeddings.js';
+import { maxCallCost, maxEmbeddingsCost, paidCall } from '../inference/paid-call.js';
 import type { ProviderLayer } from '../inference/provider-layer.js';
 import type { ChatRequest, CompletionResult } from '../inference/types.js';
 import { rateLimitRetryMs } from '../inference/upstream-errors.js';
@@ -84,21 +85,20 @@ export class RunState {
     return { projectId: this.plan.projectId, keyId: null };
   }
 
-  /**
-   * Refuses a call once the project's budget is spent, and abandons the run: its remaining positions are
-   * recorded with the `budget_exceeded` error, what it scored is kept.
-   */
-  private async withinBudget(): Promise<void> {
+  /** Whether the run may still call: an abandoned run stops every call. */
+  private readonly admit = (): void => {
     if (this.abandoned) throw new RunAbandoned(this.abandoned);
-    try {
-      await this.deps.budgets?.check(this.payer);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'budget_exceeded') {
-        await this.abandon({ code: err.code, message: err.message });
-      }
-      throw err;
+  };
+
+  /**
+   * Once the project's budget is spent, the run is abandoned: its remaining positions are recorded with
+   * the `budget_exceeded` error, what it scored is kept.
+   */
+  private readonly refused = async (err: unknown): Promise<void> => {
+    if (err instanceof ApiError && err.code === 'budget_exceeded') {
+      await this.abandon({ code: err.code, message: err.message });
     }
-  }
+  };
 
   /** Counts the calls made under `signal` (a chunk's own) in `sink` until `untrack`. */
   track(signal: AbortSignal, sink: UsageSink): void {
@@ -117,10 +117,11 @@ export class RunState {
   }
 
   /**
-   * One model call of the run: waits for the model's limiter, calls through the provider layer (which
-   * owns transport retries), counts what was paid (in the tally of the chunk whose signal it runs under,
-   * stored with the chunk's rows; else in the ledger), and on a 429 pauses the model everywhere and asks
-   * again, until the run has waited `rateLimitWaitMs` without a success.
+   * One model call of the run, as a paid call (`inference/paid-call.ts`): the model's limiter, the
+   * project's budget (reserved, then settled), the cache when the run uses it, the provider layer (which
+   * owns transport retries); what was paid is counted in the tally of the chunk whose signal it runs
+   * under (stored with the chunk's rows; else in the ledger). On a 429 the model is paused everywhere and
+   * the call asked again, until the run has waited `rateLimitWaitMs` without a success.
    */
   async call(
     kind: CallKind,
@@ -131,6 +132,8 @@ export class RunState {
     const sink = this.sinks.get(signal) ?? this.ledger;
     const { model, limits } = this.resolved.get(slug) ?? (await this.resolve(slug));
     const { limiter, metrics } = this.deps;
+    const { projectId, cache } = this.plan;
+    const priced = model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
     for (;;) {
       if (this.abandoned) throw new RunAbandoned(this.abandoned);
       const waited = Date.now() - this.lastSuccessAt;
@@ -138,32 +141,37 @@ export class RunState {
         await this.abandon({ code: 'rate_limited', message: new RateLimitExhausted(slug, waited).message });
         continue;
       }
-      const permit = await limiter.acquire(slug, limits, signal);
-      // Checked once the call may go: calls queued behind the model's limit see what those before paid.
-      await this.withinBudget().catch((err: unknown) => {
-        permit.release(0);
-        throw err;
-      });
-      const started = performance.now();
-      let tokens = 0;
+      let started = 0;
       let retryInMs: number | null = null;
       try {
-        const { projectId, cache } = this.plan;
-        const complete = () => this.deps.providers.complete(model, request, { signal, projectId });
-        // A cache hit costs nothing: the ledger counts what was paid.
-        const result =
-          cache && this.deps.cache
-            ? (await this.deps.cache.complete(projectId, model, 'chat', request, cache, complete)).result
-            : await complete();
-        const priced =
-          result.usage !== null && model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
-        sink.add(kind, result.usage, result.cost, priced);
-        await this.deps.budgets?.charge(this.payer, result.cost);
-        tokens = (result.usage?.prompt_tokens ?? 0) + (result.usage?.completion_tokens ?? 0);
+        const result = await paidCall(this.deps, {
+          payer: this.payer,
+          estimate: maxCallCost(model, request),
+          // The budget is reserved once the call may go: calls queued behind the model's limit see what
+          // those before them paid.
+          permit: () => limiter.acquire(slug, limits, signal),
+          admit: this.admit,
+          refused: this.refused,
+          run: () => {
+            started = performance.now();
+            const complete = () => this.deps.providers.complete(model, request, { signal, projectId });
+            // A cache hit costs nothing: the tally counts what was paid.
+            return cache && this.deps.cache
+              ? this.deps.cache
+                  .complete(projectId, model, 'chat', request, cache, complete)
+                  .then((c) => c.result)
+              : complete();
+          },
+          cost: (r) => r.cost,
+          tokens: (r) => (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0),
+          spent: (r) => sink.add(kind, r.usage, r.cost, priced && r.usage !== null),
+        });
         this.lastSuccessAt = Date.now();
         metrics.upstreamCall(slug, kind, 'ok', (performance.now() - started) / 1000);
         return result;
       } catch (err) {
+        // Refused before any call (the limiter's wait cancelled, the run abandoned, the budget spent).
+        if (started === 0) throw err;
         const seconds = (performance.now() - started) / 1000;
         if (signal.aborted || isStop(err)) {
           metrics.upstreamCall(slug, kind, 'cancelled', seconds);
@@ -172,34 +180,30 @@ export class RunState {
         retryInMs = rateLimitRetryMs(err);
         metrics.upstreamCall(slug, kind, retryInMs === null ? 'error' : 'rate_limited', seconds);
         if (retryInMs === null) throw err;
-      } finally {
-        permit.release(tokens);
       }
       await limiter.pause(slug, retryInMs);
     }
   }
 
-  /** Embeddings for a grader evaluator (cosine): within the model's limits, paid like a judge call. */
+  /**
+   * Embeddings for a grader evaluator (cosine): a paid call like a judge's, within the model's limits,
+   * counted where the judge calls of the same chunk are.
+   */
   async embed(slug: string, input: string[], signal: AbortSignal): Promise<EmbeddingsResult> {
+    const sink = this.sinks.get(signal) ?? this.ledger;
     const model = await this.model(slug);
     const limits = { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm };
-    const permit = await this.deps.limiter.acquire(slug, limits, signal);
-    let tokens = 0;
-    try {
-      await this.withinBudget();
-      const result = await embedTexts(this.deps.providers, model, input, signal);
-      this.ledger.add(
-        'judge',
-        result.usage,
-        result.cost,
-        result.usage !== null && model.inputPricePerMtok !== null,
-      );
-      await this.deps.budgets?.charge(this.payer, result.cost);
-      tokens = result.usage?.prompt_tokens ?? 0;
-      return result;
-    } finally {
-      permit.release(tokens);
-    }
+    return paidCall(this.deps, {
+      payer: this.payer,
+      estimate: maxEmbeddingsCost(model, { input }),
+      permit: () => this.deps.limiter.acquire(slug, limits, signal),
+      admit: this.admit,
+      refused: this.refused,
+      run: () => embedTexts(this.deps.providers, model, input, signal),
+      cost: (r) => r.cost,
+      tokens: (r) => r.usage?.prompt_tokens ?? 0,
+      spent: (r) => sink.add('judge', r.usage, r.cost, r.usage !== null && model.inputPricePerMtok !== null),
+    });
   }
 
   async close(): Promise<void> {

@@ -6,12 +6,13 @@ import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
 import type { ResponseCache } from './cache/cache.js';
-import { gatewayCache } from './cache/hook.js';
+import { cacheMetadata, gatewayCache } from './cache/hook.js';
 import { CallCanceller } from './cancel.js';
 import type { DialectAnswer, NativeCall, StreamEncoder } from './dialect-types.js';
 import { translatingSink } from './dialects/stream-sink.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
 import { HOP_HEADER, hopsOf } from './hop.js';
+import { maxCallCost, paidCall } from './paid-call.js';
 import {
   CallAbortedError,
   type FrameSink,
@@ -187,8 +188,12 @@ export interface InferencePorts {
 export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRunner {
   const providers: ProviderLayer = deps.providers;
   const { hopId } = deps;
+  /** Each request's hops, checked once (a route checks before its other work; `run` reuses it). */
+  const checked = new WeakMap<FastifyRequest, string[]>();
 
   function checkHops(req: FastifyRequest): string[] {
+    const known = checked.get(req);
+    if (known) return known;
     const hops = hopsOf(req.headers[HOP_HEADER]);
     // Sent by this deployment (or a replica): answering would call the same upstream again, without end.
     if (hops.includes(hopId)) {
@@ -199,6 +204,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         { hops },
       );
     }
+    checked.set(req, hops);
     return hops;
   }
 
@@ -217,7 +223,6 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
     const { projectId, keyId } = principalOf(req);
     const hops = checkHops(req);
     const payer = { projectId, keyId };
-    await deps.budgets.check(payer);
     const { request } = spec;
     const startedAt = Date.now();
     const { containerId, logId } = where;
@@ -248,6 +253,9 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       if (context) gateway.record(context, outcome);
     };
     const input = spec.route === 'chat' ? undefined : request.messages;
+    // Set when the budget refused the call: nothing was called, nothing is recorded.
+    const budget = { refused: false };
+    const paid = { payer, refused: async () => void Object.assign(budget, { refused: true }) };
 
     try {
       const model = await gateway.model(projectId, request.model);
@@ -255,18 +263,26 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       const upstreamRequest = native ? native.request : request;
       if (native) call.api = native.api;
       const nativeStream = native !== null && request.stream === true;
-      const cache = gatewayCache(deps.cache, req, reply, { projectId, model, nativeStream }, base);
+      const cache = gatewayCache(deps.cache, req, reply, { projectId, model, nativeStream });
       if (cache.active) call.collect = true;
+      const estimate = maxCallCost(model, upstreamRequest, spec.requestText);
       if (request.stream === true) {
-        if (context) gateway.begin(context);
-        const stream = await cache.stream(request, () => providers.stream(model, upstreamRequest, call));
-        reply.header(UPSTREAM_MODEL_HEADER, stream.upstreamModel);
-        const result = await pipeStream(
-          reply,
-          stream,
-          native ? native.stream() : (spec.answer?.stream() ?? null),
-        );
-        void deps.budgets.charge(payer, result.cost);
+        const { result, outcome } = await paidCall(deps, {
+          ...paid,
+          estimate,
+          run: async () => {
+            if (context) gateway.begin(context);
+            const opened = await cache.stream(request, () => providers.stream(model, upstreamRequest, call));
+            reply.header(UPSTREAM_MODEL_HEADER, opened.value.upstreamModel);
+            const piped = await pipeStream(
+              reply,
+              opened.value,
+              native ? native.stream() : (spec.answer?.stream() ?? null),
+            );
+            return { result: piped, outcome: opened.outcome };
+          },
+          cost: (r) => r.result.cost,
+        });
         const nativeAnswer = native && context ? native.recorded(result.sse, model) : null;
         record({
           model: request.model,
@@ -277,15 +293,25 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
           latencyMs: result.latencyMs,
           cost: result.cost,
           error: result.error,
-          metadata: { ...base, stream: true, served_by: result.servedBy, attempts: result.attempts },
+          metadata: {
+            ...base,
+            ...cacheMetadata(outcome),
+            stream: true,
+            served_by: result.servedBy,
+            attempts: result.attempts,
+          },
         });
         return reply;
       }
-      const result = await cache.complete(native?.api ?? 'chat', upstreamRequest, () =>
-        providers.complete(model, upstreamRequest, call),
-      );
-      // Counted before the answer goes out, so that the client's next call sees it on any worker.
-      await deps.budgets.charge(payer, result.cost);
+      const { value: result, outcome } = await paidCall(deps, {
+        ...paid,
+        estimate,
+        run: () =>
+          cache.complete(native?.api ?? 'chat', upstreamRequest, () =>
+            providers.complete(model, upstreamRequest, call),
+          ),
+        cost: (r) => r.value.cost,
+      });
       const body = native
         ? native.plain(result.bodyText)
         : spec.answer
@@ -302,7 +328,13 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         latencyMs: result.latencyMs,
         cost: result.cost,
         error: null,
-        metadata: { ...base, stream: false, served_by: result.servedBy, attempts: result.attempts },
+        metadata: {
+          ...base,
+          ...cacheMetadata(outcome),
+          stream: false,
+          served_by: result.servedBy,
+          attempts: result.attempts,
+        },
       });
       reply
         .header(COST_HEADER, formatCost(result.cost))
@@ -311,6 +343,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         .send(body);
       return reply;
     } catch (err) {
+      if (budget.refused) throw err;
       record({
         model: request.model,
         output: null,

@@ -3,7 +3,9 @@ import { grants, type Permission } from '../auth/permissions.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
 import { embedTexts } from '../inference/embeddings.js';
+import { maxCallCost, maxEmbeddingsCost, type PaidPermit, paidCall } from '../inference/paid-call.js';
 import type { ProviderLayer } from '../inference/provider-layer.js';
+import type { ModelLimiter } from '../ratelimit/model-limiter.js';
 import { grade, subGradersOf } from '../scoring/graders/grade.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
 import type { GraderPorts, GraderResult } from '../scoring/graders/result.js';
@@ -12,13 +14,21 @@ import type { Grader } from '../scoring/graders/schemas.js';
 import { embeddingModelOf } from '../scoring/graders/text.js';
 import { graderIssues } from '../scoring/graders/validate.js';
 import { type Scorer, ScorerSetupError } from '../scoring/types.js';
+import type { Payer, SpendGuard } from '../shared/budget.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { badRequest } from './errors.js';
 
-/** What the graders API needs: model resolution, the provider layer and the code sandbox. */
+/**
+ * What the graders API needs: model resolution, the provider layer, the budgets and the model limiter
+ * (its model calls are paid calls, as the gateway's are) and the code sandbox.
+ */
 export interface GraderApiPorts {
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   providers: Pick<ProviderLayer, 'complete' | 'embed'>;
+  /** The key's and the project's budgets: reserved before each model call, charged after. */
+  budgets?: SpendGuard;
+  /** The models' limits (concurrency, RPM, TPM), shared with runs. */
+  models?: { limiter: Pick<ModelLimiter, 'acquire'>; concurrency: number };
   sandbox: {
     status(): Promise<{ available: boolean; reason?: string }>;
     createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
@@ -94,21 +104,62 @@ async function resolveOne(deps: Pick<GraderApiPorts, 'resolveModel'>, projectId:
   }
 }
 
-/** Ports bound to one project's resolved models, calling them directly through the provider layer. */
+/** Grader ports of one call, and the budget's refusal when one of its model calls met it. */
+export interface PaidGraderPorts extends GraderPorts {
+  refusal(): ApiError | null;
+}
+
+/**
+ * Ports bound to one payer's resolved models, each model call a paid call (the model's limits, the
+ * payer's budgets, the provider layer).
+ */
 export function directPorts(
   deps: ServiceDeps,
-  projectId: string,
+  payer: Payer,
   models: Map<string, ResolvedModel>,
-): GraderPorts {
+): PaidGraderPorts {
+  const { projectId } = payer;
+  let refusal: ApiError | null = null;
   const modelOf = (name: string): ResolvedModel => {
     const m = models.get(name);
     if (!m) throw new ApiError('bad_request', `model '${name}' was not resolved`);
     return m;
   };
+  const permit = (model: ResolvedModel, signal: AbortSignal): (() => Promise<PaidPermit>) | undefined => {
+    const limits = deps.models;
+    if (!limits) return undefined;
+    const { rpm, tpm } = model.limits;
+    return () => limits.limiter.acquire(model.slug, { concurrency: limits.concurrency, rpm, tpm }, signal);
+  };
+  const refused = async (err: unknown) => {
+    if (err instanceof ApiError) refusal ??= err;
+  };
   return {
-    complete: (name, request, signal) =>
-      deps.providers.complete(modelOf(name), request, { signal, projectId }),
-    embed: (name, input, signal) => embedTexts(deps.providers, modelOf(name), input, signal),
+    refusal: () => refusal,
+    complete: (name, request, signal) => {
+      const model = modelOf(name);
+      return paidCall(deps, {
+        payer,
+        estimate: maxCallCost(model, request),
+        permit: permit(model, signal),
+        refused,
+        run: () => deps.providers.complete(model, request, { signal, projectId }),
+        cost: (r) => r.cost,
+        tokens: (r) => (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0),
+      });
+    },
+    embed: (name, input, signal) => {
+      const model = modelOf(name);
+      return paidCall(deps, {
+        payer,
+        estimate: maxEmbeddingsCost(model, { input }),
+        permit: permit(model, signal),
+        refused,
+        run: () => embedTexts(deps.providers, model, input, signal),
+        cost: (r) => r.cost,
+        tokens: (r) => r.usage?.prompt_tokens ?? 0,
+      });
+    },
     python: async (grader) => {
       const sandbox = await deps.sandbox.status();
       if (!sandbox.available) {
@@ -163,7 +214,7 @@ export function runResponse(grader: Grader, result: GraderResult, seconds: numbe
 
 export async function runGrader(
   deps: ServiceDeps,
-  principal: { projectId: string; permissions: readonly string[] },
+  principal: { projectId: string; keyId: string | null; permissions: readonly string[] },
   body: RunGraderBody,
 ) {
   const issues = graderIssues(body.grader, ['body', 'grader']);
@@ -178,7 +229,10 @@ export async function runGrader(
     requirePermission(principal.permissions, 'inference:write', 'the grader calls models');
   }
   const models = await resolveGraderModels(deps, principal.projectId, names);
-  const ports = directPorts(deps, principal.projectId, models);
+  const payer = { projectId: principal.projectId, keyId: principal.keyId };
+  // A spent budget refuses the call as the gateway does (429 budget_exceeded), before any model call.
+  if (names.length) await deps.budgets?.check(payer);
+  const ports = directPorts(deps, payer, models);
   const t0 = performance.now();
   const result = await grade(
     grader,
@@ -186,5 +240,8 @@ export async function runGrader(
     ports,
     new AbortController().signal,
   );
+  // A model call the budget refused midway: the grade is incomplete, the refusal is the answer.
+  const refusal = ports.refusal();
+  if (refusal) throw refusal;
   return runResponse(grader, result, (performance.now() - t0) / 1000);
 }

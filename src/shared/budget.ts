@@ -42,6 +42,18 @@ export interface Payer {
 export interface SpendGuard {
   check(payer: Payer): Promise<void>;
   charge(payer: Payer, usd: number): Promise<void> | undefined;
+  /**
+   * `check` and a reservation in one step: the call's largest cost is counted at once (so that calls in
+   * flight together see each other), and refused like `check` when the spend before it, reservations
+   * included, has reached a limit. The caller settles it to the actual cost once the call is done (0
+   * when nothing was paid).
+   */
+  reserve(payer: Payer, usd: number): Promise<Reservation>;
+}
+
+/** A call's reserved cost: `settle` replaces it with what the call cost (once; it never throws). */
+export interface Reservation {
+  settle(actualUsd: number): Promise<void> | undefined;
 }
 
 /** A scope's budget and the spend of its current period (null when it has no budget). */

@@ -10,6 +10,7 @@ import type { ChatStream } from '../stream-pump.js';
 import type { ChatRequest } from '../types.js';
 import { cacheKey, type EntryKind } from './key.js';
 import { ReplayStream } from './replay.js';
+import { storableAnswer, storableStream } from './storable.js';
 import type { CacheEntry, CacheStore } from './store.js';
 
 /** Request header: `use` (answer from the cache, fill it on a miss), `refresh` (call, overwrite) or `off`. */
@@ -107,7 +108,8 @@ export class ResponseCache {
     if (policy.mode === 'use') {
       const entry = await this.store.get(projectId, key);
       const body = entry && parsed(entry.bodyText);
-      if (entry && body) {
+      // An entry an earlier version kept of a failed call is not answered from.
+      if (entry && body && storableAnswer(kind, body)) {
         const result: GatewayCompletion = {
           body,
           bodyText: entry.bodyText,
@@ -123,14 +125,17 @@ export class ResponseCache {
       }
     }
     const result = await call();
-    const entry: CacheEntry = {
-      bodyText: result.bodyText,
-      usage: result.usage,
-      cost: result.cost,
-      servedBy: result.servedBy,
-      upstreamModel: result.upstreamModel,
-    };
-    await this.store.set(projectId, key, entry, policy.ttlSeconds);
+    // Only a success is kept: an upstream failure answered with 200 must not outlive the failure.
+    if (storableAnswer(kind, result.body)) {
+      const entry: CacheEntry = {
+        bodyText: result.bodyText,
+        usage: result.usage,
+        cost: result.cost,
+        servedBy: result.servedBy,
+        upstreamModel: result.upstreamModel,
+      };
+      await this.store.set(projectId, key, entry, policy.ttlSeconds);
+    }
     return { result, cache: { status: 'miss', savedUsd: 0 } };
   }
 
@@ -151,7 +156,7 @@ export class ResponseCache {
     if (policy.mode === 'use') {
       const entry = await this.store.get(projectId, key);
       const body = entry && parsed(entry.bodyText);
-      if (entry && body) {
+      if (entry && body && storableAnswer('chat', body)) {
         const options = request.stream_options;
         const includeUsage = isObject(options) && options.include_usage === true;
         return {
@@ -167,8 +172,10 @@ export class ResponseCache {
       upstreamModel: upstream.upstreamModel,
       async pipe(sink) {
         const result = await upstream.pipe(sink);
-        if (result.error === null && result.sse !== '') {
-          const completion = assembleCompletion(ssePayloads(result.sse), upstream.servedBy);
+        // Kept once the stream ended well: no error, and a generation that said it finished.
+        const payloads = result.error === null && result.sse !== '' ? ssePayloads(result.sse) : null;
+        if (payloads !== null && storableStream(payloads)) {
+          const completion = assembleCompletion(payloads, upstream.servedBy);
           completion.usage = result.usage;
           const entry: CacheEntry = {
             bodyText: JSON.stringify(completion),

@@ -65,6 +65,12 @@ export async function streamVia(
   return cache.stream(target.projectId, target.model, target.request, policy, open);
 }
 
+/** A call's answer as the cache gave it, with what the cache did (null: the call is not cached). */
+export interface Cached<T> {
+  value: T;
+  outcome: CacheOutcome | null;
+}
+
 /** The cache as one gateway call uses it: its policy, and the call's answer through it. */
 export interface GatewayCallCache {
   /** Whether the call is cached (a stream must then be collected, to be stored). */
@@ -73,40 +79,35 @@ export interface GatewayCallCache {
     kind: EntryKind,
     request: ChatRequest,
     call: () => Promise<GatewayCompletion>,
-  ): Promise<GatewayCompletion>;
-  stream(request: ChatRequest, open: () => Promise<ChatStream>): Promise<ChatStream>;
+  ): Promise<Cached<GatewayCompletion>>;
+  stream(request: ChatRequest, open: () => Promise<ChatStream>): Promise<Cached<ChatStream>>;
 }
 
 /**
  * The cache for one gateway call: the policy from the request (validated: 400), the key and the model;
- * the answer gets `X-Evalgate-Cache: hit|miss` and the task log's metadata (`metadata`, added to in
- * place) the cache fields. A native stream is not cached (its events are the upstream's own).
+ * the answer gets `X-Evalgate-Cache: hit|miss`, and the outcome comes back with the answer for the task
+ * log's cache fields (`cacheMetadata`). A native stream is not cached (its events are the upstream's own).
  */
 export function gatewayCache(
   cache: ResponseCache | undefined,
   req: FastifyRequest,
   reply: FastifyReply,
   call: { projectId: string; model: ResolvedModel; nativeStream: boolean },
-  metadata: JsonObject,
 ): GatewayCallCache {
   const asked = gatewayCachePolicy(req, call.model);
   const policy = call.nativeStream ? null : asked;
   const { projectId, model } = call;
-  const settle = (outcome: CacheOutcome | null) => {
-    cacheHeader(reply, outcome);
-    Object.assign(metadata, cacheMetadata(outcome));
-  };
   return {
     active: cache !== undefined && policy !== null,
     async complete(kind, request, run) {
       const via = await completeVia(cache, policy, { projectId, model, kind, request }, run);
-      settle(via.cache);
-      return via.result;
+      cacheHeader(reply, via.cache);
+      return { value: via.result, outcome: via.cache };
     },
     async stream(request, open) {
       const via = await streamVia(cache, policy, { projectId, model, request }, open);
-      settle(via.cache);
-      return via.stream;
+      cacheHeader(reply, via.cache);
+      return { value: via.stream, outcome: via.cache };
     },
   };
 }

@@ -4,7 +4,7 @@ import { principalOf } from '../../auth/guard.js';
 import { responses } from '../../http/schemas.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import type { ResponseCache } from '../cache/cache.js';
-import { gatewayCache } from '../cache/hook.js';
+import { cacheMetadata, gatewayCache } from '../cache/hook.js';
 import {
   type CallRunner,
   COST_HEADER,
@@ -15,7 +15,7 @@ import {
   UPSTREAM_MODEL_HEADER,
 } from '../call-runner.js';
 import { CallCanceller } from '../cancel.js';
-import { HOP_HEADER, hopsOf } from '../hop.js';
+import { maxEmbeddingsCost, paidCall } from '../paid-call.js';
 import type { ProviderLayer } from '../provider-layer.js';
 import type { ChatRequest } from '../types.js';
 import { CallAbortedError } from '../upstream-errors.js';
@@ -103,8 +103,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
     },
     async (req, reply) => {
       const { projectId, keyId } = principalOf(req);
-      runner.checkHops(req);
-      await runner.budgets.check({ projectId, keyId });
+      const hops = runner.checkHops(req);
       const body = req.body as JsonObject;
       const metadata = clientMetadata(req, body.metadata);
       const { containerId, logId } = await runner.prepare(req);
@@ -129,23 +128,27 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
       const model = String(body.model);
       const input = inputMessages(body.input);
       const base: JsonObject = { ...metadata, route: 'embeddings', stream: false };
+      /** Set when the budget refused the call: nothing was called, nothing is recorded. */
+      let refused = false;
       try {
         const resolved = await gateway.model(projectId, model);
-        const cached = gatewayCache(
-          cache,
-          req,
-          reply,
-          { projectId, model: resolved, nativeStream: false },
-          base,
-        );
-        const result = await cached.complete('embeddings', request as ChatRequest, () =>
-          providers.embed(resolved, request, {
-            signal: controller,
-            resolveFallback: (slug) => gateway.model(projectId, slug),
-            hops: hopsOf(req.headers[HOP_HEADER]),
-          }),
-        );
-        await runner.budgets.charge({ projectId, keyId }, result.cost);
+        const cached = gatewayCache(cache, req, reply, { projectId, model: resolved, nativeStream: false });
+        const { value: result, outcome } = await paidCall(runner, {
+          payer: { projectId, keyId },
+          estimate: maxEmbeddingsCost(resolved, request, req.bodyText),
+          refused: async () => {
+            refused = true;
+          },
+          run: () =>
+            cached.complete('embeddings', request as ChatRequest, () =>
+              providers.embed(resolved, request, {
+                signal: controller,
+                resolveFallback: (slug) => gateway.model(projectId, slug),
+                hops,
+              }),
+            ),
+          cost: (r) => r.value.cost,
+        });
         const answer = { ...result.body, model };
         reply
           .header(COST_HEADER, formatCost(result.cost))
@@ -162,11 +165,17 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
             latencyMs: result.latencyMs,
             cost: result.cost,
             error: null,
-            metadata: { ...base, served_by: result.servedBy, attempts: result.attempts },
+            metadata: {
+              ...base,
+              ...cacheMetadata(outcome),
+              served_by: result.servedBy,
+              attempts: result.attempts,
+            },
           });
         }
         return reply;
       } catch (err) {
+        if (refused) throw err;
         if (context) {
           const error = callError(err);
           gateway.record(context, {
