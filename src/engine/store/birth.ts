@@ -64,6 +64,9 @@ export interface MonitorOrigin extends Asked {
 
 export type RunOrigin = ApiOrigin | EvalOrigin | MonitorOrigin;
 
+/** A monitor's standing run: no idempotency key, no progress of its own, its launch made at birth. */
+const isStanding = (origin: RunOrigin): origin is MonitorOrigin => 'monitorId' in origin;
+
 /** A birth's outcome: the stored run, and whether this call created it (false: an idempotent repeat). */
 export interface Birth {
   run: StoredRun;
@@ -102,7 +105,7 @@ export async function repeatedRun(
 }
 
 function rowOf(plan: RunPlan, origin: RunOrigin, now: string) {
-  const idempotency = origin.kind === 'monitor' ? null : origin.idempotency;
+  const idempotency = isStanding(origin) ? null : origin.idempotency;
   return {
     id: origin.id,
     project_id: plan.projectId,
@@ -115,7 +118,7 @@ function rowOf(plan: RunPlan, origin: RunOrigin, now: string) {
     name: origin.name,
     plan: JSON.stringify(plan),
     results: null,
-    metrics: origin.kind === 'monitor' ? null : JSON.stringify({ progress: { done: 0, total: null } }),
+    metrics: isStanding(origin) ? null : JSON.stringify({ progress: { done: 0, total: null } }),
     spend: 0,
     error: null,
     process_id: null,
@@ -127,7 +130,7 @@ function rowOf(plan: RunPlan, origin: RunOrigin, now: string) {
     finished_at: null,
     error_at: null,
     updated_at: now,
-    monitor_id: origin.kind === 'monitor' ? origin.monitorId : null,
+    monitor_id: isStanding(origin) ? origin.monitorId : null,
   };
 }
 
@@ -142,11 +145,11 @@ export async function createRun(db: Db, plan: RunPlan, origin: RunOrigin): Promi
   if (!(await queueRun(db, rowOf(plan, origin, now)))) {
     // Another request with the same key won the race (only a keyed request gets here).
     const repeated =
-      origin.kind === 'monitor' ? undefined : await repeatedRun(db, plan.projectId, origin.idempotency);
+      isStanding(origin) ? undefined : await repeatedRun(db, plan.projectId, origin.idempotency);
     if (repeated) return { run: repeated, created: false };
     throw new Error(`Run ${origin.id} was neither stored nor found by its idempotency key`);
   }
-  if (origin.kind === 'monitor') {
+  if (isStanding(origin)) {
     await fixLayout(db, origin.id, {
       positions: 0,
       expected: 0,
