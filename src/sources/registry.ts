@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { checkRange, DEFAULT_RANGE, parseRange } from '../catalog/range.js';
 import type { Database } from '../db/schema.js';
 import type { PlannedSide, RunPlan, SideName } from '../engine/plan.js';
-import { isGenerated } from '../engine/plan.js';
+import { formatRange, isGenerated } from '../engine/plan.js';
 import type { GenerationOf, ItemReader } from '../engine/positions.js';
 import type { ValidationIssue } from '../shared/errors.js';
 import { containerSide, containerSource } from './container.js';
@@ -193,9 +193,14 @@ export function planKinds(sides: RunPlan['sides']): SourceKind[] {
   return [sides.sample, sides.ground_truth, ...(sides.baseline ? [sides.baseline] : [])].map(kindOf);
 }
 
-/** The API's view of a planned side. */
+/**
+ * The API's view of a planned side. A side of a kind this process does not know (a plan written by a
+ * newer version) is shown by its type and range alone: reading a run never fails on it, executing it does.
+ */
 export function sideView(side: PlannedSide | null): SideView | null {
-  return side ? kindOf(side).view(side) : null;
+  if (!side) return null;
+  const known = KINDS.has(side.type) || (!isGenerated(side) && side.shape === 'eval');
+  return known ? kindOf(side).view(side) : { type: side.type, range: formatRange(side.range) };
 }
 
 /** Whether any of the sides reads recorded traffic (creation then waits for the task-log writer). */
