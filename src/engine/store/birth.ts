@@ -64,9 +64,6 @@ export interface MonitorOrigin extends Asked {
 
 export type RunOrigin = ApiOrigin | EvalOrigin | MonitorOrigin;
 
-/** A monitor's standing run: no idempotency key, no progress of its own, its launch made at birth. */
-const isStanding = (origin: RunOrigin): origin is MonitorOrigin => 'monitorId' in origin;
-
 /** A birth's outcome: the stored run, and whether this call created it (false: an idempotent repeat). */
 export interface Birth {
   run: StoredRun;
@@ -104,8 +101,12 @@ export async function repeatedRun(
   return existing;
 }
 
+/** The origin of a monitor's run, else null (told apart by what it carries, not by naming its kind). */
+const monitorOf = (origin: RunOrigin): MonitorOrigin | null => ('monitorId' in origin ? origin : null);
+
 function rowOf(plan: RunPlan, origin: RunOrigin, now: string) {
-  const idempotency = isStanding(origin) ? null : origin.idempotency;
+  const monitor = monitorOf(origin);
+  const idempotency = 'idempotency' in origin ? origin.idempotency : null;
   return {
     id: origin.id,
     project_id: plan.projectId,
@@ -118,7 +119,7 @@ function rowOf(plan: RunPlan, origin: RunOrigin, now: string) {
     name: origin.name,
     plan: JSON.stringify(plan),
     results: null,
-    metrics: isStanding(origin) ? null : JSON.stringify({ progress: { done: 0, total: null } }),
+    metrics: monitor ? null : JSON.stringify({ progress: { done: 0, total: null } }),
     spend: 0,
     error: null,
     process_id: null,
@@ -130,7 +131,7 @@ function rowOf(plan: RunPlan, origin: RunOrigin, now: string) {
     finished_at: null,
     error_at: null,
     updated_at: now,
-    monitor_id: isStanding(origin) ? origin.monitorId : null,
+    monitor_id: monitor?.monitorId ?? null,
   };
 }
 
@@ -145,11 +146,12 @@ export async function createRun(db: Db, plan: RunPlan, origin: RunOrigin): Promi
   if (!(await queueRun(db, rowOf(plan, origin, now)))) {
     // Another request with the same key won the race (only a keyed request gets here).
     const repeated =
-      isStanding(origin) ? undefined : await repeatedRun(db, plan.projectId, origin.idempotency);
+      'idempotency' in origin ? await repeatedRun(db, plan.projectId, origin.idempotency) : undefined;
     if (repeated) return { run: repeated, created: false };
     throw new Error(`Run ${origin.id} was neither stored nor found by its idempotency key`);
   }
-  if (isStanding(origin)) {
+  const monitor = monitorOf(origin);
+  if (monitor) {
     await fixLayout(db, origin.id, {
       positions: 0,
       expected: 0,
@@ -164,7 +166,7 @@ export async function createRun(db: Db, plan: RunPlan, origin: RunOrigin): Promi
         call_id: newId('job'),
       })),
     );
-    await startRun(db, origin.id, { startedAt: now, totalPositions: 0, processId: origin.processId });
+    await startRun(db, origin.id, { startedAt: now, totalPositions: 0, processId: monitor.processId });
   }
   return { run: await readRun(db, origin.id), created: true };
 }
