@@ -52,7 +52,8 @@ describe('evalgate dashboard link', () => {
   });
 
   it('is built on the base URL the CLI reaches the server at, not on the default port', {
-    timeout: 60_000,
+    // Four CLI processes, each starting through tsx: slow on a loaded machine.
+    timeout: 180_000,
   }, async () => {
     expect(h.url).not.toContain(':8080');
     for (const [env, args] of [

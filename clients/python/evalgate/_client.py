@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import httpx
 
 from ._config import ConfigEndpoint, ResolvedConfig, resolve_config
-from ._errors import NotFoundError
+from ._errors import NotFoundError, PermissionDeniedError
 from ._http import AsyncTransport, RequestOptions, RequestSpec, Transport, seg
 from ._pagination import AsyncPager, Page
 from .resources import ApiKeys, AsyncRuns, Containers, Datasets, Evaluators, Models, Monitors, Projects, Runs, TaskLogs
@@ -179,10 +179,10 @@ class Evalgate(_Base):
         return Page(fetch, fetch(first), first, wrap)
 
     def _evaluator_name(self, evaluator_id: str, options: Optional[RequestOptions]) -> Optional[str]:
-        """The evaluator's name; None once it was deleted."""
+        """The evaluator's name; None once it was deleted, or for a key that may not read evaluators."""
         try:
             return self._transport.request(RequestSpec("GET", _evaluator_path(evaluator_id), options=options))["name"]
-        except NotFoundError:
+        except (NotFoundError, PermissionDeniedError):
             return None
 
     @operation("GET", "/healthz")
@@ -253,7 +253,7 @@ class AsyncEvalgate(_Base):
         try:
             spec = RequestSpec("GET", _evaluator_path(evaluator_id), options=options)
             return (await self._transport.request(spec))["name"]
-        except NotFoundError:
+        except (NotFoundError, PermissionDeniedError):
             return None
 
     @operation("GET", "/healthz")

@@ -302,6 +302,16 @@ def test_run_results_and_samples_to_pandas(client: Evalgate, completed: Run) -> 
     assert set(samples["evaluator_id"]) == {completed["evaluators"][0]}
 
 
+def test_sample_names_with_a_key_that_cannot_read_evaluators(server: Server, completed: Run) -> None:
+    """A key without evaluators:read (evaluation and data reads only) still lists samples; the evaluator's name is then None."""
+    with client_of(server) as admin:
+        key = admin.api_keys.create(name="runs-only", permissions=["evaluation:read", "data:read"])["key"]
+    with client_of(server, api_key=key) as narrow:
+        rows = narrow.runs.samples(completed.id).data
+        assert len(rows) == 3 and {r["evaluator"] for r in rows} == {None}
+        assert {r["evaluator_id"] for r in rows} == {completed["evaluators"][0]}
+
+
 def test_run_html_summary(completed: Run) -> None:
     page = completed._repr_html_()
     assert completed.id in page and "completed" in page
