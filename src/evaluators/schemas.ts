@@ -6,6 +6,7 @@ import {
   STRING_CHECK_OPERATIONS,
   TEXT_SIMILARITY_METRICS,
 } from '../scoring/graders/schemas.js';
+import type { JudgeApi } from '../shared/wire-protocol.js';
 
 /** Evaluator types that are OpenAI-style graders (see docs/graders.md). */
 export const GRADER_EVALUATOR_TYPES = [
@@ -17,7 +18,7 @@ export const GRADER_EVALUATOR_TYPES = [
 export type GraderEvaluatorType = (typeof GRADER_EVALUATOR_TYPES)[number];
 export const EVALUATOR_TYPES = ['judge', 'code', ...GRADER_EVALUATOR_TYPES] as const;
 export const EVALUATOR_MODES = ['pointwise', 'pairwise'] as const;
-export const JUDGE_APIS = ['chat_completions', 'messages'] as const;
+export const JUDGE_APIS = ['chat_completions', 'messages'] as const satisfies readonly JudgeApi[];
 
 const Name = Type.String({
   minLength: 1,
