@@ -88,7 +88,7 @@ async function one(i: number) {
     if (res.status >= 500) {
       serverErrors++;
       note('5xx', r, `${res.status} ${res.text}`);
-    } else if (res.status >= 400 && (!json || !isErrorShape(res.status, res.body, r.path))) {
+    } else if (res.status >= 400 && (!json || !isErrorShape(res.status, res.body, r.path, r.method))) {
       outsideContract++;
       note('shape', r, `${res.status} ${res.text}`);
     }

@@ -6,14 +6,14 @@ import { grants } from './permissions.js';
 import './request-types.js';
 
 /**
- * The Authorization header; on Anthropic-dialect routes, whose SDK sends the key as `x-api-key`, that
- * header too (as a bearer credential) when no Authorization header came.
+ * The Authorization header; on routes whose dialect names a header of its own (Anthropic's SDK sends the
+ * key as `x-api-key`), that header too (as a bearer credential) when no Authorization header came.
  */
 function credentialOf(request: FastifyRequest): string | undefined {
   const { authorization } = request.headers;
-  if (authorization !== undefined || request.routeOptions.config?.dialect !== 'anthropic')
-    return authorization;
-  const key = request.headers['x-api-key'];
+  const own = request.routeOptions.config?.dialect?.credentialHeader ?? null;
+  if (authorization !== undefined || own === null) return authorization;
+  const key = request.headers[own];
   const value = Array.isArray(key) ? key[0] : key;
   return value === undefined ? undefined : `Bearer ${value}`;
 }

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { EvaluatorType } from '../shared/grader-types.js';
 import type { RunStatus } from '../shared/run-status.js';
+import type { ModelApi } from '../shared/wire-protocol.js';
 import type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 import type {
   InvitationTable,
@@ -34,7 +35,7 @@ export type {
 } from './schema-evals-monitors.js';
 
 /** The API a model's upstream speaks for generation. */
-export type ModelApi = 'chat' | 'responses';
+export type { ModelApi };
 
 /** Timestamps are ISO-8601 strings in UTC; JSON documents are stored as text. Same shape on both dialects. */
 export interface OrganizationTable {

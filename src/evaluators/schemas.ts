@@ -6,13 +6,13 @@ import {
   STRING_CHECK_OPERATIONS,
   TEXT_SIMILARITY_METRICS,
 } from '../scoring/graders/schemas.js';
-
 import { EVALUATOR_TYPES, GRADER_EVALUATOR_TYPES } from '../shared/grader-types.js';
+import type { JudgeApi } from '../shared/wire-protocol.js';
 
 /** Evaluator types that are OpenAI-style graders (see docs/graders.md): one list, in shared/grader-types.ts. */
 export { EVALUATOR_TYPES, GRADER_EVALUATOR_TYPES, type GraderEvaluatorType } from '../shared/grader-types.js';
 export const EVALUATOR_MODES = ['pointwise', 'pairwise'] as const;
-export const JUDGE_APIS = ['chat_completions', 'messages'] as const;
+export const JUDGE_APIS = ['chat_completions', 'messages'] as const satisfies readonly JudgeApi[];
 
 const Name = Type.String({
   minLength: 1,

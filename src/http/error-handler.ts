@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ApiError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
+import type { RouteDialect } from './request-types.js';
 import { toIssues } from './validation.js';
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -86,23 +87,31 @@ export function asBadRequest(e: ApiError): ApiError {
   );
 }
 
-const ANTHROPIC_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  503: 'overloaded_error',
-};
+/** Per server, the path prefixes whose every error is written in a dialect (see `setPathDialect`). */
+const pathDialects = new WeakMap<object, { prefix: string; dialect: RouteDialect }[]>();
 
-/** An error in Anthropic's shape (its SDK picks the error class by status; the message shows). */
-function anthropicBody(e: ApiError): unknown {
-  return { type: 'error', error: { type: ANTHROPIC_TYPES[e.status] ?? 'api_error', message: e.message } };
+/**
+ * Writes every error under `prefix` (the path and the paths below it) in `dialect`, also the answers no
+ * route gives there (404, 405): a dialect's SDK reads every error of its paths in its own shape.
+ */
+export function setPathDialect(app: FastifyInstance, prefix: string, dialect: RouteDialect): void {
+  const list = pathDialects.get(app.server) ?? [];
+  list.push({ prefix, dialect });
+  pathDialects.set(app.server, list);
+}
+
+/** The dialect a request's errors are written in: its route's, else its path's (undefined: the envelope). */
+function dialectOf(request: FastifyRequest): RouteDialect | undefined {
+  const own = request.routeOptions.config?.dialect;
+  if (own) return own;
+  const list = pathDialects.get(request.server.server);
+  if (!list) return undefined;
+  const path = request.url.split('?')[0] ?? '';
+  return list.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))?.dialect;
 }
 
 export function sendError(reply: FastifyReply, given: ApiError): FastifyReply {
-  const dialect = reply.request.routeOptions.config?.dialect;
+  const dialect = dialectOf(reply.request);
   const e = dialect === undefined ? given : asBadRequest(given);
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
   // An upload stopped at a limit destroyed its body stream half-read: Node cannot skip the rest of that
@@ -115,7 +124,7 @@ export function sendError(reply: FastifyReply, given: ApiError): FastifyReply {
     .code(e.status)
     .type('application/json; charset=utf-8')
     .serializer(JSON.stringify)
-    .send(dialect === 'anthropic' ? anthropicBody(e) : errorBody(e));
+    .send(dialect ? dialect.errorBody(e) : errorBody(e));
 }
 
 /**

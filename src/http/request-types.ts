@@ -1,10 +1,18 @@
+import type { ApiError } from '../shared/errors.js';
+
 /**
- * How a route's errors are written: `openai` routes answer a validation failure 400 in the envelope (every
- * problem in the message and `details.issues`) so that OpenAI's SDKs show it; `anthropic` routes answer
- * in Anthropic's error shape (`{"type":"error","error":{"type":…,"message":…}}`) and take the key from
- * `x-api-key` too. Other routes follow the service contract (422 `{"detail":[…]}`).
+ * The edge of a client dialect (a route's `config.dialect`; each dialect's folder under
+ * inference/dialects/ has one): a validation failure answers 400 with every problem in the message
+ * (`asBadRequest`) so that the dialect's SDKs show it, errors are written in the dialect's shape, and the
+ * key may also come in the dialect's own header. Routes without one follow the service contract (the
+ * envelope, 422 `{"detail":[…]}`).
  */
-export type ErrorDialect = 'openai' | 'anthropic';
+export interface RouteDialect {
+  /** The error as the dialect's SDKs read it (already a 400 for a validation failure). */
+  errorBody(e: ApiError): unknown;
+  /** A header that carries the key when no Authorization header came (e.g. Anthropic's `x-api-key`). */
+  readonly credentialHeader: string | null;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,6 +20,6 @@ declare module 'fastify' {
     bodyText: string | null;
   }
   interface FastifyContextConfig {
-    dialect?: ErrorDialect;
+    dialect?: RouteDialect;
   }
 }

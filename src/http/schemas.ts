@@ -67,6 +67,35 @@ export function anthropicResponses(
   return out;
 }
 
+/** The envelope with OpenAI's `type` and `param`, which the OpenAI-dialect routes of the gateway answer in. */
+export const OpenAiError = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String({ description: 'Machine-readable code', enum: Object.keys(ERROR_STATUS) }),
+        message: Type.String(),
+        details: Type.Optional(Nullable(FreeObject())),
+        type: Type.String({ description: "OpenAI's error type: invalid_request_error, server_error, …" }),
+        param: Nullable(
+          Type.String({ description: 'The request parameter at fault, e.g. messages[0].role' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, description: "Error envelope with OpenAI's type and param" },
+);
+
+/** The responses of a route in an OpenAI dialect: its errors in the envelope with `type` and `param`. */
+export function openAiResponses(
+  success: Record<number, TSchema>,
+  ...statuses: number[]
+): Record<number, TSchema> {
+  const out: Record<number, TSchema> = { ...success };
+  for (const s of new Set([...GUARDED, ...statuses])) out[s] = s === 422 ? ValidationErrorBody : OpenAiError;
+  return out;
+}
+
 export function responses(success: Record<number, TSchema>, ...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = { ...success };
   for (const s of new Set([...GUARDED, ...statuses]))

@@ -5,6 +5,7 @@ import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
 import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
+import type { WireProtocol } from '../shared/wire-protocol.js';
 import type { ResponseCache } from './cache/cache.js';
 import { cacheMetadata, gatewayCache } from './cache/hook.js';
 import { CallCanceller } from './cancel.js';
@@ -33,7 +34,7 @@ export const METADATA_HEADER = 'x-evalgate-metadata';
 export const UPSTREAM_MODEL_HEADER = 'X-Evalgate-Upstream-Model';
 
 /** The routes of the gateway, one per client dialect; kept on every task log as `metadata.route`. */
-export type GatewayRoute = 'chat' | 'responses' | 'messages' | 'embeddings';
+export type GatewayRoute = WireProtocol;
 
 /** USD as a plain decimal (never exponent notation), e.g. `0.00001234`. */
 export function formatCost(usd: number): string {

@@ -1,5 +1,6 @@
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { JsonObject } from '../shared/json.js';
+import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { ChatCompletion } from './providers/types.js';
 import type { StreamResult } from './stream-pump.js';
 import type { ChatRequest } from './types.js';
@@ -33,7 +34,7 @@ export interface DialectAnswer {
  * as the client wrote it and the answer's bytes come back with only the ids and model name replaced.
  */
 export interface NativeCall {
-  api: 'responses' | 'messages';
+  api: NativeProtocol;
   /** Whether the model's upstream speaks the dialect. */
   accepts(model: ResolvedModel): boolean;
   /** The client's body, carried as the internal request (no messages). */

@@ -2,12 +2,12 @@ import { performance } from 'node:perf_hooks';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../shared/errors.js';
 import { isObject } from '../shared/json.js';
+import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { CancelSignal } from './cancel.js';
+import { ANSWER_RULES, NATIVE_ADAPTERS } from './dialects/protocols.js';
 import { HOP_HEADER, hopHeader } from './hop.js';
-import { anthropicMessages } from './providers/anthropic-native.js';
 import { PROVIDERS } from './providers/index.js';
 import { completionText, readUsage } from './providers/openai-compatible.js';
-import { openAiResponses } from './providers/openai-responses.js';
 import type { CallContext, JsonObject, ProviderAdapter } from './providers/types.js';
 import { callResiliently, type RetryPolicy } from './resilience.js';
 import { checkStreamStart } from './stream-check.js';
@@ -39,7 +39,7 @@ export interface CallOptions {
    * messages) or an Anthropic Messages body, for a model whose upstream speaks that API; its answer's
    * bytes are kept (`bodyText`, the stream's events).
    */
-  api?: 'responses' | 'messages' | undefined;
+  api?: NativeProtocol | undefined;
   /** The Evalgate deployments the incoming request came through (its X-Evalgate-Hop): ours is added. */
   hops?: readonly string[] | undefined;
   /** Called before every upstream attempt after the first (the gateway charges the key's rate limit). */
@@ -64,6 +64,11 @@ export interface ProviderLayer extends ProviderCaller {
   complete(model: ResolvedModel, request: ChatRequest, options?: CallOptions): Promise<GatewayCompletion>;
   /** Resolves once an upstream answered 2xx (after retries and fallbacks); earlier failures throw ApiError. */
   stream(model: ResolvedModel, request: ChatRequest, options?: StreamCallOptions): Promise<ChatStream>;
+  /**
+   * `POST /messages/count_tokens` of an Anthropic upstream: the request's input tokens as the upstream
+   * counts them (free; retried, no fallbacks).
+   */
+  countTokens(model: ResolvedModel, request: JsonObject, options?: CallOptions): Promise<number>;
   /** `POST /embeddings` of an OpenAI-compatible upstream (other providers: 400), priced by input tokens. */
   embed(model: ResolvedModel, request: JsonObject, options?: CallOptions): Promise<GatewayCompletion>;
   upstreamStats(): UpstreamStats;
@@ -89,6 +94,21 @@ export function applyDefaults(model: ResolvedModel, request: ChatRequest): ChatR
   return out;
 }
 
+/** The error an answer that is not a successful one of its dialect means (null: it is one). */
+function invalidAnswer(
+  adapter: ProviderAdapter,
+  body: JsonObject,
+  problem: string | null,
+): UpstreamError | null {
+  return problem === null ? null : UpstreamError.invalidAnswer(problem, adapter.errorMessage(body));
+}
+
+/** Throws the upstream error of an answer that is not a successful one of the upstream's dialect. */
+function checkAnswer(adapter: ProviderAdapter, body: JsonObject, protocol = adapter.protocol): void {
+  const error = invalidAnswer(adapter, body, ANSWER_RULES[protocol].answerProblem(body));
+  if (error) throw error;
+}
+
 /**
  * The provider layer: one function to call any resolved model, streamed or not, with retries,
  * back-off and fallbacks. The HTTP gateway and evaluation runs (judges, generation) both call it;
@@ -102,6 +122,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
   const ownHopHeaders = new WeakMap<ResolvedModel, Record<string, string>>();
   const embeddingTargets = new WeakMap<ResolvedModel, UpstreamTarget>();
   const responseTargets = new WeakMap<ResolvedModel, UpstreamTarget>();
+  const countTargets = new WeakMap<ResolvedModel, UpstreamTarget>();
 
   function headersFor(adapter: ProviderAdapter, model: ResolvedModel, hop: string | null) {
     if (hop === null) return adapter.headers(model);
@@ -155,14 +176,9 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     stream: boolean,
     signal: CancelSignal | undefined,
     hop: string | null,
-    api: 'responses' | 'messages' | undefined,
+    api: NativeProtocol | undefined,
   ): Promise<Started> {
-    const adapter =
-      api === 'responses'
-        ? openAiResponses
-        : api === 'messages'
-          ? anthropicMessages
-          : PROVIDERS[model.provider];
+    const adapter = api === undefined ? PROVIDERS[model.provider] : NATIVE_ADAPTERS[api];
     if (!adapter) throw new ApiError('provider_not_configured', `Unknown provider '${model.provider}'`);
     const ctx: CallContext = {
       model,
@@ -214,6 +230,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     }
     if (typeof json !== 'object' || json === null)
       throw UpstreamError.retryable('unreadable upstream response');
+    checkAnswer(started.adapter, json as JsonObject);
     const translated = started.adapter.responseBody(json as JsonObject, started.ctx);
     const body = (translated ?? json) as Record<string, unknown>;
     // A native answer (Responses, Messages) is relabelled where it is sent; its bytes stay the upstream's.
@@ -266,7 +283,10 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
         // A stream counts as started once its first events arrived and parse (else: retried, as a 5xx).
         attempt: async (m) => {
           const started = await start(m, request, true, call.signal, hop, call.api);
-          return { ...started, response: await checkStreamStart(started.response) };
+          const rules = ANSWER_RULES[started.adapter.protocol];
+          const check = (event: JsonObject) =>
+            invalidAnswer(started.adapter, event, rules.streamStartProblem(event));
+          return { ...started, response: await checkStreamStart(started.response, check) };
         },
       });
       return new GatewayStream(value, attempts, t0, call.collect ?? false, call.signal);
@@ -300,7 +320,9 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
           }
           const body = JSON.stringify({ ...request, model: m.upstreamModel });
           const response = await send(adapter, m, target, body, call.signal, hop);
-          return { model: m, ...(await readJson(response, call.signal)) };
+          const read = await readJson(response, call.signal);
+          checkAnswer(adapter, read.json, 'embeddings');
+          return { model: m, ...read };
         },
       });
       const raw = value.json.usage;
@@ -317,6 +339,40 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
         upstreamModel: value.model.upstreamModel,
         attempts,
       };
+    },
+
+    async countTokens(model, request, call = {}) {
+      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
+      const adapter = PROVIDERS[model.provider];
+      if (adapter?.protocol !== 'messages')
+        throw new ApiError('bad_request', `Model '${model.slug}' has no token counting endpoint`);
+      const { value } = await callResiliently({
+        first: model,
+        fallbacks: [],
+        resolveFallback: null,
+        policy,
+        signal: call.signal,
+        attempt: async (m) => {
+          let target = countTargets.get(m);
+          if (!target) {
+            target = upstream.target(m.baseUrl, `${adapter.chatPath}/count_tokens`, m.checkAddress);
+            countTargets.set(m, target);
+          }
+          const body = JSON.stringify({ ...request, model: m.upstreamModel });
+          const { json } = await readJson(
+            await send(adapter, m, target, body, call.signal, hop),
+            call.signal,
+          );
+          const tokens = json.input_tokens;
+          if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens < 0)
+            throw UpstreamError.invalidAnswer(
+              'the upstream answered without input_tokens',
+              adapter.errorMessage(json),
+            );
+          return tokens;
+        },
+      });
+      return value;
     },
 
     upstreamStats: () => upstream.stats(),

@@ -1,5 +1,4 @@
-import { isObject } from '../shared/json.js';
-import { completionText } from './providers/openai-compatible.js';
+import { chatAnswer } from './dialects/chat/body.js';
 
 /**
  * A task log's output from a chat completion: the first choice's text; when the answer calls tools, a
@@ -7,16 +6,7 @@ import { completionText } from './providers/openai-compatible.js';
  * sees what the model asked for.
  */
 export function recordedOutput(completion: unknown): string {
-  const text = completionText(completion);
-  if (!isObject(completion) || !Array.isArray(completion.choices)) return text;
-  const first: unknown = completion.choices[0];
-  if (!isObject(first) || !isObject(first.message) || !Array.isArray(first.message.tool_calls)) return text;
-  const calls = first.message.tool_calls.flatMap((call: unknown) => {
-    if (!isObject(call) || !isObject(call.function)) return [];
-    return [
-      { id: call.id ?? null, name: call.function.name ?? '', arguments: call.function.arguments ?? '' },
-    ];
-  });
-  if (calls.length === 0) return text;
-  return JSON.stringify({ content: text === '' ? null : text, tool_calls: calls });
+  const { text, toolCalls } = chatAnswer(completion);
+  if (toolCalls.length === 0) return text;
+  return JSON.stringify({ content: text === '' ? null : text, tool_calls: toolCalls });
 }

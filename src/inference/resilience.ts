@@ -15,6 +15,8 @@ export interface FailedAttempt {
   model: string;
   reason: string;
   upstream_status?: number;
+  /** The upstream's own message, for an answer that was not a successful one. */
+  upstream_message?: string;
 }
 
 /** Exponential back-off with "equal jitter": half fixed, half random, so retries spread out. */
@@ -84,6 +86,8 @@ export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ valu
   let attempts = 0;
   const queue = boundedFallbacks(call.first.slug, call.fallbacks);
   const tried = new Set<string>();
+  /** Set while the last failed attempt was an answer that was not one (a 2xx with an error, say). */
+  let invalidLast: UpstreamError | null = null;
   let model: ResolvedModel | null = call.first;
   while (model && attempts < MAX_ATTEMPTS_PER_CALL) {
     tried.add(model.slug);
@@ -96,10 +100,13 @@ export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ valu
       } catch (err) {
         if (!(err instanceof UpstreamError) || err.kind !== 'retryable') throw err;
         if (call.signal?.aborted) throw new CallAbortedError();
+        invalidLast = err.code === 'upstream_error' ? err : null;
+        const upstreamMessage = err.upstreamMessage;
         failed.push({
           model: model.slug,
           reason: err.reason,
           ...(err.upstreamStatus !== null ? { upstream_status: err.upstreamStatus } : {}),
+          ...(upstreamMessage !== null ? { upstream_message: upstreamMessage } : {}),
         });
       }
     }
@@ -120,6 +127,17 @@ export async function callResiliently<T>(call: ResilientCall<T>): Promise<{ valu
     }
   }
   // Retries are spent here: the caller does not retry this one again.
+  const count = `${failed.length} failed attempt${failed.length === 1 ? '' : 's'}`;
+  if (invalidLast) {
+    // The upstream answered, but not with an answer: a bad gateway, with what it said.
+    const said = invalidLast.upstreamMessage;
+    throw new UpstreamError(
+      'fatal',
+      'upstream_error',
+      `The upstream model provider answered without a valid answer (${invalidLast.reason}${said ? `: ${said}` : ''}; ${count})`,
+      { attempts: failed, ...(said !== null ? { upstream_message: said } : {}) },
+    );
+  }
   throw new UpstreamError(
     'fatal',
     'upstream_unavailable',

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { responses } from '../http/schemas.js';
+import { openAiResponses } from '../http/schemas.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
-import { storedChatAnswer } from './dialects/chat-answer.js';
-import { embeddingsRoutes } from './dialects/embeddings-routes.js';
-import { messagesRoutes } from './dialects/messages-routes.js';
-import { responsesRoutes } from './dialects/responses-routes.js';
-import { createStoredResponses } from './dialects/stored-responses.js';
+import { storedChatAnswer } from './dialects/chat/answer.js';
+import { ROUTE_DIALECTS } from './dialects/edges.js';
+import { embeddingsRoutes } from './dialects/embeddings/routes.js';
+import { messagesRoutes } from './dialects/messages/routes.js';
+import { responsesRoutes } from './dialects/responses/routes.js';
+import { createStoredResponses } from './dialects/responses/stored.js';
 import { createGateway } from './gateway.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
 import type { ChatRequest } from './types.js';
@@ -28,7 +29,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   app.post(
     '/v1/chat/completions',
     {
-      config: { permission: 'inference:write', dialect: 'openai' },
+      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.chat },
       schema: {
         tags: ['inference'],
         summary: 'Create a chat completion (OpenAI-compatible; streamed with stream: true)',
@@ -43,7 +44,7 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
           'passed through this one is a loop and answers 508 loop_detected. An invalid request answers 400 ' +
           'with every problem in the message and details.issues.',
         body: ChatCompletionRequest,
-        response: responses({ 200: ChatCompletion }, 400, 404, 413, 415, 508),
+        response: openAiResponses({ 200: ChatCompletion }, 400, 404, 413, 415, 502, 508),
       },
     },
     async (req, reply) => {
@@ -70,6 +71,6 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   );
 
   await app.register(responsesRoutes, { runner, stored });
-  await app.register(messagesRoutes, { runner });
+  await app.register(messagesRoutes, { runner, providers: ports.providers });
   await app.register(embeddingsRoutes, { providers: ports.providers, runner, cache: ports.cache });
 };

@@ -1,4 +1,5 @@
-import { DONE } from './providers/types.js';
+import type { JsonObject } from '../shared/json.js';
+import { DONE, type SseEvent } from './providers/types.js';
 import { SseReader } from './sse.js';
 import type { BodyConsumer, UpstreamBody, UpstreamResponse } from './upstream-call.js';
 import { UpstreamError } from './upstream-errors.js';
@@ -55,6 +56,23 @@ export function readProblem(text: string): string | null {
     }
     at = text.indexOf('\ndata:', at + 5);
     if (at !== -1) at += 1;
+  }
+  return null;
+}
+
+/** What the dialect says of the stream's first event with a payload (keep-alive pings skipped). */
+function firstEventError(
+  events: SseEvent[],
+  check: (event: JsonObject) => UpstreamError | null,
+): UpstreamError | null {
+  for (const event of events) {
+    if (event.data === '' || event.event === 'ping') continue;
+    if (event.data === DONE)
+      return UpstreamError.invalidAnswer('the upstream stream ended without an answer', null);
+    // Every event here parsed as a JSON object (eventProblem).
+    const payload = JSON.parse(event.data) as JsonObject;
+    if (payload.type === 'ping') continue;
+    return check(payload);
   }
   return null;
 }
@@ -164,7 +182,11 @@ class CheckedBody implements UpstreamBody {
  * stream, its first events do not parse, or it ends or fails before finishing. Returns the response
  * with a body that replays what was read.
  */
-export async function checkStreamStart(response: UpstreamResponse): Promise<UpstreamResponse> {
+export async function checkStreamStart(
+  response: UpstreamResponse,
+  /** The dialect's check of the first event that carries a payload (a non-null error fails the start). */
+  firstEvent?: (event: JsonObject) => UpstreamError | null,
+): Promise<UpstreamResponse> {
   if (!isEventStream(response)) {
     response.body.destroy();
     const type = String(response.headers['content-type'] ?? 'none');
@@ -186,6 +208,13 @@ export async function checkStreamStart(response: UpstreamResponse): Promise<Upst
   for (const event of events) {
     const problem = eventProblem(event.data);
     if (problem) fail(problem);
+  }
+  if (firstEvent) {
+    const error = firstEventError(events, firstEvent);
+    if (error) {
+      body.destroy();
+      throw error;
+    }
   }
   if (first.ended && !events.some((e) => e.data === DONE || FINISHED.test(e.data))) {
     fail('the upstream stream ended without finishing');

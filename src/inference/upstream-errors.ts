@@ -37,6 +37,22 @@ export class UpstreamError extends ApiError {
     });
   }
 
+  /**
+   * An answer with a 2xx status that is not a successful answer of its dialect (`{"error":…}`, `{}`, no
+   * choices, a stream that does not start): retried and fallen back like a 5xx; once every attempt
+   * failed so, the caller gets 502 `upstream_error` with the upstream's message in the details.
+   */
+  static invalidAnswer(reason: string, upstreamMessage: string | null): UpstreamError {
+    return new UpstreamError('retryable', 'upstream_error', reason, {
+      reason,
+      ...(upstreamMessage !== null ? { upstream_message: upstreamMessage.slice(0, 500) } : {}),
+    });
+  }
+
+  get upstreamMessage(): string | null {
+    return typeof this.details?.upstream_message === 'string' ? this.details.upstream_message : null;
+  }
+
   get reason(): string {
     return typeof this.details?.reason === 'string' ? this.details.reason : this.message;
   }

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { ListOf, Nullable, PageQuery } from '../http/schemas.js';
+import { WIRE_PROTOCOLS } from '../shared/wire-protocol.js';
 
 const Name = Type.String({
   minLength: 1,
@@ -15,7 +16,7 @@ const Rate = Type.Number({
 const Iso = (description: string) => Type.String({ format: 'date-time', description });
 
 /** The gateway's routes, as its task logs record them in `metadata.route`. */
-export const GATEWAY_ROUTES = ['chat', 'responses', 'messages', 'embeddings'] as const;
+export const GATEWAY_ROUTES = WIRE_PROTOCOLS;
 
 export const MonitorFilter = Type.Object(
   {

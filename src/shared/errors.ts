@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   not_implemented: 501,
   sandbox_unavailable: 501,
+  upstream_error: 502,
   upstream_unavailable: 503,
   too_many_connections: 503,
   loop_detected: 508,

@@ -52,6 +52,22 @@ const VALIDATION = {
  * Checks every response a test receives against the served OpenAPI document: the documented status,
  * the documented body, and for errors exactly the envelope (or the 422 shape).
  */
+/** Exactly Anthropic's error shape: `{"type":"error","error":{"type":…,"message":…}}`. */
+function isAnthropicError(body: unknown): boolean {
+  const b = body as { type?: unknown; error?: Record<string, unknown> } | null;
+  return (
+    typeof b === 'object' &&
+    b !== null &&
+    Object.keys(b).sort().join() === 'error,type' &&
+    b.type === 'error' &&
+    typeof b.error === 'object' &&
+    b.error !== null &&
+    Object.keys(b.error).sort().join() === 'message,type' &&
+    typeof b.error.type === 'string' &&
+    typeof b.error.message === 'string'
+  );
+}
+
 export class ContractChecker {
   private readonly ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
   private readonly cache = new Map<string, ValidateFunction>();
@@ -77,9 +93,15 @@ export class ContractChecker {
     const documented = responses[String(status)];
     const schema = documented?.content?.['application/json']?.schema as { properties?: object } | undefined;
     // An error answers exactly the envelope, unless the route documents another body for it (/healthz's 503,
-    // Anthropic's error shape on /v1/messages): that body is then checked against its schema below.
-    const props = schema?.properties ?? {};
-    const ownErrorBody = schema !== undefined && (!('error' in props) || 'type' in props) && status !== 422;
+    // Anthropic's error shape on /v1/messages, the envelope with OpenAI's type and param on the gateway's
+    // OpenAI-dialect routes): that body is then checked against its schema below.
+    const props = (schema?.properties ?? {}) as { error?: { properties?: object } };
+    const openAiError = 'type' in (props.error?.properties ?? {});
+    // Under /v1/messages every error is in Anthropic's shape, also where no route answers (404, 405).
+    const anthropicPath = pathOnly === '/v1/messages' || pathOnly.startsWith('/v1/messages/');
+    const ownErrorBody =
+      (schema !== undefined && (!('error' in props) || 'type' in props || openAiError) && status !== 422) ||
+      (anthropicPath && !route && isAnthropicError(body));
     if (
       status >= 400 &&
       status !== 422 &&
@@ -93,6 +115,8 @@ export class ContractChecker {
       throw new Error(`${where}: 422 body is not the validation shape: ${JSON.stringify(body)}`);
     }
     if (!route) {
+      if (anthropicPath && !isAnthropicError(body))
+        throw new Error(`${where}: error body is not in Anthropic's shape: ${JSON.stringify(body)}`);
       if (status !== 404 && status !== 405) throw new Error(`${where}: route is not in the OpenAPI document`);
       return;
     }

@@ -13,15 +13,20 @@ export interface FuzzRequest {
   headers: Record<string, string>;
 }
 
+/** The gateway's OpenAI-dialect routes (`METHOD /path`): their errors carry OpenAI's `type` and `param` too. */
+const OPENAI_ROUTES = /^(POST \/v1\/(chat\/completions|embeddings|responses)|[A-Z]+ \/v1\/responses\/.+)$/;
+
 /**
  * Exactly the error envelope, or exactly the 422 shape (checked here too, for unchecked requests); on
- * `/v1/messages` (the Anthropic dialect), exactly Anthropic's error shape.
+ * `/v1/messages` (the Anthropic dialect), exactly Anthropic's error shape; on the OpenAI-dialect routes,
+ * the envelope with exactly OpenAI's `type` (a string) and `param` (a string or null) added.
  */
-export function isErrorShape(status: number, body: any, path = ''): boolean {
+export function isErrorShape(status: number, body: any, path = '', method = ''): boolean {
   const only = (o: unknown, keys: string[]) =>
     typeof o === 'object' && o !== null && Object.keys(o).every((k) => keys.includes(k));
   // A method the route does not have is answered by the router, in the envelope.
-  if (path.split('?')[0] === '/v1/messages' && status !== 405) {
+  const route = path.split('?')[0] ?? '';
+  if (route === '/v1/messages' || route.startsWith('/v1/messages/')) {
     return (
       only(body, ['type', 'error']) &&
       body.type === 'error' &&
@@ -44,9 +49,24 @@ export function isErrorShape(status: number, body: any, path = ''): boolean {
       )
     );
   }
+  // (A path under them that no route serves answers 404/405 from the router, in the plain envelope.)
+  const unrouted = (status === 404 || status === 405) && body?.error?.type === undefined;
+  const openAi = !unrouted && OPENAI_ROUTES.test(`${method} ${route}`);
+  if (openAi) {
+    if (
+      !(
+        typeof body?.error?.type === 'string' &&
+        (body.error.param === null || typeof body.error.param === 'string')
+      )
+    )
+      return false;
+  }
   return (
     only(body, ['error']) &&
-    only(body.error, ['code', 'message', 'details']) &&
+    only(
+      body.error,
+      openAi ? ['code', 'message', 'details', 'type', 'param'] : ['code', 'message', 'details'],
+    ) &&
     typeof body.error.code === 'string' &&
     typeof body.error.message === 'string' &&
     (body.error.details === undefined || typeof body.error.details === 'object')

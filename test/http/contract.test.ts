@@ -8,9 +8,11 @@ import { documentedRoutes, openApiDocument } from '../helpers/routes.js';
  * loop; 408: a request whose headers or body did not arrive in time (answered before any route's work,
  * so no route documents it).
  */
-const ALLOWED_STATUSES = [400, 401, 403, 404, 405, 408, 409, 413, 415, 422, 429, 500, 501, 503, 508];
+const ALLOWED_STATUSES = [400, 401, 403, 404, 405, 408, 409, 413, 415, 422, 429, 500, 501, 502, 503, 508];
 /** The gateway's routes in its clients' dialects. */
 const GATEWAY_ROUTES = /^\/v1\/(chat\/completions|responses|embeddings|messages)(\/|$)/;
+/** The gateway's routes in OpenAI's dialects, whose errors carry OpenAI's `type` and `param`. */
+const OPENAI_DIALECT = /^(POST \/v1\/(chat\/completions|embeddings|responses)|[A-Z]+ \/v1\/responses\/.+)$/;
 /** Every authenticated route can answer these. */
 const GUARDED = ['400', '401', '403', '429', '500', '503'];
 
@@ -64,12 +66,21 @@ describe('the OpenAPI document', () => {
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
         expect(ALLOWED_STATUSES, `${where} ${status}`).toContain(Number(status));
         const schema = jsonSchema(r.operation.responses[status]);
-        if (r.template === '/v1/messages') {
+        if (r.template.startsWith('/v1/messages')) {
           // Anthropic's error shape, so that its SDK raises its own error classes.
           expect(schema, `${where} ${status}`).toMatchObject({
             required: ['type', 'error'],
             additionalProperties: false,
             properties: { error: { required: ['type', 'message'], additionalProperties: false } },
+          });
+        } else if (OPENAI_DIALECT.test(where) && status !== '422') {
+          // The envelope with OpenAI's type and param, so that its SDKs fill err.type and err.param.
+          expect(schema, `${where} ${status}`).toMatchObject({
+            required: ['error'],
+            additionalProperties: false,
+            properties: {
+              error: { required: ['code', 'message', 'type', 'param'], additionalProperties: false },
+            },
           });
         } else if (status === '422') {
           expect(schema, where).toMatchObject({ required: ['detail'], additionalProperties: false });

@@ -66,7 +66,7 @@ describe('fuzzing every route', () => {
           if (res.status >= 500) failures.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
           else if (res.status >= 400 && !(res.headers.get('content-type') ?? '').includes('application/json'))
             failures.push(`${what} → ${res.status} without a JSON body`);
-          else if (res.status >= 400 && !isErrorShape(res.status, res.body, r.path))
+          else if (res.status >= 400 && !isErrorShape(res.status, res.body, r.path, r.method))
             failures.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
         } catch (err) {
           failures.push(`${what} → ${(err as Error).message.slice(0, 300)}`);

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { FreeObject, Nullable } from '../../http/schemas.js';
+import type { ModelApi } from '../../shared/wire-protocol.js';
 
 /** No '/', so a label never collides with a provider slug (`openai/…`); no `mdl_` prefix, so never an id. */
 export const MODEL_LABEL_PATTERN = '^(?!mdl_)[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$';
@@ -43,11 +44,14 @@ const Fallbacks = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
   description: 'Model slugs tried in order when this model is unavailable',
 });
 
-const Api = Type.Union([Type.Literal('chat'), Type.Literal('responses')], {
-  description:
-    'What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API ' +
-    'calls go to it natively). Anthropic models speak Messages whatever this says.',
-});
+const Api = Type.Union(
+  [Type.Literal('chat' satisfies ModelApi), Type.Literal('responses' satisfies ModelApi)],
+  {
+    description:
+      'What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API ' +
+      'calls go to it natively). Anthropic models speak Messages whatever this says.',
+  },
+);
 
 export const RegisterModel = Type.Object(
   {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedModel } from '../../catalog/models/types.js';
+import type { WireProtocol } from '../../shared/wire-protocol.js';
 import { applyDefaults } from '../provider-layer.js';
 import type { ChatRequest } from '../types.js';
 
@@ -18,7 +19,7 @@ export const IGNORED_FIELDS: readonly string[] = [
 ];
 
 /** What kind of answer an entry holds: a chat completion, an upstream's native body, or embeddings. */
-export type EntryKind = 'chat' | 'responses' | 'messages' | 'embeddings';
+export type EntryKind = WireProtocol;
 
 /** JSON with object keys sorted at every depth (`undefined` members left out). */
 export function canonicalJson(value: unknown): string {

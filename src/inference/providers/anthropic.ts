@@ -230,6 +230,7 @@ function messagesStreamTranslator(ctx: CallContext): StreamTranslator {
 /** Anthropic Messages: the OpenAI-compatible base with its own path, headers and translations. */
 export const anthropic = defineProvider(openAiCompatible, {
   kind: 'anthropic',
+  protocol: 'messages',
   chatPath: '/messages',
   headers(model) {
     const headers: Record<string, string> = {

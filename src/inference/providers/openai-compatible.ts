@@ -1,4 +1,5 @@
 import { isObject } from '../../shared/json.js';
+import { chatAnswer } from '../dialects/chat/body.js';
 import type { Usage } from '../types.js';
 import {
   DONE,
@@ -20,17 +21,7 @@ export function readUsage(value: unknown): Usage | null {
 
 /** The first choice's text of a chat completion, '' when there is none. */
 export function completionText(body: unknown): string {
-  if (!isObject(body) || !Array.isArray(body.choices)) return '';
-  const first: unknown = body.choices[0];
-  if (!isObject(first) || !isObject(first.message)) return '';
-  const content = first.message.content;
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown) => (isObject(part) && typeof part.text === 'string' ? part.text : ''))
-      .join('');
-  }
-  return '';
+  return chatAnswer(body).text;
 }
 
 /** `{"error":{"message":…}}` (OpenAI, Anthropic, vLLM), `{"message":…}` or `{"error":"…"}`, or `{"detail":…}`. */
@@ -92,6 +83,7 @@ class PassThroughTranslator implements StreamTranslator {
  */
 export const openAiCompatible: ProviderAdapter = {
   kind: 'openai-compatible',
+  protocol: 'chat',
   chatPath: '/chat/completions',
   headers(model) {
     const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -109,6 +109,7 @@ class ResponsesPassThrough implements StreamTranslator {
 export const openAiResponses: ProviderAdapter = {
   ...openAiCompatible,
   chatPath: '/responses',
+  protocol: 'responses',
   nativeAnswer: true,
   requestBody({ model, request }, stream) {
     const { messages: _messages, stream_options: _options, ...body } = request;

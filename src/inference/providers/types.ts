@@ -1,5 +1,6 @@
 import type { ProviderKind, ResolvedModel } from '../../catalog/models/types.js';
 import type { JsonObject } from '../../shared/json.js';
+import type { WireProtocol } from '../../shared/wire-protocol.js';
 import type { ChatRequest, Usage } from '../types.js';
 
 export type { JsonObject };
@@ -106,6 +107,8 @@ export interface CallContext {
  */
 export interface ProviderAdapter {
   readonly kind: ProviderKind;
+  /** The wire protocol the upstream speaks (whose definition of a successful answer applies). */
+  readonly protocol: WireProtocol;
   /** Appended to the model's base URL. */
   readonly chatPath: string;
   /**

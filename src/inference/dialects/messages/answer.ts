@@ -4,11 +4,12 @@ import type {
   RawMessageStreamEvent,
   StopReason,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { isObject, type JsonObject } from '../../shared/json.js';
-import type { StreamEncoder } from '../dialect-types.js';
-import { readUsage } from '../providers/openai-compatible.js';
-import type { StreamResult } from '../stream-pump.js';
-import type { Usage } from '../types.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import type { StreamEncoder } from '../../dialect-types.js';
+import { readUsage } from '../../providers/openai-compatible.js';
+import type { StreamResult } from '../../stream-pump.js';
+import type { Usage } from '../../types.js';
+import { chatAnswer } from '../chat/body.js';
 
 /*
  * The internal answer (a chat completion, or its chunks) as Anthropic's Messages answer: a `message`, or
@@ -71,24 +72,19 @@ function envelope(
 
 /** A chat completion as an Anthropic message. */
 export function messageOf(frame: MessageFrame, completion: JsonObject): Message {
-  const choice =
-    Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
-  const message = isObject(choice.message) ? choice.message : {};
+  const answer = chatAnswer(completion);
   const content: ContentBlock[] = [];
-  if (typeof message.content === 'string' && message.content !== '')
-    content.push({ type: 'text', text: message.content, citations: null });
-  if (Array.isArray(message.tool_calls)) {
-    for (const call of message.tool_calls) {
-      if (!isObject(call) || !isObject(call.function)) continue;
-      content.push({
-        type: 'tool_use',
-        id: String(call.id ?? ''),
-        name: String(call.function.name ?? ''),
-        input: parseInput(call.function.arguments),
-      } as ContentBlock);
-    }
+  const text = answer.message?.content;
+  if (typeof text === 'string' && text !== '') content.push({ type: 'text', text, citations: null });
+  for (const call of answer.toolCalls) {
+    content.push({
+      type: 'tool_use',
+      id: call.id ?? '',
+      name: call.name,
+      input: parseInput(call.arguments),
+    } as ContentBlock);
   }
-  return envelope(frame, content, stopReasonOf(choice.finish_reason), readUsage(completion.usage));
+  return envelope(frame, content, stopReasonOf(answer.finishReason), readUsage(completion.usage));
 }
 
 interface OpenBlock {

@@ -1,6 +1,6 @@
-import { ApiError, type ValidationIssue } from '../../shared/errors.js';
-import { isObject, type JsonObject } from '../../shared/json.js';
-import type { ChatMessage, ChatRequest } from '../types.js';
+import { ApiError, type ValidationIssue } from '../../../shared/errors.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import type { ChatMessage, ChatRequest } from '../../types.js';
 
 /*
  * The Responses API's request (`POST /v1/responses`) decoded into the gateway's internal call shape,

@@ -7,11 +7,12 @@ import type {
   ResponseUsage,
   Tool,
 } from 'openai/resources/responses/responses';
-import { isObject, type JsonObject } from '../../shared/json.js';
-import type { StreamEncoder } from '../dialect-types.js';
-import { readUsage } from '../providers/openai-compatible.js';
-import type { StreamResult } from '../stream-pump.js';
-import type { Usage } from '../types.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import type { StreamEncoder } from '../../dialect-types.js';
+import { readUsage } from '../../providers/openai-compatible.js';
+import type { StreamResult } from '../../stream-pump.js';
+import type { Usage } from '../../types.js';
+import { chatAnswer } from '../chat/body.js';
 
 /*
  * The internal answer (a chat completion, or its chunks) as the Responses API's answer: a `response`
@@ -105,29 +106,16 @@ function envelope(frame: ResponseFrame, status: ApiResponse['status']): ApiRespo
 
 /** A chat completion as a finished `response` object. */
 export function responseOf(frame: ResponseFrame, completion: JsonObject): ApiResponse {
-  const choice =
-    Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
-  const message = isObject(choice.message) ? choice.message : {};
+  const answer = chatAnswer(completion);
   const output: ResponseOutputItem[] = [];
-  const text = typeof message.content === 'string' ? message.content : '';
+  const text = typeof answer.message?.content === 'string' ? answer.message.content : '';
   const suffix = frame.id.slice(5);
   if (text !== '') output.push(messageItem(`msg_${suffix}`, text, 'completed'));
-  if (Array.isArray(message.tool_calls)) {
-    message.tool_calls.forEach((call: unknown, i) => {
-      if (!isObject(call) || !isObject(call.function)) return;
-      const callId = typeof call.id === 'string' ? call.id : `call_${suffix}_${i}`;
-      output.push(
-        callItem(
-          `fc_${suffix}_${i}`,
-          callId,
-          String(call.function.name ?? ''),
-          String(call.function.arguments ?? ''),
-          'completed',
-        ),
-      );
-    });
-  }
-  const incomplete = choice.finish_reason === 'length';
+  answer.toolCalls.forEach((call, i) => {
+    const callId = call.id ?? `call_${suffix}_${i}`;
+    output.push(callItem(`fc_${suffix}_${i}`, callId, call.name, call.arguments, 'completed'));
+  });
+  const incomplete = answer.finishReason === 'length';
   const response = envelope(frame, incomplete ? 'incomplete' : 'completed');
   response.output = output;
   response.output_text = text;

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../auth/guard.js';
-import { responses } from '../../http/schemas.js';
-import { isObject, type JsonObject } from '../../shared/json.js';
-import type { ResponseCache } from '../cache/cache.js';
-import { cacheMetadata, gatewayCache } from '../cache/hook.js';
+import { principalOf } from '../../../auth/guard.js';
+import { openAiResponses } from '../../../http/schemas.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import type { ResponseCache } from '../../cache/cache.js';
+import { cacheMetadata, gatewayCache } from '../../cache/hook.js';
 import {
   type CallRunner,
   COST_HEADER,
@@ -13,12 +13,13 @@ import {
   formatCost,
   LOG_ID_HEADER,
   UPSTREAM_MODEL_HEADER,
-} from '../call-runner.js';
-import { CallCanceller } from '../cancel.js';
-import { maxEmbeddingsCost, paidCall } from '../paid-call.js';
-import type { ProviderLayer } from '../provider-layer.js';
-import type { ChatRequest } from '../types.js';
-import { CallAbortedError } from '../upstream-errors.js';
+} from '../../call-runner.js';
+import { CallCanceller } from '../../cancel.js';
+import { maxEmbeddingsCost, paidCall } from '../../paid-call.js';
+import type { ProviderLayer } from '../../provider-layer.js';
+import type { ChatRequest } from '../../types.js';
+import { CallAbortedError } from '../../upstream-errors.js';
+import { ROUTE_DIALECTS } from '../edges.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -90,7 +91,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v1/embeddings',
     {
-      config: { permission: 'inference:write', dialect: 'openai' },
+      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.embeddings },
       schema: {
         tags: ['inference'],
         summary: 'Create embeddings (OpenAI-compatible upstreams)',
@@ -98,7 +99,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           "Priced by input tokens at the model's input price and recorded as a task log (the texts as user " +
           'messages; the answer without its vectors). Same headers as chat completions.',
         body: EmbeddingsRequest,
-        response: responses({ 200: EmbeddingsList }, 400, 404, 413, 415, 508),
+        response: openAiResponses({ 200: EmbeddingsList }, 400, 404, 413, 415, 502, 508),
       },
     },
     async (req, reply) => {

@@ -1,7 +1,7 @@
-import { isObject, type JsonObject } from '../../shared/json.js';
-import type { DialectAnswer, StreamEncoder } from '../dialect-types.js';
-import type { ChatCompletion } from '../providers/types.js';
-import type { StreamResult } from '../stream-pump.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import type { DialectAnswer, StreamEncoder } from '../../dialect-types.js';
+import type { ChatCompletion } from '../../providers/types.js';
+import type { StreamResult } from '../../stream-pump.js';
 
 /*
  * A chat completion created with `store: true` is a task log found again by its id: the gateway answers

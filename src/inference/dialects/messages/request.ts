@@ -1,6 +1,6 @@
-import { ApiError, type ValidationIssue } from '../../shared/errors.js';
-import { isObject, type JsonObject } from '../../shared/json.js';
-import type { ChatMessage, ChatRequest } from '../types.js';
+import { ApiError, type ValidationIssue } from '../../../shared/errors.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import type { ChatMessage, ChatRequest } from '../../types.js';
 
 /*
  * Anthropic's Messages request (`POST /v1/messages`) decoded into the internal call shape: `system` as a

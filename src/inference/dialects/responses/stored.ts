@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
-import { findLog, type LogRow, setLogMetadata } from '../../catalog/logs/repository.js';
-import type { Database } from '../../db/schema.js';
-import { ApiError } from '../../shared/errors.js';
-import { isObject, type JsonObject, parseJson } from '../../shared/json.js';
-import type { LogWriter } from '../recording/types.js';
-import type { ChatMessage } from '../types.js';
-import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from './responses-answer.js';
+import { findLog, type LogRow, setLogMetadata } from '../../../catalog/logs/repository.js';
+import type { Database } from '../../../db/schema.js';
+import { ApiError } from '../../../shared/errors.js';
+import { type JsonObject, parseJson } from '../../../shared/json.js';
+import type { LogWriter } from '../../recording/types.js';
+import type { ChatMessage } from '../../types.js';
+import { chatAnswer } from '../chat/body.js';
+import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from './answer.js';
 
 /*
  * Stored responses are task logs: a `POST /v1/responses` call recorded with `route: responses` is found
@@ -54,9 +55,9 @@ function stored(responseId: string, log: LogRow): StoredResponse {
         first?.role === 'system' &&
         first.content === request.instructions;
       const history = skip ? messages.slice(1) : [...messages];
-      const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
-      if (isObject(choice) && isObject(choice.message)) {
-        const { role: _role, refusal: _refusal, ...answer } = choice.message;
+      const { message } = chatAnswer(completion);
+      if (message) {
+        const { role: _role, refusal: _refusal, ...answer } = message;
         history.push({ ...answer, role: 'assistant' });
       }
       return history;

@@ -1,17 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../auth/guard.js';
-import { grants } from '../../auth/permissions.js';
-import { responses } from '../../http/schemas.js';
-import { ApiError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
-import { isObject, type JsonObject } from '../../shared/json.js';
-import { type CallRunner, clientMetadata } from '../call-runner.js';
-import type { DialectAnswer } from '../dialect-types.js';
-import { nativeResponses } from './native-calls.js';
-import { type ResponseFrame, ResponsesStreamEncoder, responseIdOf, responseOf } from './responses-answer.js';
-import { decodeResponsesRequest, nativeResponsesRequest } from './responses-request.js';
-import type { StoredResponses } from './stored-responses.js';
+import { principalOf } from '../../../auth/guard.js';
+import { grants } from '../../../auth/permissions.js';
+import { openAiResponses } from '../../../http/schemas.js';
+import { ApiError } from '../../../shared/errors.js';
+import { newId } from '../../../shared/ids.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
+import { type CallRunner, clientMetadata } from '../../call-runner.js';
+import type { DialectAnswer } from '../../dialect-types.js';
+import { ROUTE_DIALECTS } from '../edges.js';
+import { type ResponseFrame, ResponsesStreamEncoder, responseIdOf, responseOf } from './answer.js';
+import { nativeResponses } from './native.js';
+import { decodeResponsesRequest, nativeResponsesRequest } from './request.js';
+import type { StoredResponses } from './stored.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -77,7 +78,7 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v1/responses',
     {
-      config: { permission: 'inference:write', dialect: 'openai' },
+      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
       schema: {
         tags: ['inference'],
         summary: 'Create a response (OpenAI Responses API; streamed with stream: true)',
@@ -87,7 +88,7 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
           'the response id (resp_X is log_X). previous_response_id continues a stored response; store: false ' +
           'keeps the task log but the response cannot be retrieved. Same headers as chat completions.',
         body: ResponsesRequest,
-        response: responses({ 200: ResponseObject }, 400, 404, 413, 415, 508),
+        response: openAiResponses({ 200: ResponseObject }, 400, 404, 413, 415, 502, 508),
       },
     },
     async (req, reply) => {
@@ -132,12 +133,12 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/responses/:id',
     {
-      config: { permission: 'inference:read', dialect: 'openai' },
+      config: { permission: 'inference:read', dialect: ROUTE_DIALECTS.responses },
       schema: {
         tags: ['inference'],
         summary: 'Retrieve a stored response',
         params: IdParams,
-        response: responses({ 200: ResponseObject }, 404, 422),
+        response: openAiResponses({ 200: ResponseObject }, 404, 422),
       },
     },
     async (req) => {
@@ -149,12 +150,12 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/responses/:id',
     {
-      config: { permission: 'inference:write', dialect: 'openai' },
+      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
       schema: {
         tags: ['inference'],
         summary: 'Delete a stored response (its task log stays, no longer served as a response)',
         params: IdParams,
-        response: responses(
+        response: openAiResponses(
           {
             200: Type.Object({
               id: Type.String(),
@@ -163,6 +164,8 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
             }),
           },
           404,
+          413,
+          415,
           422,
         ),
       },
@@ -184,13 +187,13 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/responses/:id/input_items',
     {
-      config: { permission: 'inference:read', dialect: 'openai' },
+      config: { permission: 'inference:read', dialect: ROUTE_DIALECTS.responses },
       schema: {
         tags: ['inference'],
         summary: "A stored response's input items",
         params: IdParams,
         querystring: InputItemsQuery,
-        response: responses(
+        response: openAiResponses(
           {
             200: Type.Object(
               { object: Type.Literal('list'), data: Type.Array(Type.Unknown()), has_more: Type.Boolean() },
