@@ -163,7 +163,8 @@ export class Budgets implements SpendGuard, BudgetAdmin {
     const over = scopes.findIndex((s, i) => reached((totals[i] ?? 0) - amount, s.budget.limit_usd));
     const refused = scopes[over];
     if (refused) {
-      if (amount > 0) this.counted(this.deps.counter.add(keys, -amount));
+      // Given back before the refusal is answered, so that the caller's next call does not meet it.
+      if (amount > 0) await this.counted(this.deps.counter.add(keys, -amount));
       throw this.exceeded(refused, (totals[over] ?? 0) - amount);
     }
     let settled = false;
