@@ -52,6 +52,23 @@ const VALIDATION = {
  * Checks every response a test receives against the served OpenAPI document: the documented status,
  * the documented body, and for errors exactly the envelope (or the 422 shape).
  */
+/** Exactly the envelope with OpenAI's `type` (a string) and `param` (a string or null). */
+function isOpenAiError(body: unknown): boolean {
+  const error = (body as { error?: Record<string, unknown> } | null)?.error;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    Object.keys(body).join() === 'error' &&
+    typeof error === 'object' &&
+    error !== null &&
+    Object.keys(error).every((k) => ['code', 'message', 'details', 'type', 'param'].includes(k)) &&
+    typeof error.code === 'string' &&
+    typeof error.message === 'string' &&
+    typeof error.type === 'string' &&
+    (error.param === null || typeof error.param === 'string')
+  );
+}
+
 /** Exactly Anthropic's error shape: `{"type":"error","error":{"type":…,"message":…}}`. */
 function isAnthropicError(body: unknown): boolean {
   const b = body as { type?: unknown; error?: Record<string, unknown> } | null;
@@ -99,9 +116,12 @@ export class ContractChecker {
     const openAiError = 'type' in (props.error?.properties ?? {});
     // Under /v1/messages every error is in Anthropic's shape, also where no route answers (404, 405).
     const anthropicPath = pathOnly === '/v1/messages' || pathOnly.startsWith('/v1/messages/');
+    // Under /v1/responses every error carries OpenAI's type and param, also where no route answers.
+    const openAiPath = pathOnly === '/v1/responses' || pathOnly.startsWith('/v1/responses/');
     const ownErrorBody =
       (schema !== undefined && (!('error' in props) || 'type' in props || openAiError) && status !== 422) ||
-      (anthropicPath && !route && isAnthropicError(body));
+      (anthropicPath && !route && isAnthropicError(body)) ||
+      (openAiPath && !route && isOpenAiError(body));
     if (
       status >= 400 &&
       status !== 422 &&

@@ -14,7 +14,7 @@ export interface FuzzRequest {
 }
 
 /** The gateway's OpenAI-dialect routes (`METHOD /path`): their errors carry OpenAI's `type` and `param` too. */
-const OPENAI_ROUTES = /^(POST \/v1\/(chat\/completions|embeddings|responses)|[A-Z]+ \/v1\/responses\/.+)$/;
+const OPENAI_ROUTES = /^(POST \/v1\/(chat\/completions|embeddings)|[A-Z]+ \/v1\/responses(\/.*)?)$/;
 
 /**
  * Exactly the error envelope, or exactly the 422 shape (checked here too, for unchecked requests); on

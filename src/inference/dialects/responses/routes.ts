@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../../auth/guard.js';
 import { grants } from '../../../auth/permissions.js';
+import { setPathDialect } from '../../../http/error-handler.js';
 import { openAiResponses } from '../../../http/schemas.js';
 import { ApiError } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
@@ -75,6 +76,8 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   runner: CallRunner;
   stored: StoredResponses;
 }> = async (app, { runner, stored }) => {
+  // Every error under /v1/responses carries OpenAI's type and param, also before a route is found.
+  setPathDialect(app, '/v1/responses', ROUTE_DIALECTS.responses);
   app.post(
     '/v1/responses',
     {
