@@ -6,9 +6,13 @@ import { type Gateway, startGateway } from './gateway-helpers.js';
 /*
  * The response cache keeps only successful answers: an upstream that answers 200 with a failure (an error
  * object, `{}`, no choices; a stream of only an error event, of a chunk that is no completion, or a bare
- * end marker) once and then recovers is asked again on the repeat, which answers the good answer as a
- * miss (and is kept from then on).
+ * end marker) to every attempt of a call (the gateway retries such an answer like a 5xx, then answers
+ * 502) and then recovers is asked again on the repeat, which answers the good answer as a miss (and is
+ * kept from then on).
  */
+
+/** One call's attempts: the first and the gateway's default two retries (EVALGATE_UPSTREAM_RETRIES). */
+const ATTEMPTS = 3;
 
 let g: Gateway;
 const label = `cached-${randomBytes(3).toString('hex')}`;
@@ -64,19 +68,20 @@ describe('the response cache stores only successes', () => {
     'a 200 with %s is not kept: the repeat is a miss with the good answer',
     async (_what, lie) => {
       const content = `plain ${randomBytes(4).toString('hex')}`;
-      g.mock.fail({ lie });
+      g.mock.fail({ lie, times: ATTEMPTS });
       const first = await chat(content);
-      expect(first.headers.get('x-evalgate-cache')).toBe('miss');
+      expect(first.status, first.text).toBe(502);
+      expect(first.headers.get('x-evalgate-cache')).not.toBe('hit');
       const second = await chat(content);
       expect(second.status).toBe(200);
       expect(second.headers.get('x-evalgate-cache')).toBe('miss');
       expect(second.body.choices[0].message.content).toBe(MOCK_REPLY);
-      expect(g.mock.stats.requests).toBe(2);
+      expect(g.mock.stats.requests).toBe(ATTEMPTS + 1);
       // The good answer is kept.
       const third = await chat(content);
       expect(third.headers.get('x-evalgate-cache')).toBe('hit');
       expect(third.body.choices[0].message.content).toBe(MOCK_REPLY);
-      expect(g.mock.stats.requests).toBe(2);
+      expect(g.mock.stats.requests).toBe(ATTEMPTS + 1);
     },
   );
 
@@ -84,9 +89,10 @@ describe('the response cache stores only successes', () => {
     'a stream of %s is not kept: the repeat is a miss with the good answer',
     async (_what, lie) => {
       const content = `streamed ${randomBytes(4).toString('hex')}`;
-      g.mock.fail({ lie });
+      g.mock.fail({ lie, times: ATTEMPTS });
       const first = await chat(content, true);
-      expect(first.headers.get('x-evalgate-cache')).toBe('miss');
+      expect(first.status, first.text).toBe(502);
+      expect(first.headers.get('x-evalgate-cache')).not.toBe('hit');
       const second = await chat(content, true);
       expect(second.status).toBe(200);
       expect(second.headers.get('x-evalgate-cache')).toBe('miss');
@@ -96,10 +102,10 @@ describe('the response cache stores only successes', () => {
         .map((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.content ?? '')
         .join('');
       expect(text).toBe(MOCK_REPLY);
-      expect(g.mock.stats.requests).toBe(2);
+      expect(g.mock.stats.requests).toBe(ATTEMPTS + 1);
       const third = await chat(content, true);
       expect(third.headers.get('x-evalgate-cache')).toBe('hit');
-      expect(g.mock.stats.requests).toBe(2);
+      expect(g.mock.stats.requests).toBe(ATTEMPTS + 1);
     },
   );
 });
