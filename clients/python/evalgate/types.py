@@ -413,6 +413,7 @@ class RunSample(TypedDict):
     item_id: Optional[str]
     #: scored, error or missing
     status: str
+    missing_reason: Optional[str]
     score: Optional[float]
     passed: Optional[bool]
     reasoning: Optional[str]

@@ -118,6 +118,7 @@ VENDOR_DIALECTS = {
     ("DELETE", "/v1/responses/{id}"),
     ("GET", "/v1/responses/{id}/input_items"),
     ("POST", "/v1/messages"),
+    ("POST", "/v1/messages/count_tokens"),
     ("POST", "/v1/embeddings"),
     ("POST", "/v1/fine_tuning/alpha/graders/run"),
     ("POST", "/v1/fine_tuning/alpha/graders/validate"),

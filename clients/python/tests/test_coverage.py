@@ -49,6 +49,7 @@ EXCLUDED: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items"): "OpenAI Evals API: use the openai package",
     ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items/{output_item_id}"): "OpenAI Evals API: use the openai package",
     ("POST", "/v1/messages"): "Anthropic Messages dialect: use the anthropic package",
+    ("POST", "/v1/messages/count_tokens"): "Anthropic Messages dialect: use the anthropic package",
     # Not part of the API: Prometheus scrapes it.
     ("GET", "/metrics"): "Prometheus metrics, not an API resource",
 }
