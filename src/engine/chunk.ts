@@ -144,7 +144,7 @@ export class ChunkWork {
         fresh.push(row);
       }),
     );
-    await store.insertGenerations(this.deps.db, this.runId, fresh, this.tally.take());
+    await this.storeCounted((usage) => store.insertGenerations(this.deps.db, this.runId, fresh, usage));
     const outputs = new Map<number, { output: string | null; error: string | null }>();
     for (const r of [...stored.values(), ...fresh]) {
       outputs.set(Number(r.position), { output: r.error ? null : r.output, error: r.error });
@@ -290,7 +290,22 @@ export class ChunkWork {
     const at = nowIso();
     for (const r of rows) r.created_at = at;
     // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
-    return store.insertSamples(db, this.runId, rows, this.tally.take());
+    return this.storeCounted((usage) => store.insertSamples(db, this.runId, rows, usage));
+  }
+
+  /**
+   * Stores rows together with what their calls cost. When the store fails (the database away), the
+   * calls were still answered and paid: their cost goes to the ledger, which keeps it until it can be
+   * written, so the run's spend never falls below what the provider answered.
+   */
+  private async storeCounted<T>(write: (usage: ReturnType<Tally['take']>) => Promise<T>): Promise<T> {
+    const usage = this.tally.take();
+    try {
+      return await write(usage);
+    } catch (err) {
+      this.state.ledger.addDelta(usage);
+      throw err;
+    }
   }
 
   private row(
