@@ -1,7 +1,4 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContainer } from '../../src/catalog/containers/service.js';
-import { createDataset } from '../../src/catalog/datasets/service.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { EvaluatorSnapshot } from '../../src/engine/plan.js';
 import {
@@ -12,16 +9,17 @@ import {
   scorerKindOf,
 } from '../../src/engine/scorers/registry.js';
 import { type ChunkRef, Engine } from '../../src/engine/work.js';
-import { createEvaluator } from '../../src/evaluators/service.js';
-import { InlineRunQueue } from '../../src/executor/inline-queue.js';
-import { runContext } from '../../src/runs/context.js';
-import { createRun } from '../../src/runs/service.js';
 import { askUntilParsed } from '../../src/scoring/ask.js';
 import { outcomeOf, type ScoreInput, ScorerSetupError } from '../../src/scoring/types.js';
-import { createProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
-import { engineDeps, modelsBySlug, recordingMetrics, scorerPorts } from '../helpers/engine-ports.js';
+import {
+  engineDeps,
+  judgeRunOver,
+  modelsBySlug,
+  recordingMetrics,
+  scorerPorts,
+} from '../helpers/engine-ports.js';
 import { modelAt } from '../inference/layer-helpers.js';
 
 /** The scorer registry, the ask-until-it-parses loop and missing positions, from the engine's ports. */
@@ -200,33 +198,15 @@ describe('an engine built from its port factories', () => {
 
   it('asks the judge again after an unparseable reply, and stores why positions are missing', async () => {
     const { db } = database;
-    const project = await createProject(db, 'scorers');
     const resolveModel = modelsBySlug({ judge: modelAt(mock.baseUrl, { slug: 'judge' }) });
-    const queue = new InlineRunQueue(db);
-    const runs = runContext({ db, environments: ['main'], queue, resolveModel, sandbox: null });
-    const uploads = {
+    const { runId, queue } = await judgeRunOver(
       db,
-      spoolDir: path.join(fresh.dataDir, 'tmp'),
-      uploadLimit: 1 << 20,
-      maxRowChars: 1 << 16,
-    };
-    await createContainer(db, project.id, { label: 'app' });
-    await createDataset(uploads, project.id, {
-      label: 'qa',
-      items: [{ input: 'a', output: 'first' }, { input: 'b' }, { input: 'c', output: 'third' }],
-    });
-    await createEvaluator({ db, python: 'python3', resolveModel }, project.id, {
-      type: 'judge',
-      name: 'rate',
-      model: 'judge',
-      prompt: 'Rate OUT<<{{output}}>>',
-    });
-    const run = await createRun(
-      runs,
-      { projectId: project.id, permissions: ['*'] },
-      { container: 'app', evaluators: ['rate'], sample: { type: 'dataset', dataset: 'qa', range: '0:3' } },
-      null,
+      fresh.dataDir,
+      resolveModel,
+      [{ input: 'a', output: 'first' }, { input: 'b' }, { input: 'c', output: 'third' }],
+      'Rate OUT<<{{output}}>>',
     );
+    const run = { id: runId };
     const metrics = recordingMetrics();
     const engine = new Engine(engineDeps(db, { resolveModel, metrics }));
     try {

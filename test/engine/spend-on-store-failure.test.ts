@@ -1,18 +1,10 @@
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContainer } from '../../src/catalog/containers/service.js';
-import { createDataset } from '../../src/catalog/datasets/service.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { type ChunkRef, Engine } from '../../src/engine/work.js';
-import { createEvaluator } from '../../src/evaluators/service.js';
-import { InlineRunQueue } from '../../src/executor/inline-queue.js';
-import { runContext } from '../../src/runs/context.js';
-import { createRun } from '../../src/runs/service.js';
-import { createProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
-import { engineDeps, modelsBySlug } from '../helpers/engine-ports.js';
+import { engineDeps, judgeRunOver, modelsBySlug } from '../helpers/engine-ports.js';
 import { modelAt } from '../inference/layer-helpers.js';
 
 /*
@@ -55,37 +47,19 @@ describe('spend when a chunk cannot store its rows', () => {
   it('counts the calls of the failed attempt and of the retry: spend equals the answered calls', async () => {
     const { db } = database;
     const kind = fresh.url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
-    const project = await createProject(db, 'spend');
     const resolveModel = modelsBySlug({ judge: modelAt(mock.baseUrl, { slug: 'judge' }) });
-    const queue = new InlineRunQueue(db);
-    const runs = runContext({ db, environments: ['main'], queue, resolveModel, sandbox: null });
-    const uploads = {
+    const { runId, queue } = await judgeRunOver(
       db,
-      spoolDir: path.join(fresh.dataDir, 'tmp'),
-      uploadLimit: 1 << 20,
-      maxRowChars: 1 << 16,
-    };
-    await createContainer(db, project.id, { label: 'app' });
-    await createDataset(uploads, project.id, {
-      label: 'qa',
-      items: [
+      fresh.dataDir,
+      resolveModel,
+      [
         { input: 'a', output: 'one' },
         { input: 'b', output: 'two' },
         { input: 'c', output: 'three' },
       ],
-    });
-    await createEvaluator({ db, python: 'python3', resolveModel }, project.id, {
-      type: 'judge',
-      name: 'rate',
-      model: 'judge',
-      prompt: 'Rate {{output}}',
-    });
-    const run = await createRun(
-      runs,
-      { projectId: project.id, permissions: ['*'] },
-      { container: 'app', evaluators: ['rate'], sample: { type: 'dataset', dataset: 'qa', range: '0:3' } },
-      null,
+      'Rate {{output}}',
     );
+    const run = { id: runId };
     // The ledger's warning about a failed write is expected here; nothing else may warn.
     const engine = new Engine(engineDeps(db, { resolveModel, chunkSize: 3, warn: () => {} }));
     try {

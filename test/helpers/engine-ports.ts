@@ -4,14 +4,22 @@
  * provider layer, an in-memory model limiter and no code sandbox; `scorerPorts(overrides)` builds what
  * a scorer may use (engine/scorers/kind.ts) with every call refused. A test overrides what it exercises.
  */
+import path from 'node:path';
 import type { Kysely } from 'kysely';
+import { createContainer } from '../../src/catalog/containers/service.js';
+import { createDataset } from '../../src/catalog/datasets/service.js';
 import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import type { Database } from '../../src/db/schema.js';
 import type { ScorerPorts } from '../../src/engine/scorers/registry.js';
 import type { EngineDeps } from '../../src/engine/work.js';
+import { createEvaluator } from '../../src/evaluators/service.js';
+import { InlineRunQueue } from '../../src/executor/inline-queue.js';
 import type { EngineMetrics } from '../../src/observability/types.js';
 import { createMemoryModelLimiter } from '../../src/ratelimit/model-limiter-memory.js';
+import { runContext } from '../../src/runs/context.js';
+import { createRun } from '../../src/runs/service.js';
 import { sourcePorts } from '../../src/sources/registry.js';
+import { createProject } from '../../src/tenancy/projects.js';
 import { layerFor } from '../inference/layer-helpers.js';
 
 /** Engine metrics that remember what they were told. */
@@ -74,4 +82,40 @@ export function scorerPorts(overrides: Partial<ScorerPorts> = {}): ScorerPorts {
     sandbox: async () => ({ available: false, reason: 'no sandbox in this test' }),
     ...overrides,
   };
+}
+
+/**
+ * A judge run over a dataset of `items` in a new project (container `app`, evaluator `rate` with `prompt`),
+ * created through the runs service and queued on an inline queue the caller closes.
+ */
+export async function judgeRunOver(
+  db: Kysely<Database>,
+  dataDir: string,
+  resolveModel: EngineDeps['resolveModel'],
+  items: { input: string; output?: string }[],
+  prompt: string,
+): Promise<{ runId: string; queue: InlineRunQueue }> {
+  const project = await createProject(db, `p-${Math.random().toString(36).slice(2, 8)}`);
+  const queue = new InlineRunQueue(db);
+  const runs = runContext({ db, environments: ['main'], queue, resolveModel, sandbox: null });
+  const uploads = { db, spoolDir: path.join(dataDir, 'tmp'), uploadLimit: 1 << 20, maxRowChars: 1 << 16 };
+  await createContainer(db, project.id, { label: 'app' });
+  await createDataset(uploads, project.id, { label: 'qa', items });
+  await createEvaluator({ db, python: 'python3', resolveModel }, project.id, {
+    type: 'judge',
+    name: 'rate',
+    model: 'judge',
+    prompt,
+  });
+  const run = await createRun(
+    runs,
+    { projectId: project.id, permissions: ['*'] },
+    {
+      container: 'app',
+      evaluators: ['rate'],
+      sample: { type: 'dataset', dataset: 'qa', range: `0:${items.length}` },
+    },
+    null,
+  );
+  return { runId: run.id, queue };
 }

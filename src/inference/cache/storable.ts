@@ -1,4 +1,5 @@
 import { isObject, type JsonObject } from '../../shared/json.js';
+import { ANSWER_RULES } from '../dialects/answer-rules.js';
 import type { EntryKind } from './key.js';
 
 /**
@@ -7,23 +8,13 @@ import type { EntryKind } from './key.js';
  * failure, whatever its status: kept, it would be replayed for the whole TTL after the upstream recovered.
  */
 
-function nonEmptyArray(value: unknown): boolean {
-  return Array.isArray(value) && value.length > 0;
-}
-
-/** Whether a non-streamed answer of this kind is a success worth keeping. */
+/**
+ * Whether a non-streamed answer of this kind is a success worth keeping: what the provider layer accepts
+ * as an answer of its dialect (dialects/answer-rules.ts), and no error member beside it.
+ */
 export function storableAnswer(kind: EntryKind, body: JsonObject): boolean {
   if (body.error !== undefined && body.error !== null) return false;
-  switch (kind) {
-    case 'chat':
-      return nonEmptyArray(body.choices) && (body.choices as unknown[]).every((c) => isObject(c));
-    case 'responses':
-      return body.object === 'response' && nonEmptyArray(body.output) && body.status !== 'failed';
-    case 'messages':
-      return body.type === 'message' && Array.isArray(body.content);
-    case 'embeddings':
-      return nonEmptyArray(body.data);
-  }
+  return ANSWER_RULES[kind].answerProblem(body) === null;
 }
 
 /**
