@@ -338,6 +338,12 @@ export interface TaskLogTable {
   error: string | null;
   metadata: string;
   created_at: string;
+  /** W3C trace id (32 hex) of the trace the call belongs to; null for logs recorded before traces. */
+  trace_id?: string | null;
+  /** W3C span id (16 hex) of the call's own span. */
+  span_id?: string | null;
+  /** The session (conversation, agent run) the call belongs to. */
+  session_id?: string | null;
 }
 
 export interface Database {

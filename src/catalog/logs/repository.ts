@@ -7,7 +7,7 @@ export type NewLogRow = Insertable<TaskLogTable>;
 /** A task log row before its seq is known. */
 export type LogDraft = Omit<NewLogRow, 'seq'> & { id: string; container_id: string };
 
-// 16 parameters per row: 500 rows stay below SQLite's 32766 and PostgreSQL's 65535 bound parameters.
+// 19 parameters per row: 500 rows stay below SQLite's 32766 and PostgreSQL's 65535 bound parameters.
 const INSERT_ROWS = 500;
 
 /**

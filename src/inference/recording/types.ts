@@ -31,6 +31,12 @@ export interface TaskLogRecord {
   metadata: Record<string, unknown>;
   /** ISO time of the call. */
   createdAt: string;
+  /** W3C trace id (32 lowercase hex) the call belongs to, from a `traceparent` or an ingested span. */
+  traceId?: string;
+  /** W3C span id (16 lowercase hex) of the call's own span. */
+  spanId?: string;
+  /** The session the call belongs to, when known before it is written. */
+  sessionId?: string;
 }
 
 /** What a committed batch tells its listener (the monitor selector) of each task log it stored. */
