@@ -138,6 +138,7 @@ export function buildPorts(p: Parts): Ports {
     resolveModel: p.resolveModel,
     sandbox: config.runs.executor === 'inline' && config.runs.serveExecutes ? () => p.sandbox.status() : null,
     flushLogs: () => p.logWriter.flush(),
+    budgets: p.budgets,
   });
   const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth, budgets: p.budgets };
   const checkUpstream = (url: string) =>

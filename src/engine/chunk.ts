@@ -11,7 +11,7 @@ import {
 import { type ErrorBody, errorOf } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
 import { isStop } from './errors.js';
-import { Tally } from './ledger.js';
+import { chunkTally, type UsagePair } from './ledger.js';
 import type { EvaluatorSnapshot, Launch, RunPlan } from './plan.js';
 import { isGenerated } from './plan.js';
 import {
@@ -91,7 +91,7 @@ export class ChunkWork {
   private readonly controller = new AbortController();
   private readonly signal: AbortSignal;
   /** The calls of this chunk, committed with the rows they produced. */
-  private readonly tally = new Tally();
+  private readonly tally = chunkTally();
 
   private get runId() {
     return this.state.runId;
@@ -298,7 +298,7 @@ export class ChunkWork {
    * calls were still answered and paid: their cost goes to the ledger, which keeps it until it can be
    * written, so the run's spend never falls below what the provider answered.
    */
-  private async storeCounted<T>(write: (usage: ReturnType<Tally['take']>) => Promise<T>): Promise<T> {
+  private async storeCounted<T>(write: (usage: UsagePair | null) => Promise<T>): Promise<T> {
     const usage = this.tally.take();
     try {
       return await write(usage);

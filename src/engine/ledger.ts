@@ -1,42 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { usd } from '../shared/numbers.js';
-import { addUsage, type UsageDelta } from './store/transitions.js';
+import { type CountedCall, Tally, type TallyCounts } from '../shared/tally.js';
+import { addUsage } from './store/transitions.js';
 
 export type CallKind = 'judge' | 'generation';
 
-const empty = (): UsageDelta => ({ calls: 0, unpriced: 0, cost: 0, prompt: 0, completion: 0 });
+const KINDS: readonly CallKind[] = ['judge', 'generation'];
 
 /** What calls cost, by kind: added to a run's counters in one statement. */
-export type UsagePair = { judge: UsageDelta; generation: UsageDelta };
+export type UsagePair = Record<CallKind, TallyCounts>;
 
-/** Where a run's call is counted once it returns. */
+/** Where a run's call is counted once it returns (a chunk's tally, or the run's ledger). */
 export interface UsageSink {
-  add(
-    kind: CallKind,
-    usage: { prompt_tokens: number; completion_tokens: number } | null,
-    cost: number,
-    priced: boolean,
-  ): void;
-}
-
-function count(
-  d: UsageDelta,
-  usage: { prompt_tokens: number; completion_tokens: number } | null,
-  cost: number,
-  priced: boolean,
-): void {
-  d.calls += 1;
-  d.cost = usd(d.cost + cost);
-  d.prompt += usage?.prompt_tokens ?? 0;
-  d.completion += usage?.completion_tokens ?? 0;
-  if (!priced) d.unpriced += 1;
-}
-
-function merge(into: UsagePair, delta: UsagePair): void {
-  for (const kind of ['judge', 'generation'] as const) {
-    for (const k of Object.keys(delta[kind]) as (keyof UsageDelta)[]) into[kind][k] += delta[kind][k];
-  }
+  add(kind: CallKind, call: CountedCall): void;
 }
 
 /**
@@ -44,29 +20,7 @@ function merge(into: UsagePair, delta: UsagePair): void {
  * stores the rows they produced, so a process killed before that stores neither (and the chunk's
  * positions are asked again elsewhere, counted then).
  */
-export class Tally implements UsageSink {
-  private pending: UsagePair = { judge: empty(), generation: empty() };
-  private dirty = false;
-
-  add(
-    kind: CallKind,
-    usage: { prompt_tokens: number; completion_tokens: number } | null,
-    cost: number,
-    priced: boolean,
-  ): void {
-    count(this.pending[kind], usage, cost, priced);
-    this.dirty = true;
-  }
-
-  /** What was counted since the last take (null: nothing). */
-  take(): UsagePair | null {
-    if (!this.dirty) return null;
-    const out = this.pending;
-    this.pending = { judge: empty(), generation: empty() };
-    this.dirty = false;
-    return out;
-  }
-}
+export const chunkTally = (): Tally<CallKind> => new Tally<CallKind>(KINDS);
 
 /**
  * Counts upstream calls a run pays for that no stored row carries (the calls of a chunk that was
@@ -76,8 +30,7 @@ export class Tally implements UsageSink {
  * re-run after a crash elsewhere, an unparseable judge reply) are counted too.
  */
 export class Ledger implements UsageSink {
-  private pending = { judge: empty(), generation: empty() };
-  private dirty = false;
+  private readonly pending = chunkTally();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -88,22 +41,15 @@ export class Ledger implements UsageSink {
     private readonly warn: (message: string) => void,
   ) {}
 
-  add(
-    kind: CallKind,
-    usage: { prompt_tokens: number; completion_tokens: number } | null,
-    cost: number,
-    priced: boolean,
-  ): void {
-    count(this.pending[kind], usage, cost, priced);
-    this.dirty = true;
+  add(kind: CallKind, call: CountedCall): void {
+    this.pending.add(kind, call);
     this.schedule(this.flushMs);
   }
 
   /** Adds what a chunk counted but could not store with its rows. */
   addDelta(delta: UsagePair | null): void {
     if (!delta) return;
-    merge(this.pending, delta);
-    this.dirty = true;
+    this.pending.merge(delta);
     this.schedule(this.flushMs);
   }
 
@@ -119,16 +65,13 @@ export class Ledger implements UsageSink {
   /** Writes what was counted so far; concurrent flushes are chained so none is lost. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      if (!this.dirty) return;
-      const delta = this.pending;
-      this.pending = { judge: empty(), generation: empty() };
-      this.dirty = false;
+      const delta = this.pending.take();
+      if (!delta) return;
       try {
         await addUsage(this.db, this.runId, delta);
       } catch (err) {
         // Kept for the next flush: the counts must not be lost to a passing database error.
-        merge(this.pending, delta);
-        this.dirty = true;
+        this.pending.merge(delta);
         this.warn(`run ${this.runId}: could not store call counts (${(err as Error).message}); retrying`);
         this.schedule(Math.max(this.flushMs, 1000));
       }

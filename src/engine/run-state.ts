@@ -164,7 +164,7 @@ export class RunState {
           },
           cost: (r) => r.cost,
           tokens: (r) => (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0),
-          spent: (r) => sink.add(kind, r.usage, r.cost, priced && r.usage !== null),
+          spent: (r) => sink.add(kind, { usage: r.usage, cost: r.cost, priced: priced && r.usage !== null }),
         });
         this.lastSuccessAt = Date.now();
         metrics.upstreamCall(slug, kind, 'ok', (performance.now() - started) / 1000);
@@ -202,7 +202,12 @@ export class RunState {
       run: () => embedTexts(this.deps.providers, model, input, signal),
       cost: (r) => r.cost,
       tokens: (r) => r.usage?.prompt_tokens ?? 0,
-      spent: (r) => sink.add('judge', r.usage, r.cost, r.usage !== null && model.inputPricePerMtok !== null),
+      spent: (r) =>
+        sink.add('judge', {
+          usage: r.usage,
+          cost: r.cost,
+          priced: r.usage !== null && model.inputPricePerMtok !== null,
+        }),
     });
   }
 

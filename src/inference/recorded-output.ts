@@ -1,4 +1,4 @@
-import { chatAnswer } from './dialects/chat/body.js';
+import { chatAnswer } from '../shared/chat-answer.js';
 
 /**
  * A task log's output from a chat completion: the first choice's text; when the answer calls tools, a

@@ -4,6 +4,7 @@ import type { RunPlan } from '../engine/plan.js';
 import { isGenerated } from '../engine/plan.js';
 import { checkSampleAccess } from '../runs/access.js';
 import { sampleNamespace } from '../scoring/graders/sample.js';
+import { chatAnswer } from '../shared/chat-answer.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import {
@@ -49,7 +50,7 @@ function sampleOf(
 ): Sample {
   const ns = sampleNamespace(output ?? '');
   const o = isObject(output) ? output : {};
-  const choice = Array.isArray(o.choices) && isObject(o.choices[0]) ? o.choices[0] : {};
+  const answered = chatAnswer(output).finishReason;
   const usage = isObject(o.usage) ? o.usage : {};
   const prompt = Number(usage.prompt_tokens ?? usage.input_tokens ?? 0);
   const completion = Number(usage.completion_tokens ?? usage.output_tokens ?? 0);
@@ -73,8 +74,8 @@ function sampleOf(
     },
     model: typeof o.model === 'string' ? o.model : '',
     finish_reason:
-      typeof choice.finish_reason === 'string'
-        ? choice.finish_reason
+      answered !== null
+        ? answered
         : ns.output_tools.length
           ? 'tool_calls'
           : output === null || output === undefined

@@ -11,7 +11,7 @@ import { modelOfGrader } from '../evaluators/graders.js';
 import { checkJudges, checkReads } from '../runs/access.js';
 import { stableJson } from '../runs/resolution.js';
 import { isTerminal } from '../runs/schemas.js';
-import { cancelRun, submitOrExplain } from '../runs/service.js';
+import { cancelRun, checkBudget, submitOrExplain } from '../runs/service.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
 import type { SubGrader } from '../scoring/graders/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
@@ -142,17 +142,6 @@ export async function createEvalRun(
         null)
       : null;
   const checked = checkedSource(ds, genModel);
-  const config = parseJson<JsonObject>(evalRow.data_source_config, {});
-  const runId = newId('run');
-  const datasetId = await rowsOf(ports, projectId, rowsKind, checked.source, runId, config);
-  const count = Number(
-    (await db.selectFrom('datasets').select('item_count').where('id', '=', datasetId).executeTakeFirst())
-      ?.item_count ?? 0,
-  );
-  const range = { start: 0, end: count };
-  const rows: PlannedSide = { type: rowsKind.type, ref: datasetId, models: [], range };
-  const sample: PlannedSide =
-    checked.model && checked.request ? generateSide([checked.model], range, checked.request) : rows;
   const evaluators = criteria.map((c, i) => {
     const snap = snapshotOf(evalRow.id, i, c);
     const name = modelOfGrader(c);
@@ -164,6 +153,22 @@ export async function createEvalRun(
     return snap;
   });
   checkJudges({ evaluators }, principal.permissions);
+  // Refused before any rows are selected or stored when the budget is already spent.
+  await checkBudget(ports.runs, principal, {
+    generated: checked.model && checked.request ? 'sample' : null,
+    evaluators,
+  });
+  const config = parseJson<JsonObject>(evalRow.data_source_config, {});
+  const runId = newId('run');
+  const datasetId = await rowsOf(ports, projectId, rowsKind, checked.source, runId, config);
+  const count = Number(
+    (await db.selectFrom('datasets').select('item_count').where('id', '=', datasetId).executeTakeFirst())
+      ?.item_count ?? 0,
+  );
+  const range = { start: 0, end: count };
+  const rows: PlannedSide = { type: rowsKind.type, ref: datasetId, models: [], range };
+  const sample: PlannedSide =
+    checked.model && checked.request ? generateSide([checked.model], range, checked.request) : rows;
   const containerId = await evalsContainer(db, projectId);
   const sides = { sample, ground_truth: rows, baseline: null };
   const generated = generatedSide(sides);

@@ -2,6 +2,7 @@ import { type Expression, type Kysely, PostgresAdapter, type SqlBool, sql } from
 import type { LogRow } from '../catalog/logs/repository.js';
 import type { Database } from '../db/schema.js';
 import { completionIdOf, logIdOfCompletion } from '../inference/dialects/chat/answer.js';
+import { chatAnswer } from '../shared/chat-answer.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 
 /*
@@ -106,14 +107,15 @@ export function clientMetadataOf(metadata: JsonObject): Record<string, string> {
 }
 
 function outputOf(completion: JsonObject): StoredCompletionOutput {
-  const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
-  const message = isObject(choice) && isObject(choice.message) ? choice.message : {};
+  const answer = chatAnswer(completion);
+  const message = answer.message ?? {};
+  // The tool calls as stored (every field the upstream sent), not the answer's normalised ones.
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
   return {
     role: 'assistant',
     content: typeof message.content === 'string' ? message.content : null,
     tool_calls: calls.length > 0 ? calls : null,
-    finish_reason: isObject(choice) && typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
+    finish_reason: answer.finishReason,
   };
 }
 

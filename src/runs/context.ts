@@ -4,6 +4,7 @@ import { settleWithin } from '../catalog/logs/service.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { RunQueue } from '../executor/run-queue.js';
+import type { SpendGuard } from '../shared/budget.js';
 
 /** What run creation needs from the rest of the service, injected so the rules stay testable. */
 export interface RunCatalog {
@@ -24,6 +25,8 @@ export interface RunContext {
    * SETTLE_WAIT_MS (a writer held up by an outage must not hold up run creation); never rejects.
    */
   settleLogs(): Promise<void>;
+  /** The spend limits: a run that will call a model is refused at creation once they are spent (none: no limits). */
+  budgets: Pick<SpendGuard, 'check'> | null;
 }
 
 /** What the run rules are built from (by the composition root). */
@@ -36,6 +39,8 @@ export interface RunParts {
   sandbox: (() => Promise<{ available: boolean; reason?: string }>) | null;
   /** The task-log writer's flush (absent where nothing records calls). */
   flushLogs?: () => Promise<void>;
+  /** The spend limits (absent: none). */
+  budgets?: Pick<SpendGuard, 'check'> | null | undefined;
 }
 
 /** The run rules over the service's parts. */
@@ -46,6 +51,7 @@ export function runContext(parts: RunParts): RunContext {
     queue: parts.queue,
     workerTtlMs: WORKER_TTL_MS,
     settleLogs: () => settleWithin(parts.flushLogs),
+    budgets: parts.budgets ?? null,
     catalog: {
       findDataset: (projectId, ref) => findDataset(parts.db, projectId, ref),
       resolveModel: parts.resolveModel,

@@ -6,6 +6,7 @@ import type { Database } from '../db/schema.js';
 import type { Layout, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
+import { callsModels } from '../engine/scorers/registry.js';
 import { createRun as birth, repeatedRun } from '../engine/store/birth.js';
 import { countersOf } from '../engine/store/runs.js';
 import { cancelQueued, renameRun, requestCancel } from '../engine/store/transitions.js';
@@ -70,9 +71,24 @@ export function toRun(row: repo.RunRow): Run {
   };
 }
 
+/**
+ * A run that will call a model is refused at creation once its project's budget (or the creating key's)
+ * is spent: the gateway's `budget_exceeded` (429, `Retry-After` until the period resets), rather than a
+ * run that is created only to fail at its first call.
+ */
+export async function checkBudget(
+  ctx: Pick<RunContext, 'budgets'>,
+  principal: { projectId: string; keyId?: string | null },
+  plan: Pick<RunPlan, 'generated' | 'evaluators'>,
+): Promise<void> {
+  if (ctx.budgets && callsModels(plan)) {
+    await ctx.budgets.check({ projectId: principal.projectId, keyId: principal.keyId ?? null });
+  }
+}
+
 export async function createRun(
   ctx: RunContext,
-  principal: { projectId: string; permissions: readonly string[] },
+  principal: { projectId: string; keyId?: string | null; permissions: readonly string[] },
   body: CreateRun,
   idempotencyKey: string | null,
 ): Promise<Run> {
@@ -115,6 +131,7 @@ export async function createRun(
       ? { mode: body.cache.mode ?? 'use', ttlSeconds: body.cache.ttl_seconds ?? DEFAULT_CACHE_TTL_SECONDS }
       : null,
   };
+  await checkBudget(ctx, principal, plan);
   const datasetIds = [...new Set([sample, groundTruth, baseline].flatMap((s) => sideView(s)?.dataset ?? []))];
   const born = await birth(ctx.db, plan, {
     kind: 'api',

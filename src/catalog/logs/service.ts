@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ListResponse, Page } from '../../http/schemas.js';
 import { toIssues, validatorCompiler } from '../../http/validation.js';
+import { chatAnswer } from '../../shared/chat-answer.js';
 import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
@@ -93,8 +94,7 @@ const record = (v: unknown): JsonObject | null =>
 function draftOfImport(entry: ImportLog, projectId: string, containerId: string, now: string): repo.LogDraft {
   const request = record(entry.request);
   const response = record(entry.response);
-  const firstChoice = record((response?.choices as unknown[] | undefined)?.[0]);
-  const content = record(firstChoice?.message)?.content;
+  const content = chatAnswer(response).message?.content;
   const usage = entry.usage !== undefined ? entry.usage : (record(response?.usage) ?? null);
   const error = entry.error ?? null;
   return {

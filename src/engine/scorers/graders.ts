@@ -5,6 +5,11 @@ import { OUTPUT_ONLY } from './kind.js';
 
 /** Evaluators of the grader types (string_check, text_similarity, score_model, label_model). */
 export const graderScorer: ScorerKind = {
+  // Model graders ask a model; text similarity by cosine asks an embeddings model; the others compute.
+  paid: (ev) =>
+    ev.grader?.type === 'score_model' ||
+    ev.grader?.type === 'label_model' ||
+    (ev.grader?.type === 'text_similarity' && ev.grader.evaluation_metric === 'cosine'),
   needs: () => OUTPUT_ONLY,
   create: (ev, ports) => {
     if (!ev.grader) throw new ScorerSetupError('invalid_evaluator', `Evaluator ${ev.name} has no grader`);

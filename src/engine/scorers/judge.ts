@@ -3,6 +3,7 @@ import type { ScorerKind } from './kind.js';
 
 /** LLM-as-judge evaluators (pointwise or pairwise): what their prompt uses is what they need. */
 export const judgeScorer: ScorerKind = {
+  paid: () => true,
   needs: (ev) => judgeNeeds(ev),
   create: (ev, ports) =>
     createJudgeScorer(ev, (request, signal) => ports.complete(ev.model ?? '', request, signal)),

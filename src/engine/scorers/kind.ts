@@ -29,6 +29,11 @@ export interface Needs {
 export interface ScorerKind {
   /** Set when the kind runs code in the sandbox: its name in the "cannot run on this worker" error. */
   sandboxed?: string;
+  /**
+   * Whether scoring with the evaluator calls a paid model (a judge, a model grader, embeddings): a run
+   * with such an evaluator checks its project's budget before it is created. Absent: it never does.
+   */
+  paid?(evaluator: EvaluatorSnapshot): boolean;
   needs(evaluator: EvaluatorSnapshot): Needs;
   create(evaluator: EvaluatorSnapshot, ports: ScorerPorts): Scorer | Promise<Scorer>;
 }

@@ -6,7 +6,7 @@
 
 import { type ScoreInput, type Scorer, ScorerSetupError } from '../../scoring/types.js';
 import type { CriteriaType } from '../../shared/grader-types.js';
-import type { EvaluatorSnapshot } from '../plan.js';
+import type { EvaluatorSnapshot, RunPlan } from '../plan.js';
 import { isBlank } from '../positions.js';
 import { codeScorer } from './code.js';
 import { graderScorer, pythonGraderKind } from './graders.js';
@@ -77,4 +77,9 @@ export function missingReason(ev: EvaluatorSnapshot, input: ScoreInput): string 
     return 'no baseline output';
   }
   return null;
+}
+
+/** Whether a run of the plan will call a paid model: it generates, or one of its evaluators asks a model. */
+export function callsModels(plan: Pick<RunPlan, 'generated' | 'evaluators'>): boolean {
+  return plan.generated !== null || plan.evaluators.some((ev) => kinds.get(kindOf(ev))?.paid?.(ev) === true);
 }

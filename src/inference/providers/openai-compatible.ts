@@ -1,5 +1,5 @@
+import { chatAnswer } from '../../shared/chat-answer.js';
 import { isObject } from '../../shared/json.js';
-import { chatAnswer } from '../dialects/chat/body.js';
 import type { Usage } from '../types.js';
 import {
   DONE,

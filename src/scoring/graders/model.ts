@@ -1,4 +1,6 @@
-import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
+import type { ChatMessage, ChatRequest } from '../../inference/types.js';
+import { chatAnswer } from '../../shared/chat-answer.js';
+import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';
 import { parsePointwise } from '../judge/verdict.js';
 import {
@@ -56,21 +58,25 @@ export function samplingOf(params: SamplingParams | undefined): Record<string, u
   return out;
 }
 
-interface Tally {
-  usage: Record<string, TokenUsage>;
-  cost: number;
-  calls: number;
+/** A grader's model calls (by model), the last reply's text and whether the model refused. */
+interface Asked {
+  tally: Tally;
   lastText: string;
   refused: string | null;
 }
 
-function refusalOf(result: CompletionResult): string | null {
-  const choices = result.body.choices;
-  const first = Array.isArray(choices)
-    ? (choices[0] as { message?: { refusal?: unknown } } | undefined)
-    : undefined;
-  const refusal = first?.message?.refusal;
-  return typeof refusal === 'string' && refusal.length > 0 ? refusal : null;
+const asked = (): Asked => ({ tally: new Tally(), lastText: '', refused: null });
+
+/** What the calls cost: the tokens of each model that reported them, the money, the calls. */
+function spentOf(seen: Asked): { usage: Record<string, TokenUsage>; cost: number; calls: number } {
+  const usage: Record<string, TokenUsage> = {};
+  for (const [model, c] of Object.entries(seen.tally.byKey())) {
+    if (c.reported > 0) {
+      usage[model] = { prompt_tokens: c.prompt, completion_tokens: c.completion, total_tokens: c.total };
+    }
+  }
+  const total = seen.tally.total();
+  return { usage, cost: total.cost, calls: total.calls };
 }
 
 /** Asks until the reply parses, twice at most; null when it never did (or the model refused). */
@@ -79,33 +85,23 @@ function ask<T>(
   model: string,
   request: ChatRequest,
   parse: (text: string) => T | null,
-  tally: Tally,
+  seen: Asked,
   signal: AbortSignal,
 ): Promise<T | null> {
   return askUntilParsed({
     call: () => ports.complete(model, request, signal),
     parse: (result) => parse(result.text),
     seen: (result) => {
-      tally.calls += 1;
-      tally.cost += result.cost;
-      const u = result.usage;
-      if (u) {
-        const prev = tally.usage[model] ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-        tally.usage[model] = {
-          prompt_tokens: prev.prompt_tokens + u.prompt_tokens,
-          completion_tokens: prev.completion_tokens + u.completion_tokens,
-          total_tokens: prev.total_tokens + u.total_tokens,
-        };
-      }
-      tally.lastText = result.text;
-      tally.refused = refusalOf(result);
-      return tally.refused !== null;
+      seen.tally.add(model, { usage: result.usage, cost: result.cost });
+      seen.lastText = result.text;
+      seen.refused = chatAnswer(result.body).refusal;
+      return seen.refused !== null;
     },
   });
 }
 
 async function guarded(
-  tally: Tally,
+  seen: Asked,
   signal: AbortSignal,
   body: () => Promise<GraderResult>,
 ): Promise<GraderResult> {
@@ -114,23 +110,13 @@ async function guarded(
   } catch (err) {
     if (signal.aborted) throw err;
     const message = err instanceof Error ? err.message : 'The model call failed';
-    return failed('model_grader_server_error', message, {
-      usage: tally.usage,
-      cost: tally.cost,
-      calls: tally.calls,
-    });
+    return failed('model_grader_server_error', message, spentOf(seen));
   }
 }
 
-function noReply(tally: Tally, what: string): GraderResult {
-  const fields = {
-    usage: tally.usage,
-    cost: tally.cost,
-    calls: tally.calls,
-    logs: tally.lastText.slice(0, 2000),
-  };
-  if (tally.refused)
-    return failed('model_grader_refusal_error', `The model refused: ${tally.refused}`, fields);
+function noReply(seen: Asked, what: string): GraderResult {
+  const fields = { ...spentOf(seen), logs: seen.lastText.slice(0, 2000) };
+  if (seen.refused) return failed('model_grader_refusal_error', `The model refused: ${seen.refused}`, fields);
   return failed('model_grader_parse_error', `The model did not reply with ${what} twice`, fields);
 }
 
@@ -160,7 +146,7 @@ export async function scoreModel(
 ): Promise<GraderResult> {
   const [min, max] = rangeOf(grader);
   const messages = renderMessages(grader.input, ns);
-  const tally: Tally = { usage: {}, cost: 0, calls: 0, lastText: '', refused: null };
+  const seen = asked();
   const request: ChatRequest = {
     ...samplingOf(grader.sampling_params),
     model: grader.model,
@@ -176,17 +162,17 @@ export async function scoreModel(
       json_schema: { name: 'score', strict: true, schema: scoreSchema(min, max) },
     },
   };
-  return guarded(tally, signal, async () => {
-    const verdict = await ask(ports, grader.model, request, parsePointwise, tally, signal);
-    if (!verdict) return noReply(tally, `{"score": number}`);
-    const fields = { usage: tally.usage, cost: tally.cost, calls: tally.calls, reason: verdict.reasoning };
+  return guarded(seen, signal, async () => {
+    const verdict = await ask(ports, grader.model, request, parsePointwise, seen, signal);
+    if (!verdict) return noReply(seen, `{"score": number}`);
+    const fields = { ...spentOf(seen), reason: verdict.reasoning };
     if (verdict.score < min || verdict.score > max) {
       return failed(
         'model_grader_parse_error',
         `The model's score ${verdict.score} is outside [${min}, ${max}]`,
         {
           ...fields,
-          logs: tally.lastText.slice(0, 2000),
+          logs: seen.lastText.slice(0, 2000),
         },
       );
     }
@@ -226,7 +212,7 @@ export async function labelModel(
   signal: AbortSignal,
 ): Promise<GraderResult> {
   const messages = renderMessages(grader.input, ns);
-  const tally: Tally = { usage: {}, cost: 0, calls: 0, lastText: '', refused: null };
+  const seen = asked();
   const schema = {
     type: 'object',
     properties: { label: { type: 'string', enum: grader.labels }, reasoning: { type: 'string' } },
@@ -244,14 +230,12 @@ export async function labelModel(
     ],
     response_format: { type: 'json_schema', json_schema: { name: 'label', strict: true, schema } },
   };
-  return guarded(tally, signal, async () => {
-    const label = await ask(ports, grader.model, request, (t) => parseLabel(t, grader.labels), tally, signal);
-    if (label === null) return noReply(tally, `{"label": one of ${JSON.stringify(grader.labels)}}`);
+  return guarded(seen, signal, async () => {
+    const label = await ask(ports, grader.model, request, (t) => parseLabel(t, grader.labels), seen, signal);
+    if (label === null) return noReply(seen, `{"label": one of ${JSON.stringify(grader.labels)}}`);
     const passed = grader.passing_labels.includes(label);
     return scored(passed ? 1 : 0, passed, {
-      usage: tally.usage,
-      cost: tally.cost,
-      calls: tally.calls,
+      ...spentOf(seen),
       reason: `label: ${label}`,
       scores: { label },
     });

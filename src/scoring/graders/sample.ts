@@ -1,3 +1,5 @@
+import { chatAnswer } from '../../shared/chat-answer.js';
+
 /**
  * The `sample` namespace of grader templates, derived from what a model produced: a text (graders/run's
  * `model_sample`, a dataset's output), a chat message (`content`, `tool_calls`) or a whole chat
@@ -84,10 +86,7 @@ export function sampleNamespace(output: unknown): SampleNamespace {
     return { ...output, output_text: text, output_json: jsonOf(text), output_tools: tools };
   }
   let message: unknown = output;
-  if (isObject(output) && Array.isArray(output.choices)) {
-    const first = output.choices[0];
-    message = isObject(first) ? first.message : null;
-  }
+  if (isObject(output) && Array.isArray(output.choices)) message = chatAnswer(output).message;
   if (isObject(message) && ('content' in message || 'tool_calls' in message)) {
     const text = textOf(message.content);
     return {

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
-import { usd } from '../../shared/numbers.js';
+import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
 import { compileTemplate, type TemplateValues, variablesOf } from './template.js';
@@ -68,49 +68,45 @@ function pairwisePrompt(template: string): string {
   return `${template}\n\nInput:\n{{input}}\n\nResponse A:\n{{output_a}}\n\nResponse B:\n{{output_b}}`;
 }
 
-interface Tally {
-  calls: number;
-  prompt: number;
-  completion: number;
-  cost: number;
-  latency: number;
+/** The judge calls of one position, and the last reply's text (kept as logs when none parsed). */
+interface Asked {
+  tally: Tally;
   lastText: string;
 }
+
+const asked = (): Asked => ({ tally: new Tally(), lastText: '' });
 
 /** One call whose reply must parse; an unparseable reply is retried once, then reported as an error. */
 function ask<T>(
   call: JudgeCall,
   request: ChatRequest,
   parse: (text: string) => T | null,
-  tally: Tally,
+  seen: Asked,
   signal: AbortSignal,
 ): Promise<T | null> {
   return askUntilParsed({
     call: () => call(request, signal),
     parse: (result) => parse(result.text),
     seen: (result) => {
-      tally.calls += 1;
-      tally.prompt += result.usage?.prompt_tokens ?? 0;
-      tally.completion += result.usage?.completion_tokens ?? 0;
-      tally.cost = usd(tally.cost + result.cost);
-      tally.latency += result.latencyMs;
-      tally.lastText = result.text;
+      seen.tally.add(request.model, { usage: result.usage, cost: result.cost, latencyMs: result.latencyMs });
+      seen.lastText = result.text;
       return false;
     },
   });
 }
 
-function outcome(tally: Tally, fields: Partial<ScoreOutcome>): ScoreOutcome {
+function outcome(seen: Asked, fields: Partial<ScoreOutcome>): ScoreOutcome {
+  const t = seen.tally.total();
   return {
     score: null,
     passed: null,
     reason: null,
     error: null,
     logs: null,
-    usage: { prompt_tokens: tally.prompt, completion_tokens: tally.completion },
-    cost: tally.cost,
-    latencyMs: tally.latency,
-    extra: { calls: tally.calls },
+    usage: { prompt_tokens: t.prompt, completion_tokens: t.completion },
+    cost: t.cost,
+    latencyMs: t.latencyMs,
+    extra: { calls: t.calls },
     ...fields,
   };
 }
@@ -145,7 +141,7 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
   const metadata = variablesOf(template).has('metadata');
 
   async function pointwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
-    const tally: Tally = { calls: 0, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' };
+    const seen = asked();
     const request: ChatRequest = {
       ...params,
       model,
@@ -155,14 +151,14 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
       ],
       response_format: POINTWISE_FORMAT,
     };
-    const verdict = await ask(call, request, parsePointwise, tally, signal);
+    const verdict = await ask(call, request, parsePointwise, seen, signal);
     if (!verdict) {
-      return outcome(tally, {
+      return outcome(seen, {
         error: { code: 'judge_unparseable', message: 'The judge did not reply with {"score": number} twice' },
-        logs: tally.lastText.slice(0, 2000),
+        logs: seen.lastText.slice(0, 2000),
       });
     }
-    return outcome(tally, {
+    return outcome(seen, {
       score: verdict.score,
       passed: passedOf(def, verdict.score),
       reason: verdict.reasoning,
@@ -170,7 +166,7 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
   }
 
   async function pairwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
-    const tally: Tally = { calls: 0, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' };
+    const seen = asked();
     const values = valuesOf(input, metadata);
     const requestFor = (a: unknown, b: unknown): ChatRequest => ({
       ...params,
@@ -183,24 +179,24 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
     });
     // Both orders, so that a judge's preference for a position cancels out.
     const [first, second] = await Promise.all([
-      ask(call, requestFor(values.output, values.baseline), parsePairwise, tally, signal),
-      ask(call, requestFor(values.baseline, values.output), parsePairwise, tally, signal),
+      ask(call, requestFor(values.output, values.baseline), parsePairwise, seen, signal),
+      ask(call, requestFor(values.baseline, values.output), parsePairwise, seen, signal),
     ]);
     if (!first || !second) {
-      return outcome(tally, {
+      return outcome(seen, {
         error: {
           code: 'judge_unparseable',
           message: 'The judge did not reply with {"winner": "A"|"B"|"tie"} twice',
         },
-        logs: tally.lastText.slice(0, 2000),
+        logs: seen.lastText.slice(0, 2000),
       });
     }
     const { score, inconsistent } = pairwiseScore(first.winner, second.winner);
-    return outcome(tally, {
+    return outcome(seen, {
       score,
       passed: passedOf(def, score),
       reason: `sample as A: ${first.reasoning} | sample as B: ${second.reasoning}`,
-      extra: { calls: tally.calls, verdicts: [first.winner, second.winner], inconsistent },
+      extra: { calls: seen.tally.total().calls, verdicts: [first.winner, second.winner], inconsistent },
     });
   }
 
@@ -217,15 +213,15 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
             // Typed failures (upstream errors, a run that gave up on rate limits) keep their code.
             const e = err as { code?: unknown; message?: unknown };
             const known = err instanceof Error && typeof e.code === 'string';
-            return outcome(
-              { calls: 1, prompt: 0, completion: 0, cost: 0, latency: 0, lastText: '' },
-              {
-                error: {
-                  code: known ? String(e.code) : 'judge_failed',
-                  message: known ? String(e.message) : 'The judge call failed',
-                },
+            // The call that failed is counted, with nothing paid for it.
+            const failedCall = asked();
+            failedCall.tally.add(model, { usage: null, cost: 0 });
+            return outcome(failedCall, {
+              error: {
+                code: known ? String(e.code) : 'judge_failed',
+                message: known ? String(e.message) : 'The judge call failed',
               },
-            );
+            });
           }
         }),
       );

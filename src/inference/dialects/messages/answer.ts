@@ -4,12 +4,12 @@ import type {
   RawMessageStreamEvent,
   StopReason,
 } from '@anthropic-ai/sdk/resources/messages/messages';
+import { chatAnswer } from '../../../shared/chat-answer.js';
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { StreamEncoder } from '../../dialect-types.js';
 import { readUsage } from '../../providers/openai-compatible.js';
 import type { StreamResult } from '../../stream-pump.js';
 import type { Usage } from '../../types.js';
-import { chatAnswer } from '../chat/body.js';
 
 /*
  * The internal answer (a chat completion, or its chunks) as Anthropic's Messages answer: a `message`, or

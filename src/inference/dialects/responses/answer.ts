@@ -7,12 +7,12 @@ import type {
   ResponseUsage,
   Tool,
 } from 'openai/resources/responses/responses';
+import { chatAnswer } from '../../../shared/chat-answer.js';
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { StreamEncoder } from '../../dialect-types.js';
 import { readUsage } from '../../providers/openai-compatible.js';
 import type { StreamResult } from '../../stream-pump.js';
 import type { Usage } from '../../types.js';
-import { chatAnswer } from '../chat/body.js';
 
 /*
  * The internal answer (a chat completion, or its chunks) as the Responses API's answer: a `response`

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { findLog, type LogRow, setLogMetadata } from '../../../catalog/logs/repository.js';
 import type { Database } from '../../../db/schema.js';
+import { chatAnswer } from '../../../shared/chat-answer.js';
 import { ApiError } from '../../../shared/errors.js';
 import { type JsonObject, parseJson } from '../../../shared/json.js';
 import type { LogWriter } from '../../recording/types.js';
 import type { ChatMessage } from '../../types.js';
-import { chatAnswer } from '../chat/body.js';
 import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from './answer.js';
 
 /*

@@ -1,9 +1,10 @@
-import { isObject, type JsonObject } from '../../../shared/json.js';
+import { isObject, type JsonObject } from './json.js';
 
 /*
  * The one reader of a chat completion's answer: its first choice, message, text and tool calls, read
- * defensively once (a completion that came from an upstream or a stored task log is untyped JSON), so
- * that the dialects' encoders, the recorder and the stored responses read a typed value.
+ * defensively once (a completion that came from an upstream, a stored task log or an eval's rows is
+ * untyped JSON), so that the gateway's dialects, the recorder, stored completions and responses, eval
+ * output items and graders read a typed value.
  */
 
 /** A tool call of the answer, as the upstream sent it (arguments as JSON text). */
@@ -21,9 +22,11 @@ export interface ChatAnswer {
   text: string;
   toolCalls: AnswerToolCall[];
   finishReason: string | null;
+  /** The model's refusal, when it sent a non-empty one. */
+  refusal: string | null;
 }
 
-const EMPTY: ChatAnswer = { message: null, text: '', toolCalls: [], finishReason: null };
+const EMPTY: ChatAnswer = { message: null, text: '', toolCalls: [], finishReason: null, refusal: null };
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -59,5 +62,6 @@ export function chatAnswer(body: unknown): ChatAnswer {
     text: textOf(message?.content),
     toolCalls: toolCallsOf(message?.tool_calls),
     finishReason: typeof first.finish_reason === 'string' ? first.finish_reason : null,
+    refusal: typeof message?.refusal === 'string' && message.refusal.length > 0 ? message.refusal : null,
   };
 }
