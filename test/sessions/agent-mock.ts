@@ -6,8 +6,13 @@ import type { MockReply, MockRequest } from '../fixtures/mock-upstream.js';
  * so far is read from the request's messages (tool results), so concurrent conversations stay apart.
  */
 export function agentReply(req: MockRequest): MockReply {
-  const messages: any[] = Array.isArray(req.body?.messages) ? req.body.messages : [];
-  const results = messages.filter((m) => m?.role === 'tool').length;
+  // Chat messages, or Responses input items (a native Responses upstream).
+  const messages: any[] = Array.isArray(req.body?.messages)
+    ? req.body.messages
+    : Array.isArray(req.body?.input)
+      ? req.body.input
+      : [{ role: 'user', content: String(req.body?.input ?? '') }];
+  const results = messages.filter((m) => m?.role === 'tool' || m?.type === 'function_call_output').length;
   const city = /in (\w+)/.exec(firstUserText(messages))?.[1] ?? 'Oslo';
   const tag = `${city.toLowerCase()}_${messages.length}`;
   if (results === 0)
