@@ -33,6 +33,7 @@ import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
+import type { SessionPorts } from './sessions/routes.js';
 import { sourcePorts } from './sources/registry.js';
 
 /** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
@@ -64,6 +65,8 @@ export interface Ports {
   /** OpenAI's stored chat completions (chat calls made with `store: true`). */
   storedCompletions: StoredCompletionPorts;
   monitors: MonitorContext;
+  /** Sessions (conversations, agent runs) read back. */
+  sessions: SessionPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -188,6 +191,7 @@ export function buildPorts(p: Parts): Ports {
       publicUrl: config.dashboard.publicUrl ?? null,
     },
     storedCompletions: { db, flush: () => p.logWriter.flush() },
+    sessions: { db, settle: () => p.logWriter.flush() },
     inference: {
       providers: p.providers,
       cache: p.cache,

@@ -17,6 +17,7 @@ import type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
@@ -77,6 +78,8 @@ export interface ContainerTable {
   metadata: string;
   created_at: string;
   updated_at: string;
+  /** 1: calls without another session rule join sessions by conversation continuity (the default). */
+  session_continuity?: number;
 }
 
 export interface EvaluatorTable {
@@ -377,4 +380,6 @@ export interface Database {
   invitations: InvitationTable;
   sign_in_tokens: SignInTokenTable;
   oidc_logins: OidcLoginTable;
+  task_sessions: TaskSessionTable;
+  task_session_keys: TaskSessionKeyTable;
 }

@@ -12,6 +12,7 @@ import { CallCanceller } from './cancel.js';
 import type { DialectAnswer, NativeCall, StreamEncoder } from './dialect-types.js';
 import { translatingSink } from './dialects/stream-sink.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
+import { sessionKeyOf } from './gateway.js';
 import { HOP_HEADER, hopsOf } from './hop.js';
 import { maxCallCost, paidCall } from './paid-call.js';
 import {
@@ -240,6 +241,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       logId && containerId
         ? { logId, projectId, containerId, request, requestText: spec.requestText, startedAt }
         : null;
+    if (context) context.sessionKey = sessionKeyOf(req);
     const call: StreamCallOptions = {
       signal: controller,
       fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),

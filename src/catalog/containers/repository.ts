@@ -47,7 +47,9 @@ export async function listContainers(
 export async function updateContainer(
   db: Kysely<Database>,
   id: string,
-  patch: Partial<Pick<ContainerRow, 'label' | 'description' | 'metadata' | 'updated_at'>>,
+  patch: Partial<
+    Pick<ContainerRow, 'label' | 'description' | 'metadata' | 'updated_at' | 'session_continuity'>
+  >,
 ): Promise<void> {
   try {
     await db.updateTable('containers').set(patch).where('id', '=', id).execute();

@@ -9,6 +9,9 @@ const Label = Type.String({
     'Unique in the project; letters, digits, . _ : -, up to 128 characters, not starting with ctr_',
 });
 
+const SESSION_CONTINUITY =
+  'Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)';
+
 export const Container = Type.Object({
   object: Type.Literal('container'),
   id: Type.String(),
@@ -18,6 +21,7 @@ export const Container = Type.Object({
   metadata: FreeObject(),
   created_at: Type.String(),
   updated_at: Type.String(),
+  session_continuity: Type.Boolean({ description: SESSION_CONTINUITY }),
 });
 export type Container = Static<typeof Container>;
 
@@ -26,6 +30,7 @@ export const CreateContainer = Type.Object(
     label: Label,
     description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
     metadata: Type.Optional(Nullable(FreeObject())),
+    session_continuity: Type.Optional(Type.Boolean({ description: SESSION_CONTINUITY })),
   },
   { additionalProperties: false },
 );
@@ -36,6 +41,7 @@ export const PatchContainer = Type.Object(
     label: Type.Optional(Label),
     description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
     metadata: Type.Optional(Nullable(FreeObject())),
+    session_continuity: Type.Optional(Type.Boolean({ description: SESSION_CONTINUITY })),
   },
   { additionalProperties: false },
 );

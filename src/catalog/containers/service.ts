@@ -17,6 +17,7 @@ export function toContainer(row: repo.ContainerRow): Container {
     metadata: parseJson<JsonObject>(row.metadata, {}),
     created_at: row.created_at,
     updated_at: row.updated_at,
+    session_continuity: (row.session_continuity ?? 1) !== 0,
   };
 }
 
@@ -45,6 +46,7 @@ export async function createContainer(
     metadata: JSON.stringify(body.metadata ?? {}),
     created_at: now,
     updated_at: now,
+    ...(body.session_continuity === false ? { session_continuity: 0 } : {}),
   };
   await repo.insertContainer(db, row);
   return toContainer(row);
@@ -70,6 +72,7 @@ export async function patchContainer(
   if (body.label !== undefined) patch.label = body.label;
   if (body.description !== undefined) patch.description = body.description;
   if (body.metadata !== undefined) patch.metadata = JSON.stringify(body.metadata ?? {});
+  if (body.session_continuity !== undefined) patch.session_continuity = body.session_continuity ? 1 : 0;
   await repo.updateContainer(db, row.id, patch);
   return toContainer({ ...row, ...patch });
 }

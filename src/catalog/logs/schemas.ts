@@ -37,6 +37,9 @@ export const TaskLog = Type.Object({
   error: Nullable(LogError),
   metadata: FreeObject(),
   created_at: Type.String(),
+  session_id: Type.Optional(
+    Nullable(Type.String({ description: 'The session the call belongs to, if any' })),
+  ),
 });
 export type TaskLog = Static<typeof TaskLog>;
 

@@ -66,6 +66,7 @@ export function toTaskLog(row: repo.LogRow): TaskLog {
     error: parseJson<TaskLog['error']>(row.error, null),
     metadata: parseJson<JsonObject>(row.metadata, {}),
     created_at: row.created_at,
+    session_id: row.session_id ?? null,
   };
 }
 

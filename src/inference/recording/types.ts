@@ -37,6 +37,11 @@ export interface TaskLogRecord {
   spanId?: string;
   /** The session the call belongs to, when known before it is written. */
   sessionId?: string;
+  /**
+   * A key naming the call's session (the `X-Evalgate-Session` header, an ingested span's conversation
+   * id): the writer assigns the call to the container's session of that key, started on first use.
+   */
+  sessionKey?: string;
 }
 
 /** What a committed batch tells its listener (the monitor selector) of each task log it stored. */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/repository.js';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { assignSessions } from '../../sessions/assign.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
 import type { CommittedLog, LogWriter } from './types.js';
@@ -45,7 +46,11 @@ const REFUSAL_WARN_MS = 60_000;
  * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
  * longer exist are skipped. Throws what the database threw; a failed transaction stores nothing.
  */
-async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<NewLogRow[]> {
+async function writeBatch(
+  db: Kysely<Database>,
+  batch: NewLogRow[],
+  sessionKeys: WeakMap<NewLogRow, string | null>,
+): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
   for (const draft of batch) {
     const group = groups.get(draft.container_id);
@@ -64,6 +69,12 @@ async function writeBatch(db: Kysely<Database>, batch: NewLogRow[]): Promise<New
         draft.seq = first + i;
         rows.push(draft);
       }
+      // Under the container's counter lock: no other writer assigns this container's calls meanwhile.
+      await assignSessions(
+        trx,
+        containerId,
+        drafts.map((row) => ({ row, sessionKey: sessionKeys.get(row) })),
+      );
     }
     await insertLogRows(trx, rows);
     return rows;
@@ -110,6 +121,11 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   const splits: NewLogRow[][] = [];
   /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
   const tried = new WeakSet<NewLogRow>();
+  /**
+   * Records' session keys (the `X-Evalgate-Session` header), which are not columns of their own; null for
+   * a record that came with its session id (kept as it is).
+   */
+  const sessionKeys = new WeakMap<NewLogRow, string | null>();
   let inFlight = 0;
   let accepted = 0;
   let written = 0;
@@ -201,7 +217,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
-      const stored = await writeBatch(db, batch);
+      const stored = await writeBatch(db, batch, sessionKeys);
       written += stored.length;
       lost += batch.length - stored.length;
       if (stored.length > 0) options.onCommitted?.(committedOf(stored));
@@ -295,7 +311,10 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           dropped++;
           return;
         }
-        buffer.push(draftOf(record));
+        const draft = draftOf(record);
+        if (record.sessionId !== undefined) sessionKeys.set(draft, null);
+        else if (record.sessionKey !== undefined) sessionKeys.set(draft, record.sessionKey);
+        buffer.push(draft);
         accepted++;
         schedule();
       } catch {

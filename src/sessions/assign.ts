@@ -1,0 +1,178 @@
+import type { Insertable, Transaction } from 'kysely';
+import type { Database, TaskLogTable } from '../db/schema.js';
+import type { SessionAssignment } from '../db/schema-sessions.js';
+import { newId } from '../shared/ids.js';
+import { isObject, parseJson } from '../shared/json.js';
+import { answerEvents, conversationHashes, inputEvents } from './canonical.js';
+import { type CallClues, type SessionDelta, storeSessions } from './store.js';
+
+type LogRow = Insertable<TaskLogTable>;
+
+/** A later call continues an earlier one only if it starts within this long of the earlier call. */
+export const CONTINUITY_WINDOW_MS = 30 * 60_000;
+
+/** Key prefixes of `task_session_keys`: each rule's keys live apart. */
+const KEY = {
+  header: 'h:',
+  conversation: 'c:',
+  trace: 't:',
+  continuity: 'p:',
+} as const;
+
+/** What a call says about its session, read from its row (off the request path, in the writer). */
+export function cluesOf(row: LogRow, sessionKey: string | undefined): CallClues {
+  const clues: CallClues = {
+    header: sessionKey && sessionKey !== '' ? sessionKey : null,
+    previousLog: null,
+    conversation: null,
+    // An ingested span's conversation id arrives as a header-like key (see `spanConversationKey`).
+    trace: row.trace_id ?? null,
+    continues: null,
+    soFar: null,
+  };
+  const metadata = parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
+  if (metadata.route === 'embeddings') return clues;
+  const requestText = row.request ?? '';
+  if (metadata.route === 'responses' && /"(previous_response_id|conversation)"/.test(requestText)) {
+    const request = parseJson<Record<string, unknown>>(requestText, {});
+    const previous = request.previous_response_id;
+    if (typeof previous === 'string' && previous.startsWith('resp_'))
+      clues.previousLog = `log_${previous.slice(5)}`;
+    const conversation = request.conversation;
+    if (typeof conversation === 'string') clues.conversation = conversation;
+    else if (isObject(conversation) && typeof conversation.id === 'string')
+      clues.conversation = conversation.id;
+  }
+  const input = inputEvents(parseJson<unknown>(row.input ?? 'null', null));
+  if (input === null || input.length === 0) return clues;
+  const hashes = conversationHashes(input, answerEvents(parseJson<unknown>(row.response ?? 'null', null)));
+  clues.continues = hashes.continues;
+  clues.soFar = hashes.soFar;
+  return clues;
+}
+
+/**
+ * The entry point for ingested spans: a span's `gen_ai.conversation.id` / `session.id` names its
+ * session the way an `X-Evalgate-Session` header does (pass it as the record's session key).
+ */
+export function spanConversationKey(attributes: Record<string, unknown>): string | null {
+  const value = attributes['gen_ai.conversation.id'] ?? attributes['session.id'];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+interface Pending {
+  row: LogRow;
+  clues: CallClues;
+}
+
+/**
+ * Assigns the calls of one container's batch to sessions, in this order: the `X-Evalgate-Session`
+ * header; a Responses `previous_response_id` (the session of the call that produced it) or
+ * `conversation`; a trace id shared with earlier calls; then, where the container keeps continuity on,
+ * the conversation so far: a call whose input repeats an earlier call's input and answer (within
+ * CONTINUITY_WINDOW_MS) joins that call's session. A call matched by none starts a session when it has
+ * a key (header, conversation, trace) or continuity is on; otherwise it has none. Sets `session_id` on
+ * the rows in place; runs inside the writer's transaction, after the container's counter row is locked,
+ * so two writers never assign one container's calls at once. Every look-up is by exact key.
+ */
+export async function assignSessions(
+  trx: Transaction<Database>,
+  containerId: string,
+  calls: { row: LogRow; sessionKey?: string | null | undefined }[],
+): Promise<void> {
+  const pending: Pending[] = [];
+  for (const { row, sessionKey } of calls) {
+    // null: the record came with its session id. Otherwise assigned afresh (a retried batch included).
+    if (sessionKey === null) continue;
+    row.session_id = null;
+    pending.push({ row, clues: cluesOf(row, sessionKey) });
+  }
+  if (pending.length === 0) return;
+  const container = await trx
+    .selectFrom('containers')
+    .select(['project_id', 'session_continuity'])
+    .where('id', '=', containerId)
+    .executeTakeFirst();
+  if (!container) return;
+  const continuity = (container.session_continuity ?? 1) !== 0;
+
+  const wanted = new Set<string>();
+  const previousLogs = new Set<string>();
+  for (const { clues } of pending) {
+    if (clues.header) wanted.add(KEY.header + clues.header);
+    if (clues.conversation) wanted.add(KEY.conversation + clues.conversation);
+    if (clues.trace) wanted.add(KEY.trace + clues.trace);
+    if (continuity && clues.continues) wanted.add(KEY.continuity + clues.continues);
+    if (clues.previousLog) previousLogs.add(clues.previousLog);
+  }
+  /** key → session and when the key was made, from the table and then from this batch. */
+  const keys = new Map<string, { session: string; at: string }>();
+  if (wanted.size > 0) {
+    const found = await trx
+      .selectFrom('task_session_keys')
+      .select(['key', 'session_id', 'created_at'])
+      .where('container_id', '=', containerId)
+      .where('key', 'in', [...wanted])
+      .execute();
+    for (const k of found) keys.set(k.key, { session: k.session_id, at: k.created_at });
+  }
+  /** log id → session, for `previous_response_id`. */
+  const logSessions = new Map<string, string>();
+  if (previousLogs.size > 0) {
+    const found = await trx
+      .selectFrom('task_logs')
+      .select(['id', 'session_id'])
+      .where('id', 'in', [...previousLogs])
+      .where('container_id', '=', containerId)
+      .execute();
+    for (const l of found) if (l.session_id) logSessions.set(l.id, l.session_id);
+  }
+
+  const deltas = new Map<string, SessionDelta>();
+  const newKeys = new Map<string, { session: string; at: string }>();
+  const setKey = (key: string, session: string, at: string) => {
+    keys.set(key, { session, at });
+    newKeys.set(key, { session, at });
+  };
+  for (const { row, clues } of pending) {
+    const at = row.created_at;
+    const byKey = (key: string | null) => (key === null ? undefined : keys.get(key)?.session);
+    const header = clues.header ? KEY.header + clues.header : null;
+    const conversation = clues.conversation ? KEY.conversation + clues.conversation : null;
+    const trace = clues.trace ? KEY.trace + clues.trace : null;
+    let session =
+      byKey(header) ??
+      (clues.previousLog ? logSessions.get(clues.previousLog) : undefined) ??
+      byKey(conversation) ??
+      byKey(trace);
+    if (session === undefined && continuity && clues.continues) {
+      const hit = keys.get(KEY.continuity + clues.continues);
+      if (hit && Date.parse(at) - Date.parse(hit.at) <= CONTINUITY_WINDOW_MS) session = hit.session;
+    }
+    let assignedBy: SessionAssignment | null = null;
+    let externalKey: string | null = null;
+    if (session === undefined) {
+      if (clues.header) [assignedBy, externalKey] = ['header', clues.header];
+      else if (clues.conversation) [assignedBy, externalKey] = ['conversation', clues.conversation];
+      else if (clues.trace) [assignedBy, externalKey] = ['trace', clues.trace];
+      else if (continuity && (clues.soFar || clues.continues)) assignedBy = 'continuity';
+      if (assignedBy === null) continue;
+      session = newId('sess');
+    }
+    row.session_id = session;
+    logSessions.set(row.id, session);
+    for (const key of [header, conversation, trace]) if (key && !keys.has(key)) setKey(key, session, at);
+    if (continuity && clues.soFar) setKey(KEY.continuity + clues.soFar, session, at);
+    let delta = deltas.get(session);
+    if (!delta) {
+      delta = {
+        id: session,
+        created: assignedBy ? { assignedBy, externalKey, startedAt: at } : null,
+        rows: [],
+      };
+      deltas.set(session, delta);
+    }
+    delta.rows.push(row);
+  }
+  await storeSessions(trx, { projectId: container.project_id, containerId }, [...deltas.values()], newKeys);
+}

@@ -1,0 +1,210 @@
+import { createHash } from 'node:crypto';
+import { isObject, type JsonObject } from '../shared/json.js';
+
+/**
+ * A conversation in one form whatever dialect carried it: chat messages, Responses output items and
+ * Messages content blocks all become the same flat list of events, so that a call's input can be
+ * compared with an earlier call's input and answer. Events keep what the conversation says (who said
+ * what, which tool was called with which arguments, what it returned) and drop how it was written
+ * (content as a string or as parts, tool calls grouped in one message or split over several, argument
+ * JSON's spacing and key order).
+ */
+export type ConversationEvent =
+  | { kind: 'system'; text: string }
+  | { kind: 'user'; text: string }
+  | { kind: 'assistant'; text: string }
+  | { kind: 'call'; id: string; name: string; arguments: string }
+  | { kind: 'result'; id: string; text: string };
+
+/** JSON with object keys sorted, so that equal values give equal text. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (isObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys
+      .filter((k) => value[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** Tool arguments as canonical JSON text (text that is not JSON is kept, trimmed). */
+function argumentsText(args: unknown): string {
+  if (typeof args !== 'string') return stableJson(args ?? {});
+  try {
+    return stableJson(JSON.parse(args));
+  } catch {
+    return args.trim();
+  }
+}
+
+/** The text of a content value: a string, or the texts of its parts (other parts as canonical JSON). */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return content === null || content === undefined ? '' : stableJson(content);
+  let out = '';
+  for (const part of content) {
+    if (typeof part === 'string') out += part;
+    else if (isObject(part) && typeof part.text === 'string') out += part.text;
+    else if (isObject(part) && part.type === 'tool_result') continue;
+    else if (isObject(part) && part.type === 'tool_use') continue;
+    else out += stableJson(part);
+  }
+  return out;
+}
+
+function push(events: ConversationEvent[], event: ConversationEvent): void {
+  // Consecutive assistant texts are one answer, however many parts or messages carried it.
+  const last = events[events.length - 1];
+  if (event.kind === 'assistant' && last?.kind === 'assistant') {
+    last.text += event.text;
+    return;
+  }
+  if ((event.kind === 'assistant' || event.kind === 'user' || event.kind === 'system') && event.text === '')
+    return;
+  events.push(event);
+}
+
+/** One chat message (or a Messages API message, whose tool use and results are content blocks). */
+function messageEvents(events: ConversationEvent[], m: JsonObject): void {
+  const role = m.role;
+  if (role === 'tool') {
+    push(events, { kind: 'result', id: String(m.tool_call_id ?? ''), text: contentText(m.content) });
+    return;
+  }
+  if (role === 'function') {
+    push(events, { kind: 'result', id: String(m.name ?? ''), text: contentText(m.content) });
+    return;
+  }
+  if (role === 'assistant') {
+    push(events, { kind: 'assistant', text: contentText(m.content) });
+    if (Array.isArray(m.content)) {
+      for (const block of m.content) {
+        if (isObject(block) && block.type === 'tool_use') {
+          push(events, {
+            kind: 'call',
+            id: String(block.id ?? ''),
+            name: String(block.name ?? ''),
+            arguments: argumentsText(block.input),
+          });
+        }
+      }
+    }
+    if (Array.isArray(m.tool_calls)) {
+      for (const call of m.tool_calls) {
+        if (!isObject(call)) continue;
+        const fn = isObject(call.function) ? call.function : {};
+        push(events, {
+          kind: 'call',
+          id: String(call.id ?? ''),
+          name: String(fn.name ?? ''),
+          arguments: argumentsText(fn.arguments),
+        });
+      }
+    }
+    return;
+  }
+  if (Array.isArray(m.content)) {
+    for (const block of m.content) {
+      if (isObject(block) && block.type === 'tool_result') {
+        push(events, {
+          kind: 'result',
+          id: String(block.tool_use_id ?? ''),
+          text: contentText(block.content),
+        });
+      }
+    }
+  }
+  push(events, {
+    kind: role === 'system' || role === 'developer' ? 'system' : 'user',
+    text: contentText(m.content),
+  });
+}
+
+/** A call's input (chat messages, as every dialect's calls are recorded) as events; null: not a conversation. */
+export function inputEvents(input: unknown): ConversationEvent[] | null {
+  if (!Array.isArray(input)) return null;
+  const events: ConversationEvent[] = [];
+  for (const m of input) if (isObject(m)) messageEvents(events, m);
+  return events;
+}
+
+/** One Responses output item. */
+function outputItemEvents(events: ConversationEvent[], item: JsonObject): void {
+  if (item.type === 'message') push(events, { kind: 'assistant', text: contentText(item.content) });
+  else if (item.type === 'function_call') {
+    push(events, {
+      kind: 'call',
+      id: String(item.call_id ?? item.id ?? ''),
+      name: String(item.name ?? ''),
+      arguments: argumentsText(item.arguments),
+    });
+  }
+}
+
+/**
+ * A recorded answer as events: a chat completion (`choices`), a Responses response (`output` items) or a
+ * Messages API message (`content` blocks). Empty when there is no answer (a failed call).
+ */
+export function answerEvents(response: unknown): ConversationEvent[] {
+  const events: ConversationEvent[] = [];
+  if (!isObject(response)) return events;
+  if (Array.isArray(response.choices)) {
+    const first = response.choices[0];
+    if (isObject(first) && isObject(first.message))
+      messageEvents(events, { ...first.message, role: 'assistant' });
+  } else if (Array.isArray(response.output)) {
+    for (const item of response.output) if (isObject(item)) outputItemEvents(events, item);
+  } else if (Array.isArray(response.content)) {
+    messageEvents(events, { role: 'assistant', content: response.content });
+  }
+  return events;
+}
+
+const eventText = (e: ConversationEvent): string => {
+  switch (e.kind) {
+    case 'call':
+      return JSON.stringify(['c', e.id, e.name, e.arguments]);
+    case 'result':
+      return JSON.stringify(['r', e.id, e.text]);
+    default:
+      return JSON.stringify([e.kind[0], e.text]);
+  }
+};
+
+function digest(lines: string[]): string {
+  const hash = createHash('sha256');
+  for (const line of lines) hash.update(line).update('\n');
+  return hash.digest('base64url').slice(0, 32);
+}
+
+/** The two hashes continuity works with, of one call. */
+export interface ConversationHashes {
+  /**
+   * The input up to and including its last assistant event (the answer the call continues from); null
+   * when the input holds no answer (a conversation's first call).
+   */
+  continues: string | null;
+  /** The input and the call's own answer: what the next call of the conversation will continue from. */
+  soFar: string | null;
+}
+
+export function conversationHashes(
+  input: ConversationEvent[],
+  answer: ConversationEvent[],
+): ConversationHashes {
+  const lines = input.map(eventText);
+  let last = -1;
+  for (let i = input.length - 1; i >= 0; i--) {
+    const kind = input[i]!.kind;
+    if (kind === 'assistant' || kind === 'call') {
+      last = i;
+      break;
+    }
+  }
+  return {
+    continues: last < 0 ? null : digest(lines.slice(0, last + 1)),
+    soFar: answer.length === 0 ? null : digest([...lines, ...answer.map(eventText)]),
+  };
+}

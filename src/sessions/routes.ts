@@ -1,0 +1,50 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../auth/guard.js';
+import { settleWithin } from '../catalog/logs/service.js';
+import { pageOf, responses } from '../http/schemas.js';
+import { ListSessionsQuery, SessionDetail, SessionIdParam, SessionList } from './schemas.js';
+import * as service from './service.js';
+
+const tags = ['sessions'];
+
+/** What the session routes need: the database and the task-log writer's flush (read-your-writes). */
+export type SessionPorts = service.SessionContext;
+
+export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> = async (app, { ports }) => {
+  const settle = () => settleWithin(ports.settle);
+
+  app.get(
+    '/v1/sessions',
+    {
+      config: { permission: 'logs:read' },
+      schema: {
+        tags,
+        summary: 'Sessions (conversations, agent runs) of the project, newest first, with their totals',
+        querystring: ListSessionsQuery,
+        response: responses({ 200: SessionList }, 404, 422),
+      },
+    },
+    async (req) => {
+      await settle();
+      return service.listSessions(ports, principalOf(req).projectId, req.query, pageOf(req.query));
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:session',
+    {
+      config: { permission: 'logs:read' },
+      schema: {
+        tags,
+        summary:
+          'A session: its calls in order (messages, tool calls with arguments and results, scores) and totals',
+        params: SessionIdParam,
+        response: responses({ 200: SessionDetail }, 404, 422),
+      },
+    },
+    async (req) => {
+      await settle();
+      return service.getSession(ports, principalOf(req).projectId, req.params.session);
+    },
+  );
+};

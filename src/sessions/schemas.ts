@@ -1,0 +1,105 @@
+import { type Static, Type } from 'typebox';
+import { FreeObject, ListOf, Nullable, PageQuery } from '../http/schemas.js';
+
+const Usage = Type.Object({
+  prompt_tokens: Type.Integer({ minimum: 0 }),
+  completion_tokens: Type.Integer({ minimum: 0 }),
+  total_tokens: Type.Integer({ minimum: 0 }),
+});
+
+/** A session: a conversation or an agent's run, the calls that belong to it and their totals. */
+export const Session = Type.Object({
+  object: Type.Literal('session'),
+  id: Type.String(),
+  project_id: Type.String(),
+  container_id: Type.String(),
+  assigned_by: Type.Union(
+    [Type.Literal('header'), Type.Literal('conversation'), Type.Literal('trace'), Type.Literal('continuity')],
+    { description: 'The rule that started the session (see docs/agents.md)' },
+  ),
+  key: Nullable(
+    Type.String({ description: 'The X-Evalgate-Session value, conversation or trace id naming it' }),
+  ),
+  started_at: Type.String(),
+  last_activity_at: Type.String(),
+  turn_count: Type.Integer({ minimum: 0, description: 'Calls in the session' }),
+  error_count: Type.Integer({ minimum: 0 }),
+  models: Type.Array(Type.String()),
+  usage: Usage,
+  cost: Type.Number({ description: 'USD' }),
+  latency_ms: Type.Number({ description: 'Sum of the calls’ latencies' }),
+});
+export type Session = Static<typeof Session>;
+
+const TurnMessage = Type.Object({
+  role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('tool')]),
+  content: Type.String(),
+  tool_call_id: Type.Optional(Type.String()),
+});
+const ToolCall = Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.Unknown() });
+
+const Score = Type.Object({
+  run_id: Type.String(),
+  evaluator_id: Type.String(),
+  score: Nullable(Type.Number()),
+  passed: Nullable(Type.Boolean()),
+});
+
+export const Turn = Type.Object({
+  index: Type.Integer({ minimum: 0 }),
+  task_log_id: Type.String(),
+  model: Type.String(),
+  created_at: Type.String(),
+  status: Type.Union([Type.Literal('success'), Type.Literal('error')]),
+  input: Type.Array(TurnMessage, { description: 'What the call added to the conversation' }),
+  output: Type.Object({ content: Nullable(Type.String()), tool_calls: Type.Array(ToolCall) }),
+  usage: Nullable(FreeObject()),
+  cost: Type.Number(),
+  latency_ms: Type.Number(),
+  error: Type.Unknown(),
+  scores: Type.Array(Score, { description: 'Scores of runs over this call' }),
+});
+
+export const SessionDetail = Type.Object({
+  ...Session.properties,
+  scores: Type.Array(Score, { description: 'Scores of session runs over this session' }),
+  turns: Type.Array(Turn),
+  tool_calls: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      arguments: Type.Unknown(),
+      result: Nullable(Type.String()),
+      turn: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+});
+export type SessionDetail = Static<typeof SessionDetail>;
+
+export const SessionList = ListOf(Session);
+
+export const ListSessionsQuery = Type.Object({
+  ...PageQuery,
+  container: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Container id or label' }),
+  ),
+  since: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Only sessions active at or after this time' }),
+  ),
+  until: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Only sessions started before this time' }),
+  ),
+  model: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 300, description: 'Only sessions with a call of this model' }),
+  ),
+  errors: Type.Optional(
+    Type.Boolean({ description: 'true: only sessions with a failed call; false: only without' }),
+  ),
+  min_turns: Type.Optional(Type.Integer({ minimum: 0, description: 'At least this many calls' })),
+  max_turns: Type.Optional(Type.Integer({ minimum: 0, description: 'At most this many calls' })),
+});
+export type ListSessionsQuery = Static<typeof ListSessionsQuery>;
+
+export const SessionIdParam = Type.Object({
+  session: Type.String({ minLength: 1, maxLength: 200, description: 'Session id' }),
+});

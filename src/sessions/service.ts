@@ -1,0 +1,211 @@
+import type { Kysely, Selectable } from 'kysely';
+import { findContainer } from '../catalog/containers/repository.js';
+import type { Database } from '../db/schema.js';
+import type { TaskSessionTable } from '../db/schema-sessions.js';
+import type { ListResponse, Page } from '../http/schemas.js';
+import { ApiError } from '../shared/errors.js';
+import { parseJson } from '../shared/json.js';
+import type { ListSessionsQuery, Session, SessionDetail } from './schemas.js';
+import { type SessionLog, transcriptOf } from './transcript.js';
+
+export interface SessionContext {
+  db: Kysely<Database>;
+  /** Resolves once the calls answered so far are stored (and so assigned to their sessions). */
+  settle?: () => Promise<void>;
+}
+
+/** A session shows at most this many calls (the first ones); longer sessions say so by turn_count. */
+export const MAX_TURNS = 1000;
+
+type SessionRow = Selectable<TaskSessionTable>;
+
+export function toSession(row: SessionRow): Session {
+  const prompt = Number(row.prompt_tokens);
+  const completion = Number(row.completion_tokens);
+  return {
+    object: 'session',
+    id: row.id,
+    project_id: row.project_id,
+    container_id: row.container_id,
+    assigned_by: row.assigned_by,
+    key: row.external_key,
+    started_at: row.started_at,
+    last_activity_at: row.last_activity_at,
+    turn_count: Number(row.turn_count),
+    error_count: Number(row.error_count),
+    models: parseJson<string[]>(row.models, []),
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    cost: Math.round(Number(row.cost) * 1e9) / 1e9,
+    latency_ms: Math.round(Number(row.latency_ms) * 1000) / 1000,
+  };
+}
+
+/** The filters a list (and a session run's side) applies, already resolved to a container id. */
+export interface SessionFilter {
+  containerId?: string;
+  since?: string;
+  until?: string;
+  model?: string;
+  errors?: boolean;
+  minTurns?: number;
+  maxTurns?: number;
+}
+
+/** The sessions of a project matching the filter, newest first unless `oldestFirst`. */
+export function sessionQuery(db: Kysely<Database>, projectId: string, f: SessionFilter) {
+  let q = db.selectFrom('task_sessions').where('project_id', '=', projectId);
+  if (f.containerId !== undefined) q = q.where('container_id', '=', f.containerId);
+  if (f.since !== undefined) q = q.where('last_activity_at', '>=', f.since);
+  if (f.until !== undefined) q = q.where('started_at', '<', f.until);
+  // Models are a JSON array of strings: a model's quoted name is in it exactly when the model is.
+  if (f.model !== undefined)
+    q = q.where('models', 'like', `%${JSON.stringify(f.model).replace(/[%_\\]/g, '\\$&')}%`);
+  if (f.errors === true) q = q.where('error_count', '>', 0);
+  if (f.errors === false) q = q.where('error_count', '=', 0);
+  if (f.minTurns !== undefined) q = q.where('turn_count', '>=', f.minTurns);
+  if (f.maxTurns !== undefined) q = q.where('turn_count', '<=', f.maxTurns);
+  return q;
+}
+
+async function containerFilter(db: Kysely<Database>, projectId: string, ref: string | undefined) {
+  if (ref === undefined) return undefined;
+  const c = await findContainer(db, projectId, ref);
+  if (!c) throw ApiError.notFound('Container', ref);
+  return c.id;
+}
+
+export async function listSessions(
+  ctx: SessionContext,
+  projectId: string,
+  query: ListSessionsQuery,
+  page: Page,
+): Promise<ListResponse<Session>> {
+  const iso = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+  const filter: SessionFilter = {
+    containerId: await containerFilter(ctx.db, projectId, query.container),
+    since: iso(query.since),
+    until: iso(query.until),
+    model: query.model,
+    errors: query.errors,
+    minTurns: query.min_turns,
+    maxTurns: query.max_turns,
+  };
+  const counted = await sessionQuery(ctx.db, projectId, filter)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  const rows = await sessionQuery(ctx.db, projectId, filter)
+    .selectAll()
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return { object: 'list', data: rows.map(toSession), total: Number(counted?.n ?? 0) };
+}
+
+/** A session's calls in order (at most MAX_TURNS), as the transcript reads them. */
+export async function sessionLogs(
+  db: Kysely<Database>,
+  sessionId: string,
+  limit = MAX_TURNS,
+): Promise<SessionLog[]> {
+  const rows = await db
+    .selectFrom('task_logs')
+    .select([
+      'id',
+      'model',
+      'input',
+      'response',
+      'output',
+      'status',
+      'error',
+      'usage',
+      'cost',
+      'latency_ms',
+      'created_at',
+    ])
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    model: r.model,
+    input: parseJson<unknown>(r.input, null),
+    response: parseJson<unknown>(r.response, null),
+    output: r.output,
+    status: r.status,
+    error: parseJson<unknown>(r.error, null),
+    usage: parseJson<SessionLog['usage']>(r.usage, null),
+    cost: Number(r.cost),
+    latency_ms: Number(r.latency_ms),
+    created_at: r.created_at,
+  }));
+}
+
+type Score = SessionDetail['scores'][number];
+
+/** Scores runs of the project gave these items (task logs, sessions), by item id. */
+async function scoresOf(
+  db: Kysely<Database>,
+  projectId: string,
+  itemIds: string[],
+): Promise<Map<string, Score[]>> {
+  const out = new Map<string, Score[]>();
+  if (itemIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('run_samples as s')
+    .innerJoin('runs as r', 'r.id', 's.run_id')
+    .select(['s.item_id', 's.run_id', 's.evaluator_id', 's.score', 's.passed'])
+    .where('r.project_id', '=', projectId)
+    .where('s.item_id', 'in', itemIds)
+    .where('s.status', '=', 'scored')
+    .orderBy('s.created_at')
+    .execute();
+  for (const r of rows) {
+    if (r.item_id === null) continue;
+    const list = out.get(r.item_id) ?? [];
+    list.push({
+      run_id: r.run_id,
+      evaluator_id: r.evaluator_id,
+      score: r.score === null ? null : Number(r.score),
+      passed: r.passed === null ? null : Number(r.passed) === 1,
+    });
+    out.set(r.item_id, list);
+  }
+  return out;
+}
+
+/** A session of the project, or 404 (another project's session is not found either). */
+export async function requireSession(
+  db: Kysely<Database>,
+  projectId: string,
+  id: string,
+): Promise<SessionRow> {
+  const row = await db
+    .selectFrom('task_sessions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw ApiError.notFound('Session', id);
+  return row;
+}
+
+export async function getSession(ctx: SessionContext, projectId: string, id: string): Promise<SessionDetail> {
+  const row = await requireSession(ctx.db, projectId, id);
+  const logs = await sessionLogs(ctx.db, row.id);
+  const t = transcriptOf(logs);
+  const scores = await scoresOf(ctx.db, projectId, [row.id, ...logs.map((l) => l.id)]);
+  return {
+    ...toSession(row),
+    scores: scores.get(row.id) ?? [],
+    turns: t.turns.map((turn) => ({
+      ...turn,
+      usage: turn.usage as Record<string, unknown> | null,
+      scores: scores.get(turn.task_log_id) ?? [],
+    })),
+    tool_calls: t.tool_calls,
+  };
+}

@@ -1,0 +1,187 @@
+import type OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { agentReply, time, weather } from './agent-mock.js';
+
+let g: Gateway;
+const MODEL = 'openai/gpt-4o-mini';
+
+beforeAll(async () => {
+  g = await startGateway();
+  g.mock.set({ reply: agentReply });
+});
+afterAll(async () => {
+  await g?.close();
+});
+
+const tools: OpenAI.ChatCompletionTool[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  },
+  {
+    type: 'function',
+    function: { name: 'get_time', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  },
+];
+
+/** A hand-written tool loop with the official client: what every agent framework does underneath. */
+async function toolLoop(client: OpenAI, question: string): Promise<string> {
+  const messages: OpenAI.ChatCompletionMessageParam[] = [
+    { role: 'system', content: 'You are a helpful agent.' },
+    { role: 'user', content: question },
+  ];
+  for (let i = 0; i < 5; i++) {
+    const res = await client.chat.completions.create({ model: MODEL, messages, tools });
+    const message = res.choices[0]!.message;
+    messages.push(message);
+    if (!message.tool_calls?.length) return message.content ?? '';
+    for (const call of message.tool_calls) {
+      if (call.type !== 'function') continue;
+      const { city } = JSON.parse(call.function.arguments) as { city: string };
+      // Reformatted on purpose: continuity compares the conversation, not its JSON spacing.
+      call.function.arguments = JSON.stringify({ city }, null, 2);
+      messages.push({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: call.function.name === 'get_weather' ? weather(city) : time(city),
+      });
+    }
+  }
+  throw new Error('the loop did not end');
+}
+
+async function createContainer(label: string, continuity = true): Promise<string> {
+  const res = await g.h.call('POST', '/v1/containers', { body: { label, session_continuity: continuity } });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+async function sessions(container: string): Promise<any[]> {
+  const res = await g.h.call('GET', `/v1/sessions?container=${container}&limit=100`);
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+describe('session assignment in the log writer', () => {
+  it('groups a tool loop into one session by continuity, turns and tool calls in order', async () => {
+    await createContainer('loop');
+    const client = g.client({ headers: { 'x-evalgate-container': 'loop' } });
+    expect(await toolLoop(client, 'Weather in Paris?')).toBe('In Paris it is sunny and noon.');
+    const list = await sessions('loop');
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({
+      turn_count: 3,
+      error_count: 0,
+      assigned_by: 'continuity',
+      models: [MODEL],
+    });
+    const detail = await g.h.call('GET', `/v1/sessions/${list[0].id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.turns.map((t: any) => t.output.tool_calls.map((c: any) => c.name))).toEqual([
+      ['get_weather'],
+      ['get_time'],
+      [],
+    ]);
+    expect(detail.body.turns[0].input).toEqual([
+      { role: 'system', content: 'You are a helpful agent.' },
+      { role: 'user', content: 'Weather in Paris?' },
+    ]);
+    expect(detail.body.turns[1].input).toEqual([
+      { role: 'tool', content: 'Sunny in Paris', tool_call_id: expect.stringMatching(/^call_w_/) },
+    ]);
+    expect(detail.body.turns[2].output.content).toBe('In Paris it is sunny and noon.');
+    expect(detail.body.tool_calls).toEqual([
+      expect.objectContaining({
+        name: 'get_weather',
+        arguments: { city: 'Paris' },
+        result: 'Sunny in Paris',
+        turn: 0,
+      }),
+      expect.objectContaining({
+        name: 'get_time',
+        arguments: { city: 'Paris' },
+        result: '12:00 in Paris',
+        turn: 1,
+      }),
+    ]);
+    expect(detail.body.usage.total_tokens).toBe(3 * (12 + 7));
+    const logs = await g.logs('loop');
+    expect(logs.map((l) => l.session_id)).toEqual([list[0].id, list[0].id, list[0].id]);
+  });
+
+  it('keeps two concurrent loops in one container apart', async () => {
+    await createContainer('two');
+    const client = g.client({ headers: { 'x-evalgate-container': 'two' } });
+    await Promise.all([toolLoop(client, 'Weather in Rome?'), toolLoop(client, 'Weather in Lima?')]);
+    const list = await sessions('two');
+    expect(list).toHaveLength(2);
+    for (const s of list) expect(s.turn_count).toBe(3);
+    for (const s of list) {
+      const detail = await g.h.call('GET', `/v1/sessions/${s.id}`);
+      const cities = new Set(detail.body.tool_calls.map((c: any) => c.arguments.city));
+      expect(cities.size).toBe(1);
+    }
+  });
+
+  it('assigns no session with continuity off, and the header still groups', async () => {
+    await createContainer('off', false);
+    const client = g.client({ headers: { 'x-evalgate-container': 'off' } });
+    await toolLoop(client, 'Weather in Oslo?');
+    expect(await sessions('off')).toHaveLength(0);
+    expect((await g.logs('off')).every((l) => l.session_id === null)).toBe(true);
+    const named = g.client({ headers: { 'x-evalgate-container': 'off', 'x-evalgate-session': 'chat-42' } });
+    await named.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'one' }] });
+    await named.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'unrelated' }] });
+    const list = await sessions('off');
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ assigned_by: 'header', key: 'chat-42', turn_count: 2 });
+  });
+
+  it('follows previous_response_id and shared trace ids', async () => {
+    await createContainer('resp');
+    g.mock.set({ reply: () => 'plain answer' });
+    const client = g.client({ headers: { 'x-evalgate-container': 'resp' } });
+    const first = await client.responses.create({ model: MODEL, input: 'first question' });
+    // A different question: only previous_response_id ties it to the first.
+    await client.responses.create({ model: MODEL, input: 'second question', previous_response_id: first.id });
+    const list = await sessions('resp');
+    expect(list).toHaveLength(1);
+    expect(list[0].turn_count).toBe(2);
+    g.mock.set({ reply: agentReply });
+  });
+
+  it('answers 404 for an unknown session and for another project’s, 422 for bad filters', async () => {
+    expect((await g.h.call('GET', '/v1/sessions/sess_unknown')).status).toBe(404);
+    const list = await sessions('loop');
+    const other = await g.h.key(['*'], 'other-project');
+    const res = await g.h.call('GET', `/v1/sessions/${list[0].id}`, { key: other.key });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+    const theirs = await g.h.call('GET', '/v1/sessions', { key: other.key });
+    expect(theirs.body.total).toBe(0);
+    expect((await g.h.call('GET', '/v1/sessions?container=nope')).status).toBe(404);
+    expect((await g.h.call('GET', '/v1/sessions?min_turns=-1')).status).toBe(422);
+    expect((await g.h.call('GET', '/v1/sessions?since=yesterday')).status).toBe(422);
+  });
+
+  it('filters by length, errors, model and time', async () => {
+    const all = await g.h.call('GET', '/v1/sessions?container=loop&min_turns=3&max_turns=3&errors=false');
+    expect(all.body.total).toBe(1);
+    expect((await g.h.call('GET', '/v1/sessions?container=loop&min_turns=4')).body.total).toBe(0);
+    expect((await g.h.call('GET', '/v1/sessions?container=loop&errors=true')).body.total).toBe(0);
+    expect(
+      (await g.h.call('GET', `/v1/sessions?container=loop&model=${encodeURIComponent(MODEL)}`)).body.total,
+    ).toBe(1);
+    expect((await g.h.call('GET', '/v1/sessions?container=loop&model=other')).body.total).toBe(0);
+    expect((await g.h.call('GET', '/v1/sessions?container=loop&since=2999-01-01T00:00:00Z')).body.total).toBe(
+      0,
+    );
+    expect((await g.h.call('GET', '/v1/sessions?container=loop&until=2000-01-01T00:00:00Z')).body.total).toBe(
+      0,
+    );
+  });
+});
