@@ -29,6 +29,7 @@ import { storedCompletionRoutes } from './openai-evals/stored-completions-routes
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
 import { sessionRoutes } from './sessions/routes.js';
+import { traceRoutes } from './traces/routes.js';
 
 export interface App {
   server: FastifyInstance;
@@ -135,6 +136,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(storedCompletionRoutes, { ports: ports.storedCompletions });
   await server.register(monitorRoutes, { ports: ports.monitors });
   await server.register(sessionRoutes, { ports: ports.sessions });
+  await server.register(traceRoutes, { ports: ports.traces });
   await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);

@@ -35,6 +35,8 @@ import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
 import type { SessionPorts } from './sessions/routes.js';
 import { sourcePorts } from './sources/registry.js';
+import type { TracePorts } from './traces/routes.js';
+import type { TraceStore } from './traces/service.js';
 
 /** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
 export interface Sandbox {
@@ -67,6 +69,8 @@ export interface Ports {
   monitors: MonitorContext;
   /** Sessions (conversations, agent runs) read back. */
   sessions: SessionPorts;
+  /** OTLP ingest and the trace store's reads. */
+  traces: TracePorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -88,6 +92,8 @@ export interface Parts {
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   self: SelfAddresses;
   logWriter: LogWriter;
+  /** Spans received over OTLP: the batched span writer and the trace store. */
+  traces: TraceStore;
   providers: ProviderLayer;
   /** The response cache (the database's table embedded, Redis in scale-out). */
   cache: ResponseCache;
@@ -208,6 +214,7 @@ export function buildPorts(p: Parts): Ports {
     },
     runs,
     monitors,
+    traces: { db, store: p.traces, bodyLimit: config.bodyLimit },
     dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
     worker: {
       engine: engineDeps(p),

@@ -41,6 +41,7 @@ import {
 } from './scoring/code/scorer.js';
 import { decodeSecretKey } from './shared/crypto.js';
 import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
+import { createTraceStore } from './traces/service.js';
 
 /**
  * What a process of `evalgate serve --workers N` shares with the others through the primary (declared
@@ -174,6 +175,15 @@ export async function createServices(config: Config, options: ServicesOptions = 
       : createLogWriter(database.db, { ...writerOptions, warn });
   // Task logs survive a kill: spooled to the data dir first; what a process gone before left is stored now.
   const logWriter = await spooled(config, innerWriter, database.db, warn);
+  // Spans over OTLP: batched like task logs; their model calls are recorded through the log writer.
+  const traces = createTraceStore({
+    db: database.db,
+    logWriter: config.recording ? logWriter : null,
+    prices,
+    resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
+    writer: config.logWriter,
+    warn,
+  });
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });
@@ -231,6 +241,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     auth,
     budgets,
     logWriter,
+    traces,
     providers,
     cache,
     queue,
@@ -261,6 +272,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       await budgets.close();
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
+      await traces.close();
       await logWriter.close();
       selector?.stop();
       await selector?.idle();

@@ -18,6 +18,7 @@ import type {
   MonitorTable,
 } from './schema-evals-monitors.js';
 import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
+import type { SpanTable, TraceTable } from './schema-traces.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
@@ -34,6 +35,7 @@ export type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+export type { SpanTable, TraceTable } from './schema-traces.js';
 
 /** The API a model's upstream speaks for generation. */
 export type { ModelApi };
@@ -347,6 +349,8 @@ export interface TaskLogTable {
   span_id?: string | null;
   /** The session (conversation, agent run) the call belongs to. */
   session_id?: string | null;
+  /** W3C span id of the caller's span the call is a child of (a `traceparent`'s parent id). */
+  parent_span_id?: string | null;
 }
 
 export interface Database {
@@ -382,4 +386,6 @@ export interface Database {
   oidc_logins: OidcLoginTable;
   task_sessions: TaskSessionTable;
   task_session_keys: TaskSessionKeyTable;
+  spans: SpanTable;
+  traces: TraceTable;
 }
