@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxCallCost } from '../../src/inference/paid-call.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
 import { unusedPort } from '../helpers/ports.js';
@@ -161,6 +162,62 @@ describe(`budgets under serve --workers 2 (${testDbKind()}${testDbKind() === 'po
       expect(view.body.spend.used_usd).toBeLessThan(limit + COST);
     },
   );
+
+  it('64 concurrent calls over both workers against a $0.05 key budget stop within one reservation per worker', async () => {
+    // 12 prompt and 7 completion tokens at 100 and 1000 USD per million: $0.0082 a call.
+    const actual = (12 * 100 + 7 * 1000) / 1e6;
+    const limit = 0.05;
+    const body = { model: 'dear', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 10 };
+    const estimate = maxCallCost(
+      { inputPricePerMtok: 100, outputPricePerMtok: 1000, defaultParameters: {} },
+      body,
+      JSON.stringify(body),
+    );
+    const model = await call('POST', '/v1/models', admin, {
+      label: 'dear',
+      base_url: mock.baseUrl,
+      upstream_model: 'dear-upstream',
+      input_price_per_mtok: 100,
+      output_price_per_mtok: 1000,
+    });
+    expect(model.status).toBe(201);
+    const created = await call('POST', '/v1/api-keys', admin, {
+      name: 'budget-burst',
+      permissions: ['inference:write', 'keys:read'],
+      budget: { limit_usd: limit, period: 'day' },
+    });
+    expect(created.status).toBe(201);
+    const key = created.body.key as string;
+    await new Promise((r) => setTimeout(r, 400));
+    // The calls overlap: each answer takes a while. Every call on a connection of its own, so both
+    // workers take some.
+    mock.set({ latencyMs: 60 });
+    let answered = 0;
+    let refused = 0;
+    try {
+      for (let round = 0; round < 6; round++) {
+        const replies = await Promise.all(
+          Array.from({ length: 64 }, () => call('POST', '/v1/chat/completions', key, body)),
+        );
+        for (const r of replies) {
+          expect([200, 429]).toContain(r.status);
+          if (r.status === 429) expect(r.body.error.code).toBe('budget_exceeded');
+        }
+        const ok = replies.filter((r) => r.status === 200).length;
+        answered += ok;
+        refused += replies.length - ok;
+        if (ok === 0) break;
+      }
+    } finally {
+      mock.set({ latencyMs: 0 });
+    }
+    const spent = (await call('GET', `/v1/api-keys/${created.body.id}`, key)).body.spend.used_usd;
+    expect(refused).toBeGreaterThan(0);
+    expect(spent).toBeCloseTo(answered * actual, 9);
+    expect(spent).toBeGreaterThanOrEqual(limit);
+    // Each worker may have one reservation in flight when the other settles past the limit.
+    expect(spent).toBeLessThan(limit + 2 * estimate);
+  }, 90_000);
 
   it('stops a run spread over both workers once the project budget is spent, keeping its results', async () => {
     // The main project's budget (the key budgets above are separate from it).

@@ -147,6 +147,16 @@ export function createFuzzer(seed: number) {
     return body;
   }
 
+  const CHECK = {
+    type: 'string_check',
+    name: 'eq',
+    input: '{{sample.output_text}}',
+    reference: 'a',
+    operation: 'eq',
+  };
+  const ROWS = [{ item: { q: 'a' }, sample: { output_text: 'a' } }];
+  const question = (i: number) => [{ role: 'user', content: `fuzz ${i}` }];
+
   /** Valid bodies of the foundation routes; the fuzzer breaks one field, so that requests reach the database. */
   const VALID: Record<string, (i: number) => Record<string, unknown>> = {
     'POST /v1/containers': (i) => ({ label: `fuzz-${i}` }),
@@ -160,6 +170,54 @@ export function createFuzzer(seed: number) {
       ...(i % 3 === 0 ? { stream: true } : {}),
     }),
   };
+
+  /**
+   * Valid bodies of the OpenAI- and Anthropic-style routes (beside the chat completion above), given to
+   * half of their requests with one field broken, drawn from a second generator: the requests to every
+   * other route stay exactly what the seed made them before these were added.
+   */
+  const OPENAI_VALID: Record<string, (i: number) => Record<string, unknown>> = {
+    'POST /v1/chat/completions/{completion_id}': (i) => ({ metadata: { fuzz: String(i) } }),
+    'POST /v1/responses': (i) => ({
+      model: 'openai/gpt-4o-mini',
+      input: `fuzz ${i}`,
+      ...(i % 3 === 0 ? { stream: true } : {}),
+    }),
+    'POST /v1/embeddings': (i) => ({ model: 'openai/text-embedding-3-small', input: [`fuzz ${i}`] }),
+    'POST /v1/messages': (i) => ({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 16,
+      messages: question(i),
+      ...(i % 3 === 0 ? { stream: true } : {}),
+    }),
+    'POST /v1/messages/count_tokens': (i) => ({ model: 'openai/gpt-4o-mini', messages: question(i) }),
+    'POST /v1/evals': (i) => ({
+      name: `fuzz-${i}`,
+      data_source_config: { type: 'custom', item_schema: { type: 'object' } },
+      testing_criteria: [CHECK],
+    }),
+    'POST /v1/evals/{eval_id}': (i) => ({ name: `fuzz-${i}`, metadata: { fuzz: String(i) } }),
+    'POST /v1/evals/{eval_id}/runs': () => ({
+      data_source: { type: 'jsonl', source: { type: 'file_content', content: ROWS } },
+    }),
+    'POST /v1/fine_tuning/alpha/graders/run': () => ({ grader: CHECK, model_sample: 'a', item: { q: 'a' } }),
+    'POST /v1/fine_tuning/alpha/graders/validate': () => ({ grader: CHECK }),
+  };
+  const second = seeded(seed ^ 0x0a15eed);
+
+  /** An OpenAI- or Anthropic-style request given a valid body with one field broken, half the time. */
+  function withValidBody(req: FuzzRequest, route: DocumentedRoute, i: number): FuzzRequest {
+    const valid = OPENAI_VALID[`${req.method} ${route.template}`];
+    if (!valid || !second.chance(0.5)) return req;
+    const body = valid(i);
+    const fields = Object.keys(body);
+    if (fields.length && second.chance(0.7)) body[second.pick(fields)] = second.pick(STRINGS);
+    req.body = body;
+    req.raw = undefined;
+    delete req.headers['content-type'];
+    delete req.headers['content-encoding'];
+    return req;
+  }
 
   function nearlyValidBody(route: DocumentedRoute, i: number): unknown {
     const valid = VALID[`${route.method} ${route.template}`];
@@ -431,6 +489,7 @@ export function createFuzzer(seed: number) {
     foreignIds: readonly string[] = [],
   ): FuzzRequest {
     const req = generate(route, documented, keys, i, foreignIds);
+    withValidBody(req, route, i);
     if (chance(0.03)) {
       req.key = null;
       req.headers.authorization = pick(AUTHORIZATIONS);

@@ -11,6 +11,8 @@ import { type DocumentedRoute, documentedRoutes } from '../helpers/routes.js';
  * response must match the contract.
  */
 const SEED = 0x5eed_e7a1;
+const OPENAI_STYLE =
+  /^[A-Z]+ \/v1\/(chat\/completions|responses|embeddings|messages|evals|files|fine_tuning\/alpha\/graders)/;
 const REQUESTS = 2000;
 const CONCURRENCY = 6;
 const { generate } = createFuzzer(SEED);
@@ -33,14 +35,31 @@ beforeAll(async () => {
     key: other,
     body: { type: 'judge', model: 'm', prompt: 'p', name: 'x' },
   });
-  foreignIds = [c.body.id, e.body.id];
+  const ev = await h.call('POST', '/v1/evals', {
+    key: other,
+    body: {
+      data_source_config: { type: 'custom', item_schema: { type: 'object' } },
+      testing_criteria: [
+        {
+          type: 'string_check',
+          name: 'eq',
+          input: '{{sample.output_text}}',
+          reference: 'a',
+          operation: 'eq',
+        },
+      ],
+    },
+  });
+  foreignIds = [c.body.id, e.body.id, ev.body.id];
 });
 afterAll(async () => {
   await h.close();
 });
 
 describe('fuzzing every route', () => {
-  it(`answers ${REQUESTS} malformed requests without a 5xx, within the contract`, async () => {
+  it(`answers ${REQUESTS} malformed requests without a 5xx, within the contract`, {
+    timeout: 120_000,
+  }, async () => {
     const keys = [
       h.admin.key,
       null,
@@ -54,6 +73,8 @@ describe('fuzzing every route', () => {
     );
     const failures: string[] = [];
     const statuses = new Map<number, number>();
+    /** The statuses each documented route answered. */
+    const byRoute = new Map<string, Set<number>>();
     let next = 0;
     const worker = async () => {
       while (next < requests.length) {
@@ -63,6 +84,9 @@ describe('fuzzing every route', () => {
         try {
           const res = await h.call(r.method, r.path, r);
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          const route = routes[i % routes.length]!;
+          const seen = byRoute.get(`${route.method} ${route.template}`) ?? new Set<number>();
+          byRoute.set(`${route.method} ${route.template}`, seen.add(res.status));
           if (res.status >= 500) failures.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
           else if (res.status >= 400 && !(res.headers.get('content-type') ?? '').includes('application/json'))
             failures.push(`${what} → ${res.status} without a JSON body`);
@@ -82,5 +106,21 @@ describe('fuzzing every route', () => {
     expect(statuses.get(415) ?? 0).toBeGreaterThan(10);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(50);
     expect(statuses.get(201) ?? 0).toBeGreaterThan(5);
+    // The OpenAI- and Anthropic-style routes are reached past authentication, and their valid-ish bodies
+    // past validation: every such route answered something other than 401, and the ones whose body is
+    // complete without a stored resource answered a success at least once.
+    const openAiStyle = [...byRoute.keys()].filter((r) => OPENAI_STYLE.test(r));
+    expect(openAiStyle.length).toBeGreaterThan(20);
+    for (const r of openAiStyle)
+      expect(
+        [...byRoute.get(r)!].some((s) => s !== 401),
+        r,
+      ).toBe(true);
+    for (const r of ['POST /v1/evals', 'POST /v1/fine_tuning/alpha/graders/validate']) {
+      expect(
+        [...byRoute.get(r)!].some((s) => s >= 200 && s < 300),
+        `${r}: ${[...byRoute.get(r)!]}`,
+      ).toBe(true);
+    }
   });
 });
