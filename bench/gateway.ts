@@ -1,9 +1,14 @@
 /**
- * Gateway benchmark: one command starts the mock upstream, a bare pass-through proxy and Evalgate
+ * `npm run bench:gateway` runs the steady per-core method (bench/gateway-steady.ts: CPU per call at a
+ * fixed rate, alternating rounds, added latency at concurrency 1, sustained throughput). This file is the
+ * closed-loop throughput bench, run with `--closed-loop` or any of its own options (--mode, --concurrency,
+ * --cpu-prof, --answer-chars), and the dispatcher of `--workers`.
+ *
+ * Closed-loop gateway benchmark: one command starts the mock upstream, a bare pass-through proxy and Evalgate
  * (recording on, then off), and loads each of them and the mock directly, at concurrency 1 and 64,
  * streamed and not. Prints one JSON document.
  *
- *   npm run bench:gateway                         # defaults: 5 rounds of 1 s warm-up + 2.5 s (~5 min)
+ *   npm run bench:gateway -- --closed-loop        # defaults: 5 rounds of 1 s warm-up + 2.5 s (~5 min)
  *   npm run bench:gateway -- --concurrency 64 --rounds 3 --cpu-prof .profiles
  *   npm run bench:gateway -- --answer-chars 2000   # longer answers (streamed in 8-character pieces)
  *   npm run bench:gateway -- --workers 1,2,4,8     # `serve --workers N` per count (bench/gateway-workers.ts)
@@ -500,5 +505,9 @@ async function main(): Promise<void> {
 }
 
 // `--workers 1,2,4,8`: the gateway as a cluster of server processes (bench/gateway-workers.ts).
+// `--closed-loop` (or one of its own options: --mode, --concurrency, --cpu-prof, --answer-chars): the
+// closed-loop throughput bench above. Otherwise the steady per-core method (bench/gateway-steady.ts).
+const CLOSED_LOOP_OPTIONS = ['--closed-loop', '--mode', '--concurrency', '--cpu-prof', '--answer-chars'];
 if (process.argv.includes('--workers')) await import('./gateway-workers.js');
-else await main();
+else if (CLOSED_LOOP_OPTIONS.some((o) => process.argv.includes(o))) await main();
+else await import('./gateway-steady.js');

@@ -5,6 +5,11 @@
  *
  *   npm run bench:monitors                                  # a warm-up round, then 3 rounds of 1 s + 4 s each, concurrency 32
  *   npm run bench:monitors -- --rounds 5 --duration 8000 --concurrency 64
+ *   npm run bench:monitors -- --evaluator judge     # a judge on the mock instead of sandboxed Python
+ *
+ * At the end, once each monitor has settled, it prints each monitor's accounting (selected, scored,
+ * errors, and the rows behind them by status) and exits with status 1, saying so on stderr, when
+ * selected != scored + errors for any of them.
  *
  * Targets are loaded in turn within each round; the ratios are the median over rounds of the ratio
  * within a round. CPU per call is the server process's user + system time (and its sandboxed Python
@@ -15,13 +20,15 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase } from '../src/db/database.js';
-import { api, arg, cpuSeconds, startMockProcess, startServer } from './lib.js';
+import { api, arg, type BenchServer, cpuSeconds, startMockProcess, startServer } from './lib.js';
 import { runLoad } from './load.js';
 
 const rounds = Number(arg('rounds', '3'));
 const warmupMs = Number(arg('warmup', '1000'));
 const durationMs = Number(arg('duration', '4000'));
 const concurrency = Number(arg('concurrency', '32'));
+/** `code` (sandboxed Python; needs bubblewrap) or `judge` (a judge model on the mock). */
+const evaluator = arg('evaluator', 'code');
 
 const TARGETS = [
   { name: 'none', container: 'c-none', rate: null },
@@ -57,8 +64,76 @@ function treeCpuSeconds(pid: number): number {
   return total;
 }
 
+interface Accounting {
+  /** What the API says: the monitor's `selected`, its results' `num_scored` and `num_errors`. */
+  selected: number;
+  scored: number;
+  errors: number;
+  agree: boolean;
+  /** The rows behind it, by status (`none`: selected, no row yet), and the container's calls past the mark. */
+  rows: Record<string, number>;
+  unselected_calls: number;
+  waited_ms: number;
+}
+
+/**
+ * A monitor's final accounting, once it has settled: every call its container recorded considered (the
+ * mark at the container's end), every selected call with a row, the API's figures agreeing — or two
+ * minutes passed, and what it shows then (a disagreement is reported, never waited away).
+ */
+async function settledAccounting(
+  server: BenchServer,
+  handle: Awaited<ReturnType<typeof openDatabase>>,
+  id: string,
+): Promise<Accounting> {
+  const t0 = Date.now();
+  for (;;) {
+    const m = await api(server, 'GET', `/v1/monitors/${id}`);
+    const totals = (await api(server, 'GET', `/v1/monitors/${id}/results`)).totals as {
+      num_scored: number;
+      num_errors: number;
+    }[];
+    const scored = totals.reduce((n, t) => n + t.num_scored, 0);
+    const errors = totals.reduce((n, t) => n + t.num_errors, 0);
+    const mark = await handle.db
+      .selectFrom('monitors as m')
+      .leftJoin('task_log_counters as c', 'c.container_id', 'm.container_id')
+      .select(['m.selected_through', 'c.last_seq', 'm.run_id'])
+      .where('m.id', '=', id)
+      .executeTakeFirstOrThrow();
+    const unselected = Math.max(0, Number(mark.last_seq ?? 0) - Number(mark.selected_through));
+    const agree = m.selected === scored + errors;
+    const waited = Date.now() - t0;
+    if ((agree && unselected === 0 && m.lag_seconds === 0) || waited > 120_000) {
+      const byStatus = await handle.db
+        .selectFrom('monitor_selections as ms')
+        .leftJoin('run_samples as s', (j) =>
+          j.on('s.run_id', '=', mark.run_id).onRef('s.position', '=', 'ms.position'),
+        )
+        .select(['s.status', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('ms.monitor_id', '=', id)
+        .groupBy('s.status')
+        .execute();
+      const rows = Object.fromEntries(byStatus.map((r) => [r.status ?? 'none', Number(r.n)]));
+      return {
+        selected: m.selected,
+        scored,
+        errors,
+        agree,
+        rows,
+        unselected_calls: unselected,
+        waited_ms: waited,
+      };
+    }
+    await sleep(200);
+  }
+}
+
 async function main(): Promise<void> {
-  const mock = await startMockProcess({});
+  // A judge's mock answers every call with a verdict (the monitored calls' answers are that JSON's text).
+  const mock = await startMockProcess(
+    evaluator === 'judge' ? { MOCK_REPLY_JSON: JSON.stringify({ score: 1, reasoning: 'ok' }) } : {},
+  );
   const server = await startServer({
     EVALGATE_RATE_LIMIT_PER_MINUTE: '10000000',
     EVALGATE_RATE_LIMIT_BURST: '10000000',
@@ -74,12 +149,28 @@ async function main(): Promise<void> {
       base_url: mock.baseUrl,
       upstream_model: 'mock',
     });
-    await api(server, 'POST', '/v1/evaluators', {
-      type: 'code',
-      name: 'non-empty',
-      source:
-        'def evaluate(sample, ground_truth, baseline):\n    return len(str(sample["output"] or "")) > 3\n',
-    });
+    if (evaluator === 'judge') {
+      await api(server, 'POST', '/v1/models', {
+        label: 'judge',
+        provider: 'openai-compatible',
+        base_url: mock.baseUrl,
+        upstream_model: 'judge',
+      });
+      await api(server, 'POST', '/v1/evaluators', {
+        type: 'judge',
+        name: 'non-empty',
+        model: 'judge',
+        prompt: 'Is {{output}} a useful answer?',
+        pass_threshold: 0.5,
+      });
+    } else {
+      await api(server, 'POST', '/v1/evaluators', {
+        type: 'code',
+        name: 'non-empty',
+        source:
+          'def evaluate(sample, ground_truth, baseline):\n    return len(str(sample["output"] or "")) > 3\n',
+      });
+    }
     const monitors: Record<string, string> = {};
     for (const t of TARGETS) {
       await api(server, 'POST', '/v1/containers', { label: t.container });
@@ -142,7 +233,10 @@ async function main(): Promise<void> {
     }
     const handle = await openDatabase(`sqlite:${path.join(server.dataDir, 'evalgate.db')}`);
     const lag: Record<string, unknown> = {};
+    const accounting: Record<string, Accounting> = {};
     try {
+      for (const [name, id] of Object.entries(monitors))
+        accounting[name] = await settledAccounting(server, handle, id);
       for (const [name, id] of Object.entries(monitors)) {
         const rows = await handle.db
           .selectFrom('monitor_selections as ms')
@@ -194,15 +288,26 @@ async function main(): Promise<void> {
           concurrency,
           rounds,
           duration_ms: durationMs,
-          evaluator: 'code (sandboxed Python)',
+          evaluator: evaluator === 'judge' ? 'judge (a model on the mock)' : 'code (sandboxed Python)',
           throughput: summary,
           throughput_ratio_vs_none: { 'rate_0.1': ratio('rate_0.1'), 'rate_1.0': ratio('rate_1.0') },
           scoring: lag,
+          // Every selected call ends scored or errored: selected = scored + errors, per monitor.
+          accounting,
         },
         null,
         2,
       )}\n`,
     );
+    const wrong = Object.entries(accounting).filter(([, a]) => !a.agree);
+    if (wrong.length > 0) {
+      process.stderr.write(
+        `\nMONITOR ACCOUNTING MISMATCH: selected != scored + errors for ${wrong
+          .map(([name, a]) => `${name} (${a.selected} selected, ${a.scored} scored, ${a.errors} errors)`)
+          .join(', ')}\n`,
+      );
+      process.exitCode = 1;
+    }
   } finally {
     await server.stop();
     await mock.stop();

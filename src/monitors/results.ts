@@ -23,6 +23,24 @@ interface Window {
 
 const iso = (t: string) => new Date(t).toISOString();
 
+/**
+ * The rows of selected calls that could not be scored, which a monitor counts as errors: the scoring
+ * failed (`error`), or there was nothing to score (`missing`: the call itself failed and answered no
+ * output, or its log is gone). So every selected call ends scored or errored.
+ */
+export const UNSCORED = sql`s.status in ('error', 'missing')`;
+
+/** A sample's error: the scoring's own, or for a call with nothing to score, why (`missing_data`). */
+function sampleError(r: {
+  status: string;
+  error: string | null;
+  missing_reason: string | null;
+}): { code: string; message: string } | null {
+  if (r.status === 'missing')
+    return { code: 'missing_data', message: r.missing_reason ?? 'nothing to score at this position' };
+  return parseJson<{ code: string; message: string } | null>(r.error, null);
+}
+
 function windowSql(w: Window): RawBuilder<unknown> {
   const parts = [sql`1 = 1`];
   if (w.since) parts.push(sql`ms.log_created_at >= ${iso(w.since)}`);
@@ -61,7 +79,7 @@ async function stats(
       sum(case when s.status = 'scored' then 1 else 0 end) as num_scored,
       sum(case when s.status = 'scored' and s.passed = 1 then 1 else 0 end) as num_passed,
       sum(case when s.status = 'scored' and s.passed = 0 then 1 else 0 end) as num_failed,
-      sum(case when s.status = 'error' then 1 else 0 end) as num_errors,
+      sum(case when ${UNSCORED} then 1 else 0 end) as num_errors,
       avg(s.score) as avg_score,
       count(s.score) as n_score,
       case when count(s.score) > 1 then sqrt(case when ${VARIANCE} < 0 then 0 else ${VARIANCE} end) end as stdev
@@ -138,7 +156,7 @@ export async function monitorSamples(
   page: Page,
 ): Promise<ListResponse<MonitorSample>> {
   const where = [sql`s.run_id = ${m.run_id}`, windowSql(filter)];
-  if (filter.failed) where.push(sql`((s.status = 'scored' and s.passed = 0) or s.status = 'error')`);
+  if (filter.failed) where.push(sql`((s.status = 'scored' and s.passed = 0) or ${UNSCORED})`);
   if (filter.evaluatorId) where.push(sql`s.evaluator_id = ${filter.evaluatorId}`);
   const from = sql`run_samples s join monitor_selections ms on ms.monitor_id = ${m.id} and ms.position = s.position
     where ${sql.join(where, sql` and `)}`;
@@ -151,11 +169,12 @@ export async function monitorSamples(
       passed: number | null;
       reasoning: string | null;
       error: string | null;
+      missing_reason: string | null;
       input: string | null;
       output: string | null;
       log_created_at: string;
       created_at: string;
-    }>`select s.item_id, s.evaluator_id, s.status, s.score, s.passed, s.reasoning, s.error, s.input, s.output,
+    }>`select s.item_id, s.evaluator_id, s.status, s.score, s.passed, s.reasoning, s.error, s.missing_reason, s.input, s.output,
         ms.log_created_at, s.created_at
       from ${from} order by ms.position desc, s.evaluator_id limit ${page.limit} offset ${page.offset}`.execute(
       db,
@@ -168,11 +187,11 @@ export async function monitorSamples(
       object: 'monitor.sample' as const,
       task_log_id: r.item_id ?? '',
       evaluator: r.evaluator_id,
-      status: r.status === 'scored' || r.status === 'error' ? r.status : 'missing',
+      status: r.status === 'scored' ? 'scored' : 'error',
       score: r.score === null ? null : Number(r.score),
       passed: r.passed === null ? null : Number(r.passed) === 1,
       reasoning: r.reasoning,
-      error: parseJson<{ code: string; message: string } | null>(r.error, null),
+      error: sampleError(r),
       input: parseJson<unknown>(r.input, null),
       output: parseJson<unknown>(r.output, null),
       log_created_at: r.log_created_at,

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MonitorSeries } from '../observability/types.js';
+import { UNSCORED } from './results.js';
 
 /**
  * Every monitor's counts per evaluator and its lag, read from the database at scrape time: the same
@@ -21,7 +22,7 @@ export async function monitorSeries(db: Kysely<Database>): Promise<MonitorSeries
         sum(case when s.status = 'scored' then 1 else 0 end) as scored,
         sum(case when s.status = 'scored' and s.passed = 1 then 1 else 0 end) as passed,
         sum(case when s.status = 'scored' and s.passed = 0 then 1 else 0 end) as failed,
-        sum(case when s.status = 'error' then 1 else 0 end) as errors,
+        sum(case when ${UNSCORED} then 1 else 0 end) as errors,
         sum(s.score) as score_sum
       from monitors m join run_samples s on s.run_id = m.run_id
       group by m.id, m.name, s.evaluator_id`.execute(db),

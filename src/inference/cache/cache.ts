@@ -8,6 +8,7 @@ import { completionText } from '../providers/openai-compatible.js';
 import { ssePayloads } from '../sse.js';
 import type { ChatStream } from '../stream-pump.js';
 import type { ChatRequest } from '../types.js';
+import { HotEntries, type HotEntry } from './hot.js';
 import { cacheKey, type EntryKind } from './key.js';
 import { ReplayStream } from './replay.js';
 import { storableAnswer, storableStream } from './storable.js';
@@ -92,9 +93,34 @@ function parsed(text: string): JsonObject | null {
  * miss (or `refresh`) the call is made and its successful answer stored for the policy's TTL.
  */
 export class ResponseCache {
+  /** Entries read or written lately, answered from without asking the store or checking them again. */
+  private readonly hot = new HotEntries();
+
   constructor(private readonly store: CacheStore) {}
 
-  /** A non-streamed call (chat completion, a native body, or embeddings) through the cache. */
+  /**
+   * The entry under `key`, checked: from memory when read or written lately, else from the store (an
+   * entry an earlier version kept of a failed call is not answered from), then held in memory.
+   */
+  private async lookup(projectId: string, key: string, kind: EntryKind): Promise<HotEntry | null> {
+    const known = this.hot.get(key);
+    if (known) return known;
+    const entry = await this.store.get(projectId, key);
+    const body = entry && parsed(entry.bodyText);
+    if (!entry || !body || !storableAnswer(kind, body)) return null;
+    return this.hot.put(key, entry, kind === 'chat' ? completionText(body) : '', entry.expiresAt);
+  }
+
+  /** Stores a checked entry and holds it in memory for the next hits. */
+  private async keep(projectId: string, key: string, entry: CacheEntry, text: string, ttlSeconds: number) {
+    await this.store.set(projectId, key, entry, ttlSeconds);
+    this.hot.put(key, entry, text, Date.now() + ttlSeconds * 1000);
+  }
+
+  /**
+   * A non-streamed call (chat completion, a native body, or embeddings) through the cache. A hit answers
+   * the stored bytes as they are (`bodyText`), parsed only when a reader asks for `body`.
+   */
   async complete(
     projectId: string,
     model: ResolvedModel,
@@ -106,14 +132,20 @@ export class ResponseCache {
     const t0 = performance.now();
     const key = cacheKey(projectId, model, kind, request);
     if (policy.mode === 'use') {
-      const entry = await this.store.get(projectId, key);
-      const body = entry && parsed(entry.bodyText);
-      // An entry an earlier version kept of a failed call is not answered from.
-      if (entry && body && storableAnswer(kind, body)) {
+      const hot = await this.lookup(projectId, key, kind);
+      if (hot) {
+        const { entry } = hot;
+        let body: JsonObject | null = null;
         const result: GatewayCompletion = {
-          body,
+          get body() {
+            body ??= hot.body();
+            return body;
+          },
+          set body(value: JsonObject) {
+            body = value;
+          },
           bodyText: entry.bodyText,
-          text: kind === 'chat' ? completionText(body) : '',
+          text: hot.text,
           usage: entry.usage,
           cost: 0,
           latencyMs: performance.now() - t0,
@@ -134,7 +166,7 @@ export class ResponseCache {
         servedBy: result.servedBy,
         upstreamModel: result.upstreamModel,
       };
-      await this.store.set(projectId, key, entry, policy.ttlSeconds);
+      await this.keep(projectId, key, entry, kind === 'chat' ? result.text : '', policy.ttlSeconds);
     }
     return { result, cache: { status: 'miss', savedUsd: 0 } };
   }
@@ -154,19 +186,18 @@ export class ResponseCache {
     const t0 = performance.now();
     const key = cacheKey(projectId, model, 'chat', request);
     if (policy.mode === 'use') {
-      const entry = await this.store.get(projectId, key);
-      const body = entry && parsed(entry.bodyText);
-      if (entry && body && storableAnswer('chat', body)) {
+      const hot = await this.lookup(projectId, key, 'chat');
+      if (hot) {
         const options = request.stream_options;
         const includeUsage = isObject(options) && options.include_usage === true;
         return {
-          stream: new ReplayStream(entry, body, includeUsage, t0),
-          cache: { status: 'hit', savedUsd: entry.cost },
+          stream: new ReplayStream(hot.entry, hot.frames(includeUsage), t0),
+          cache: { status: 'hit', savedUsd: hot.entry.cost },
         };
       }
     }
     const upstream = await call();
-    const store = this.store;
+    const keep = this.keep.bind(this);
     const stream: ChatStream = {
       servedBy: upstream.servedBy,
       upstreamModel: upstream.upstreamModel,
@@ -184,7 +215,7 @@ export class ResponseCache {
             servedBy: result.servedBy,
             upstreamModel: upstream.upstreamModel,
           };
-          await store.set(projectId, key, entry, policy.ttlSeconds);
+          await keep(projectId, key, entry, completionText(completion), policy.ttlSeconds);
         }
         return result;
       },
@@ -194,6 +225,7 @@ export class ResponseCache {
   }
 
   close(): Promise<void> {
+    this.hot.clear();
     return this.store.close();
   }
 }

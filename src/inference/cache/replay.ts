@@ -52,10 +52,11 @@ export class ReplayStream implements ChatStream {
   private readonly frames: string;
   private readonly outcome: StreamResult;
 
-  constructor(entry: CacheEntry, completion: JsonObject, includeUsage: boolean, startedAt: number) {
+  /** `frames`: the stored completion's chunks (`replayFrames`), built once per entry and reused. */
+  constructor(entry: CacheEntry, frames: string, startedAt: number) {
     this.servedBy = entry.servedBy;
     this.upstreamModel = entry.upstreamModel;
-    this.frames = replayFrames(completion, includeUsage);
+    this.frames = frames;
     this.outcome = {
       sse: this.frames,
       usage: entry.usage,

@@ -11,6 +11,8 @@ export interface CacheEntry {
   cost: number;
   servedBy: string;
   upstreamModel: string;
+  /** When the entry expires (epoch ms), as the store read it back; absent on what is written. */
+  expiresAt?: number;
 }
 
 /**
@@ -47,8 +49,10 @@ export function createSqlCacheStore(db: Kysely<Database>, warn: (message: string
           .where('key', '=', key)
           .where('project_id', '=', projectId)
           .executeTakeFirst();
-        if (!row || Number(row.expires_at) <= Date.now()) return null;
-        return parseEntry(row.entry);
+        const expiresAt = Number(row?.expires_at);
+        if (!row || expiresAt <= Date.now()) return null;
+        const entry = parseEntry(row.entry);
+        return entry && { ...entry, expiresAt };
       } catch (err) {
         warn(`response cache read failed: ${(err as Error).message}`);
         return null;
@@ -114,7 +118,9 @@ export async function createRedisCacheStore(
     },
     async set(_projectId, key, entry, ttlSeconds) {
       try {
-        await redis.set(keyOf(key), JSON.stringify(entry), 'PX', Math.max(1, Math.round(ttlSeconds * 1000)));
+        const ms = Math.max(1, Math.round(ttlSeconds * 1000));
+        // The expiry travels in the entry, so that a reader knows it without a second command.
+        await redis.set(keyOf(key), JSON.stringify({ ...entry, expiresAt: Date.now() + ms }), 'PX', ms);
       } catch (err) {
         warn(`response cache write failed: ${(err as Error).message}`);
       }

@@ -57,12 +57,16 @@ export class SpoolFiles {
     return { file, fd, bytes: 0, dirty: false, lastAccepted: 0, overflow: new Set(), open: new Set() };
   }
 
-  append(segment: Segment, line: SpoolLine): void {
+  /** Appends the line; returns its record's JSON text (what the writer is handed, made once). */
+  append(segment: Segment, line: SpoolLine): string {
     if (segment.fd === null) throw new Error('spool segment closed');
-    const text = `${JSON.stringify(line)}\n`;
+    const record = JSON.stringify(line.r);
+    // JSON.stringify(line) itself, without serialising the record twice.
+    const text = `{"k":${JSON.stringify(line.k)},"r":${record}}\n`;
     fs.writeSync(segment.fd, text);
     segment.bytes += text.length;
     segment.dirty = true;
+    return record;
   }
 
   sync(segment: Segment, then?: () => void): void {

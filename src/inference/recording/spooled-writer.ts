@@ -53,12 +53,16 @@ export function createSpooledLogWriter(inner: LogWriter, options: SpoolOptions):
   let closed = false;
   let closing = false;
 
+  /** The record's JSON text as the last `spool` wrote it (null when it wrote nothing). */
+  let spooledJson: string | null = null;
+
   /** Appends the line; returns the file it went to (null: the spool is off or broken). */
   function spool(line: SpoolLine): Segment | null {
+    spooledJson = null;
     if (broken || closed) return null;
     const segment = current;
     try {
-      files.append(segment, line);
+      spooledJson = files.append(segment, line);
       if (segment.bytes >= MAX_BYTES) rotate();
       return segment;
     } catch (err) {
@@ -84,8 +88,10 @@ export function createSpooledLogWriter(inner: LogWriter, options: SpoolOptions):
     return s.written + s.failed - drops;
   }
 
-  function hand(record: TaskLogRecord, segment: Segment | null): void {
-    inner.write(record);
+  /** `json`: the record's JSON text, already made by the spool (handed over as it is). */
+  function hand(record: TaskLogRecord, segment: Segment | null, json: string | null = null): void {
+    if (json !== null && inner.writeJson) inner.writeJson(record, json);
+    else inner.write(record);
     const now = inner.stats().accepted;
     if (now > innerAccepted) {
       innerAccepted = now;
@@ -107,7 +113,8 @@ export function createSpooledLogWriter(inner: LogWriter, options: SpoolOptions):
       at.open.delete(record.id);
       begun.delete(record.id);
     }
-    hand(record, spool({ k: 'f', r: record }));
+    const segment = spool({ k: 'f', r: record });
+    hand(record, segment, spooledJson);
   }
 
   /** Records past the bound, handed over again while the writer has room. */

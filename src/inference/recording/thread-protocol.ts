@@ -1,4 +1,4 @@
-import type { CommittedLog, TaskLogRecord } from './types.js';
+import type { CommittedLog } from './types.js';
 import type { LogWriterOptions } from './writer.js';
 
 /** What the log writer's thread is started with. */
@@ -11,9 +11,8 @@ export interface ThreadWorkerData {
 
 /** Messages to the log writer's thread. */
 export type ThreadRequest =
-  | { type: 'records'; records: TaskLogRecord[] }
-  | { type: 'flush'; id: number }
-  | { type: 'close' };
+  /** `json`: the JSON text of a TaskLogRecord[] (made of each record's text, parsed once on the thread). */
+  { type: 'records'; json: string } | { type: 'flush'; id: number } | { type: 'close' };
 
 /**
  * Messages from the log writer's thread; `started` gives its Linux thread id, `progress` its totals so

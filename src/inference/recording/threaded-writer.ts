@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { createOutageLog } from './outage-log.js';
 import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
-import type { LogWriter, TaskLogRecord } from './types.js';
+import type { LogWriter } from './types.js';
 import type { LogWriterOptions } from './writer.js';
 
 /** Records are handed to the thread in groups: this many, or whatever arrived within HANDOFF_MS. */
@@ -68,7 +68,8 @@ export function createThreadedLogWriter(
 
   let worker: Worker | null = null;
   let startedAt = 0;
-  let pending: TaskLogRecord[] = [];
+  /** Each record queued for the thread as JSON text: one string is handed over, not an object graph. */
+  let pending: string[] = [];
   let timer: NodeJS.Timeout | null = null;
   let accepted = 0;
   let dropped = 0;
@@ -189,10 +190,11 @@ export function createThreadedLogWriter(
       timer = null;
     }
     if (pending.length === 0) return;
-    const records = pending;
+    const count = pending.length;
+    const json = `[${pending.join(',')}]`;
     pending = [];
-    if (post({ type: 'records', records })) sent += records.length;
-    else pastFailed += records.length;
+    if (post({ type: 'records', json })) sent += count;
+    else pastFailed += count;
     reschedule();
   }
 
@@ -210,19 +212,26 @@ export function createThreadedLogWriter(
     });
   }
 
+  function queue(json: () => string): void {
+    if (closed || pending.length + inThread() >= maxBuffered) {
+      dropped++;
+      return;
+    }
+    accepted++;
+    pending.push(json());
+    if (pending.length >= HANDOFF_RECORDS) handOff();
+    else if (timer === null) {
+      timer = setTimeout(handOff, HANDOFF_MS);
+      timer.unref();
+    }
+  }
+
   return {
     write(record) {
-      if (closed || pending.length + inThread() >= maxBuffered) {
-        dropped++;
-        return;
-      }
-      accepted++;
-      pending.push(record);
-      if (pending.length >= HANDOFF_RECORDS) handOff();
-      else if (timer === null) {
-        timer = setTimeout(handOff, HANDOFF_MS);
-        timer.unref();
-      }
+      queue(() => JSON.stringify(record));
+    },
+    writeJson(_record, json) {
+      queue(() => json);
     },
     flush,
     thread: () => ({ tid, idleClass, switching }),

@@ -81,6 +81,11 @@ export interface LogWriterStats {
 export interface LogWriter {
   write(record: TaskLogRecord): void;
   /**
+   * `write` with the record's JSON text already made (the spool's line): a writer on another thread
+   * hands that text over as it is instead of copying the object (parsed once, on its side).
+   */
+  writeJson?(record: TaskLogRecord, json: string): void;
+  /**
    * A streamed call has started and its log id is with the client: a writer with a spool keeps `record`
    * (the call as interrupted), stored if the process ends before the call's own record is written.
    */

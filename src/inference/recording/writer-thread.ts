@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../db/database.js';
 import { BACKGROUND_NICE } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
+import type { TaskLogRecord } from './types.js';
 import { createLogWriter } from './writer.js';
 
 const port = parentPort;
@@ -57,7 +58,7 @@ try {
   port.on('message', (message: ThreadRequest) => {
     switch (message.type) {
       case 'records':
-        for (const record of message.records) writer.write(record);
+        for (const record of JSON.parse(message.json) as TaskLogRecord[]) writer.write(record);
         // Records refused at once (unserialisable) count as failed without waiting for a batch.
         progress();
         return;
