@@ -8,6 +8,7 @@ import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
 import type { ModelCallFacts } from './mapping/index.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
+import { pruneTraces } from './retention.js';
 import { attributesOf, type IngestedSpan, toIngested } from './span.js';
 import { type NewSpanRow, storeSpans } from './store.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
@@ -25,6 +26,8 @@ export interface TraceStoreDeps {
   prices: PriceTable;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   writer: { batchSize: number; flushMs: number; maxBuffered: number };
+  /** Days spans are kept; 0: for ever. */
+  retentionDays?: number;
   warn?: (message: string) => void;
 }
 
@@ -50,9 +53,13 @@ export interface TraceStore {
    */
   ingest(projectId: string, headerContainer: string | null, request: OtlpTraceRequest): Promise<IngestResult>;
   flush(): Promise<void>;
+  /** Deletes what is past the retention (in bounded batches); nothing when traces are kept for ever. */
+  prune(now?: Date): Promise<{ spans: number; traces: number }>;
   stats(): SpanWriterStats;
   close(): Promise<void>;
 }
+
+const PRUNE_EVERY_MS = 3_600_000;
 
 const CONTAINER_CACHE_MS = 60_000;
 
@@ -168,6 +175,20 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
   }
 
   const writer: SpanWriter<PendingSpan> = createSpanWriter({ ...deps.writer, store, warn: deps.warn });
+  const days = deps.retentionDays ?? 0;
+  const prune = async (now = new Date()) => {
+    if (days <= 0) return { spans: 0, traces: 0 };
+    return pruneTraces(deps.db, new Date(now.getTime() - days * 86_400_000).toISOString());
+  };
+  const pruning =
+    days > 0
+      ? setInterval(() => {
+          prune().catch((err: Error) =>
+            deps.warn?.(`Trace retention could not delete expired spans: ${err.message}`),
+          );
+        }, PRUNE_EVERY_MS)
+      : null;
+  pruning?.unref();
 
   return {
     async ingest(projectId, headerContainer, request) {
@@ -215,7 +236,11 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       return result;
     },
     flush: () => writer.flush(),
+    prune,
     stats: () => writer.stats(),
-    close: () => writer.close(),
+    close: () => {
+      if (pruning) clearInterval(pruning);
+      return writer.close();
+    },
   };
 }
