@@ -63,26 +63,32 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 const CONTAINER_CACHE_MS = 60_000;
 
-/** USD of a call at its model's prices: a registered model of the project, else the bundled table. */
-async function priceOf(deps: TraceStoreDeps, projectId: string, call: ModelCallFacts): Promise<number> {
-  const name = modelOf(call);
-  let input: number | null = null;
-  let output: number | null = null;
+interface Prices {
+  input: number;
+  output: number;
+}
+
+/** USD per million tokens of a model: a registered model of the project, else the bundled table. */
+async function pricesOf(
+  deps: TraceStoreDeps,
+  projectId: string,
+  name: string,
+  provider: string,
+): Promise<Prices> {
   try {
     const m = await deps.resolveModel(projectId, name);
-    input = m.inputPricePerMtok;
-    output = m.outputPricePerMtok;
+    return { input: m.inputPricePerMtok ?? 0, output: m.outputPricePerMtok ?? 0 };
   } catch {
-    const provider = call.provider?.toLowerCase() ?? '';
     const entry =
       (provider.includes('anthropic')
         ? deps.prices.find('anthropic', name)
         : deps.prices.find('openai', name)) ?? deps.prices.find('anthropic', name);
-    input = entry?.inputPerMtok ?? null;
-    output = entry?.outputPerMtok ?? null;
+    return { input: entry?.inputPerMtok ?? 0, output: entry?.outputPerMtok ?? 0 };
   }
-  return usd((call.usage.input * (input ?? 0) + call.usage.output * (output ?? 0)) / 1_000_000);
 }
+
+const PRICE_CACHE_MS = 60_000;
+const PRICE_CACHE_SIZE = 10_000;
 
 function rowOf(p: PendingSpan, call: SpanModelCall | null, now: string): NewSpanRow {
   const s = p.span;
@@ -124,6 +130,22 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
     return id;
   };
 
+  // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
+  const priced = new Map<string, { prices: Promise<Prices>; until: number }>();
+  const priceOf = async (projectId: string, call: ModelCallFacts): Promise<number> => {
+    const name = modelOf(call);
+    const provider = call.provider?.toLowerCase() ?? '';
+    const k = `${projectId}\u0000${provider}\u0000${name}`;
+    let hit = priced.get(k);
+    if (!hit || hit.until < Date.now()) {
+      if (priced.size >= PRICE_CACHE_SIZE) priced.clear();
+      hit = { prices: pricesOf(deps, projectId, name, provider), until: Date.now() + PRICE_CACHE_MS };
+      priced.set(k, hit);
+    }
+    const p = await hit.prices;
+    return usd((call.usage.input * p.input + call.usage.output * p.output) / 1_000_000);
+  };
+
   async function store(batch: PendingSpan[]): Promise<void> {
     const now = new Date().toISOString();
     const rows: NewSpanRow[] = [];
@@ -137,7 +159,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
         rows.push(rowOf(p, null, now));
         continue;
       }
-      const cost = await priceOf(deps, p.projectId, call);
+      const cost = await priceOf(p.projectId, call);
       const logId =
         p.containerId && deps.logWriter ? taskLogIdOf(p.projectId, p.span.traceId, p.span.spanId) : null;
       const view: SpanModelCall = {
