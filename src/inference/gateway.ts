@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { LogWriter, TaskLogRecord } from './recording/types.js';
+import type { CallTrace } from './traceparent.js';
 import type { ChatRequest } from './types.js';
 
 /** The container that receives calls made without `X-Evalgate-Container`. */
@@ -79,6 +80,8 @@ export interface RecordedCall {
   startedAt: number;
   /** The `X-Evalgate-Session` header: the session the call is assigned to (the writer does it). */
   sessionKey?: string | null;
+  /** The trace the call is a span of (the caller's `traceparent`, or its own). */
+  trace?: CallTrace;
 }
 
 /** How the call went, as the task log keeps it. */
@@ -206,6 +209,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         metadata: outcome.metadata,
         createdAt: new Date(call.startedAt).toISOString(),
         ...(call.sessionKey ? { sessionKey: call.sessionKey } : {}),
+        ...call.trace,
       };
       try {
         logWriter.write(record);
@@ -230,6 +234,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           error: { code: 'interrupted', message: 'The server stopped before the call finished' },
           metadata: { stream: true },
           createdAt: new Date(call.startedAt).toISOString(),
+          ...call.trace,
         });
       } catch {
         // Kept without it: the call's own record still follows.
