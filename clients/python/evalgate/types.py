@@ -85,6 +85,8 @@ class Container(TypedDict):
     metadata: Dict[str, Any]
     created_at: str
     updated_at: str
+    #: Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)
+    session_continuity: bool
 
 
 class ContainerDeleted(TypedDict):
@@ -104,7 +106,7 @@ class TaskLogError(TypedDict):
     message: str
 
 
-class TaskLog(TypedDict):
+class _TaskLogRequired(TypedDict):
     object: Literal["task_log"]
     id: str
     project_id: str
@@ -125,6 +127,10 @@ class TaskLog(TypedDict):
     error: Optional[TaskLogError]
     metadata: Dict[str, Any]
     created_at: str
+
+
+class TaskLog(_TaskLogRequired, total=False):
+    session_id: Optional[str]
 
 
 class LogImport(TypedDict):
@@ -652,6 +658,110 @@ class MonitorSample(TypedDict):
     scored_at: str
 
 
+class SessionUsage(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class Session(TypedDict):
+    object: Literal["session"]
+    id: str
+    project_id: str
+    container_id: str
+    #: The rule that started the session (see docs/agents.md)
+    assigned_by: Union[Literal["header"], Literal["conversation"], Literal["trace"], Literal["continuity"]]
+    key: Optional[str]
+    started_at: str
+    last_activity_at: str
+    #: Calls in the session
+    turn_count: int
+    error_count: int
+    models: List[str]
+    usage: SessionUsage
+    #: USD
+    cost: float
+    #: Sum of the calls’ latencies
+    latency_ms: float
+
+
+class SessionDetailScoresItem(TypedDict):
+    run_id: str
+    evaluator_id: str
+    score: Optional[float]
+    passed: Optional[bool]
+
+
+class _SessionDetailTurnsItemInputItemRequired(TypedDict):
+    role: Union[Literal["system"], Literal["user"], Literal["tool"]]
+    content: str
+
+
+class SessionDetailTurnsItemInputItem(_SessionDetailTurnsItemInputItemRequired, total=False):
+    tool_call_id: str
+
+
+class SessionDetailTurnsItemOutputToolCallsItem(TypedDict):
+    id: str
+    name: str
+    arguments: Any
+
+
+class SessionDetailTurnsItemOutput(TypedDict):
+    content: Optional[str]
+    tool_calls: List[SessionDetailTurnsItemOutputToolCallsItem]
+
+
+class SessionDetailTurnsItem(TypedDict):
+    index: int
+    task_log_id: str
+    model: str
+    created_at: str
+    status: Union[Literal["success"], Literal["error"]]
+    #: What the call added to the conversation
+    input: List[SessionDetailTurnsItemInputItem]
+    output: SessionDetailTurnsItemOutput
+    usage: Optional[Dict[str, Any]]
+    cost: float
+    latency_ms: float
+    error: Any
+    #: Scores of runs over this call
+    scores: List[SessionDetailScoresItem]
+
+
+class SessionDetailToolCallsItem(TypedDict):
+    id: str
+    name: str
+    arguments: Any
+    result: Optional[str]
+    turn: int
+
+
+class SessionDetail(TypedDict):
+    object: Literal["session"]
+    id: str
+    project_id: str
+    container_id: str
+    #: The rule that started the session (see docs/agents.md)
+    assigned_by: Union[Literal["header"], Literal["conversation"], Literal["trace"], Literal["continuity"]]
+    key: Optional[str]
+    started_at: str
+    last_activity_at: str
+    #: Calls in the session
+    turn_count: int
+    error_count: int
+    models: List[str]
+    usage: SessionUsage
+    #: USD
+    cost: float
+    #: Sum of the calls’ latencies
+    latency_ms: float
+    #: Scores of session runs over this session
+    scores: List[SessionDetailScoresItem]
+    turns: List[SessionDetailTurnsItem]
+    tool_calls: List[SessionDetailToolCallsItem]
+
+
 class _CreateApiKeyRequired(TypedDict):
     name: str
 
@@ -676,6 +786,8 @@ class _CreateContainerRequired(TypedDict):
 class CreateContainer(_CreateContainerRequired, total=False):
     description: Optional[str]
     metadata: Optional[Dict[str, Any]]
+    #: Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)
+    session_continuity: bool
 
 
 class PatchContainer(TypedDict, total=False):
@@ -683,6 +795,8 @@ class PatchContainer(TypedDict, total=False):
     label: str
     description: Optional[str]
     metadata: Optional[Dict[str, Any]]
+    #: Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)
+    session_continuity: bool
 
 
 class _ImportLogRequired(TypedDict):
