@@ -185,3 +185,31 @@ describe('session assignment in the log writer', () => {
     );
   });
 });
+
+describe('pruning session keys', () => {
+  it('deletes continuity and trace keys past the window, keeps header keys', async () => {
+    const { pruneExpiredKeys } = await import('../../src/sessions/assign.js');
+    const db = g.h.app.services.db;
+    const count = async (prefix: string) =>
+      Number(
+        (
+          await db
+            .selectFrom('task_session_keys')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('key', 'like', `${prefix}%`)
+            .executeTakeFirst()
+        )?.n ?? 0,
+      );
+    await g.h.app.services.logWriter.flush();
+    expect(await count('p:')).toBeGreaterThan(0);
+    expect(await count('h:')).toBe(1);
+    // Now: nothing is past the window yet.
+    await db.transaction().execute((trx) => pruneExpiredKeys(trx));
+    expect(await count('p:')).toBeGreaterThan(0);
+    // An hour on: every continuity hash is past it; the header's key names its session for good.
+    const deleted = await db.transaction().execute((trx) => pruneExpiredKeys(trx, Date.now() + 3_600_000));
+    expect(deleted).toBeGreaterThan(0);
+    expect(await count('p:')).toBe(0);
+    expect(await count('h:')).toBe(1);
+  });
+});

@@ -350,6 +350,14 @@ class GenerateDataSource(TypedDict):
     range: str
 
 
+class SessionsDataSource(TypedDict):
+    """sessions data source"""
+
+    type: Literal["sessions"]
+    container: str
+    range: str
+
+
 class RunDataResultsOverall(TypedDict):
     avg_score: Optional[float]
     avg_accuracy: Optional[float]
@@ -400,9 +408,9 @@ class RunData(TypedDict):
     evaluators: Optional[List[str]]
     container: Optional[str]
     dataset_id: Optional[str]
-    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
-    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
-    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
+    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
+    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
+    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
     results: Optional[RunDataResults]
     metrics: Optional[Dict[str, Any]]
     config: Optional[Dict[str, Any]]
@@ -979,7 +987,7 @@ class CreateRunDatasetDataSource(_CreateRunDatasetDataSourceRequired, total=Fals
 
 class _CreateRunContainerDataSourceRequired(TypedDict):
     type: Literal["container"]
-    #: type=container: container id or label
+    #: type=container or sessions: container id or label
     container: str
 
 
@@ -1001,6 +1009,33 @@ class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=Fa
     range: Optional[str]
 
 
+class CreateRunSessionsDataSourceFilter(TypedDict, total=False):
+    """type=sessions: which sessions"""
+
+    #: Sessions active at or after
+    since: str
+    #: Sessions started before (default: the run’s creation)
+    until: str
+    model: str
+    errors: bool
+    min_turns: int
+    max_turns: int
+
+
+class _CreateRunSessionsDataSourceRequired(TypedDict):
+    type: Literal["sessions"]
+    #: type=container or sessions: container id or label
+    container: str
+
+
+class CreateRunSessionsDataSource(_CreateRunSessionsDataSourceRequired, total=False):
+    """sessions data source"""
+
+    range: Optional[str]
+    #: type=sessions: which sessions
+    filter: CreateRunSessionsDataSourceFilter
+
+
 class CreateRunCache(TypedDict, total=False):
     """The response cache for the run's generation and judge calls: a run re-run with it pays nothing for the calls it made before"""
 
@@ -1018,9 +1053,9 @@ class _CreateRunRequired(TypedDict):
 
 
 class CreateRun(_CreateRunRequired, total=False):
-    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
-    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
-    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
+    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
+    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
     name: Optional[str]
     metadata: Optional[Dict[str, Any]]
     cache: Optional[CreateRunCache]
@@ -1075,7 +1110,7 @@ class PatchMonitor(TypedDict, total=False):
     alert: Optional[MonitorAlert]
 
 
-DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]
 
 
 RunResultsData = RunDataResults
