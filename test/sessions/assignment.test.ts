@@ -213,3 +213,16 @@ describe('pruning session keys', () => {
     expect(await count('h:')).toBe(1);
   });
 });
+
+describe('the TypeScript client', () => {
+  it('lists sessions page by page and gets one, 404 as a typed error', async () => {
+    const { Evalgate } = await import('../../src/client/index.js');
+    const client = new Evalgate({ baseURL: g.h.url, apiKey: g.h.admin.key, env: {} });
+    const ids: string[] = [];
+    for await (const s of client.sessions.list({ container: 'loop', limit: 1 })) ids.push(s.id);
+    expect(ids).toHaveLength(1);
+    const detail = await client.sessions.get(ids[0]!);
+    expect(detail.turns).toHaveLength(3);
+    await expect(client.sessions.get('sess_missing')).rejects.toMatchObject({ status: 404 });
+  });
+});
