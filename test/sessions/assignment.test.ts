@@ -226,3 +226,45 @@ describe('the TypeScript client', () => {
     await expect(client.sessions.get('sess_missing')).rejects.toMatchObject({ status: 404 });
   });
 });
+
+describe('trace and conversation keys on recorded calls', () => {
+  it('groups calls sharing a trace id, and Responses calls naming one conversation', async () => {
+    const containerId = await createContainer('keys');
+    const writer = g.h.app.services.logWriter;
+    const base = (n: number, extra: Record<string, unknown>) => ({
+      id: `log_${String(n).padStart(26, '0')}`,
+      projectId: g.h.admin.projectId,
+      containerId,
+      model: MODEL,
+      input: [{ role: 'user', content: `unrelated question ${n}` }],
+      output: 'answer',
+      response: { choices: [{ message: { role: 'assistant', content: `answer ${n}` } }] },
+      usage: null,
+      latencyMs: 1,
+      cost: 0,
+      status: 'success' as const,
+      error: null,
+      metadata: {},
+      createdAt: new Date().toISOString(),
+      ...extra,
+    });
+    const trace = 'a'.repeat(32);
+    writer.write(base(1, { traceId: trace }));
+    writer.write(base(2, { traceId: trace }));
+    writer.write(base(3, { traceId: 'b'.repeat(32) }));
+    const conversation = {
+      requestText: JSON.stringify({ model: MODEL, input: 'x', conversation: 'conv_1' }),
+    };
+    writer.write(base(4, { ...conversation, metadata: { route: 'responses' } }));
+    writer.write(base(5, { ...conversation, metadata: { route: 'responses' } }));
+    await writer.flush();
+    const list = (await sessions('keys')).map((s) => [s.assigned_by, s.key, s.turn_count]);
+    expect(list.sort()).toEqual(
+      [
+        ['conversation', 'conv_1', 2],
+        ['trace', trace, 2],
+        ['trace', 'b'.repeat(32), 1],
+      ].sort(),
+    );
+  });
+});
