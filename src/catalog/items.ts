@@ -16,6 +16,22 @@ export interface Item {
    * namespace is this object as given, and the row's `sample` is the item's `output`.
    */
   evalItem?: Record<string, unknown>;
+  /**
+   * A session's conversation (sessions as a run source): judge prompts read `{{conversation}}`,
+   * `{{trajectory}}`, `{{final_output}}` and `{{first_input}}`, code evaluators `sample["turns"]` and
+   * `sample["tool_calls"]`.
+   */
+  session?: SessionValues;
+}
+
+/** What evaluators see of a session beyond the item's input and output. */
+export interface SessionValues {
+  conversation: string;
+  trajectory: string;
+  final_output: string;
+  first_input: string;
+  turns: unknown[];
+  tool_calls: unknown[];
 }
 
 /** `start:end`, 0-based, end exclusive. */

@@ -21,6 +21,7 @@ import { Models } from './resources/models.js';
 import { Monitors } from './resources/monitors.js';
 import { Projects } from './resources/projects.js';
 import { Runs } from './resources/runs.js';
+import { Sessions } from './resources/sessions.js';
 import type { Health } from './types.js';
 
 export class Evalgate {
@@ -43,6 +44,8 @@ export class Evalgate {
   readonly apiKeys: ApiKeys;
   /** The project's budget. */
   readonly projects: Projects;
+  /** Conversations and agent runs. */
+  readonly sessions: Sessions;
 
   readonly #transport: Transport;
 
@@ -68,6 +71,7 @@ export class Evalgate {
     this.logs = new TaskLogs(this.#transport);
     this.models = new Models(this.#transport);
     this.apiKeys = new ApiKeys(this.#transport);
+    this.sessions = new Sessions(this.#transport);
     this.projects = new Projects(this.#transport);
   }
 
@@ -130,5 +134,6 @@ export {
   TERMINAL_STATUSES,
   type WaitOptions,
 } from './resources/runs.js';
+export type { Sessions } from './resources/sessions.js';
 export type * from './types.js';
 export type { UploadOptions, UploadProgress, UploadSource } from './upload.js';

@@ -21,6 +21,8 @@ export interface ReadSide {
   range: Range;
   /** Plans stored before the source registry: `eval` marked a dataset of OpenAI eval rows. */
   shape?: 'eval';
+  /** Which of the source's items the side reads (the sessions kind's filter), fixed at creation. */
+  filter?: Record<string, unknown>;
 }
 
 /** A side whose items models generate, each from the other side's item at the same position. */

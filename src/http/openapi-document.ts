@@ -31,10 +31,11 @@ export function openApiPath(url: string): string {
 }
 
 /** The data sources a run request names: each type's field, and the type a side without one has. */
-const VARIANTS: Record<string, { field: string; isDefault?: true }> = {
+const VARIANTS: Record<string, { field: string; isDefault?: true; optional?: string[] }> = {
   dataset: { field: 'dataset' },
   container: { field: 'container' },
   generate: { field: 'models', isDefault: true },
+  sessions: { field: 'container', optional: ['filter'] },
 };
 const RANGE_DEFAULT = '0:100';
 
@@ -62,7 +63,7 @@ const RETRY_AFTER: Json = {
 function dataSourceVariants(node: Json, kind: 'request' | 'resolved'): Json {
   const props = (node.properties ?? {}) as Record<string, Json>;
   const { 'x-data-source': _mark, properties: _p, required: _r, type: _t, ...rest } = node;
-  const oneOf = Object.entries(VARIANTS).map(([type, { field, isDefault }]) => {
+  const oneOf = Object.entries(VARIANTS).map(([type, { field, isDefault, optional = [] }]) => {
     const typeSchema: Json = { type: 'string', const: type };
     const range: Json = kind === 'request' ? { ...props.range, default: RANGE_DEFAULT } : { ...props.range };
     if (kind === 'request' && isDefault) typeSchema.default = type;
@@ -70,7 +71,12 @@ function dataSourceVariants(node: Json, kind: 'request' | 'resolved'): Json {
     return {
       type: 'object',
       title: `${type} data source`,
-      properties: { type: typeSchema, [field]: props[field], range },
+      properties: {
+        type: typeSchema,
+        [field]: props[field],
+        range,
+        ...Object.fromEntries(optional.filter((f) => props[f]).map((f) => [f, props[f]])),
+      },
       required,
       additionalProperties: false,
     };

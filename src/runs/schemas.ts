@@ -13,15 +13,38 @@ export const RANGE_PATTERN = '^\\d+:\\d+$';
  * schema so every problem is reported at its own field; the service enforces which fields each variant
  * takes (unknown ones are rejected, as in the contract).
  */
+/** type=sessions: which of the container's sessions the side reads (one position per session). */
+const SessionSideFilter = Type.Object(
+  {
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Sessions active at or after' })),
+    until: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Sessions started before (default: the run’s creation)',
+      }),
+    ),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+    errors: Type.Optional(Type.Boolean()),
+    min_turns: Type.Optional(Type.Integer({ minimum: 0 })),
+    max_turns: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false, description: 'type=sessions: which sessions' },
+);
+
 export const DataSource = Type.Object(
   {
-    type: Type.Optional(Type.Enum(['dataset', 'container', 'generate'], { default: 'generate' })),
+    type: Type.Optional(Type.Enum(['dataset', 'container', 'generate', 'sessions'], { default: 'generate' })),
     dataset: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' }),
     ),
     container: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: 'type=container: container id or label' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'type=container or sessions: container id or label',
+      }),
     ),
+    filter: Type.Optional(SessionSideFilter),
     models: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
         minItems: 1,

@@ -4,7 +4,7 @@ import type { SessionAssignment } from '../db/schema-sessions.js';
 import { newId } from '../shared/ids.js';
 import { isObject, parseJson } from '../shared/json.js';
 import { answerEvents, conversationHashes, inputEvents } from './canonical.js';
-import { type CallClues, type SessionDelta, storeSessions } from './store.js';
+import { type CallClues, pruneSessionKeys, type SessionDelta, storeSessions } from './store.js';
 
 type LogRow = Insertable<TaskLogTable>;
 
@@ -18,6 +18,14 @@ const KEY = {
   trace: 't:',
   continuity: 'p:',
 } as const;
+
+/** Keys deleted at most per prune (the writer prunes with a batch, at most once a minute). */
+const PRUNE_LIMIT = 2_000;
+
+/** Deletes continuity hashes and trace keys past the window, a bounded number at a time. */
+export function pruneExpiredKeys(trx: Transaction<Database>, now = Date.now()): Promise<number> {
+  return pruneSessionKeys(trx, new Date(now - CONTINUITY_WINDOW_MS).toISOString(), PRUNE_LIMIT);
+}
 
 /** What a call says about its session, read from its row (off the request path, in the writer). */
 export function cluesOf(row: LogRow, sessionKey: string | undefined): CallClues {
@@ -161,7 +169,9 @@ export async function assignSessions(
     }
     row.session_id = session;
     logSessions.set(row.id, session);
-    for (const key of [header, conversation, trace]) if (key && !keys.has(key)) setKey(key, session, at);
+    for (const key of [header, conversation]) if (key && !keys.has(key)) setKey(key, session, at);
+    // A trace's key is refreshed by each of its calls: it expires with the window after the last one.
+    if (trace) setKey(trace, session, at);
     if (continuity && clues.soFar) setKey(KEY.continuity + clues.soFar, session, at);
     let delta = deltas.get(session);
     if (!delta) {

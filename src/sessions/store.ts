@@ -164,3 +164,40 @@ export async function storeSessions(
       .execute();
   }
 }
+
+/**
+ * Deletes up to `limit` keys that can no longer match: continuity hashes and trace ids older than
+ * `before` (header and conversation keys name their sessions for good). Bounded: it walks the keys'
+ * time index from the oldest, so its cost does not grow with the table.
+ */
+export async function pruneSessionKeys(
+  trx: Transaction<Database>,
+  before: string,
+  limit: number,
+): Promise<number> {
+  const old = await trx
+    .selectFrom('task_session_keys')
+    .select(['container_id', 'key'])
+    .where('created_at', '<', before)
+    .where((eb) => eb.or([eb('key', 'like', 'p:%'), eb('key', 'like', 't:%')]))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  let deleted = 0;
+  const byContainer = new Map<string, string[]>();
+  for (const k of old) {
+    const keys = byContainer.get(k.container_id) ?? [];
+    keys.push(k.key);
+    byContainer.set(k.container_id, keys);
+  }
+  for (const [containerId, keys] of byContainer) {
+    const res = await trx
+      .deleteFrom('task_session_keys')
+      .where('container_id', '=', containerId)
+      .where('key', 'in', keys)
+      .where('created_at', '<', before)
+      .executeTakeFirst();
+    deleted += Number(res.numDeletedRows);
+  }
+  return deleted;
+}

@@ -10,6 +10,7 @@ import { datasetSource } from './dataset.js';
 import { evalFileSource, evalRowsSource } from './eval-rows.js';
 import { generateSource } from './generate.js';
 import { monitorSource } from './monitor.js';
+import { sessionsSource } from './sessions.js';
 import { storedCompletionsSource } from './stored-completions.js';
 import { storedResponsesSource } from './stored-responses.js';
 import type { ReadNeed, ResolveContext, SideBody, SideView, SourceKind } from './types.js';
@@ -48,6 +49,7 @@ for (const kind of [
   evalFileSource,
   storedCompletionsSource,
   storedResponsesSource,
+  sessionsSource,
 ]) {
   registerSource(kind);
 }
@@ -85,7 +87,9 @@ export function requestGenerates(body: SideBody | null | undefined): boolean {
 
 /** The source fields of a side body: every field some requestable kind takes. */
 function sourceFields(): string[] {
-  return [...new Set(sourceKinds().flatMap((k) => k.request?.fields ?? []))];
+  return [
+    ...new Set(sourceKinds().flatMap((k) => [...(k.request?.fields ?? []), ...(k.request?.optional ?? [])])),
+  ];
 }
 
 /** Every problem of a side's body: its type, the fields its kind requires or refuses, its range. */
@@ -100,8 +104,10 @@ function bodyIssues(name: SideName, body: SideBody): ValidationIssue[] {
   }
   const issues: ValidationIssue[] = [];
   const allowed = kind.request?.fields ?? [];
+  const optional = kind.request?.optional ?? [];
   for (const field of sourceFields()) {
     const given = body[field] !== undefined;
+    if (optional.includes(field)) continue;
     if (allowed.includes(field) && !given) {
       issues.push({
         loc: ['body', name, field],

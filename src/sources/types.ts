@@ -63,6 +63,8 @@ export interface SourceKind {
   readonly request?: {
     /** The side body's fields the kind requires (every other source field is refused). */
     readonly fields: readonly string[];
+    /** Fields the kind takes when given (not required). */
+    readonly optional?: readonly string[];
     /** A kind whose sides generate: a run needs at least one side that does not. */
     readonly generates?: boolean;
     /** Checks of the body beyond required and forbidden fields (the registry reports them with the rest). */

@@ -48,7 +48,7 @@ describe('the published OpenAPI document', () => {
     const create = body(doc.paths['/v1/evaluation/runs'].post);
     for (const side of ['sample', 'ground_truth', 'baseline']) {
       const source = nonNull(create.properties[side]);
-      expect(source.oneOf).toHaveLength(3);
+      expect(source.oneOf).toHaveLength(4);
       const byType = Object.fromEntries(source.oneOf.map((v: any) => [v.properties.type.const, v]));
       expect(byType.dataset).toMatchObject({ required: ['type', 'dataset'], additionalProperties: false });
       expect(byType.container).toMatchObject({
@@ -57,6 +57,8 @@ describe('the published OpenAPI document', () => {
       });
       expect(byType.generate).toMatchObject({ required: ['models'], additionalProperties: false });
       expect(byType.generate.properties.type.default).toBe('generate');
+      expect(byType.sessions).toMatchObject({ required: ['type', 'container'], additionalProperties: false });
+      expect(Object.keys(byType.sessions.properties)).toEqual(['type', 'container', 'range', 'filter']);
       for (const v of source.oneOf) expect(v.properties.range.default).toBe('0:100');
       expect(JSON.stringify(source)).not.toContain('x-data-source');
     }
@@ -67,6 +69,7 @@ describe('the published OpenAPI document', () => {
         ['type', 'dataset', 'range'],
         ['type', 'container', 'range'],
         ['type', 'models', 'range'],
+        ['type', 'container', 'range'],
       ]);
     }
   });

@@ -185,3 +185,86 @@ describe('session assignment in the log writer', () => {
     );
   });
 });
+
+describe('pruning session keys', () => {
+  it('deletes continuity and trace keys past the window, keeps header keys', async () => {
+    const { pruneExpiredKeys } = await import('../../src/sessions/assign.js');
+    const db = g.h.app.services.db;
+    const count = async (prefix: string) =>
+      Number(
+        (
+          await db
+            .selectFrom('task_session_keys')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('key', 'like', `${prefix}%`)
+            .executeTakeFirst()
+        )?.n ?? 0,
+      );
+    await g.h.app.services.logWriter.flush();
+    expect(await count('p:')).toBeGreaterThan(0);
+    expect(await count('h:')).toBe(1);
+    // Now: nothing is past the window yet.
+    await db.transaction().execute((trx) => pruneExpiredKeys(trx));
+    expect(await count('p:')).toBeGreaterThan(0);
+    // An hour on: every continuity hash is past it; the header's key names its session for good.
+    const deleted = await db.transaction().execute((trx) => pruneExpiredKeys(trx, Date.now() + 3_600_000));
+    expect(deleted).toBeGreaterThan(0);
+    expect(await count('p:')).toBe(0);
+    expect(await count('h:')).toBe(1);
+  });
+});
+
+describe('the TypeScript client', () => {
+  it('lists sessions page by page and gets one, 404 as a typed error', async () => {
+    const { Evalgate } = await import('../../src/client/index.js');
+    const client = new Evalgate({ baseURL: g.h.url, apiKey: g.h.admin.key, env: {} });
+    const ids: string[] = [];
+    for await (const s of client.sessions.list({ container: 'loop', limit: 1 })) ids.push(s.id);
+    expect(ids).toHaveLength(1);
+    const detail = await client.sessions.get(ids[0]!);
+    expect(detail.turns).toHaveLength(3);
+    await expect(client.sessions.get('sess_missing')).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('trace and conversation keys on recorded calls', () => {
+  it('groups calls sharing a trace id, and Responses calls naming one conversation', async () => {
+    const containerId = await createContainer('keys');
+    const writer = g.h.app.services.logWriter;
+    const base = (n: number, extra: Record<string, unknown>) => ({
+      id: `log_${String(n).padStart(26, '0')}`,
+      projectId: g.h.admin.projectId,
+      containerId,
+      model: MODEL,
+      input: [{ role: 'user', content: `unrelated question ${n}` }],
+      output: 'answer',
+      response: { choices: [{ message: { role: 'assistant', content: `answer ${n}` } }] },
+      usage: null,
+      latencyMs: 1,
+      cost: 0,
+      status: 'success' as const,
+      error: null,
+      metadata: {},
+      createdAt: new Date().toISOString(),
+      ...extra,
+    });
+    const trace = 'a'.repeat(32);
+    writer.write(base(1, { traceId: trace }));
+    writer.write(base(2, { traceId: trace }));
+    writer.write(base(3, { traceId: 'b'.repeat(32) }));
+    const conversation = {
+      requestText: JSON.stringify({ model: MODEL, input: 'x', conversation: 'conv_1' }),
+    };
+    writer.write(base(4, { ...conversation, metadata: { route: 'responses' } }));
+    writer.write(base(5, { ...conversation, metadata: { route: 'responses' } }));
+    await writer.flush();
+    const list = (await sessions('keys')).map((s) => [s.assigned_by, s.key, s.turn_count]);
+    expect(list.sort()).toEqual(
+      [
+        ['conversation', 'conv_1', 2],
+        ['trace', trace, 2],
+        ['trace', 'b'.repeat(32), 1],
+      ].sort(),
+    );
+  });
+});

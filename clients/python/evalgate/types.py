@@ -85,6 +85,8 @@ class Container(TypedDict):
     metadata: Dict[str, Any]
     created_at: str
     updated_at: str
+    #: Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)
+    session_continuity: bool
 
 
 class ContainerDeleted(TypedDict):
@@ -104,7 +106,7 @@ class TaskLogError(TypedDict):
     message: str
 
 
-class TaskLog(TypedDict):
+class _TaskLogRequired(TypedDict):
     object: Literal["task_log"]
     id: str
     project_id: str
@@ -125,6 +127,10 @@ class TaskLog(TypedDict):
     error: Optional[TaskLogError]
     metadata: Dict[str, Any]
     created_at: str
+
+
+class TaskLog(_TaskLogRequired, total=False):
+    session_id: Optional[str]
 
 
 class LogImport(TypedDict):
@@ -344,6 +350,14 @@ class GenerateDataSource(TypedDict):
     range: str
 
 
+class SessionsDataSource(TypedDict):
+    """sessions data source"""
+
+    type: Literal["sessions"]
+    container: str
+    range: str
+
+
 class RunDataResultsOverall(TypedDict):
     avg_score: Optional[float]
     avg_accuracy: Optional[float]
@@ -394,9 +408,9 @@ class RunData(TypedDict):
     evaluators: Optional[List[str]]
     container: Optional[str]
     dataset_id: Optional[str]
-    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
-    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
-    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource]]
+    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
+    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
+    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
     results: Optional[RunDataResults]
     metrics: Optional[Dict[str, Any]]
     config: Optional[Dict[str, Any]]
@@ -652,6 +666,110 @@ class MonitorSample(TypedDict):
     scored_at: str
 
 
+class SessionUsage(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class Session(TypedDict):
+    object: Literal["session"]
+    id: str
+    project_id: str
+    container_id: str
+    #: The rule that started the session (see docs/agents.md)
+    assigned_by: Union[Literal["header"], Literal["conversation"], Literal["trace"], Literal["continuity"]]
+    key: Optional[str]
+    started_at: str
+    last_activity_at: str
+    #: Calls in the session
+    turn_count: int
+    error_count: int
+    models: List[str]
+    usage: SessionUsage
+    #: USD
+    cost: float
+    #: Sum of the calls’ latencies
+    latency_ms: float
+
+
+class SessionDetailScoresItem(TypedDict):
+    run_id: str
+    evaluator_id: str
+    score: Optional[float]
+    passed: Optional[bool]
+
+
+class _SessionDetailTurnsItemInputItemRequired(TypedDict):
+    role: Union[Literal["system"], Literal["user"], Literal["tool"]]
+    content: str
+
+
+class SessionDetailTurnsItemInputItem(_SessionDetailTurnsItemInputItemRequired, total=False):
+    tool_call_id: str
+
+
+class SessionDetailTurnsItemOutputToolCallsItem(TypedDict):
+    id: str
+    name: str
+    arguments: Any
+
+
+class SessionDetailTurnsItemOutput(TypedDict):
+    content: Optional[str]
+    tool_calls: List[SessionDetailTurnsItemOutputToolCallsItem]
+
+
+class SessionDetailTurnsItem(TypedDict):
+    index: int
+    task_log_id: str
+    model: str
+    created_at: str
+    status: Union[Literal["success"], Literal["error"]]
+    #: What the call added to the conversation
+    input: List[SessionDetailTurnsItemInputItem]
+    output: SessionDetailTurnsItemOutput
+    usage: Optional[Dict[str, Any]]
+    cost: float
+    latency_ms: float
+    error: Any
+    #: Scores of runs over this call
+    scores: List[SessionDetailScoresItem]
+
+
+class SessionDetailToolCallsItem(TypedDict):
+    id: str
+    name: str
+    arguments: Any
+    result: Optional[str]
+    turn: int
+
+
+class SessionDetail(TypedDict):
+    object: Literal["session"]
+    id: str
+    project_id: str
+    container_id: str
+    #: The rule that started the session (see docs/agents.md)
+    assigned_by: Union[Literal["header"], Literal["conversation"], Literal["trace"], Literal["continuity"]]
+    key: Optional[str]
+    started_at: str
+    last_activity_at: str
+    #: Calls in the session
+    turn_count: int
+    error_count: int
+    models: List[str]
+    usage: SessionUsage
+    #: USD
+    cost: float
+    #: Sum of the calls’ latencies
+    latency_ms: float
+    #: Scores of session runs over this session
+    scores: List[SessionDetailScoresItem]
+    turns: List[SessionDetailTurnsItem]
+    tool_calls: List[SessionDetailToolCallsItem]
+
+
 class _CreateApiKeyRequired(TypedDict):
     name: str
 
@@ -676,6 +794,8 @@ class _CreateContainerRequired(TypedDict):
 class CreateContainer(_CreateContainerRequired, total=False):
     description: Optional[str]
     metadata: Optional[Dict[str, Any]]
+    #: Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)
+    session_continuity: bool
 
 
 class PatchContainer(TypedDict, total=False):
@@ -683,6 +803,8 @@ class PatchContainer(TypedDict, total=False):
     label: str
     description: Optional[str]
     metadata: Optional[Dict[str, Any]]
+    #: Whether calls without a session header, conversation or trace join sessions by conversation continuity (default true)
+    session_continuity: bool
 
 
 class _ImportLogRequired(TypedDict):
@@ -865,7 +987,7 @@ class CreateRunDatasetDataSource(_CreateRunDatasetDataSourceRequired, total=Fals
 
 class _CreateRunContainerDataSourceRequired(TypedDict):
     type: Literal["container"]
-    #: type=container: container id or label
+    #: type=container or sessions: container id or label
     container: str
 
 
@@ -887,6 +1009,33 @@ class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=Fa
     range: Optional[str]
 
 
+class CreateRunSessionsDataSourceFilter(TypedDict, total=False):
+    """type=sessions: which sessions"""
+
+    #: Sessions active at or after
+    since: str
+    #: Sessions started before (default: the run’s creation)
+    until: str
+    model: str
+    errors: bool
+    min_turns: int
+    max_turns: int
+
+
+class _CreateRunSessionsDataSourceRequired(TypedDict):
+    type: Literal["sessions"]
+    #: type=container or sessions: container id or label
+    container: str
+
+
+class CreateRunSessionsDataSource(_CreateRunSessionsDataSourceRequired, total=False):
+    """sessions data source"""
+
+    range: Optional[str]
+    #: type=sessions: which sessions
+    filter: CreateRunSessionsDataSourceFilter
+
+
 class CreateRunCache(TypedDict, total=False):
     """The response cache for the run's generation and judge calls: a run re-run with it pays nothing for the calls it made before"""
 
@@ -904,9 +1053,9 @@ class _CreateRunRequired(TypedDict):
 
 
 class CreateRun(_CreateRunRequired, total=False):
-    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
-    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
-    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]]
+    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
+    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
+    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
     name: Optional[str]
     metadata: Optional[Dict[str, Any]]
     cache: Optional[CreateRunCache]
@@ -961,7 +1110,7 @@ class PatchMonitor(TypedDict, total=False):
     alert: Optional[MonitorAlert]
 
 
-DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]
 
 
 RunResultsData = RunDataResults

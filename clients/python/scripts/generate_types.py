@@ -70,6 +70,8 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("DELETE", "/v1/monitors/{monitor}"): "MonitorDeleted",
     ("GET", "/v1/monitors/{monitor}/results"): "MonitorResultsData",
     ("GET", "/v1/monitors/{monitor}/samples"): "MonitorSample[]",
+    ("GET", "/v1/sessions"): "Session[]",
+    ("GET", "/v1/sessions/{session}"): "SessionDetail",
 }
 
 #: (METHOD, path) → the name of its JSON request body's model.

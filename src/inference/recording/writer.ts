@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/repository.js';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import { assignSessions } from '../../sessions/assign.js';
+import { assignSessions, pruneExpiredKeys } from '../../sessions/assign.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
 import type { CommittedLog, LogWriter } from './types.js';
@@ -40,6 +40,8 @@ const RETRY_BASE_MS = 200;
 const RETRY_MAX_MS = 2_000;
 /** A batch refused for another reason than an outage (a bug) is reported at most this often. */
 const REFUSAL_WARN_MS = 60_000;
+/** Session keys that can no longer match are deleted with a batch at most this often. */
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * Writes one batch in one transaction and returns the rows stored. Containers are locked in id
@@ -50,6 +52,7 @@ async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
   sessionKeys: WeakMap<NewLogRow, string | null>,
+  prune: boolean,
 ): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
   for (const draft of batch) {
@@ -77,6 +80,7 @@ async function writeBatch(
       );
     }
     await insertLogRows(trx, rows);
+    if (prune) await pruneExpiredKeys(trx);
     return rows;
   });
 }
@@ -126,6 +130,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
    * a record that came with its session id (kept as it is).
    */
   const sessionKeys = new WeakMap<NewLogRow, string | null>();
+  /** When the writer last deleted session keys too old to match (with a batch, at most once a minute). */
+  let prunedAt = Date.now();
   let inFlight = 0;
   let accepted = 0;
   let written = 0;
@@ -217,7 +223,9 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
-      const stored = await writeBatch(db, batch, sessionKeys);
+      const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
+      const stored = await writeBatch(db, batch, sessionKeys, prune);
+      if (prune) prunedAt = Date.now();
       written += stored.length;
       lost += batch.length - stored.length;
       if (stored.length > 0) options.onCommitted?.(committedOf(stored));

@@ -36,7 +36,10 @@ export function fromWire(result: WireResult, latencyUs: number): ScoreOutcome {
   return outcomeOf({ score, passed, reason, logs, latencyMs });
 }
 
-type ItemDict = Record<'id' | 'input' | 'output' | 'expected' | 'metadata' | 'raw', unknown>;
+type ItemDict = Record<'id' | 'input' | 'output' | 'expected' | 'metadata' | 'raw', unknown> & {
+  turns?: unknown[];
+  tool_calls?: unknown[];
+};
 
 function itemDict(item: ScoreInput['sample']): ItemDict | null {
   if (!item) return null;
@@ -47,6 +50,7 @@ function itemDict(item: ScoreInput['sample']): ItemDict | null {
     expected: item.expected ?? null,
     metadata: item.metadata ?? {},
     raw: item.raw ?? null,
+    ...(item.session ? { turns: item.session.turns, tool_calls: item.session.tool_calls } : {}),
   };
 }
 

@@ -53,6 +53,7 @@ function valuesOf(input: ScoreInput, metadata: boolean): TemplateValues {
     expected: g?.expected ?? s?.expected ?? null,
     baseline: input.baseline?.output ?? null,
     metadata: metadata ? { ...(g?.metadata ?? {}), ...(s?.metadata ?? {}) } : NO_METADATA,
+    ...s?.session,
   };
 }
 

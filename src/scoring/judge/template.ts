@@ -9,6 +9,11 @@ export interface TemplateValues {
   output_a?: unknown;
   output_b?: unknown;
   metadata: Record<string, unknown>;
+  /** A session's (sessions as a run source): rendered turns, tool calls, last answer, first question. */
+  conversation?: string;
+  trajectory?: string;
+  final_output?: string;
+  first_input?: string;
 }
 
 const VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;

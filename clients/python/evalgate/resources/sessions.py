@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..types import SessionDetail
+from ._base import RequestOptions, Resource, operation, seg
+
+
+class Sessions(Resource):
+    """``/v1/sessions``: conversations and agent runs, the gateway's calls grouped as the log writer
+    assigns them (``X-Evalgate-Session``, ``previous_response_id``, a shared trace, conversation continuity)."""
+
+    @operation("GET", "/v1/sessions")
+    def list(
+        self,
+        *,
+        container: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+        model: Optional[str] = None,
+        errors: Optional[bool] = None,
+        min_turns: Optional[int] = None,
+        max_turns: Optional[int] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> Any:
+        """Newest first, with their totals; iterating fetches every page."""
+        query = {
+            "container": container,
+            "since": since,
+            "until": until,
+            "model": model,
+            "errors": None if errors is None else ("true" if errors else "false"),
+            "min_turns": min_turns,
+            "max_turns": max_turns,
+            "limit": limit,
+            "offset": offset,
+        }
+        return self._list("/v1/sessions", query, request_options)
+
+    @operation("GET", "/v1/sessions/{session}")
+    def get(self, session: str, *, request_options: Optional[RequestOptions] = None) -> SessionDetail:
+        """The session's calls in order (messages, tool calls with arguments and results, scores)."""
+        return self._call("GET", f"/v1/sessions/{seg(session)}", options=request_options)

@@ -1,0 +1,23 @@
+import type { ListSessionsQuery, Session, SessionDetail } from '../../sessions/schemas.js';
+import type { RequestOptions, Transport } from '../http.js';
+import type { PagePromise } from '../pagination.js';
+import { listPages, seg } from './shared.js';
+
+/** `/v1/sessions`: conversations and agent runs, the gateway's calls grouped as they are recorded. */
+export class Sessions {
+  readonly #transport: Transport;
+
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  /** Newest first, with their totals; filtered by container, time, model, errors and length. */
+  list(params: ListSessionsQuery = {}, options?: RequestOptions): PagePromise<Session> {
+    return listPages(this.#transport, '/v1/sessions', params, options);
+  }
+
+  /** The session's calls in order (messages, tool calls with arguments and results, scores). */
+  get(session: string, options?: RequestOptions): Promise<SessionDetail> {
+    return this.#transport.request({ method: 'GET', path: `/v1/sessions/${seg(session)}`, options });
+  }
+}

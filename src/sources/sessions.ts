@@ -1,0 +1,120 @@
+import type { Kysely } from 'kysely';
+import { findContainer } from '../catalog/containers/repository.js';
+import type { Item, Range } from '../catalog/items.js';
+import type { Database } from '../db/schema.js';
+import type { ReadSide } from '../engine/plan.js';
+import { type SessionFilter, sessionLogs, sessionQuery } from '../sessions/service.js';
+import { conversationText, trajectoryText, transcriptOf } from '../sessions/transcript.js';
+import { ApiError } from '../shared/errors.js';
+import { isObject } from '../shared/json.js';
+import type { SourceKind } from './types.js';
+import { refView } from './view.js';
+
+const TYPE = 'sessions';
+
+/** The side's filter as stored in the plan (the request's, with `until` fixed at creation). */
+function filterOf(side: ReadSide): SessionFilter {
+  const f = side.filter ?? {};
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  return {
+    containerId: side.ref,
+    since: str(f.since),
+    until: str(f.until),
+    model: str(f.model),
+    errors: typeof f.errors === 'boolean' ? f.errors : undefined,
+    minTurns: num(f.min_turns),
+    maxTurns: num(f.max_turns),
+  };
+}
+
+/** One session as an item: its first question in, its last answer out, the conversation beside. */
+async function itemOf(db: Kysely<Database>, session: { id: string; turn_count: number }): Promise<Item> {
+  const logs = await sessionLogs(db, session.id);
+  const t = transcriptOf(logs);
+  const firstInput = t.turns[0]?.input.find((m) => m.role === 'user')?.content ?? '';
+  const last = t.turns[t.turns.length - 1];
+  const finalOutput = last?.output.content ?? '';
+  return {
+    id: session.id,
+    input: firstInput,
+    output: finalOutput,
+    expected: null,
+    metadata: { session_id: session.id, turn_count: Number(session.turn_count) },
+    raw: { session_id: session.id },
+    session: {
+      conversation: conversationText(t),
+      trajectory: trajectoryText(t),
+      final_output: finalOutput,
+      first_input: firstInput,
+      turns: t.turns,
+      tool_calls: t.tool_calls,
+    },
+  };
+}
+
+/**
+ * A container's sessions, one position per session, oldest first (by start, then id): input = the
+ * first user message, output = the last answer, and the whole conversation for the evaluators
+ * (`Item.session`). The filter (since, until, model, errors, min_turns, max_turns) is fixed when the run
+ * is created; `until` defaults to that moment, so that positions do not move as sessions start.
+ */
+export const sessionsSource: SourceKind = {
+  type: TYPE,
+  request: {
+    fields: ['container'],
+    optional: ['filter'],
+    async resolve(ctx, { projectId, name, body, range }) {
+      const ref = String(body.container ?? '');
+      const c = await findContainer(ctx.db, projectId, ref);
+      if (!c)
+        throw new ApiError('not_found', `Container '${ref}' not found`, {
+          resource: 'container',
+          ref,
+          loc: ['body', name, 'container'],
+        });
+      const given = isObject(body.filter) ? body.filter : {};
+      const filter: Record<string, unknown> = { ...given, until: given.until ?? new Date().toISOString() };
+      for (const key of ['since', 'until'] as const) {
+        if (typeof filter[key] === 'string') filter[key] = new Date(filter[key]).toISOString();
+      }
+      return { type: TYPE, ref: c.id, models: [], range, filter };
+    },
+  },
+  reads: [{ permission: 'logs:read', why: "the run reads a container's sessions" }],
+  recorded: true,
+  // A session is no reference for itself: the same sessions as ground truth give scorers none.
+  selfIsNoReference: true,
+  async count(db, side) {
+    const projectId = await projectOf(db, side.ref);
+    if (projectId === null) return 0;
+    const row = await sessionQuery(db, projectId, filterOf(side))
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  },
+  async read(db, side, range: Range) {
+    const projectId = await projectOf(db, side.ref);
+    if (projectId === null || range.end <= range.start) return [];
+    const rows = await sessionQuery(db, projectId, filterOf(side))
+      .select(['id', 'turn_count'])
+      .orderBy('started_at')
+      .orderBy('id')
+      .limit(range.end - range.start)
+      .offset(range.start)
+      .execute();
+    const items: Item[] = [];
+    for (const row of rows) items.push(await itemOf(db, row));
+    return items;
+  },
+  view: refView('container', TYPE),
+};
+
+async function projectOf(db: Kysely<Database>, containerId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('containers')
+    .select('project_id')
+    .where('id', '=', containerId)
+    .executeTakeFirst();
+  return row?.project_id ?? null;
+}
