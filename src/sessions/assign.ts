@@ -34,7 +34,9 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined): CallClues 
     previousLog: null,
     conversation: null,
     // An ingested span's conversation id arrives as a header-like key (see `spanConversationKey`).
-    trace: row.trace_id ?? null,
+    // A trace joins calls only when it came from the caller (a `traceparent`, an ingested span under a
+    // parent): a call without one is given a fresh trace of its own, which says nothing of its session.
+    trace: row.parent_span_id ? (row.trace_id ?? null) : null,
     continues: null,
     soFar: null,
   };

@@ -249,9 +249,11 @@ describe('trace and conversation keys on recorded calls', () => {
       ...extra,
     });
     const trace = 'a'.repeat(32);
-    writer.write(base(1, { traceId: trace }));
-    writer.write(base(2, { traceId: trace }));
-    writer.write(base(3, { traceId: 'b'.repeat(32) }));
+    // Traces from the caller (a parent span): a trace the gateway gave a call of its own joins nothing.
+    const parentSpanId = 'c'.repeat(16);
+    writer.write(base(1, { traceId: trace, parentSpanId }));
+    writer.write(base(2, { traceId: trace, parentSpanId }));
+    writer.write(base(3, { traceId: 'b'.repeat(32), parentSpanId }));
     const conversation = {
       requestText: JSON.stringify({ model: MODEL, input: 'x', conversation: 'conv_1' }),
     };
