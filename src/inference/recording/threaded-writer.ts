@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { HeldIds } from './held-ids.js';
 import { createOutageLog } from './outage-log.js';
 import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
@@ -87,6 +88,8 @@ export function createThreadedLogWriter(
   const outage = createOutageLog(maxBuffered, () => dropped, warn);
 
   const inThread = () => sent - threadWritten - threadFailed;
+  /** The ids of what is queued here or held there (the thread settles records in the order it got them). */
+  const heldIds = new HeldIds();
 
   /** The thread's Linux id, its class, whether a change of class is under way, and whether changes are possible (null: not checked yet). */
   let tid: number | null = null;
@@ -218,6 +221,8 @@ export function createThreadedLogWriter(
       }
       accepted++;
       pending.push(record);
+      heldIds.accepted(record.id);
+      heldIds.trim(pending.length + inThread());
       if (pending.length >= HANDOFF_RECORDS) handOff();
       else if (timer === null) {
         timer = setTimeout(handOff, HANDOFF_MS);
@@ -225,6 +230,7 @@ export function createThreadedLogWriter(
       }
     },
     flush,
+    holds: (id) => heldIds.holds(id, pending.length + inThread()),
     thread: () => ({ tid, idleClass, switching }),
     stats: () => ({
       accepted,
