@@ -196,7 +196,11 @@ export function buildPorts(p: Parts): Ports {
       flushLogs: () => p.logWriter.flush(),
       publicUrl: config.dashboard.publicUrl ?? null,
     },
-    storedCompletions: { db, flush: () => p.logWriter.flush() },
+    storedCompletions: {
+      db,
+      flush: () => p.logWriter.flush(),
+      holds: (logId) => p.logWriter.holds?.(logId) ?? true,
+    },
     sessions: { db, settle: () => p.logWriter.flush() },
     inference: {
       providers: p.providers,

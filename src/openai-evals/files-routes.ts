@@ -18,6 +18,18 @@ import {
 
 const tags = ['openai-evals'];
 
+/**
+ * A file's content is served as JSON lines (a stream of the stored rows), documented as such rather than
+ * as a JSON string; the errors keep the envelope.
+ */
+const ContentResponses: Record<number, unknown> = {
+  ...responses({}, 404, 422),
+  200: {
+    description: 'One JSON object a line, as uploaded',
+    content: { 'application/jsonl': { schema: Type.String({ description: 'JSON lines' }) } },
+  },
+};
+
 const FileObject = Type.Object({
   id: Type.String(),
   object: Type.Literal('file'),
@@ -156,7 +168,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ports: UploadContext }> = a
         tags,
         summary: "The file's rows as JSON lines",
         params: FileIdParam,
-        response: responses({ 200: Type.String({ description: 'JSON lines' }) }, 404, 422),
+        response: ContentResponses,
       },
     },
     async (req, reply) => {

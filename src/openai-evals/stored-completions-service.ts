@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { logIdOfCompletion } from '../inference/dialects/chat/answer.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import { badRequest } from './errors.js';
@@ -18,6 +19,8 @@ export interface StoredCompletionPorts {
   db: Kysely<Database>;
   /** Resolves once the task logs accepted so far are written (a completion just answered may still be queued). */
   flush(): Promise<void>;
+  /** Whether the log writer may still hold the task log of this id, answered at once (true when it cannot tell). */
+  holds(logId: string): boolean;
 }
 
 export const METADATA_LIMITS = { pairs: 16, keyChars: 64, valueChars: 512 } as const;
@@ -59,10 +62,15 @@ export function metadataIssues(value: unknown, loc: (string | number)[]): Valida
 
 const notFound = (id: string) => ApiError.notFound('Chat completion', id);
 
-/** The completion's task log, read after the writer flushed when it is not there yet. */
+/**
+ * The completion's task log; when it is not there yet and the writer may still hold it (a completion
+ * just answered), read again after the writer flushed. Any other miss answers at once: an unknown id
+ * costs no flush.
+ */
 async function requireRow(ports: StoredCompletionPorts, projectId: string, id: string) {
   let row = await findStoredRow(ports.db, projectId, id);
-  if (!row) {
+  const logId = logIdOfCompletion(id);
+  if (!row && logId !== null && ports.holds(logId)) {
     await ports.flush();
     row = await findStoredRow(ports.db, projectId, id);
   }

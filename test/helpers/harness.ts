@@ -98,7 +98,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const text = await res.text();
     const contentType = res.headers.get('content-type') ?? '';
     let parsed: unknown = text;
-    if (contentType.includes('json') && text !== '') parsed = JSON.parse(text);
+    // JSON (application/json, …+json), not JSON lines (application/jsonl), which stay text.
+    const mediaType = contentType.split(';')[0]!.trim();
+    if ((mediaType === 'application/json' || mediaType.endsWith('+json')) && text !== '')
+      parsed = JSON.parse(text);
     if (!opts.unchecked) contract.check(method, path, res.status, parsed, contentType);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }

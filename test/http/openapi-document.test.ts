@@ -28,6 +28,12 @@ describe('the published OpenAPI document', () => {
     expect(validator.version).toBe('3.1');
   });
 
+  it("documents a file's content as the JSON lines it serves", () => {
+    const ok = doc.paths['/v1/files/{file_id}/content'].get.responses['200'];
+    expect(Object.keys(ok.content)).toEqual(['application/jsonl']);
+    expect(ok.content['application/jsonl'].schema.type).toBe('string');
+  });
+
   it('names every resource in info.description', () => {
     for (const word of [
       'evaluators',

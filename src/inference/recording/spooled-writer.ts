@@ -187,6 +187,8 @@ export function createSpooledLogWriter(inner: LogWriter, options: SpoolOptions):
       begun.set(record.id, segment);
     },
     flush: () => inner.flush(),
+    // A record past the inner writer's bound waits in the overflow, out of its order.
+    holds: (id) => overflow.has(id) || (inner.holds?.(id) ?? true),
     stats(): LogWriterStats {
       const s = inner.stats();
       return {

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { HeldIds } from './held-ids.js';
 import { createOutageLog } from './outage-log.js';
 import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
@@ -88,6 +89,8 @@ export function createThreadedLogWriter(
   const outage = createOutageLog(maxBuffered, () => dropped, warn);
 
   const inThread = () => sent - threadWritten - threadFailed;
+  /** The ids of what is queued here or held there (the thread settles records in the order it got them). */
+  const heldIds = new HeldIds();
 
   /** The thread's Linux id, its class, whether a change of class is under way, and whether changes are possible (null: not checked yet). */
   let tid: number | null = null;
@@ -212,13 +215,15 @@ export function createThreadedLogWriter(
     });
   }
 
-  function queue(json: () => string): void {
+  function queue(id: string, json: () => string): void {
     if (closed || pending.length + inThread() >= maxBuffered) {
       dropped++;
       return;
     }
     accepted++;
     pending.push(json());
+    heldIds.accepted(id);
+    heldIds.trim(pending.length + inThread());
     if (pending.length >= HANDOFF_RECORDS) handOff();
     else if (timer === null) {
       timer = setTimeout(handOff, HANDOFF_MS);
@@ -228,12 +233,13 @@ export function createThreadedLogWriter(
 
   return {
     write(record) {
-      queue(() => JSON.stringify(record));
+      queue(record.id, () => JSON.stringify(record));
     },
-    writeJson(_record, json) {
-      queue(() => json);
+    writeJson(record, json) {
+      queue(record.id, () => json);
     },
     flush,
+    holds: (id) => heldIds.holds(id, pending.length + inThread()),
     thread: () => ({ tid, idleClass, switching }),
     stats: () => ({
       accepted,

@@ -95,6 +95,11 @@ export interface LogWriter {
    * has failed an attempt (an outage): what it holds then stays held and is retried.
    */
   flush(): Promise<void>;
+  /**
+   * Whether a record with this id was accepted and may not be written yet (answered at once): a reader
+   * that misses a row flushes only for such an id. False for an id it never accepted or has settled.
+   */
+  holds?(id: string): boolean;
   stats(): LogWriterStats;
   /** Flushes, then refuses further writes; what the database still cannot take then is counted as failed. */
   close(): Promise<void>;

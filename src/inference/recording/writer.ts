@@ -3,6 +3,7 @@ import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/r
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { assignSessions, pruneExpiredKeys } from '../../sessions/assign.js';
+import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
 import type { CommittedLog, LogWriter } from './types.js';
@@ -133,6 +134,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   /** When the writer last deleted session keys too old to match (with a batch, at most once a minute). */
   let prunedAt = Date.now();
   let inFlight = 0;
+  /** The ids of what is held, for `holds` (records are settled in the order they were accepted). */
+  const heldIds = new HeldIds();
   let accepted = 0;
   let written = 0;
   let dropped = 0;
@@ -324,12 +327,15 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
         else if (record.sessionKey !== undefined) sessionKeys.set(draft, record.sessionKey);
         buffer.push(draft);
         accepted++;
+        heldIds.accepted(draft.id);
+        heldIds.trim(held());
         schedule();
       } catch {
         dropped++;
       }
     },
     flush,
+    holds: (id) => heldIds.holds(id, held()),
     stats: () => ({ accepted, written, failed: dropped + lost, buffered: held() }),
     async close() {
       if (closed) return;
