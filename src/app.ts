@@ -8,6 +8,7 @@ import { apiKeyRoutes } from './auth/routes.js';
 import { budgetRoutes } from './budgets/routes.js';
 import { containerRoutes } from './catalog/containers/routes.js';
 import { datasetRoutes } from './catalog/datasets/routes.js';
+import { judgeTemplateRoutes } from './catalog/judge-templates/routes.js';
 import { logRoutes } from './catalog/logs/routes.js';
 import { modelRoutes } from './catalog/models/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -26,6 +27,7 @@ import { evalRoutes } from './openai-evals/evals-routes.js';
 import { fileRoutes } from './openai-evals/files-routes.js';
 import { graderRoutes } from './openai-evals/graders-routes.js';
 import { storedCompletionRoutes } from './openai-evals/stored-completions-routes.js';
+import { reviewRoutes } from './review/routes.js';
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
 
@@ -126,6 +128,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(datasetRoutes, { ports: ports.datasets });
   await server.register(modelRoutes, { ports: ports.models });
   await server.register(evaluatorRoutes, { ports: ports.evaluators });
+  await server.register(judgeTemplateRoutes);
   await server.register(inferenceRoutes, { ports: ports.inference });
   await server.register(runRoutes, { ports: ports.runs });
   await server.register(graderRoutes, { ports: ports.graders });
@@ -133,6 +136,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(evalRoutes, { ports: ports.evals });
   await server.register(storedCompletionRoutes, { ports: ports.storedCompletions });
   await server.register(monitorRoutes, { ports: ports.monitors });
+  await server.register(reviewRoutes, { ports: ports.review });
   await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);

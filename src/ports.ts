@@ -31,6 +31,7 @@ import type { GraderApiPorts } from './openai-evals/graders-service.js';
 import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
+import type { ReviewPorts } from './review/ports.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
 import { sourcePorts } from './sources/registry.js';
@@ -64,6 +65,8 @@ export interface Ports {
   /** OpenAI's stored chat completions (chat calls made with `store: true`). */
   storedCompletions: StoredCompletionPorts;
   monitors: MonitorContext;
+  /** Annotation queues, human reviews and agreement. */
+  review: ReviewPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -203,6 +206,7 @@ export function buildPorts(p: Parts): Ports {
     },
     runs,
     monitors,
+    review: { db },
     dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
     worker: {
       engine: engineDeps(p),

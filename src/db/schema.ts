@@ -17,6 +17,12 @@ import type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+import type {
+  AnnotationAssignmentTable,
+  AnnotationItemTable,
+  AnnotationQueueTable,
+  AnnotationReviewTable,
+} from './schema-review.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
@@ -98,6 +104,10 @@ export interface EvaluatorTable {
   requirements: string | null;
   /** The grader definition (OpenAI's shape, JSON) of evaluators of the grader types, else null. */
   grader: string | null;
+  /** JSON scale reviewers score on (migration 025); null: derived from the evaluator's type. */
+  scale: string | null;
+  /** The catalog template (`name@version`) the evaluator was made from, until its prompt is edited. */
+  template: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -230,6 +240,8 @@ export interface RunSampleTable {
   extra: string | null;
   /** Why a `missing` sample was not scored (migration 021); null for the other statuses. */
   missing_reason: string | null;
+  /** Hash of the exact judge prompt that scored the row (migration 025); null for other scorers. */
+  prompt_hash?: string | null;
   created_at: string;
 }
 
@@ -377,4 +389,8 @@ export interface Database {
   invitations: InvitationTable;
   sign_in_tokens: SignInTokenTable;
   oidc_logins: OidcLoginTable;
+  annotation_queues: AnnotationQueueTable;
+  annotation_items: AnnotationItemTable;
+  annotation_assignments: AnnotationAssignmentTable;
+  annotation_reviews: AnnotationReviewTable;
 }

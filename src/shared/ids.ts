@@ -15,7 +15,10 @@ export type IdPrefix =
   | 'smp'
   | 'job'
   | 'mon'
-  | 'eval';
+  | 'eval'
+  | 'aq'
+  | 'aqi'
+  | 'rev';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;
