@@ -14,7 +14,7 @@ import { reviewerOf } from './reviewer.js';
 import { correctReview, listReviews, requireReview, submitReview } from './reviews.js';
 import {
   AddItems,
-  ClaimBody,
+  ClaimQuery,
   ClaimResult,
   CorrectReview,
   ExportBody,
@@ -129,8 +129,8 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
         tags,
         summary: 'Claim the next item to review (one never seen by this reviewer); the claim expires',
         params: QueueParam,
-        body: Type.Optional(ClaimBody),
-        response: responses({ 200: ClaimResult }, 404, 413, 415, 422),
+        querystring: ClaimQuery,
+        response: responses({ 200: ClaimResult }, 404, 422),
       },
     },
     async (req) => {
@@ -144,7 +144,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
           ? null
           : await viewOf(db, queue.project_id, await requireItem(db, queue, id), evaluators, {
               reviewer,
-              hideJudge: req.body?.hide_judge ?? false,
+              hideJudge: req.query.hide_judge ?? false,
             });
       return {
         object: 'annotation_claim' as const,

@@ -28,7 +28,7 @@ export const CreateQueue = Type.Object(
     ),
     claim_seconds: Type.Optional(
       Type.Integer({
-        minimum: 10,
+        minimum: 1,
         maximum: 86_400,
         description: 'How long a claim holds an item before it returns to the queue (1800)',
       }),
@@ -44,7 +44,7 @@ export const PatchQueue = Type.Object(
     description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
     evaluators: Type.Optional(EvaluatorRefs),
     comment: Type.Optional(Type.Boolean()),
-    claim_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
+    claim_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
   },
   { additionalProperties: false },
 );
@@ -213,7 +213,7 @@ export const ItemView = Type.Object({
 });
 export type ItemView = Static<typeof ItemView>;
 
-export const ClaimBody = Type.Object(
+export const ClaimQuery = Type.Object(
   {
     hide_judge: Type.Optional(
       Type.Boolean({
