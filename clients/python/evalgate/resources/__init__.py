@@ -11,6 +11,7 @@ from .logs import TaskLogs
 from .models import Models
 from .monitors import Monitors
 from .projects import Projects
+from .review import AnnotationQueues, EvaluatorReview
 from .runs import AsyncRuns, Runs
 
 __all__ = [
@@ -27,4 +28,6 @@ __all__ = [
     "Projects",
     "Runs",
     "AsyncRuns",
+    "AnnotationQueues",
+    "EvaluatorReview",
 ]
