@@ -136,6 +136,11 @@ export async function exportReviewed(db: Db, queue: QueueRow, ev: RubricEvaluato
     created_at: now,
     updated_at: now,
   };
-  await insertDataset(db, row, rowsOf(db, queue, ev));
+  // Read before the dataset's transaction: on SQLite that transaction holds the one connection, so
+  // reading through `db` while it runs would wait on itself.
+  const rows: string[] = [];
+  for await (const line of rowsOf(db, queue, ev)) rows.push(line);
+  row.item_count = rows.length;
+  await insertDataset(db, row, rows);
   return toDataset(row);
 }
