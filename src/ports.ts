@@ -31,6 +31,7 @@ import type { GraderApiPorts } from './openai-evals/graders-service.js';
 import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
+import type { ReviewPorts } from './review/ports.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
 import type { SessionPorts } from './sessions/routes.js';
@@ -71,6 +72,8 @@ export interface Ports {
   sessions: SessionPorts;
   /** OTLP ingest and the trace store's reads. */
   traces: TracePorts;
+  /** Annotation queues, human reviews and agreement. */
+  review: ReviewPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -219,6 +222,7 @@ export function buildPorts(p: Parts): Ports {
     runs,
     monitors,
     traces: { db, store: p.traces, bodyLimit: config.bodyLimit },
+    review: { db },
     dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
     worker: {
       engine: engineDeps(p),

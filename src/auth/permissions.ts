@@ -9,6 +9,7 @@ export const RESOURCES = [
   'inference',
   'metrics',
   'keys',
+  'review',
 ] as const;
 export const ACTIONS = ['read', 'write'] as const;
 

@@ -19,6 +19,12 @@ import type {
 } from './schema-evals-monitors.js';
 import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
 import type { SpanTable, TraceTable } from './schema-traces.js';
+import type {
+  AnnotationAssignmentTable,
+  AnnotationItemTable,
+  AnnotationQueueTable,
+  AnnotationReviewTable,
+} from './schema-review.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
@@ -103,6 +109,10 @@ export interface EvaluatorTable {
   requirements: string | null;
   /** The grader definition (OpenAI's shape, JSON) of evaluators of the grader types, else null. */
   grader: string | null;
+  /** JSON scale reviewers score on (migration 025); null: derived from the evaluator's type. */
+  scale: string | null;
+  /** The catalog template (`name@version`) the evaluator was made from, until its prompt is edited. */
+  template: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -235,6 +245,8 @@ export interface RunSampleTable {
   extra: string | null;
   /** Why a `missing` sample was not scored (migration 021); null for the other statuses. */
   missing_reason: string | null;
+  /** Hash of the exact judge prompt that scored the row (migration 025); null for other scorers. */
+  prompt_hash?: string | null;
   created_at: string;
 }
 
@@ -388,4 +400,8 @@ export interface Database {
   task_session_keys: TaskSessionKeyTable;
   spans: SpanTable;
   traces: TraceTable;
+  annotation_queues: AnnotationQueueTable;
+  annotation_items: AnnotationItemTable;
+  annotation_assignments: AnnotationAssignmentTable;
+  annotation_reviews: AnnotationReviewTable;
 }

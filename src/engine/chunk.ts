@@ -343,6 +343,7 @@ export class ChunkWork {
       latency_ms: o.latencyMs ?? null,
       extra: json(extra),
       missing_reason: missing,
+      prompt_hash: typeof extra?.prompt_hash === 'string' ? extra.prompt_hash : null,
       created_at: '', // stamped when stored (score)
     };
   }

@@ -7,6 +7,7 @@ import {
   TEXT_SIMILARITY_METRICS,
 } from '../scoring/graders/schemas.js';
 import { EVALUATOR_TYPES, GRADER_EVALUATOR_TYPES } from '../shared/grader-types.js';
+import { Scale } from '../shared/scale.js';
 import type { JudgeApi } from '../shared/wire-protocol.js';
 
 /** Evaluator types that are OpenAI-style graders (see docs/graders.md): one list, in shared/grader-types.ts. */
@@ -78,6 +79,7 @@ const writable = {
   ),
   requirements: Type.Optional(Nullable(Requirements)),
   pass_threshold: Type.Optional(Nullable(Type.Number())),
+  scale: Type.Optional(Nullable(Scale)),
   name: Type.Optional(Nullable(Name)),
   description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
   api: Type.Optional(Nullable(Api)),
@@ -98,6 +100,14 @@ export const CreateEvaluator = Type.Object(
       Type.Enum([...EVALUATOR_MODES], {
         description: 'pointwise (default) or pairwise',
         'x-default': 'pointwise',
+      }),
+    ),
+    template: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'A judge catalog template (`faithfulness@1`, or a name for its latest version): fills prompt, scale and pass_threshold unless given',
       }),
     ),
     ...writable,
@@ -124,6 +134,12 @@ const common = {
   metadata: FreeObject(),
   pass_threshold: Nullable(Type.Number()),
   mode: Type.String(),
+  scale: Type.Optional(Scale),
+  template: Type.Optional(
+    Nullable(
+      Type.String({ description: 'The catalog template it was made from, until its prompt is edited' }),
+    ),
+  ),
 };
 
 export const JudgeEvaluator = Type.Object({

@@ -16,7 +16,9 @@ import {
   toGraderEvaluator,
 } from './graders.js';
 import * as repo from './repository.js';
+import { scaleOf } from './scale.js';
 import type { CreateEvaluator, Evaluator, PatchEvaluator } from './schemas.js';
+import { applyTemplate, checkScale } from './template.js';
 
 export interface EvaluatorContext {
   db: Kysely<Database>;
@@ -38,6 +40,8 @@ export function toEvaluator(row: repo.EvaluatorRow): Evaluator {
     metadata: parseJson<JsonObject>(row.metadata, {}),
     pass_threshold: row.pass_threshold,
     mode: row.mode,
+    scale: scaleOf(row),
+    template: row.template,
   };
   if (isGraderType(row.type)) return toGraderEvaluator(row.type, common, graderOfRow(row));
   if (row.type === 'code') {
@@ -126,6 +130,7 @@ async function validate(
   given: Record<string, unknown>,
 ): Promise<void> {
   const issues = shapeIssues(row, given);
+  issues.push(...checkScale(given.scale));
   if (isGraderType(row.type)) {
     const built = buildGrader(row.type, row.name, graderOfRow(row), given, row.pass_threshold);
     issues.push(...built.issues);
@@ -190,6 +195,7 @@ export async function createEvaluator(
   projectId: string,
   body: CreateEvaluator,
 ): Promise<Evaluator> {
+  body = applyTemplate(body);
   const container = await resolveContainer(ctx, projectId, body.container);
   const id = newId('evl');
   const now = nowIso();
@@ -210,6 +216,8 @@ export async function createEvaluator(
     source: body.source ?? null,
     requirements: body.requirements ? JSON.stringify(body.requirements) : null,
     grader: null,
+    scale: body.scale ? JSON.stringify(body.scale) : null,
+    template: body.template ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -234,6 +242,9 @@ export async function patchEvaluator(
   }
   if (body.name !== undefined) patch.name = body.name ?? current.id;
   if (body.mode !== undefined) patch.mode = body.mode ?? 'pointwise';
+  if (body.scale !== undefined) patch.scale = body.scale ? JSON.stringify(body.scale) : null;
+  // An edited prompt is the user's own: it no longer is the catalog template's.
+  if (body.prompt !== undefined && body.prompt !== current.prompt) patch.template = null;
   if (body.metadata !== undefined) patch.metadata = JSON.stringify(body.metadata);
   if (body.inference_parameters !== undefined)
     patch.inference_parameters = JSON.stringify(body.inference_parameters);

@@ -16,7 +16,10 @@ export type IdPrefix =
   | 'job'
   | 'mon'
   | 'eval'
-  | 'sess';
+  | 'sess'
+  | 'aq'
+  | 'aqi'
+  | 'rev';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

@@ -17,6 +17,8 @@ const COMMON_FIELDS = [
   'metadata',
   'pass_threshold',
   'mode',
+  'scale',
+  'template',
 ];
 const JUDGE_FIELDS = [...COMMON_FIELDS, 'api', 'model', 'prompt', 'inference_parameters'].sort();
 const CODE_FIELDS = [...COMMON_FIELDS, 'source', 'requirements'].sort();

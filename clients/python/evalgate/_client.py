@@ -21,6 +21,8 @@ from .resources import (
     Projects,
     Runs,
     Sessions,
+    AnnotationQueues,
+    EvaluatorReview,
     TaskLogs,
 )
 from .resources._base import operation
@@ -112,6 +114,8 @@ class _Base:
         self.runs: Runs = Runs(self)
         self.monitors = Monitors(self)
         self.sessions = Sessions(self)
+        self.annotation_queues = AnnotationQueues(self)
+        self.review = EvaluatorReview(self)
 
     # The settings in force (the key is not among them: it stays out of logs and reprs).
     @property

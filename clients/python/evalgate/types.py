@@ -209,7 +209,28 @@ class ModelDeleted(TypedDict):
     deleted: Literal[True]
 
 
-class JudgeEvaluator(TypedDict):
+class JudgeEvaluatorScaleVariant1(TypedDict):
+    type: Literal["pass_fail"]
+
+
+class JudgeEvaluatorScaleVariant2(TypedDict):
+    type: Literal["ordinal"]
+    min: int
+    max: int
+
+
+class JudgeEvaluatorScaleVariant3(TypedDict):
+    type: Literal["continuous"]
+    min: Optional[float]
+    max: Optional[float]
+
+
+class JudgeEvaluatorScaleVariant4(TypedDict):
+    type: Literal["labels"]
+    labels: List[str]
+
+
+class _JudgeEvaluatorRequired(TypedDict):
     object: Literal["evaluator.judge"]
     project_id: str
     container_id: Optional[str]
@@ -228,7 +249,13 @@ class JudgeEvaluator(TypedDict):
     inference_parameters: Dict[str, Any]
 
 
-class CodeEvaluator(TypedDict):
+class JudgeEvaluator(_JudgeEvaluatorRequired, total=False):
+    #: pass_fail, ordinal {min, max} (integers), continuous {min, max} or labels {labels}
+    scale: Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]
+    template: Optional[str]
+
+
+class _CodeEvaluatorRequired(TypedDict):
     object: Literal["evaluator.code"]
     project_id: str
     container_id: Optional[str]
@@ -243,6 +270,12 @@ class CodeEvaluator(TypedDict):
     mode: str
     source: str
     requirements: List[str]
+
+
+class CodeEvaluator(_CodeEvaluatorRequired, total=False):
+    #: pass_fail, ordinal {min, max} (integers), continuous {min, max} or labels {labels}
+    scale: Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]
+    template: Optional[str]
 
 
 class GraderEvaluatorInputItemContentVariant1(TypedDict):
@@ -287,7 +320,7 @@ class GraderEvaluatorSamplingParams(TypedDict, total=False):
     top_p: Optional[float]
 
 
-class GraderEvaluator(TypedDict):
+class _GraderEvaluatorRequired(TypedDict):
     object: Literal["evaluator.string_check", "evaluator.text_similarity", "evaluator.score_model", "evaluator.label_model"]
     project_id: str
     container_id: Optional[str]
@@ -310,6 +343,12 @@ class GraderEvaluator(TypedDict):
     sampling_params: Optional[GraderEvaluatorSamplingParams]
     labels: Optional[List[str]]
     passing_labels: Optional[List[str]]
+
+
+class GraderEvaluator(_GraderEvaluatorRequired, total=False):
+    #: pass_fail, ordinal {min, max} (integers), continuous {min, max} or labels {labels}
+    scale: Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]
+    template: Optional[str]
 
 
 Evaluator = Union[JudgeEvaluator, CodeEvaluator, GraderEvaluator]
@@ -768,6 +807,257 @@ class SessionDetail(TypedDict):
     scores: List[SessionDetailScoresItem]
     turns: List[SessionDetailTurnsItem]
     tool_calls: List[SessionDetailToolCallsItem]
+class AnnotationQueueRubricEvaluatorsItem(TypedDict):
+    id: str
+    name: str
+    #: The evaluator's scale
+    scale: Dict[str, Any]
+
+
+class AnnotationQueueRubric(TypedDict):
+    evaluators: List[AnnotationQueueRubricEvaluatorsItem]
+    comment: bool
+
+
+class AnnotationQueueCounts(TypedDict):
+    total: int
+    open: int
+    done: int
+    flagged: int
+    #: Current human reviews (corrections not counted twice)
+    reviews: int
+
+
+class AnnotationQueue(TypedDict):
+    object: Literal["annotation_queue"]
+    id: str
+    project_id: str
+    name: str
+    description: Optional[str]
+    rubric: AnnotationQueueRubric
+    reviewers_per_item: int
+    claim_seconds: int
+    counts: AnnotationQueueCounts
+    created_at: str
+    updated_at: str
+
+
+class AnnotationQueueDeleted(TypedDict):
+    object: Literal["annotation_queue"]
+    id: str
+    deleted: Literal[True]
+
+
+class AnnotationItemsAdded(TypedDict):
+    object: Literal["annotation_items.added"]
+    added: int
+    already_queued: int
+
+
+class AnnotationItem(TypedDict):
+    object: Literal["annotation_item"]
+    id: str
+    queue_id: str
+    kind: str
+    ref: str
+    run_id: Optional[str]
+    launch_index: Optional[int]
+    position: Optional[int]
+    source: str
+    state: str
+    reviewers_needed: int
+    reviews: int
+    flag: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class AnnotationItemViewContent(TypedDict):
+    input: Any
+    output: Any
+    expected: Any
+    metadata: Any
+
+
+class AnnotationItemViewJudgeItem(TypedDict):
+    evaluator_id: str
+    score: Optional[float]
+    passed: Optional[bool]
+    reasoning: Optional[str]
+    prompt_hash: Optional[str]
+
+
+class AnnotationItemViewClaim(TypedDict):
+    reviewer: str
+    expires_at: str
+
+
+class AnnotationItemView(TypedDict):
+    object: Literal["annotation_item.view"]
+    item: AnnotationItem
+    content: AnnotationItemViewContent
+    judge: Optional[List[AnnotationItemViewJudgeItem]]
+    claim: Optional[AnnotationItemViewClaim]
+
+
+class AnnotationClaim(TypedDict):
+    object: Literal["annotation_claim"]
+    item: Optional[AnnotationItemView]
+    #: Open items this reviewer may still claim
+    remaining: int
+
+
+class AnnotationItemReviewedReviewsItem(TypedDict):
+    object: Literal["annotation_review"]
+    id: str
+    queue_id: str
+    item_id: str
+    evaluator_id: str
+    reviewer: str
+    score: Optional[float]
+    passed: Optional[bool]
+    label: Optional[str]
+    comment: Optional[str]
+    superseded_by: Optional[str]
+    created_at: str
+
+
+class AnnotationItemReviewed(TypedDict):
+    object: Literal["annotation_item"]
+    id: str
+    state: str
+    reviews: List[AnnotationItemReviewedReviewsItem]
+
+
+class AnnotationItemState(TypedDict):
+    object: Literal["annotation_item"]
+    id: str
+    state: str
+
+
+AnnotationItemFlagged = AnnotationItemState
+
+
+AnnotationReview = AnnotationItemReviewedReviewsItem
+
+
+AnnotationReviewCorrected = AnnotationItemReviewedReviewsItem
+
+
+ExportedDataset = Dataset
+
+
+class QueueAgreementEvaluatorsItemEvaluator(TypedDict):
+    id: str
+    name: str
+    scale: Dict[str, Any]
+
+
+class QueueAgreementEvaluatorsItemGroupsItemConfusion(TypedDict):
+    labels: List[Union[str, float]]
+    #: Rows: the judge; columns: the person
+    matrix: List[List[int]]
+
+
+class QueueAgreementEvaluatorsItemGroupsItemIntervals(TypedDict):
+    """95 % percentile bootstrap intervals (seeded)"""
+
+    percent_agreement: Optional[List[float]]
+    kappa: Optional[List[float]]
+    weighted_kappa: Optional[List[float]]
+    pearson: Optional[List[float]]
+    spearman: Optional[List[float]]
+    mae: Optional[List[float]]
+
+
+class QueueAgreementEvaluatorsItemGroupsItemDisagreementsItem(TypedDict):
+    item_id: str
+    judge: Any
+    human: Any
+
+
+class QueueAgreementEvaluatorsItemGroupsItem(TypedDict):
+    prompt_hash: Optional[str]
+    #: Pairs
+    n: int
+    percent_agreement: Optional[float]
+    kappa: Optional[float]
+    weighted_kappa: Optional[float]
+    pearson: Optional[float]
+    spearman: Optional[float]
+    mae: Optional[float]
+    confusion: Optional[QueueAgreementEvaluatorsItemGroupsItemConfusion]
+    #: 95 % percentile bootstrap intervals (seeded)
+    intervals: QueueAgreementEvaluatorsItemGroupsItemIntervals
+    #: The first pairs that disagree (at most 20)
+    disagreements: List[QueueAgreementEvaluatorsItemGroupsItemDisagreementsItem]
+
+
+class QueueAgreementEvaluatorsItemInterAnnotator(TypedDict):
+    #: Items with two reviewers
+    n: int
+    percent_agreement: Optional[float]
+    kappa: Optional[float]
+    weighted_kappa: Optional[float]
+
+
+class QueueAgreementEvaluatorsItemBootstrap(TypedDict):
+    seed: int
+    resamples: int
+
+
+class QueueAgreementEvaluatorsItemCompare(TypedDict):
+    evaluator: QueueAgreementEvaluatorsItemEvaluator
+    #: Judge–human pairs in all
+    n: int
+    #: One per judge prompt (hash): a changed prompt is never averaged in
+    groups: List[QueueAgreementEvaluatorsItemGroupsItem]
+    inter_annotator: Optional[QueueAgreementEvaluatorsItemInterAnnotator]
+
+
+class _QueueAgreementEvaluatorsItemRequired(TypedDict):
+    object: Literal["evaluator.agreement"]
+    evaluator: QueueAgreementEvaluatorsItemEvaluator
+    #: Judge–human pairs in all
+    n: int
+    #: One per judge prompt (hash): a changed prompt is never averaged in
+    groups: List[QueueAgreementEvaluatorsItemGroupsItem]
+    inter_annotator: Optional[QueueAgreementEvaluatorsItemInterAnnotator]
+    queue_id: Optional[str]
+    run_id: Optional[str]
+    bootstrap: QueueAgreementEvaluatorsItemBootstrap
+
+
+class QueueAgreementEvaluatorsItem(_QueueAgreementEvaluatorsItemRequired, total=False):
+    compare: QueueAgreementEvaluatorsItemCompare
+
+
+class QueueAgreement(TypedDict):
+    object: Literal["annotation_queue.agreement"]
+    queue_id: str
+    evaluators: List[QueueAgreementEvaluatorsItem]
+
+
+EvaluatorAgreement = QueueAgreementEvaluatorsItem
+
+
+class EvaluatorTemplate(TypedDict):
+    object: Literal["evaluator_template"]
+    #: `name@version`, as `template` takes it
+    id: str
+    name: str
+    version: int
+    title: str
+    description: str
+    #: pass_fail, ordinal {min, max} (integers), continuous {min, max} or labels {labels}
+    scale: Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]
+    pass_threshold: Optional[float]
+    #: The prompt variables ({{input}}, {{metadata.context}}, …)
+    variables: List[str]
+    prompt: str
+
+
+EvaluatorTemplateOne = EvaluatorTemplate
 
 
 class _CreateApiKeyRequired(TypedDict):
@@ -913,12 +1203,15 @@ class _CreateEvaluatorRequired(TypedDict):
 class CreateEvaluator(_CreateEvaluatorRequired, total=False):
     #: pointwise (default) or pairwise
     mode: Literal["pointwise", "pairwise"]
+    #: A judge catalog template (`faithfulness@1`, or a name for its latest version): fills prompt, scale and pass_threshold unless given
+    template: str
     container: Optional[str]
     model: Optional[str]
     prompt: Optional[str]
     source: Optional[str]
     requirements: Optional[List[str]]
     pass_threshold: Optional[float]
+    scale: Optional[Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]]
     name: Optional[str]
     description: Optional[str]
     api: Optional[Literal["chat_completions", "messages"]]
@@ -950,6 +1243,7 @@ class PatchEvaluator(TypedDict, total=False):
     source: Optional[str]
     requirements: Optional[List[str]]
     pass_threshold: Optional[float]
+    scale: Optional[Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]]
     name: Optional[str]
     description: Optional[str]
     api: Optional[Literal["chat_completions", "messages"]]
@@ -1111,6 +1405,117 @@ class PatchMonitor(TypedDict, total=False):
 
 
 DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]
+class _CreateAnnotationQueueRequired(TypedDict):
+    #: Unique in the project. Must not start with aq_ or with/end in spaces
+    name: str
+    #: The rubric: evaluators (ids or names) whose scales reviewers score on
+    evaluators: List[str]
+
+
+class CreateAnnotationQueue(_CreateAnnotationQueueRequired, total=False):
+    description: Optional[str]
+    #: The rubric asks for a free-text comment too
+    comment: bool
+    #: How many different people review each item (1)
+    reviewers_per_item: int
+    #: How long a claim holds an item before it returns to the queue (1800)
+    claim_seconds: int
+
+
+class PatchAnnotationQueue(TypedDict, total=False):
+    #: Unique in the project. Must not start with aq_ or with/end in spaces
+    name: str
+    description: Optional[str]
+    #: The rubric: evaluators (ids or names) whose scales reviewers score on
+    evaluators: List[str]
+    comment: bool
+    claim_seconds: int
+
+
+class _AddAnnotationItemsRunSamplesItemRequired(TypedDict):
+    run: str
+    position: int
+
+
+class AddAnnotationItemsRunSamplesItem(_AddAnnotationItemsRunSamplesItemRequired, total=False):
+    #: Launch index (0)
+    launch: int
+
+
+class _AddAnnotationItemsRulesItemRequired(TypedDict):
+    #: The run whose positions are chosen
+    run: str
+
+
+class AddAnnotationItemsRulesItem(_AddAnnotationItemsRulesItemRequired, total=False):
+    #: The evaluator whose rows are read (the rubric's first)
+    evaluator: str
+    #: Positions the evaluator failed
+    failed: bool
+    #: A random share of the run's positions, the same for the same seed
+    share: float
+    #: Seed of the share (0)
+    seed: int
+    #: Positions scored at least this
+    score_min: float
+    #: Positions scored at most this
+    score_max: float
+
+
+class AddAnnotationItems(TypedDict, total=False):
+    #: Task log ids
+    task_logs: List[str]
+    #: Session ids
+    sessions: List[str]
+    run_samples: List[AddAnnotationItemsRunSamplesItem]
+    #: Each rule selects the positions of a run where all its criteria hold; the rules add up
+    rules: List[AddAnnotationItemsRulesItem]
+
+
+class _SubmitReviewScoresItemRequired(TypedDict):
+    #: A rubric evaluator (id or name)
+    evaluator: str
+
+
+class SubmitReviewScoresItem(_SubmitReviewScoresItemRequired, total=False):
+    #: ordinal and continuous scales (pass_fail: 0 or 1)
+    score: float
+    #: pass_fail scales
+    passed: bool
+    #: labels scales
+    label: str
+
+
+class _SubmitReviewRequired(TypedDict):
+    scores: List[SubmitReviewScoresItem]
+
+
+class SubmitReview(_SubmitReviewRequired, total=False):
+    comment: Optional[str]
+
+
+class FlagItem(TypedDict):
+    reason: str
+
+
+class CorrectReview(TypedDict, total=False):
+    score: float
+    passed: bool
+    label: str
+    comment: Optional[str]
+
+
+class _ExportReviewedRequired(TypedDict):
+    #: Label of the new dataset
+    label: str
+
+
+class ExportReviewed(_ExportReviewedRequired, total=False):
+    #: Whose human score is `expected` (the rubric's first)
+    evaluator: str
+
+
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]
 
 
 RunResultsData = RunDataResults

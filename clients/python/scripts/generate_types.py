@@ -72,6 +72,25 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/monitors/{monitor}/samples"): "MonitorSample[]",
     ("GET", "/v1/sessions"): "Session[]",
     ("GET", "/v1/sessions/{session}"): "SessionDetail",
+    ("GET", "/v1/annotation-queues"): "AnnotationQueue[]",
+    ("POST", "/v1/annotation-queues"): "AnnotationQueue",
+    ("GET", "/v1/annotation-queues/{queue}"): "AnnotationQueue",
+    ("PATCH", "/v1/annotation-queues/{queue}"): "AnnotationQueue",
+    ("DELETE", "/v1/annotation-queues/{queue}"): "AnnotationQueueDeleted",
+    ("POST", "/v1/annotation-queues/{queue}/items"): "AnnotationItemsAdded",
+    ("GET", "/v1/annotation-queues/{queue}/items"): "AnnotationItem[]",
+    ("GET", "/v1/annotation-queues/{queue}/items/{item}"): "AnnotationItemView",
+    ("POST", "/v1/annotation-queues/{queue}/claim"): "AnnotationClaim",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/review"): "AnnotationItemReviewed",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/skip"): "AnnotationItemState",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/flag"): "AnnotationItemFlagged",
+    ("GET", "/v1/annotation-queues/{queue}/reviews"): "AnnotationReview[]",
+    ("POST", "/v1/annotation-queues/{queue}/reviews/{review}/correct"): "AnnotationReviewCorrected",
+    ("POST", "/v1/annotation-queues/{queue}/export"): "ExportedDataset",
+    ("GET", "/v1/annotation-queues/{queue}/agreement"): "QueueAgreement",
+    ("GET", "/v1/evaluators/{evaluator}/agreement"): "EvaluatorAgreement",
+    ("GET", "/v1/evaluator-templates"): "EvaluatorTemplate[]",
+    ("GET", "/v1/evaluator-templates/{template}"): "EvaluatorTemplateOne",
 }
 
 #: (METHOD, path) → the name of its JSON request body's model.
@@ -92,6 +111,13 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("PATCH", "/v1/evaluation/runs/{run_id}"): "PatchRun",
     ("POST", "/v1/monitors"): "CreateMonitor",
     ("PATCH", "/v1/monitors/{monitor}"): "PatchMonitor",
+    ("POST", "/v1/annotation-queues"): "CreateAnnotationQueue",
+    ("PATCH", "/v1/annotation-queues/{queue}"): "PatchAnnotationQueue",
+    ("POST", "/v1/annotation-queues/{queue}/items"): "AddAnnotationItems",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/review"): "SubmitReview",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/flag"): "FlagItem",
+    ("POST", "/v1/annotation-queues/{queue}/reviews/{review}/correct"): "CorrectReview",
+    ("POST", "/v1/annotation-queues/{queue}/export"): "ExportReviewed",
 }
 
 #: Named parts of a body: name → (METHOD, path, "request" or "response", property).

@@ -21,6 +21,7 @@ import * as m021 from './021_missing_reason.js';
 import * as m022 from './022_log_trace_session.js';
 import * as m023 from './023_traces.js';
 import * as m024 from './024_sessions.js';
+import * as m025 from './025_review.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '022_log_trace_session': m022,
   '023_traces': m023,
   '024_sessions': m024,
+  '025_review': m025,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
 import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
-import { compileTemplate, type TemplateValues, variablesOf } from './template.js';
+import { compileTemplate, missingVariables, type TemplateValues, variablesOf } from './template.js';
 import { PAIRWISE_SCHEMA, POINTWISE_SCHEMA, parsePairwise, parsePointwise, type Winner } from './verdict.js';
 
 export interface JudgeDefinition {
@@ -133,6 +134,30 @@ export function pairwiseScore(first: Winner, second: Winner): { score: number; i
   return { score, inconsistent: !mirrored };
 }
 
+/**
+ * The hash of the exact prompt a judge asks with (its system message and the template as sent), so that
+ * scores of a changed prompt are never averaged with the old one's unawares (runs and agreement group by it).
+ */
+export function judgePromptHash(def: Pick<JudgeDefinition, 'mode' | 'prompt'>): string {
+  const template = def.prompt ?? '';
+  const parts =
+    def.mode === 'pairwise'
+      ? [PAIRWISE_SYSTEM, pairwisePrompt(template)]
+      : [POINTWISE_SYSTEM, pointwisePrompt(template)];
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16);
+}
+
+/** A position whose prompt would name a variable without a value: missing (with the reason), not scored. */
+function missingOutcome(template: string, values: TemplateValues): ScoreOutcome | null {
+  const missing = missingVariables(template, values);
+  if (missing.length === 0) return null;
+  const names = missing.map((m) => `{{${m}}}`).join(', ');
+  return outcome(
+    asked(),
+    { error: { code: 'missing_data', message: `The prompt's ${names} has no value at this position` } },
+  );
+}
+
 export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer {
   const params = def.inference_parameters;
   const template = def.prompt ?? '';
@@ -140,16 +165,17 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
   const pointwisePromptOf = compileTemplate(pointwisePrompt(template));
   const pairwisePromptOf = compileTemplate(pairwisePrompt(template));
   const metadata = variablesOf(template).has('metadata');
+  const promptHash = judgePromptHash(def);
 
   async function pointwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
     const seen = asked();
+    const values = valuesOf(input, metadata);
+    const missing = missingOutcome(template, values);
+    if (missing) return missing;
     const request: ChatRequest = {
       ...params,
       model,
-      messages: [
-        POINTWISE_SYSTEM_MESSAGE,
-        { role: 'user', content: pointwisePromptOf(valuesOf(input, metadata)) },
-      ],
+      messages: [POINTWISE_SYSTEM_MESSAGE, { role: 'user', content: pointwisePromptOf(values) }],
       response_format: POINTWISE_FORMAT,
     };
     const verdict = await ask(call, request, parsePointwise, seen, signal);
@@ -169,6 +195,8 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
   async function pairwise(input: ScoreInput, signal: AbortSignal): Promise<ScoreOutcome> {
     const seen = asked();
     const values = valuesOf(input, metadata);
+    const missing = missingOutcome(template, values);
+    if (missing) return missing;
     const requestFor = (a: unknown, b: unknown): ChatRequest => ({
       ...params,
       model,
@@ -208,7 +236,9 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
       return Promise.all(
         inputs.map(async (input) => {
           try {
-            return await scoreOne(input, signal);
+            const scored = await scoreOne(input, signal);
+            scored.extra = { ...scored.extra, prompt_hash: promptHash };
+            return scored;
           } catch (err) {
             if (signal.aborted) throw err;
             // Typed failures (upstream errors, a run that gave up on rate limits) keep their code.

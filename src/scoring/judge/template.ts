@@ -71,3 +71,21 @@ export function variablesOf(template: string): ReadonlySet<string> {
   }
   return vars;
 }
+
+/** What a judge cannot do without: the item's input and the metadata its prompt names (e.g. a RAG context). */
+const REQUIRED_ROOTS = new Set(['input', 'metadata']);
+
+/**
+ * The variables of `template` (among the input and metadata paths) that have no value at a position: a
+ * judge asked with them blank would score a prompt that says nothing, so the position is missing instead.
+ */
+export function missingVariables(template: string, values: TemplateValues): string[] {
+  const missing: string[] = [];
+  for (const reference of referencesIn(template, VARIABLE)) {
+    const path = reference.split('.');
+    if (!REQUIRED_ROOTS.has(path[0] ?? '')) continue;
+    const value = lookup(values, path);
+    if (value === null || value === undefined || value === '') missing.push(reference);
+  }
+  return missing;
+}

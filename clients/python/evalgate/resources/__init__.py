@@ -11,6 +11,7 @@ from .logs import TaskLogs
 from .models import Models
 from .monitors import Monitors
 from .projects import Projects
+from .review import AnnotationQueues, EvaluatorReview
 from .runs import AsyncRuns, Runs
 from .sessions import Sessions
 
@@ -29,4 +30,6 @@ __all__ = [
     "Runs",
     "AsyncRuns",
     "Sessions",
+    "AnnotationQueues",
+    "EvaluatorReview",
 ]

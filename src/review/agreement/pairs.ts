@@ -1,0 +1,197 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { parseJson } from '../../shared/json.js';
+import type { Scale } from '../../shared/scale.js';
+
+/** One judge answer and one human answer on the same item, on the evaluator's scale. */
+export interface Pair {
+  item: string;
+  promptHash: string | null;
+  judge: Answer;
+  human: Answer;
+}
+
+/** An answer reduced to what agreement compares: a score, a pass/fail (1/0), a label. */
+export interface Answer {
+  score: number | null;
+  passed: number | null;
+  label: string | null;
+}
+
+type Db = Kysely<Database>;
+
+/** A label grader keeps its label in the row's `extra.scores.label` (or says it in its reasoning). */
+function judgeLabel(extra: string | null, reasoning: string | null): string | null {
+  const parsed = parseJson<{ scores?: { label?: unknown } } | null>(extra, null);
+  if (typeof parsed?.scores?.label === 'string') return parsed.scores.label;
+  const m = /^label: (.+)$/.exec(reasoning ?? '');
+  return m?.[1] ?? null;
+}
+
+function judgeAnswer(s: {
+  score: number | null;
+  passed: number | null;
+  extra: string | null;
+  reasoning: string | null;
+}): Answer {
+  return { score: s.score, passed: s.passed, label: judgeLabel(s.extra, s.reasoning) };
+}
+
+const PAGE = 5000;
+
+/**
+ * Judge–human pairs of an evaluator from its current human reviews (optionally of one queue): each review
+ * of a run's position paired with the judge's row at that position. Read in pages, ordered by review id.
+ */
+export async function reviewPairs(
+  db: Db,
+  projectId: string,
+  evaluatorId: string,
+  queueId: string | null,
+): Promise<Pair[]> {
+  const out: Pair[] = [];
+  let after = '';
+  for (;;) {
+    let q = db
+      .selectFrom('annotation_reviews as r')
+      .innerJoin('annotation_items as i', 'i.id', 'r.item_id')
+      .innerJoin('run_samples as s', (j) =>
+        j
+          .onRef('s.run_id', '=', 'i.run_id')
+          .onRef('s.launch_index', '=', 'i.launch_index')
+          .onRef('s.position', '=', 'i.position')
+          .onRef('s.evaluator_id', '=', 'r.evaluator_id'),
+      )
+      .select([
+        'r.id',
+        'r.item_id',
+        'r.score as h_score',
+        'r.passed as h_passed',
+        'r.label as h_label',
+        's.score',
+        's.passed',
+        's.extra',
+        's.reasoning',
+        's.prompt_hash',
+      ])
+      .where('r.project_id', '=', projectId)
+      .where('r.evaluator_id', '=', evaluatorId)
+      .where('r.superseded_by', 'is', null)
+      .where('s.status', '=', 'scored')
+      .where('r.id', '>', after);
+    if (queueId !== null) q = q.where('r.queue_id', '=', queueId);
+    const rows = await q.orderBy('r.id').limit(PAGE).execute();
+    for (const r of rows) {
+      out.push({
+        item: r.item_id,
+        promptHash: r.prompt_hash ?? null,
+        judge: judgeAnswer(r),
+        human: { score: r.h_score, passed: r.h_passed, label: r.h_label },
+      });
+    }
+    if (rows.length < PAGE) return out;
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
+/** A human answer as exported into a dataset's `expected` (a number, a bool or a label), on a scale. */
+function expectedAnswer(expected: string | null, scale: Scale): Answer | null {
+  const v = parseJson<unknown>(expected, null);
+  if (scale.type === 'labels') return typeof v === 'string' ? { score: null, passed: null, label: v } : null;
+  if (scale.type === 'pass_fail') {
+    if (typeof v === 'boolean') return { score: v ? 1 : 0, passed: v ? 1 : 0, label: null };
+    if (v === 0 || v === 1) return { score: v, passed: v, label: null };
+    return null;
+  }
+  return typeof v === 'number' ? { score: v, passed: null, label: null } : null;
+}
+
+/**
+ * Judge–human pairs of a run over reviewed items (a dataset exported from a queue): each scored row's
+ * judge answer against the human answer the row carries as `expected`.
+ */
+export async function runPairs(
+  db: Db,
+  runId: string,
+  evaluatorId: string,
+  scale: Scale,
+  passThreshold: number | null,
+): Promise<Pair[]> {
+  const out: Pair[] = [];
+  let after = -1;
+  let launch = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('run_samples')
+      .select([
+        'launch_index',
+        'position',
+        'score',
+        'passed',
+        'extra',
+        'reasoning',
+        'prompt_hash',
+        'expected',
+      ])
+      .where('run_id', '=', runId)
+      .where('evaluator_id', '=', evaluatorId)
+      .where('status', '=', 'scored')
+      .where((eb) =>
+        eb.or([
+          eb('launch_index', '>', launch),
+          eb.and([eb('launch_index', '=', launch), eb('position', '>', after)]),
+        ]),
+      )
+      .orderBy('launch_index')
+      .orderBy('position')
+      .limit(PAGE)
+      .execute();
+    for (const r of rows) {
+      const human = expectedAnswer(r.expected, scale);
+      if (!human) continue;
+      if (human.passed === null && human.score !== null && passThreshold !== null) {
+        human.passed = human.score >= passThreshold ? 1 : 0;
+      }
+      out.push({
+        item: `${runId}/${r.launch_index}/${r.position}`,
+        promptHash: r.prompt_hash ?? null,
+        judge: judgeAnswer(r),
+        human,
+      });
+    }
+    if (rows.length < PAGE) return out;
+    const last = rows[rows.length - 1]!;
+    launch = Number(last.launch_index);
+    after = Number(last.position);
+  }
+}
+
+/** Pairs of two people's current reviews of the same item and evaluator (the first two reviewers). */
+export async function reviewerPairs(
+  db: Db,
+  projectId: string,
+  evaluatorId: string,
+  queueId: string | null,
+): Promise<Pair[]> {
+  let q = db
+    .selectFrom('annotation_reviews')
+    .select(['item_id', 'reviewer', 'score', 'passed', 'label'])
+    .where('project_id', '=', projectId)
+    .where('evaluator_id', '=', evaluatorId)
+    .where('superseded_by', 'is', null);
+  if (queueId !== null) q = q.where('queue_id', '=', queueId);
+  const out: Pair[] = [];
+  type Open = { item: string; first: Answer & { reviewer: string }; done: boolean };
+  let current = null as Open | null;
+  // Ordered by item, then time: the first two reviewers of each item make its pair.
+  for (const r of await q.orderBy('item_id').orderBy('id').execute()) {
+    if (current?.item !== r.item_id) {
+      current = { item: r.item_id, first: { ...r, reviewer: r.reviewer }, done: false };
+      continue;
+    }
+    if (current.done || current.first.reviewer === r.reviewer) continue;
+    out.push({ item: r.item_id, promptHash: null, judge: current.first, human: r });
+    current.done = true;
+  }
+  return out;
+}
