@@ -35,7 +35,7 @@ import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
-import { readsRecorded, sourcePorts } from './sources/registry.js';
+import { sourcePorts } from './sources/registry.js';
 
 /** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
 export interface Sandbox {
@@ -125,12 +125,15 @@ function engineDeps(p: Parts): EngineDeps {
   };
 }
 
+/** Source kinds whose items are task logs (item id = task log id): a container's, a monitor's selection. */
+const TASK_LOG_SIDES = new Set(['container', 'monitor']);
+
 /** Scored rows whose sample is a recorded call (its task log) go out as evaluation events of its span. */
 function scoresOut(p: Parts, exporter: OtelExport): NonNullable<EngineDeps['onScored']> {
   const emit = scoreExporter(p.database.db, exporter, (message) => p.logger.warn(message));
   return (plan, rows) => {
     const sample = plan.sides.sample;
-    if (isGenerated(sample) || !readsRecorded([sample])) return;
+    if (isGenerated(sample) || !TASK_LOG_SIDES.has(sample.type)) return;
     const names = new Map(plan.evaluators.map((e) => [e.id, e.name]));
     const scores: StoredScore[] = [];
     for (const r of rows) {

@@ -159,6 +159,30 @@ describe('export of calls and scores (content capture off)', () => {
     }
   });
 
+  it("sends a monitor's scores of new calls as evaluation events on their spans", async () => {
+    expect((await g.h.call('POST', '/v1/containers', { body: { label: 'watched' } })).status).toBe(201);
+    const monitor = await g.h.call('POST', '/v1/monitors', {
+      body: { name: 'hello-watch', container: 'watched', evaluators: ['is-hello'], sampling_rate: 1 },
+    });
+    expect(monitor.status, monitor.text).toBe(201);
+    const before = receiver.logs.length;
+    const { logId } = await chat(g, 'watched call', { 'x-evalgate-container': 'watched' });
+    await waitFor(
+      () => receiver.logs.some((l) => l.attributes['evalgate.task_log.id'] === logId),
+      30_000,
+      "the monitor's event",
+    );
+    const events = receiver.logs.slice(before).filter((l) => l.attributes['evalgate.task_log.id'] === logId);
+    expect(events).toHaveLength(1);
+    const log = await taskLog(g, logId);
+    expect(events[0]).toMatchObject({
+      eventName: 'gen_ai.evaluation.result',
+      traceId: log.trace_id,
+      spanId: log.span_id,
+      attributes: { 'gen_ai.evaluation.name': 'is-hello', 'gen_ai.evaluation.score.value': 1 },
+    });
+  });
+
   it('exposes the export counters in the metrics', async () => {
     const { text } = await g.h.call('GET', '/metrics', { unchecked: true });
     expect(text).toMatch(/evalgate_otel_export_items_total\{signal="spans",outcome="exported"\} [1-9]/);
