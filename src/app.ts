@@ -28,6 +28,7 @@ import { graderRoutes } from './openai-evals/graders-routes.js';
 import { storedCompletionRoutes } from './openai-evals/stored-completions-routes.js';
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
+import { traceRoutes } from './traces/routes.js';
 
 export interface App {
   server: FastifyInstance;
@@ -133,6 +134,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(evalRoutes, { ports: ports.evals });
   await server.register(storedCompletionRoutes, { ports: ports.storedCompletions });
   await server.register(monitorRoutes, { ports: ports.monitors });
+  await server.register(traceRoutes, { ports: ports.traces });
   await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);

@@ -36,6 +36,8 @@ import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
 import { sourcePorts } from './sources/registry.js';
+import type { TracePorts } from './traces/routes.js';
+import type { TraceStore } from './traces/service.js';
 
 /** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
 export interface Sandbox {
@@ -66,6 +68,8 @@ export interface Ports {
   /** OpenAI's stored chat completions (chat calls made with `store: true`). */
   storedCompletions: StoredCompletionPorts;
   monitors: MonitorContext;
+  /** OTLP ingest and the trace store's reads. */
+  traces: TracePorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -87,6 +91,8 @@ export interface Parts {
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   self: SelfAddresses;
   logWriter: LogWriter;
+  /** Spans received over OTLP: the batched span writer and the trace store. */
+  traces: TraceStore;
   providers: ProviderLayer;
   /** The response cache (the database's table embedded, Redis in scale-out). */
   cache: ResponseCache;
@@ -237,6 +243,7 @@ export function buildPorts(p: Parts): Ports {
     },
     runs,
     monitors,
+    traces: { db, store: p.traces, bodyLimit: config.bodyLimit },
     dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
     worker: {
       engine: engineDeps(p),

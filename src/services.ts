@@ -44,6 +44,7 @@ import {
 } from './scoring/code/scorer.js';
 import { decodeSecretKey } from './shared/crypto.js';
 import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
+import { createTraceStore } from './traces/service.js';
 
 /**
  * What a process of `evalgate serve --workers N` shares with the others through the primary (declared
@@ -193,6 +194,16 @@ export async function createServices(config: Config, options: ServicesOptions = 
       })
     : null;
   const logWriter = otelExport ? exportingLogWriter(spooledWriter, otelExport) : spooledWriter;
+  // Spans over OTLP: batched like task logs; their model calls are recorded through the log writer (not
+  // the exporting one: those calls are already spans of the application that sent them).
+  const traces = createTraceStore({
+    db: database.db,
+    logWriter: config.recording ? spooledWriter : null,
+    prices,
+    resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
+    writer: config.logWriter,
+    warn,
+  });
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });
@@ -251,6 +262,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     auth,
     budgets,
     logWriter,
+    traces,
     providers,
     cache,
     queue,
@@ -282,6 +294,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       await budgets.close();
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
+      await traces.close();
       await logWriter.close();
       await otelExport?.close();
       selector?.stop();

@@ -17,6 +17,7 @@ import type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+import type { SpanTable, TraceTable } from './schema-traces.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
@@ -33,6 +34,7 @@ export type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+export type { SpanTable, TraceTable } from './schema-traces.js';
 
 /** The API a model's upstream speaks for generation. */
 export type { ModelApi };
@@ -344,6 +346,8 @@ export interface TaskLogTable {
   span_id?: string | null;
   /** The session (conversation, agent run) the call belongs to. */
   session_id?: string | null;
+  /** W3C span id of the caller's span the call is a child of (a `traceparent`'s parent id). */
+  parent_span_id?: string | null;
 }
 
 export interface Database {
@@ -377,4 +381,6 @@ export interface Database {
   invitations: InvitationTable;
   sign_in_tokens: SignInTokenTable;
   oidc_logins: OidcLoginTable;
+  spans: SpanTable;
+  traces: TraceTable;
 }

@@ -121,7 +121,11 @@ export interface GatewayOptions {
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
 }
 
-async function loadContainer(db: Kysely<Database>, projectId: string, ref: string | null): Promise<string> {
+export async function loadContainer(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string | null,
+): Promise<string> {
   const found = await findContainer(db, projectId, ref ?? DEFAULT_CONTAINER);
   if (found) return found.id;
   if (ref !== null) throw ApiError.notFound('Container', ref);

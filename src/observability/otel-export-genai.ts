@@ -10,6 +10,8 @@ export interface GenAiSpan {
   name: string;
   traceId: string | null;
   spanId: string | null;
+  /** The caller's span (from a `traceparent`): the call's span is its child. */
+  parentSpanId: string | null;
   startMs: number;
   endMs: number;
   attributes: Attributes;
@@ -192,6 +194,7 @@ export function genAiSpanOf(
     name: `${operation} ${record.model}`,
     traceId: record.traceId ?? null,
     spanId: record.spanId ?? null,
+    parentSpanId: record.parentSpanId ?? null,
     startMs,
     endMs: startMs + latency,
     attributes,

@@ -86,6 +86,10 @@ class GivenIds implements IdGenerator {
   }
 }
 
+/** A context whose current span is another process's (or an earlier export's) span. */
+const remoteParent = (traceId: string, spanId: string): Context =>
+  trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true });
+
 const counts = (): OtelSignalCounts => ({ exported: 0, failed: 0, dropped: 0, pending: 0 });
 
 /** An exporter that counts what each export did, so that a dead collector shows in the metrics. */
@@ -242,15 +246,16 @@ export class OtelExport {
 
   private emitSpan(s: GenAiSpan): void {
     if (!this.admit(this.spans)) return;
-    this.ids.next = {
-      traceId: validTrace(s.traceId) ? s.traceId : null,
-      spanId: validSpan(s.spanId) ? s.spanId : null,
-    };
+    const traceId = validTrace(s.traceId) ? s.traceId : null;
+    this.ids.next = { traceId, spanId: validSpan(s.spanId) ? s.spanId : null };
+    // A child of the caller's span when the call came with a `traceparent`, else the root of its trace.
+    const parent =
+      traceId && validSpan(s.parentSpanId) ? remoteParent(traceId, s.parentSpanId) : ROOT_CONTEXT;
     try {
       const span = this.tracer.startSpan(
         s.name,
         { kind: SpanKind.CLIENT, startTime: s.startMs, attributes: s.attributes },
-        ROOT_CONTEXT,
+        parent,
       );
       if (s.error) span.setStatus({ code: SpanStatusCode.ERROR, message: s.error.message });
       span.end(s.endMs);
@@ -265,12 +270,7 @@ export class OtelExport {
     for (const e of events) {
       if (!validTrace(e.traceId) || !validSpan(e.spanId)) continue;
       if (!this.admit(this.events)) continue;
-      const context: Context = trace.setSpanContext(ROOT_CONTEXT, {
-        traceId: e.traceId,
-        spanId: e.spanId,
-        traceFlags: TraceFlags.SAMPLED,
-        isRemote: true,
-      });
+      const context = remoteParent(e.traceId, e.spanId);
       const attributes: Attributes = {
         ...e.attributes,
         'gen_ai.evaluation.name': e.name,

@@ -19,6 +19,7 @@ import * as m017 from './017_chunk_claim_order.js';
 import * as m018 from './018_run_sides_once.js';
 import * as m021 from './021_missing_reason.js';
 import * as m022 from './022_log_trace_session.js';
+import * as m023 from './023_traces.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '018_run_sides_once': m018,
   '021_missing_reason': m021,
   '022_log_trace_session': m022,
+  '023_traces': m023,
 };
 
 export const migrationProvider: MigrationProvider = {

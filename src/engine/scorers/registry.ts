@@ -68,6 +68,10 @@ export async function createScorer(ev: EvaluatorSnapshot, ports: ScorerPorts): P
 /** Why a position cannot be scored by `ev` (it is then `missing`), or null when it can. */
 export function missingReason(ev: EvaluatorSnapshot, input: ScoreInput): string | null {
   if (input.sample === null) return 'no sample at this position';
+  // An ingested call whose emitter recorded no messages: nothing to judge, rather than an empty answer.
+  if (input.sample.metadata?.content_captured === false) {
+    return "the call's content was not captured by its emitter (content_captured: false)";
+  }
   if (isBlank(input.sample.output)) return 'the sample has no output';
   const needs = scorerKindOf(ev).needs(ev);
   if (needs.expected && isBlank(input.groundTruth?.expected ?? input.sample.expected)) {

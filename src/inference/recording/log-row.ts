@@ -64,6 +64,7 @@ export function draftOf(r: TaskLogRecord): NewLogRow {
     created_at: isoOr(r.createdAt),
     trace_id: r.traceId ?? null,
     span_id: r.spanId ?? null,
+    parent_span_id: r.parentSpanId ?? null,
     session_id: r.sessionId ?? null,
   };
 }

@@ -35,6 +35,8 @@ export interface TaskLogRecord {
   traceId?: string;
   /** W3C span id (16 lowercase hex) of the call's own span. */
   spanId?: string;
+  /** W3C span id of the span the call is a child of (the caller's, from a `traceparent`). */
+  parentSpanId?: string;
   /** The session the call belongs to, when known before it is written. */
   sessionId?: string;
 }

@@ -1,0 +1,185 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import { principalOf } from '../auth/guard.js';
+import type { Database } from '../db/schema.js';
+import { parseJsonBody } from '../http/json-parser.js';
+import { pageOf, responses } from '../http/schemas.js';
+import { ApiError } from '../shared/errors.js';
+import { decoded, OtlpBody, OtlpBodyError, readBounded } from './otlp/body.js';
+import {
+  decodeProtobuf,
+  encodeResponse,
+  encodeStatus,
+  fromJson,
+  type OtlpTraceRequest,
+  RPC_CODES,
+} from './otlp/proto.js';
+import { getTrace, listTraces } from './reads.js';
+import { CONTAINER_ATTRIBUTE, type TraceStore } from './service.js';
+import { ListTracesQuery, Trace, TraceIdParam, TraceList } from './types.js';
+
+/** What the trace routes need. */
+export interface TracePorts {
+  db: Kysely<Database>;
+  store: TraceStore;
+  /** Largest export request, in bytes, before and after decompression. */
+  bodyLimit: number;
+}
+
+const tags = ['traces'];
+const PROTOBUF = 'application/x-protobuf';
+const CONTAINER_HEADER = 'x-evalgate-container';
+
+const RpcStatus = Type.Object(
+  {
+    code: Type.Integer({ description: 'google.rpc.Code (3: INVALID_ARGUMENT, 8: RESOURCE_EXHAUSTED)' }),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Unknown())),
+  },
+  { description: "OTLP's error body (google.rpc.Status), in the request's encoding" },
+);
+
+const ExportResponse = Type.Object(
+  {
+    partialSuccess: Type.Optional(
+      Type.Object({
+        rejectedSpans: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+        errorMessage: Type.Optional(Type.String()),
+      }),
+    ),
+  },
+  { description: 'ExportTraceServiceResponse (protobuf for a protobuf request)' },
+);
+
+const ExportBody = Type.Unknown({
+  description:
+    'ExportTraceServiceRequest (opentelemetry-proto), protobuf or OTLP/JSON; Content-Encoding gzip allowed',
+});
+
+function sendStatus(reply: FastifyReply, as: 'protobuf' | 'json', e: OtlpBodyError): FastifyReply {
+  const code = e.status === 413 ? RPC_CODES.RESOURCE_EXHAUSTED : RPC_CODES.INVALID_ARGUMENT;
+  // A body left half-read (past the limit) is not waited for: the connection ends with this answer.
+  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  return reply
+    .code(e.status)
+    .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
+    .send(encodeStatus(code, e.message, as));
+}
+
+function decode(bytes: Buffer, as: 'protobuf' | 'json'): OtlpTraceRequest {
+  try {
+    if (as === 'protobuf') return decodeProtobuf(bytes);
+    return fromJson(parseJsonBody(bytes.toString('utf8')));
+  } catch (err) {
+    const why = err instanceof Error ? err.message : 'malformed';
+    throw new OtlpBodyError(
+      400,
+      `The body is not a valid ${as === 'json' ? 'OTLP/JSON' : 'OTLP protobuf'} ExportTraceServiceRequest: ${why}`,
+    );
+  }
+}
+
+/**
+ * `POST /v1/traces` (OTLP/HTTP, the path exporters append to OTEL_EXPORTER_OTLP_ENDPOINT) and the trace
+ * store's reads, `GET /v1/traces` and `GET /v1/traces/{trace_id}`.
+ */
+export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = async (app, { ports }) => {
+  const { db, store, bodyLimit } = ports;
+  // Only this plugin's routes take protobuf, and read their JSON themselves (gzip allowed here).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser([PROTOBUF, 'application/json'], (_req, payload, done) =>
+    done(null, new OtlpBody(payload)),
+  );
+
+  app.post(
+    '/v1/traces',
+    {
+      config: { permission: 'inference:write' },
+      schema: {
+        tags,
+        summary: 'Ingest spans over OTLP/HTTP (protobuf or JSON, gzip allowed)',
+        description:
+          "Takes OpenTelemetry exporters' batches (OTEL_EXPORTER_OTLP_ENDPOINT set to this server). Spans are " +
+          'stored as traces, and each model-call span (GenAI conventions, OpenInference, the AI SDK, ' +
+          'OpenLLMetry) also becomes a task log of its container: the resource attribute ' +
+          `\`${CONTAINER_ATTRIBUTE}\` names it, else the X-Evalgate-Container header, else the project's ` +
+          "`default` container. Answers ExportTraceServiceResponse in the request's encoding, with " +
+          'partialSuccess for rejected spans; a malformed body answers 400 and an oversized one 413 with ' +
+          "OTLP's error body (google.rpc.Status).",
+        headers: Type.Object({
+          'x-evalgate-container': Type.Optional(Type.String({ description: 'Container id or label' })),
+        }),
+        body: { content: { [PROTOBUF]: { schema: ExportBody }, 'application/json': { schema: ExportBody } } },
+        response: {
+          ...responses({ 200: ExportResponse }, 404, 413, 415, 422),
+          400: RpcStatus,
+          413: RpcStatus,
+        },
+      },
+    },
+    async (req, reply) => {
+      const as = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
+      const { projectId } = principalOf(req);
+      if (!(req.body instanceof OtlpBody))
+        return sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
+      let request: OtlpTraceRequest;
+      try {
+        const raw = await readBounded(req.body.stream, bodyLimit);
+        request = decode(await decoded(raw, req.headers['content-encoding'], bodyLimit), as);
+      } catch (err) {
+        if (!(err instanceof OtlpBodyError)) throw err;
+        if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
+        return sendStatus(reply as FastifyReply, as, err);
+      }
+      const header = req.headers[CONTAINER_HEADER];
+      const ref = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
+      const result = await store.ingest(projectId, ref, request);
+      const partial =
+        result.rejected > 0
+          ? { rejectedSpans: result.rejected, errorMessage: result.errors.join('; ') }
+          : null;
+      // The answer is already encoded (protobuf or OTLP/JSON): sent as it is, past the response schema.
+      return (reply as FastifyReply)
+        .code(200)
+        .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
+        .send(encodeResponse(partial, as));
+    },
+  );
+
+  app.get(
+    '/v1/traces',
+    {
+      config: { permission: 'logs:read' },
+      schema: {
+        tags,
+        summary: "The project's traces, newest first (filters: container, time, session, model, errors)",
+        querystring: ListTracesQuery,
+        response: responses({ 200: TraceList }, 404, 422),
+      },
+    },
+    async (req) => {
+      await store.flush();
+      return listTraces(db, principalOf(req).projectId, req.query, pageOf(req.query));
+    },
+  );
+
+  app.get(
+    '/v1/traces/:trace_id',
+    {
+      config: { permission: 'logs:read' },
+      schema: {
+        tags,
+        summary:
+          'One trace: its spans as a tree (timings, attributes, model calls with task log, tokens, cost)',
+        params: TraceIdParam,
+        response: responses({ 200: Trace }, 404, 422),
+      },
+    },
+    async (req) => {
+      await store.flush();
+      return getTrace(db, principalOf(req).projectId, req.params.trace_id);
+    },
+  );
+};

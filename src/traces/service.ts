@@ -1,0 +1,221 @@
+import type { Kysely } from 'kysely';
+import type { PriceTable } from '../catalog/models/prices.js';
+import type { ResolvedModel } from '../catalog/models/types.js';
+import type { Database } from '../db/schema.js';
+import { loadContainer } from '../inference/gateway.js';
+import type { LogWriter } from '../inference/recording/types.js';
+import { ApiError } from '../shared/errors.js';
+import { usd } from '../shared/numbers.js';
+import type { ModelCallFacts } from './mapping/index.js';
+import type { OtlpTraceRequest } from './otlp/proto.js';
+import { attributesOf, type IngestedSpan, toIngested } from './span.js';
+import { type NewSpanRow, storeSpans } from './store.js';
+import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
+import type { SpanModelCall } from './types.js';
+import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './writer.js';
+
+/** The resource attribute naming the container of a resource's spans (it wins over the header). */
+export const CONTAINER_ATTRIBUTE = 'evalgate.container';
+
+/** What the trace store needs from the process. */
+export interface TraceStoreDeps {
+  db: Kysely<Database>;
+  /** The task-log writer model-call spans are recorded through (null: recording off). */
+  logWriter: LogWriter | null;
+  prices: PriceTable;
+  resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
+  writer: { batchSize: number; flushMs: number; maxBuffered: number };
+  warn?: (message: string) => void;
+}
+
+/** One span on its way to the store. */
+export interface PendingSpan {
+  projectId: string;
+  containerId: string | null;
+  span: IngestedSpan;
+}
+
+export interface IngestResult {
+  accepted: number;
+  rejected: number;
+  /** Why spans were rejected (the first few reasons). */
+  errors: string[];
+}
+
+export interface TraceStore {
+  /**
+   * Takes the spans of an export request: each valid span is handed to the writer (off the request path);
+   * invalid ones are counted as rejected. Throws 404 for an unknown header container, 503 when the writer
+   * is full.
+   */
+  ingest(projectId: string, headerContainer: string | null, request: OtlpTraceRequest): Promise<IngestResult>;
+  flush(): Promise<void>;
+  stats(): SpanWriterStats;
+  close(): Promise<void>;
+}
+
+const CONTAINER_CACHE_MS = 60_000;
+
+/** USD of a call at its model's prices: a registered model of the project, else the bundled table. */
+async function priceOf(deps: TraceStoreDeps, projectId: string, call: ModelCallFacts): Promise<number> {
+  const name = modelOf(call);
+  let input: number | null = null;
+  let output: number | null = null;
+  try {
+    const m = await deps.resolveModel(projectId, name);
+    input = m.inputPricePerMtok;
+    output = m.outputPricePerMtok;
+  } catch {
+    const provider = call.provider?.toLowerCase() ?? '';
+    const entry =
+      (provider.includes('anthropic')
+        ? deps.prices.find('anthropic', name)
+        : deps.prices.find('openai', name)) ?? deps.prices.find('anthropic', name);
+    input = entry?.inputPerMtok ?? null;
+    output = entry?.outputPerMtok ?? null;
+  }
+  return usd((call.usage.input * (input ?? 0) + call.usage.output * (output ?? 0)) / 1_000_000);
+}
+
+function rowOf(p: PendingSpan, call: SpanModelCall | null, now: string): NewSpanRow {
+  const s = p.span;
+  return {
+    project_id: p.projectId,
+    trace_id: s.traceId,
+    span_id: s.spanId,
+    parent_span_id: s.parentSpanId,
+    container_id: p.containerId,
+    name: s.name,
+    kind: s.kind,
+    operation: s.facts.operation,
+    started_at: s.startedAt,
+    ended_at: s.endedAt,
+    duration_ms: s.durationMs,
+    status_code: s.status.code,
+    status_message: s.status.message,
+    attributes: JSON.stringify(s.attributes),
+    events: JSON.stringify(s.events),
+    resource: JSON.stringify(s.resource),
+    scope: s.scope ? JSON.stringify(s.scope) : null,
+    session_id: s.facts.sessionId,
+    model: call?.model ?? null,
+    model_call: call ? JSON.stringify(call) : null,
+    task_log_id: call?.task_log_id ?? null,
+    received_at: now,
+  };
+}
+
+export function createTraceStore(deps: TraceStoreDeps): TraceStore {
+  const containers = new Map<string, { id: Promise<string>; until: number }>();
+  const container = (projectId: string, ref: string | null): Promise<string> => {
+    const k = `${projectId}\u0000${ref ?? ''}`;
+    const hit = containers.get(k);
+    if (hit && hit.until > Date.now()) return hit.id;
+    const id = loadContainer(deps.db, projectId, ref);
+    containers.set(k, { id, until: Date.now() + CONTAINER_CACHE_MS });
+    id.catch(() => containers.delete(k));
+    return id;
+  };
+
+  async function store(batch: PendingSpan[]): Promise<void> {
+    const now = new Date().toISOString();
+    const rows: NewSpanRow[] = [];
+    const calls = new Map<
+      NewSpanRow,
+      { p: PendingSpan; call: ModelCallFacts; cost: number; logId: string }
+    >();
+    for (const p of batch) {
+      const call = p.span.facts.call;
+      if (!call) {
+        rows.push(rowOf(p, null, now));
+        continue;
+      }
+      const cost = await priceOf(deps, p.projectId, call);
+      const logId =
+        p.containerId && deps.logWriter ? taskLogIdOf(p.projectId, p.span.traceId, p.span.spanId) : null;
+      const view: SpanModelCall = {
+        task_log_id: logId,
+        provider: call.provider,
+        model: modelOf(call),
+        request_model: call.requestModel,
+        response_model: call.responseModel,
+        usage: {
+          input_tokens: call.usage.input,
+          output_tokens: call.usage.output,
+          total_tokens: call.usage.input + call.usage.output,
+        },
+        cost,
+        content_captured: call.content.input !== null || call.content.output !== null,
+      };
+      const row = rowOf(p, view, now);
+      rows.push(row);
+      if (logId) calls.set(row, { p, call, cost, logId });
+    }
+    const fresh = await storeSpans(deps.db, rows);
+    // Only spans stored now become task logs: a span sent again has its log already.
+    for (const row of fresh) {
+      const c = calls.get(row);
+      if (!(c?.p.containerId && deps.logWriter)) continue;
+      deps.logWriter.write(
+        taskLogOf(
+          { projectId: c.p.projectId, containerId: c.p.containerId, logId: c.logId },
+          c.p.span,
+          c.call,
+          c.cost,
+        ),
+      );
+    }
+  }
+
+  const writer: SpanWriter<PendingSpan> = createSpanWriter({ ...deps.writer, store, warn: deps.warn });
+
+  return {
+    async ingest(projectId, headerContainer, request) {
+      const result: IngestResult = { accepted: 0, rejected: 0, errors: [] };
+      const reject = (n: number, why: string) => {
+        result.rejected += n;
+        if (result.errors.length < 5 && !result.errors.includes(why)) result.errors.push(why);
+      };
+      // The header's container must exist (404 otherwise, as on the gateway); resolved once per request.
+      const fallback = headerContainer === null ? null : await container(projectId, headerContainer);
+      const pending: PendingSpan[] = [];
+      for (const rs of request.resourceSpans ?? []) {
+        const resource = attributesOf(rs.resource?.attributes);
+        const spans = (rs.scopeSpans ?? []).flatMap((ss) =>
+          (ss.spans ?? []).map((s) => ({ s, scope: ss.scope })),
+        );
+        const named = resource[CONTAINER_ATTRIBUTE];
+        let containerId: string | null = fallback;
+        if (typeof named === 'string' && named !== '') {
+          try {
+            containerId = await container(projectId, named);
+          } catch (err) {
+            if (!(err instanceof ApiError)) throw err;
+            reject(
+              spans.length,
+              `container '${named}' (resource attribute ${CONTAINER_ATTRIBUTE}) not found`,
+            );
+            continue;
+          }
+        } else if (containerId === null) {
+          containerId = await container(projectId, null);
+        }
+        for (const { s, scope } of spans) {
+          const span = toIngested(s, resource, scope);
+          if (typeof span === 'string') reject(1, span);
+          else pending.push({ projectId, containerId, span });
+        }
+      }
+      if (pending.length > 0 && !writer.write(pending)) {
+        throw new ApiError('upstream_unavailable', 'The trace store is full; retry the export shortly', {
+          reason: 'trace_store_full',
+        });
+      }
+      result.accepted = pending.length;
+      return result;
+    },
+    flush: () => writer.flush(),
+    stats: () => writer.stats(),
+    close: () => writer.close(),
+  };
+}

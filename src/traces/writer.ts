@@ -1,0 +1,131 @@
+import { isDatabaseUnavailable } from '../db/database.js';
+
+export interface SpanWriterStats {
+  accepted: number;
+  written: number;
+  /** Dropped: past the bound, refused by the database for another reason than an outage, or held at close. */
+  failed: number;
+  buffered: number;
+}
+
+export interface SpanWriterOptions<T> {
+  /** Stores one batch; a database outage (see `isDatabaseUnavailable`) keeps the batch to retry. */
+  store(batch: T[]): Promise<void>;
+  batchSize: number;
+  flushMs: number;
+  /** Items held at most (through an outage too); past it `write` refuses. */
+  maxBuffered: number;
+  retryMs?: number;
+  warn?: (message: string) => void;
+}
+
+/**
+ * The trace store's writer, shaped like the task-log writer: accepts items without waiting, writes them in
+ * batches (size or time, whichever first) one batch at a time, holds them through a database outage and
+ * retries, refuses past a bound so that the caller can answer "retry later", and flushes on close.
+ */
+export interface SpanWriter<T> {
+  /** False when the buffer is full (nothing of `items` was taken). */
+  write(items: T[]): boolean;
+  flush(): Promise<void>;
+  stats(): SpanWriterStats;
+  close(): Promise<void>;
+}
+
+export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T> {
+  const { batchSize, flushMs, maxBuffered } = options;
+  const retryMs = options.retryMs ?? 500;
+  const buffer: T[] = [];
+  const stats: SpanWriterStats = { accepted: 0, written: 0, failed: 0, buffered: 0 };
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let closed = false;
+  let down = false;
+  let waiters: (() => void)[] = [];
+
+  const settle = () => {
+    if (buffer.length > 0 && !down) return;
+    const w = waiters;
+    waiters = [];
+    for (const f of w) f();
+  };
+
+  function schedule(delay: number) {
+    if (timer || running) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void drain();
+    }, delay);
+    timer.unref?.();
+  }
+
+  async function drain(): Promise<void> {
+    if (running) return running;
+    running = (async () => {
+      while (buffer.length > 0) {
+        const batch = buffer.slice(0, batchSize);
+        try {
+          await options.store(batch);
+          buffer.splice(0, batch.length);
+          stats.written += batch.length;
+          if (down) options.warn?.('The trace store is writing again after a database outage');
+          down = false;
+        } catch (err) {
+          if (isDatabaseUnavailable(err) && !closed) {
+            if (!down)
+              options.warn?.(`Spans are held while the database is unavailable: ${(err as Error).message}`);
+            down = true;
+            break;
+          }
+          buffer.splice(0, batch.length);
+          stats.failed += batch.length;
+          options.warn?.(
+            `The database refused ${batch.length} spans, which are dropped: ${(err as Error).message}`,
+          );
+        }
+      }
+      stats.buffered = buffer.length;
+    })();
+    try {
+      await running;
+    } finally {
+      running = null;
+      if (buffer.length > 0) schedule(down ? retryMs : 0);
+      settle();
+    }
+  }
+
+  return {
+    write(items) {
+      if (closed || buffer.length + items.length > maxBuffered) return false;
+      buffer.push(...items);
+      stats.accepted += items.length;
+      stats.buffered = buffer.length;
+      if (buffer.length >= batchSize && !running) {
+        if (timer) clearTimeout(timer);
+        timer = null;
+        void drain();
+      } else schedule(flushMs);
+      return true;
+    },
+    async flush() {
+      if (buffer.length === 0 && !running) return;
+      const done = new Promise<void>((resolve) => waiters.push(resolve));
+      if (timer) clearTimeout(timer);
+      timer = null;
+      void drain();
+      await done;
+    },
+    stats: () => ({ ...stats, buffered: buffer.length }),
+    async close() {
+      await this.flush();
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      if (buffer.length > 0) {
+        stats.failed += buffer.length;
+        buffer.length = 0;
+      }
+    },
+  };
+}
