@@ -21,6 +21,7 @@ import { Models } from './resources/models.js';
 import { Monitors } from './resources/monitors.js';
 import { Projects } from './resources/projects.js';
 import { Runs } from './resources/runs.js';
+import { Traces } from './resources/traces.js';
 import type { Health } from './types.js';
 
 export class Evalgate {
@@ -43,6 +44,8 @@ export class Evalgate {
   readonly apiKeys: ApiKeys;
   /** The project's budget. */
   readonly projects: Projects;
+  /** Traces sent over OTLP and gateway calls, as span trees. */
+  readonly traces: Traces;
 
   readonly #transport: Transport;
 
@@ -69,6 +72,7 @@ export class Evalgate {
     this.models = new Models(this.#transport);
     this.apiKeys = new ApiKeys(this.#transport);
     this.projects = new Projects(this.#transport);
+    this.traces = new Traces(this.#transport);
   }
 
   /**
@@ -130,5 +134,6 @@ export {
   TERMINAL_STATUSES,
   type WaitOptions,
 } from './resources/runs.js';
+export type { Traces } from './resources/traces.js';
 export type * from './types.js';
 export type { UploadOptions, UploadProgress, UploadSource } from './upload.js';
