@@ -10,7 +10,19 @@ from ._config import ConfigEndpoint, ResolvedConfig, resolve_config
 from ._errors import NotFoundError, PermissionDeniedError
 from ._http import AsyncTransport, RequestOptions, RequestSpec, Transport, seg
 from ._pagination import AsyncPager, Page
-from .resources import ApiKeys, AsyncRuns, Containers, Datasets, Evaluators, Models, Monitors, Projects, Runs, TaskLogs
+from .resources import (
+    ApiKeys,
+    AsyncRuns,
+    Containers,
+    Datasets,
+    Evaluators,
+    Models,
+    Monitors,
+    Projects,
+    Runs,
+    TaskLogs,
+    Traces,
+)
 from .resources._base import operation
 from .types import Health
 
@@ -99,6 +111,7 @@ class _Base:
         self.projects = Projects(self)
         self.runs: Runs = Runs(self)
         self.monitors = Monitors(self)
+        self.traces = Traces(self)
 
     # The settings in force (the key is not among them: it stays out of logs and reprs).
     @property

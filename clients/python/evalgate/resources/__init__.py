@@ -12,6 +12,7 @@ from .models import Models
 from .monitors import Monitors
 from .projects import Projects
 from .runs import AsyncRuns, Runs
+from .traces import Traces
 
 __all__ = [
     "OPERATIONS",
@@ -27,4 +28,5 @@ __all__ = [
     "Projects",
     "Runs",
     "AsyncRuns",
+    "Traces",
 ]
