@@ -68,6 +68,8 @@ export interface Config {
   upstream: UpstreamConfig;
   /** Whether gateway calls are recorded as task logs (`EVALGATE_RECORDING=0` turns it off). */
   recording: boolean;
+  /** Days spans received over OTLP are kept (`EVALGATE_TRACE_RETENTION_DAYS`; 0: kept for ever). */
+  traceRetentionDays: number;
   /** How long a resolved model (registry look-up) is reused by the gateway, in milliseconds. */
   modelCacheMs: number;
   /** How long a project's budgets are reused without a database look-up, in milliseconds. */
@@ -327,6 +329,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
       ),
     },
     recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
+    traceRetentionDays: int('EVALGATE_TRACE_RETENTION_DAYS', env.EVALGATE_TRACE_RETENTION_DAYS, 0, 0, 36_500),
     modelCacheMs: int('EVALGATE_MODEL_CACHE_MS', env.EVALGATE_MODEL_CACHE_MS, 5_000, 0, 3_600_000),
     providers: {
       openai: {

@@ -202,6 +202,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     writer: config.logWriter,
+    retentionDays: config.traceRetentionDays,
     warn,
   });
   // Filled by the app once it listens: the gateway never connects to itself.

@@ -23,6 +23,7 @@ import {
 } from './provider-layer.js';
 import type { ChatCompletion } from './providers/types.js';
 import { recordedOutput } from './recorded-output.js';
+import { callTrace } from './traceparent.js';
 import type { ChatRequest } from './types.js';
 
 export const COST_HEADER = 'X-Evalgate-Cost';
@@ -238,7 +239,15 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
     if (req.raw.socket?.destroyed) controller.abort();
     const context: RecordedCall | null =
       logId && containerId
-        ? { logId, projectId, containerId, request, requestText: spec.requestText, startedAt }
+        ? {
+            logId,
+            projectId,
+            containerId,
+            request,
+            requestText: spec.requestText,
+            startedAt,
+            trace: callTrace(req.headers.traceparent),
+          }
         : null;
     const call: StreamCallOptions = {
       signal: controller,

@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { LogWriter, TaskLogRecord } from './recording/types.js';
+import type { CallTrace } from './traceparent.js';
 import type { ChatRequest } from './types.js';
 
 /** The container that receives calls made without `X-Evalgate-Container`. */
@@ -67,6 +68,8 @@ export interface RecordedCall {
   requestText: string | null;
   /** Epoch milliseconds. */
   startedAt: number;
+  /** The trace the call is a span of (the caller's `traceparent`, or its own). */
+  trace?: CallTrace;
 }
 
 /** How the call went, as the task log keeps it. */
@@ -193,6 +196,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         error: outcome.error,
         metadata: outcome.metadata,
         createdAt: new Date(call.startedAt).toISOString(),
+        ...call.trace,
       };
       try {
         logWriter.write(record);
@@ -217,6 +221,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           error: { code: 'interrupted', message: 'The server stopped before the call finished' },
           metadata: { stream: true },
           createdAt: new Date(call.startedAt).toISOString(),
+          ...call.trace,
         });
       } catch {
         // Kept without it: the call's own record still follows.

@@ -8,6 +8,7 @@ import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
 import type { ModelCallFacts } from './mapping/index.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
+import { pruneTraces } from './retention.js';
 import { attributesOf, type IngestedSpan, toIngested } from './span.js';
 import { type NewSpanRow, storeSpans } from './store.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
@@ -25,6 +26,8 @@ export interface TraceStoreDeps {
   prices: PriceTable;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   writer: { batchSize: number; flushMs: number; maxBuffered: number };
+  /** Days spans are kept; 0: for ever. */
+  retentionDays?: number;
   warn?: (message: string) => void;
 }
 
@@ -50,32 +53,42 @@ export interface TraceStore {
    */
   ingest(projectId: string, headerContainer: string | null, request: OtlpTraceRequest): Promise<IngestResult>;
   flush(): Promise<void>;
+  /** Deletes what is past the retention (in bounded batches); nothing when traces are kept for ever. */
+  prune(now?: Date): Promise<{ spans: number; traces: number }>;
   stats(): SpanWriterStats;
   close(): Promise<void>;
 }
 
+const PRUNE_EVERY_MS = 3_600_000;
+
 const CONTAINER_CACHE_MS = 60_000;
 
-/** USD of a call at its model's prices: a registered model of the project, else the bundled table. */
-async function priceOf(deps: TraceStoreDeps, projectId: string, call: ModelCallFacts): Promise<number> {
-  const name = modelOf(call);
-  let input: number | null = null;
-  let output: number | null = null;
+interface Prices {
+  input: number;
+  output: number;
+}
+
+/** USD per million tokens of a model: a registered model of the project, else the bundled table. */
+async function pricesOf(
+  deps: TraceStoreDeps,
+  projectId: string,
+  name: string,
+  provider: string,
+): Promise<Prices> {
   try {
     const m = await deps.resolveModel(projectId, name);
-    input = m.inputPricePerMtok;
-    output = m.outputPricePerMtok;
+    return { input: m.inputPricePerMtok ?? 0, output: m.outputPricePerMtok ?? 0 };
   } catch {
-    const provider = call.provider?.toLowerCase() ?? '';
     const entry =
       (provider.includes('anthropic')
         ? deps.prices.find('anthropic', name)
         : deps.prices.find('openai', name)) ?? deps.prices.find('anthropic', name);
-    input = entry?.inputPerMtok ?? null;
-    output = entry?.outputPerMtok ?? null;
+    return { input: entry?.inputPerMtok ?? 0, output: entry?.outputPerMtok ?? 0 };
   }
-  return usd((call.usage.input * (input ?? 0) + call.usage.output * (output ?? 0)) / 1_000_000);
 }
+
+const PRICE_CACHE_MS = 60_000;
+const PRICE_CACHE_SIZE = 10_000;
 
 function rowOf(p: PendingSpan, call: SpanModelCall | null, now: string): NewSpanRow {
   const s = p.span;
@@ -117,6 +130,22 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
     return id;
   };
 
+  // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
+  const priced = new Map<string, { prices: Promise<Prices>; until: number }>();
+  const priceOf = async (projectId: string, call: ModelCallFacts): Promise<number> => {
+    const name = modelOf(call);
+    const provider = call.provider?.toLowerCase() ?? '';
+    const k = `${projectId}\u0000${provider}\u0000${name}`;
+    let hit = priced.get(k);
+    if (!hit || hit.until < Date.now()) {
+      if (priced.size >= PRICE_CACHE_SIZE) priced.clear();
+      hit = { prices: pricesOf(deps, projectId, name, provider), until: Date.now() + PRICE_CACHE_MS };
+      priced.set(k, hit);
+    }
+    const p = await hit.prices;
+    return usd((call.usage.input * p.input + call.usage.output * p.output) / 1_000_000);
+  };
+
   async function store(batch: PendingSpan[]): Promise<void> {
     const now = new Date().toISOString();
     const rows: NewSpanRow[] = [];
@@ -130,7 +159,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
         rows.push(rowOf(p, null, now));
         continue;
       }
-      const cost = await priceOf(deps, p.projectId, call);
+      const cost = await priceOf(p.projectId, call);
       const logId =
         p.containerId && deps.logWriter ? taskLogIdOf(p.projectId, p.span.traceId, p.span.spanId) : null;
       const view: SpanModelCall = {
@@ -168,6 +197,20 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
   }
 
   const writer: SpanWriter<PendingSpan> = createSpanWriter({ ...deps.writer, store, warn: deps.warn });
+  const days = deps.retentionDays ?? 0;
+  const prune = async (now = new Date()) => {
+    if (days <= 0) return { spans: 0, traces: 0 };
+    return pruneTraces(deps.db, new Date(now.getTime() - days * 86_400_000).toISOString());
+  };
+  const pruning =
+    days > 0
+      ? setInterval(() => {
+          prune().catch((err: Error) =>
+            deps.warn?.(`Trace retention could not delete expired spans: ${err.message}`),
+          );
+        }, PRUNE_EVERY_MS)
+      : null;
+  pruning?.unref();
 
   return {
     async ingest(projectId, headerContainer, request) {
@@ -215,7 +258,11 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       return result;
     },
     flush: () => writer.flush(),
+    prune,
     stats: () => writer.stats(),
-    close: () => writer.close(),
+    close: () => {
+      if (pruning) clearInterval(pruning);
+      return writer.close();
+    },
   };
 }

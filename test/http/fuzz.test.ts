@@ -81,6 +81,7 @@ describe('fuzzing every route', () => {
     expect(statuses.get(400) ?? 0).toBeGreaterThan(20);
     expect(statuses.get(415) ?? 0).toBeGreaterThan(10);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(50);
-    expect(statuses.get(201) ?? 0).toBeGreaterThan(5);
+    // (Fewer with every route added: the 2,000 requests are spread over all of them.)
+    expect(statuses.get(201) ?? 0).toBeGreaterThan(3);
   });
 });

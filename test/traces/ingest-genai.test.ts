@@ -211,3 +211,44 @@ describe('GenAI conventions v1.36 (span events), JSON exporter', () => {
     await settled(h);
   });
 });
+
+describe("OpenLLMetry's flat gen_ai.prompt.{i} / gen_ai.completion.{i} attributes", () => {
+  it('reads roles, contents and tool calls by index', async () => {
+    expect((await h.call('POST', '/v1/containers', { body: { label: 'flat' } })).status).toBe(201);
+    const provider = sdkProvider(h, { protocol: 'protobuf', headers: { 'x-evalgate-container': 'flat' } });
+    const span = provider.getTracer('by-hand').startSpan('openai.chat', { kind: SpanKind.CLIENT });
+    span.setAttributes({
+      'llm.request.type': 'chat',
+      'gen_ai.system': 'OpenAI',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+      'gen_ai.usage.prompt_tokens': 15,
+      'gen_ai.usage.completion_tokens': 5,
+      'gen_ai.prompt.0.role': 'system',
+      'gen_ai.prompt.0.content': 'Be brief.',
+      'gen_ai.prompt.1.role': 'user',
+      'gen_ai.prompt.1.content': 'Weather in Rome?',
+      'gen_ai.completion.0.role': 'assistant',
+      'gen_ai.completion.0.finish_reason': 'tool_calls',
+      'gen_ai.completion.0.tool_calls.0.id': 'call_r',
+      'gen_ai.completion.0.tool_calls.0.name': 'get_weather',
+      'gen_ai.completion.0.tool_calls.0.arguments': '{"city":"Rome"}',
+    });
+    span.end();
+    await provider.forceFlush();
+    await provider.shutdown();
+    const [log] = await logsOf(h, 'flat');
+    expect(log).toMatchObject({
+      model: 'gpt-4o-mini-2024-07-18',
+      input: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Weather in Rome?' },
+      ],
+      usage: { prompt_tokens: 15, completion_tokens: 5 },
+      metadata: { convention: 'openllmetry', content_captured: true },
+    });
+    expect(JSON.parse(log.output).tool_calls).toEqual([
+      { id: 'call_r', name: 'get_weather', arguments: '{"city":"Rome"}' },
+    ]);
+  });
+});

@@ -50,7 +50,7 @@ EXCLUDED: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items/{output_item_id}"): "OpenAI Evals API: use the openai package",
     ("POST", "/v1/messages"): "Anthropic Messages dialect: use the anthropic package",
     ("POST", "/v1/messages/count_tokens"): "Anthropic Messages dialect: use the anthropic package",
-    # OTLP/HTTP ingest: applications send spans with an OpenTelemetry OTLP exporter
+    # OTLP/HTTP ingest: applications send spans with OpenTelemetry's OTLP exporters
     # (OTEL_EXPORTER_OTLP_ENDPOINT=<server>), never through this client.
     ("POST", "/v1/traces"): "OTLP ingest: use an OpenTelemetry OTLP exporter",
     # Not part of the API: Prometheus scrapes it.

@@ -17,6 +17,7 @@ import {
 import { CallCanceller } from '../../cancel.js';
 import { maxEmbeddingsCost, paidCall } from '../../paid-call.js';
 import type { ProviderLayer } from '../../provider-layer.js';
+import { callTrace } from '../../traceparent.js';
 import type { ChatRequest } from '../../types.js';
 import { CallAbortedError } from '../../upstream-errors.js';
 import { ROUTE_DIALECTS } from '../edges.js';
@@ -124,6 +125,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
               request: { model: String(body.model), messages: [] },
               requestText: req.bodyText,
               startedAt,
+              trace: callTrace(req.headers.traceparent),
             }
           : null;
       const model = String(body.model);

@@ -1,0 +1,135 @@
+import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait.js';
+import { logsOf, sdkProvider } from './helpers.js';
+
+/**
+ * OpenInference's official OpenAI instrumentation on an `openai` client that calls a mock provider
+ * directly, exporting over OTLP to a live server: the calls become task logs with the right content, and
+ * a judge run and a monitor over that container score them.
+ */
+let h: Harness;
+let mock: MockUpstream;
+
+beforeAll(async () => {
+  mock = await startMockUpstream({
+    reply: (req) => {
+      if (req.body.model === 'judge') return { json: { score: 1, reasoning: 'fine' } };
+      if (req.lastUserText.includes('weather'))
+        return { toolCalls: [{ id: 'call_w', name: 'get_weather', arguments: { city: 'Oslo' } }] };
+      return { text: `answer to ${req.lastUserText}`, promptTokens: 9, completionTokens: 3 };
+    },
+  });
+  h = await startHarness({ env: { EVALGATE_RUN_POLL_MS: '100', EVALGATE_LOG_FLUSH_MS: '50' } });
+  const model = await h.call('POST', '/v1/models', {
+    body: { label: 'judge', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'judge' },
+  });
+  expect(model.status, model.text).toBe(201);
+  expect((await h.call('POST', '/v1/containers', { body: { label: 'oi' } })).status).toBe(201);
+  const ev = await h.call('POST', '/v1/evaluators', {
+    body: { type: 'judge', name: 'rate', model: 'judge', prompt: 'Rate {{output}}', pass_threshold: 0.5 },
+  });
+  expect(ev.status, ev.text).toBe(201);
+});
+afterAll(async () => {
+  await h.close();
+  await mock.close();
+});
+
+describe('OpenInference instrumentation of openai', () => {
+  it('records each call with model, input messages, output, tool calls and tokens', async () => {
+    const provider = sdkProvider(h, { protocol: 'protobuf', headers: { 'x-evalgate-container': 'oi' } });
+    const instrumentation = new OpenAIInstrumentation({ tracerProvider: provider });
+    instrumentation.setTracerProvider(provider);
+    instrumentation.manuallyInstrument(OpenAI);
+    const client = new OpenAI({ baseURL: mock.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
+    await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'two plus two' },
+      ],
+    });
+    await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'weather in Oslo?' }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          },
+        },
+      ],
+    });
+    await provider.forceFlush();
+    instrumentation.disable();
+    await provider.shutdown();
+
+    const logs = await logsOf(h, 'oi');
+    expect(logs).toHaveLength(2);
+    const [plain, tools] = logs;
+    expect(plain).toMatchObject({
+      model: expect.stringContaining('gpt-4o-mini'),
+      input: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'two plus two' },
+      ],
+      output: 'answer to two plus two',
+      usage: { prompt_tokens: 9, completion_tokens: 3 },
+      metadata: { source: 'otlp', convention: 'openinference', content_captured: true },
+    });
+    expect(plain.cost).toBeGreaterThan(0);
+    const out = JSON.parse(tools.output);
+    expect(out.tool_calls).toEqual([{ id: 'call_w', name: 'get_weather', arguments: '{"city":"Oslo"}' }]);
+  });
+
+  it('a judge run and a monitor over the container score the ingested calls', async () => {
+    const created = await h.call('POST', '/v1/evaluation/runs', {
+      body: { container: 'oi', evaluators: ['rate'], sample: { type: 'container', container: 'oi' } },
+    });
+    expect(created.status, created.text).toBe(201);
+    let run: any;
+    await waitFor(
+      async () => {
+        run = (await h.call('GET', `/v1/evaluation/runs/${created.body.id}`)).body;
+        return ['completed', 'error', 'cancelled'].includes(run.status);
+      },
+      30_000,
+      'run ended',
+    );
+    expect(run.status).toBe('completed');
+    const samples = await h.call('GET', `/v1/evaluation/runs/${created.body.id}/samples?limit=100`);
+    expect(samples.body.data.map((s: any) => s.status)).toEqual(['scored', 'scored']);
+
+    const monitor = await h.call('POST', '/v1/monitors', {
+      body: { name: 'oi-watch', container: 'oi', evaluators: ['rate'] },
+    });
+    expect(monitor.status, monitor.text).toBe(201);
+    const provider = sdkProvider(h, { protocol: 'json', headers: { 'x-evalgate-container': 'oi' } });
+    const instrumentation = new OpenAIInstrumentation({ tracerProvider: provider });
+    instrumentation.setTracerProvider(provider);
+    instrumentation.manuallyInstrument(OpenAI);
+    const client = new OpenAI({ baseURL: mock.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
+    await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'later' }],
+    });
+    await provider.forceFlush();
+    instrumentation.disable();
+    await provider.shutdown();
+    await logsOf(h, 'oi');
+    await waitFor(
+      async () => {
+        const res = await h.call('GET', `/v1/monitors/${monitor.body.id}/samples?limit=100`);
+        return res.body.data?.some((s: any) => s.status === 'scored');
+      },
+      30_000,
+      'monitor scored',
+    );
+  });
+});
