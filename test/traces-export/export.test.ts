@@ -69,6 +69,9 @@ describe('export of calls and scores (content capture off)', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(receiver.spans).toHaveLength(3);
     for (const { data, logId } of calls) {
+      expect(receiver.spans.find((s) => s.attributes['evalgate.task_log.id'] === logId)?.parentSpanId).toBe(
+        '',
+      );
       const log = await taskLog(g, logId);
       expect(log.trace_id).toMatch(/^[0-9a-f]{32}$/);
       expect(log.span_id).toMatch(/^[0-9a-f]{16}$/);
@@ -102,6 +105,21 @@ describe('export of calls and scores (content capture off)', () => {
     // The operator's headers go with every export.
     expect(receiver.requests[0]!.headers['x-collector-token']).toBe('s3cret token');
     expect(receiver.requests[0]!.headers['content-type']).toBe('application/x-protobuf');
+  });
+
+  it("exports a call that came with a traceparent as a child of the caller's span", async () => {
+    const trace = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    const parent = '1122334455667788';
+    const { logId } = await chat(g, 'inside a trace', { traceparent: `00-${trace}-${parent}-01` });
+    await waitFor(
+      () => receiver.spans.some((s) => s.attributes['evalgate.task_log.id'] === logId),
+      10_000,
+      'the span',
+    );
+    const span = receiver.spans.find((s) => s.attributes['evalgate.task_log.id'] === logId)!;
+    const log = await taskLog(g, logId);
+    expect(log.trace_id).toBe(trace);
+    expect(span).toMatchObject({ traceId: trace, parentSpanId: parent, spanId: log.span_id });
   });
 
   it('marks a failed call as an error span with error.type', async () => {
