@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { withFileSettings } from './config-files.js';
+import { type OtelExportSettings, otelExportSettings } from './config-otel.js';
 import {
   adminEmailOf,
   baseUrl,
@@ -90,6 +91,8 @@ export interface Config {
   codeEvaluators: CodeEvaluatorSettings;
   /** The web dashboard: sign-in providers, the URL users reach it at, session lifetime. */
   dashboard: DashboardSettings;
+  /** OTLP export of the gateway's calls and scores (the standard `OTEL_*` variables); null: off. */
+  otel: OtelExportSettings | null;
 }
 
 export interface RunSettings {
@@ -373,5 +376,6 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
         31_536_000_000,
       ),
     },
+    otel: otelExportSettings(env),
   };
 }

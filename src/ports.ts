@@ -12,7 +12,7 @@ import type { ResolvedModel } from './catalog/models/types.js';
 import type { Config } from './config.js';
 import type { DashboardPorts } from './dashboard/context.js';
 import type { DatabaseHandle } from './db/database.js';
-import type { EvaluatorSnapshot } from './engine/plan.js';
+import { type EvaluatorSnapshot, isGenerated } from './engine/plan.js';
 import type { EngineDeps } from './engine/work.js';
 import type { EvaluatorContext } from './evaluators/service.js';
 import type { RunQueue } from './executor/run-queue.js';
@@ -26,6 +26,8 @@ import type { LogWriter } from './inference/recording/types.js';
 import type { InferencePorts } from './inference/routes.js';
 import type { MonitorContext } from './monitors/service.js';
 import type { Metrics } from './observability/metrics.js';
+import type { OtelExport } from './observability/otel-export.js';
+import { type StoredScore, scoreExporter } from './observability/otel-export-hooks.js';
 import type { EvalsPorts } from './openai-evals/evals-routes.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
 import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
@@ -104,6 +106,8 @@ export interface Parts {
   modelLimiter: ModelLimiter;
   metrics: Metrics;
   sandbox: Sandbox;
+  /** The OTLP export of calls and scores, when the operator configured one. */
+  otelExport?: OtelExport | null;
 }
 
 /** The engine's ports: item readers, model calls, limits, scorers, metrics and the run settings it uses. */
@@ -129,6 +133,36 @@ function engineDeps(p: Parts): EngineDeps {
     chunkSize: runs.chunkSize,
     scorerIdleMs: runs.scorerIdleMs,
     workerId: p.workerId,
+    ...(p.otelExport ? { onScored: scoresOut(p, p.otelExport) } : {}),
+  };
+}
+
+/** Source kinds whose items are task logs (item id = task log id): a container's, a monitor's selection. */
+const TASK_LOG_SIDES = new Set(['container', 'monitor']);
+
+/** Scored rows whose sample is a recorded call (its task log) go out as evaluation events of its span. */
+function scoresOut(p: Parts, exporter: OtelExport): NonNullable<EngineDeps['onScored']> {
+  const emit = scoreExporter(p.database.db, exporter, (message) => p.logger.warn(message));
+  return (plan, rows) => {
+    const sample = plan.sides.sample;
+    if (isGenerated(sample) || !TASK_LOG_SIDES.has(sample.type)) return;
+    const names = new Map(plan.evaluators.map((e) => [e.id, e.name]));
+    const scores: StoredScore[] = [];
+    for (const r of rows) {
+      if (r.status !== 'scored' || r.item_id === null) continue;
+      scores.push({
+        projectId: plan.projectId,
+        runId: r.run_id,
+        evaluatorId: r.evaluator_id,
+        evaluatorName: names.get(r.evaluator_id) ?? r.evaluator_id,
+        taskLogId: r.item_id,
+        score: r.score,
+        passed: r.passed,
+        reasoning: r.reasoning,
+        createdAt: r.created_at,
+      });
+    }
+    emit(scores);
   };
 }
 

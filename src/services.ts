@@ -27,6 +27,9 @@ import { AlertWatcher } from './monitors/alerts.js';
 import { MonitorSelector } from './monitors/selector.js';
 import { monitorSeries } from './monitors/series.js';
 import { createMetrics } from './observability/metrics.js';
+import { OtelExport } from './observability/otel-export.js';
+import { providerOfSlug } from './observability/otel-export-genai.js';
+import { exportingLogWriter } from './observability/otel-export-hooks.js';
 import { buildPorts, type Parts, type Ports } from './ports.js';
 import { perMinuteParams, type RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
@@ -144,6 +147,14 @@ async function spooled(
   return spool;
 }
 
+/** `gen_ai.provider.name` of a gateway call's model: its registered upstream's kind, else null. */
+async function providerName(models: ModelContext, projectId: string, ref: string): Promise<string | null> {
+  const model = await resolveModel(models, projectId, ref);
+  if (model.modelId === null) return providerOfSlug(model.slug);
+  if (model.provider === 'anthropic') return 'anthropic';
+  return new URL(model.baseUrl).hostname === 'api.openai.com' ? 'openai' : 'openai_compatible';
+}
+
 /**
  * The composition root: every backend is chosen here, from the typed config, and nowhere else. The
  * database (migrated), model resolution, providers, the task log writer, the run queue, the model
@@ -174,11 +185,20 @@ export async function createServices(config: Config, options: ServicesOptions = 
       ? createThreadedLogWriter(config.databaseUrl, writerOptions, warn)
       : createLogWriter(database.db, { ...writerOptions, warn });
   // Task logs survive a kill: spooled to the data dir first; what a process gone before left is stored now.
-  const logWriter = await spooled(config, innerWriter, database.db, warn);
-  // Spans over OTLP: batched like task logs; their model calls are recorded through the log writer.
+  const spooledWriter = await spooled(config, innerWriter, database.db, warn);
+  // With an OTLP endpoint configured, every recorded call is also exported as a span (else untouched).
+  const otelExport = config.otel
+    ? new OtelExport(config.otel, {
+        warn,
+        providerOf: (projectId, model) => providerName(models, projectId, model),
+      })
+    : null;
+  const logWriter = otelExport ? exportingLogWriter(spooledWriter, otelExport) : spooledWriter;
+  // Spans over OTLP: batched like task logs; their model calls are recorded through the log writer (not
+  // the exporting one: those calls are already spans of the application that sent them).
   const traces = createTraceStore({
     db: database.db,
-    logWriter: config.recording ? logWriter : null,
+    logWriter: config.recording ? spooledWriter : null,
     prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     writer: config.logWriter,
@@ -203,6 +223,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   metrics.setLogWriter(() => logWriter.stats());
   metrics.setQueueDepth(() => queue.depth());
   metrics.setMonitors(() => monitorSeries(database.db));
+  if (otelExport) metrics.setOtelExport(() => otelExport.counts());
   // Every process watches the alert rules; a guarded state change makes one of them send each webhook.
   const alerts = new AlertWatcher({
     db: database.db,
@@ -248,6 +269,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     queue,
     modelLimiter,
     metrics,
+    otelExport,
     sandbox: {
       // Without a sandbox, code evaluators run only when the operator opted into rlimits alone.
       async status() {
@@ -275,6 +297,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       // monitors' selections from it handed to the queue before it closes.
       await traces.close();
       await logWriter.close();
+      await otelExport?.close();
       selector?.stop();
       await selector?.idle();
       await alerts.close();

@@ -7,6 +7,7 @@ import { registerEvaluatorCommands } from './evaluators.js';
 import { registerModelCommands } from './models.js';
 import { registerMonitorCommands } from './monitors.js';
 import { registerRunCommands } from './runs.js';
+import { registerTraceCommands } from './traces.js';
 
 const program = new Command()
   .name('evalgate')
@@ -20,7 +21,7 @@ const program = new Command()
 // The API commands talk to a server through the client; the server and admin commands load the server
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
-const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors'];
+const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -47,6 +48,7 @@ registerMonitorCommands(program);
 registerDatasetCommands(program);
 registerCatalogCommands(program);
 registerModelCommands(program);
+registerTraceCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);

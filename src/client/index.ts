@@ -22,6 +22,7 @@ import { Monitors } from './resources/monitors.js';
 import { Projects } from './resources/projects.js';
 import { Runs } from './resources/runs.js';
 import { Sessions } from './resources/sessions.js';
+import { Traces } from './resources/traces.js';
 import type { Health } from './types.js';
 
 export class Evalgate {
@@ -46,6 +47,8 @@ export class Evalgate {
   readonly projects: Projects;
   /** Conversations and agent runs. */
   readonly sessions: Sessions;
+  /** Traces sent over OTLP and gateway calls, as span trees. */
+  readonly traces: Traces;
 
   readonly #transport: Transport;
 
@@ -73,6 +76,7 @@ export class Evalgate {
     this.apiKeys = new ApiKeys(this.#transport);
     this.sessions = new Sessions(this.#transport);
     this.projects = new Projects(this.#transport);
+    this.traces = new Traces(this.#transport);
   }
 
   /**
@@ -135,5 +139,6 @@ export {
   type WaitOptions,
 } from './resources/runs.js';
 export type { Sessions } from './resources/sessions.js';
+export type { Traces } from './resources/traces.js';
 export type * from './types.js';
 export type { UploadOptions, UploadProgress, UploadSource } from './upload.js';

@@ -47,6 +47,7 @@ import type {
 import type { queueState } from '../runs/service.js';
 import type { Budget, BudgetState } from '../shared/budget.js';
 import type { ErrorCode, ValidationIssue } from '../shared/errors.js';
+import type { ListTracesQuery } from '../traces/types.js';
 
 export type { CodeEvaluator, GraderEvaluator, JudgeEvaluator } from '../evaluators/schemas.js';
 export type { DataSource, EvaluatorComparison, ResolvedSource, RunResults } from '../runs/schemas.js';
@@ -91,6 +92,8 @@ export type ListContainersParams = Static<typeof ListContainersQuery>;
 export type ListDatasetsParams = Static<typeof ListDatasetsQuery>;
 export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;
 export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
+export type ListTracesParams = ListTracesQuery;
+export type { Trace, TraceSpan, TraceSummary } from '../traces/types.js';
 /** Label and description of a JSON-lines dataset upload (sent as query parameters). */
 export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;
 export type PageParams = { limit?: number; offset?: number };

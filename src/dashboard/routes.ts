@@ -10,6 +10,7 @@ import { fromOwnOrigin } from './public-url.js';
 import { dashboardRunRoutes } from './run-routes.js';
 import { cookieOf, loadSession, SESSION_COOKIE } from './sessions.js';
 import { sameSecret } from './tokens.js';
+import { dashboardTraceRoutes } from './trace-routes.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -78,4 +79,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(projectRoutes, { ctx });
   await app.register(dashboardRunRoutes, { ctx });
   await app.register(dashboardMonitorRoutes, { ctx });
+  await app.register(dashboardTraceRoutes, { ctx });
 };

@@ -40,6 +40,8 @@ export interface ChunkDeps {
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   /** Whether code evaluators can run in this process (a sandbox, or the operator's opt-out). */
   sandbox(): Promise<{ available: boolean; reason?: string }>;
+  /** Told of each chunk's rows once stored (the telemetry export); must not throw or wait. */
+  onScored?(plan: RunPlan, rows: readonly RunSampleTable[]): void;
 }
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
@@ -290,7 +292,9 @@ export class ChunkWork {
     const at = nowIso();
     for (const r of rows) r.created_at = at;
     // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
-    return this.storeCounted((usage) => store.insertSamples(db, this.runId, rows, usage));
+    const stored = await this.storeCounted((usage) => store.insertSamples(db, this.runId, rows, usage));
+    this.deps.onScored?.(plan, rows);
+    return stored;
   }
 
   /**

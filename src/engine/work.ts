@@ -7,7 +7,7 @@ import { parseJson } from '../shared/json.js';
 import { PromiseCache } from '../shared/promise-cache.js';
 import { LIVE } from '../shared/run-status.js';
 import { aggregate, type LaunchOutcome } from './aggregate.js';
-import { ChunkWork } from './chunk.js';
+import { type ChunkDeps, ChunkWork } from './chunk.js';
 import { RunCancelled } from './errors.js';
 import type { EvaluatorSnapshot, PlannedSide, ReadSide, RunPlan } from './plan.js';
 import { isGenerated, layout as layOut } from './plan.js';
@@ -39,6 +39,8 @@ export interface EngineDeps extends CallDeps {
   scorerIdleMs: number;
   /** This process, recorded as the run's `process_id` by the process that prepares it. */
   workerId: string;
+  /** Told of each chunk's stored rows (see `ChunkDeps`). */
+  onScored?: ChunkDeps['onScored'];
 }
 
 /** One unit of work: positions [from, to) of one launch of a run. */

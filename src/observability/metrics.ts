@@ -7,6 +7,7 @@ import {
   Registry,
 } from 'prom-client';
 import { withTimeout } from '../shared/timeout.js';
+import type { OtelExportCounts } from './otel-export.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
 import type { EngineMetrics, MonitorSeries, UpstreamOutcome } from './types.js';
 
@@ -32,6 +33,8 @@ export interface Metrics extends EngineMetrics {
   setLogWriter(read: () => LogWriterCounts): void;
   /** Every monitor's counts and lag, read at each scrape; a failing read leaves the series out. */
   setMonitors(read: () => Promise<MonitorSeries[]>): void;
+  /** The OTLP export's counts (exported, failed, dropped, pending), read at each scrape. */
+  setOtelExport(read: () => OtelExportCounts): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -243,6 +246,33 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  let readOtel: (() => OtelExportCounts) | null = null;
+  new Counter({
+    name: 'evalgate_otel_export_items_total',
+    help: 'Spans and score events of the OTLP export, by signal and outcome (exported, failed, dropped)',
+    labelNames: ['signal', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = readOtel?.();
+      for (const signal of c ? (['spans', 'events'] as const) : [])
+        for (const outcome of ['exported', 'failed', 'dropped'] as const)
+          this.inc({ signal, outcome }, c?.[signal][outcome]);
+    },
+  });
+  new Gauge({
+    name: 'evalgate_otel_export_pending',
+    help: 'Spans and score events handed to the OTLP export and not yet exported or failed, by signal',
+    labelNames: ['signal'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = readOtel?.();
+      for (const signal of c ? (['spans', 'events'] as const) : [])
+        this.set({ signal }, c?.[signal].pending ?? 0);
+    },
+  });
+
   // The series per (route, method, status), found by one string key: no label checks per request.
   const httpSeries = new Map<string, HistogramSeries>();
   const upstreamSeries = new Map<string, HistogramSeries>();
@@ -290,6 +320,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     setMonitors(read) {
       readMonitors = read;
+    },
+    setOtelExport(read) {
+      readOtel = read;
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

@@ -207,6 +207,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['datasets', 'Datasets'],
     ['containers', 'Containers'],
     ['monitors', 'Monitors'],
+    ['traces', 'Traces'],
     ['models', 'Models'],
     ['settings', 'Settings'],
   ] as const;

@@ -24,6 +24,7 @@ from .resources import (
     AnnotationQueues,
     EvaluatorReview,
     TaskLogs,
+    Traces,
 )
 from .resources._base import operation
 from .types import Health
@@ -116,6 +117,7 @@ class _Base:
         self.sessions = Sessions(self)
         self.annotation_queues = AnnotationQueues(self)
         self.review = EvaluatorReview(self)
+        self.traces = Traces(self)
 
     # The settings in force (the key is not among them: it stays out of logs and reprs).
     @property

@@ -1058,6 +1058,120 @@ class EvaluatorTemplate(TypedDict):
 
 
 EvaluatorTemplateOne = EvaluatorTemplate
+class TraceSummaryTotalsUsage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class TraceSummaryTotals(TypedDict):
+    span_count: int
+    #: Spans with status error
+    error_count: int
+    #: Spans that are model calls
+    model_call_count: int
+    usage: TraceSummaryTotalsUsage
+    #: USD, over the model calls
+    cost: float
+
+
+class TraceSummary(TypedDict):
+    object: Literal["trace"]
+    #: The trace id, 32 lowercase hex digits
+    id: str
+    project_id: str
+    container_id: Optional[str]
+    name: Optional[str]
+    service_name: Optional[str]
+    session_id: Optional[str]
+    #: ISO time of its earliest span
+    started_at: str
+    #: ISO time of its latest span end
+    ended_at: str
+    duration_ms: float
+    #: Models of its model calls, distinct
+    models: List[str]
+    totals: TraceSummaryTotals
+
+
+class TraceSpansItemStatus(TypedDict):
+    code: Literal["unset", "ok", "error"]
+    message: Optional[str]
+
+
+class TraceSpansItemEventsItem(TypedDict):
+    name: str
+    #: ISO time
+    time: str
+    attributes: Dict[str, Any]
+
+
+class TraceSpansItemScope(TypedDict):
+    name: str
+    version: Optional[str]
+
+
+class TraceSpansItemModelCall(TypedDict):
+    task_log_id: Optional[str]
+    provider: Optional[str]
+    model: Optional[str]
+    request_model: Optional[str]
+    response_model: Optional[str]
+    usage: TraceSummaryTotalsUsage
+    #: USD, priced from the model catalog
+    cost: float
+    #: False when the emitter recorded no messages (content capture off)
+    content_captured: bool
+
+
+class TraceSpansItem(TypedDict):
+    object: Literal["trace.span"]
+    #: 16 lowercase hex digits
+    span_id: str
+    parent_span_id: Optional[str]
+    #: Distance from its root in the tree
+    depth: int
+    source: Literal["otlp", "gateway"]
+    name: str
+    kind: Literal["unspecified", "internal", "server", "client", "producer", "consumer"]
+    operation: Optional[str]
+    container_id: Optional[str]
+    session_id: Optional[str]
+    #: ISO time
+    started_at: str
+    #: ISO time
+    ended_at: str
+    #: Start, in ms after the start of the trace
+    offset_ms: float
+    duration_ms: float
+    status: TraceSpansItemStatus
+    #: The span attributes, OTLP values as JSON values
+    attributes: Dict[str, Any]
+    events: List[TraceSpansItemEventsItem]
+    #: The resource attributes (service.name, …)
+    resource: Dict[str, Any]
+    scope: Optional[TraceSpansItemScope]
+    model_call: Optional[TraceSpansItemModelCall]
+
+
+class Trace(TypedDict):
+    object: Literal["trace"]
+    #: The trace id, 32 lowercase hex digits
+    id: str
+    project_id: str
+    container_id: Optional[str]
+    name: Optional[str]
+    service_name: Optional[str]
+    session_id: Optional[str]
+    #: ISO time of its earliest span
+    started_at: str
+    #: ISO time of its latest span end
+    ended_at: str
+    duration_ms: float
+    #: Models of its model calls, distinct
+    models: List[str]
+    totals: TraceSummaryTotals
+    spans: List[TraceSpansItem]
 
 
 class _CreateApiKeyRequired(TypedDict):

@@ -91,6 +91,8 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/evaluators/{evaluator}/agreement"): "EvaluatorAgreement",
     ("GET", "/v1/evaluator-templates"): "EvaluatorTemplate[]",
     ("GET", "/v1/evaluator-templates/{template}"): "EvaluatorTemplateOne",
+    ("GET", "/v1/traces"): "TraceSummary[]",
+    ("GET", "/v1/traces/{trace_id}"): "Trace",
 }
 
 #: (METHOD, path) → the name of its JSON request body's model.
@@ -148,6 +150,8 @@ VENDOR_DIALECTS = {
     ("POST", "/v1/messages"),
     ("POST", "/v1/messages/count_tokens"),
     ("POST", "/v1/embeddings"),
+    # OTLP/HTTP ingest: sent by OpenTelemetry's OTLP exporters, typed by the OTLP protocol.
+    ("POST", "/v1/traces"),
     ("POST", "/v1/fine_tuning/alpha/graders/run"),
     ("POST", "/v1/fine_tuning/alpha/graders/validate"),
     ("POST", "/v1/files"),

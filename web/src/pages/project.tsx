@@ -11,6 +11,7 @@ import { MonitorPage, MonitorsPage } from './monitors';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
 import { SettingsPage } from './settings';
+import { TracePage, TracesPage } from './traces';
 
 /** A project's pages: /projects/:id/<section>[/<item>]. */
 export function ProjectPage(props: { id: string; rest: string[] }) {
@@ -38,6 +39,9 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
       break;
     case 'monitors':
       body = item ? <MonitorPage project={p} id={item} /> : <MonitorsPage project={p} />;
+      break;
+    case 'traces':
+      body = item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />;
       break;
     case 'models':
       body = <ModelsPage project={p} />;

@@ -14,6 +14,7 @@ from .projects import Projects
 from .review import AnnotationQueues, EvaluatorReview
 from .runs import AsyncRuns, Runs
 from .sessions import Sessions
+from .traces import Traces
 
 __all__ = [
     "OPERATIONS",
@@ -32,4 +33,5 @@ __all__ = [
     "Sessions",
     "AnnotationQueues",
     "EvaluatorReview",
+    "Traces",
 ]

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { LogWriter, TaskLogRecord } from '../inference/recording/types.js';
+import type { EvaluationEvent, OtelExport } from './otel-export.js';
+
+/**
+ * Where the exporter hooks into the process: the log writer every recorded call passes (a decorator, put
+ * in place only when export is on) and the engine's stored scores.
+ */
+
+/**
+ * The process's log writer, each call also handed to the exporter. A call that carries no trace of its
+ * own (no `traceparent`) gets fresh ids here, before it is stored, so that its task log and its exported
+ * span share them and its scores can be parented to it later.
+ */
+export function exportingLogWriter(inner: LogWriter, exporter: OtelExport): LogWriter {
+  const writer: LogWriter = {
+    write(record: TaskLogRecord) {
+      if (!record.traceId || !record.spanId) {
+        record.traceId = randomBytes(16).toString('hex');
+        record.spanId = randomBytes(8).toString('hex');
+      }
+      inner.write(record);
+      exporter.call(record);
+    },
+    flush: () => inner.flush(),
+    stats: () => inner.stats(),
+    close: () => inner.close(),
+  };
+  if (inner.begin) writer.begin = inner.begin.bind(inner);
+  return writer;
+}
+
+/** A stored per-sample row over a task log, as the engine reports it. */
+export interface StoredScore {
+  projectId: string;
+  runId: string;
+  evaluatorId: string;
+  evaluatorName: string;
+  taskLogId: string;
+  score: number | null;
+  /** 1 pass, 0 fail, null unknown. */
+  passed: number | null;
+  reasoning: string | null;
+  /** ISO time the row was stored. */
+  createdAt: string;
+}
+
+const LOOKUP_CHUNK = 500;
+
+function responseIdOf(response: string | null): string | null {
+  if (!response) return null;
+  try {
+    const body = JSON.parse(response) as { id?: unknown } | null;
+    return typeof body?.id === 'string' && body.id !== '' ? body.id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The engine's listener: scores over task logs become evaluation events on their calls' spans. The task
+ * logs' trace ids are read after the rows are stored, off the engine's path (never awaited by it).
+ */
+export function scoreExporter(
+  db: Kysely<Database>,
+  exporter: OtelExport,
+  warn: (message: string) => void,
+): (scores: StoredScore[]) => void {
+  const emit = async (scores: StoredScore[]) => {
+    const byProject = new Map<string, StoredScore[]>();
+    for (const s of scores) byProject.set(s.projectId, [...(byProject.get(s.projectId) ?? []), s]);
+    for (const [projectId, list] of byProject) {
+      const ids = [...new Set(list.map((s) => s.taskLogId))];
+      const logs = new Map<string, { trace_id: string | null; span_id: string | null; response: string }>();
+      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        const rows = await db
+          .selectFrom('task_logs')
+          .select(['id', 'trace_id', 'span_id', 'response'])
+          .where('project_id', '=', projectId)
+          .where('id', 'in', ids.slice(i, i + LOOKUP_CHUNK))
+          .execute();
+        for (const r of rows)
+          logs.set(r.id, { trace_id: r.trace_id ?? null, span_id: r.span_id ?? null, response: r.response });
+      }
+      const events: EvaluationEvent[] = [];
+      for (const s of list) {
+        const log = logs.get(s.taskLogId);
+        if (!log?.trace_id || !log.span_id) continue;
+        const at = Date.parse(s.createdAt);
+        events.push({
+          traceId: log.trace_id,
+          spanId: log.span_id,
+          name: s.evaluatorName,
+          evaluatorId: s.evaluatorId,
+          score: s.score,
+          label: s.passed === null ? null : s.passed === 1 ? 'pass' : 'fail',
+          explanation: s.reasoning,
+          responseId: responseIdOf(log.response),
+          attributes: { 'evalgate.run.id': s.runId, 'evalgate.task_log.id': s.taskLogId },
+          timeMs: Number.isNaN(at) ? Date.now() : at,
+        });
+      }
+      exporter.evaluations(events);
+    }
+  };
+  return (scores) => {
+    if (scores.length === 0) return;
+    emit(scores).catch((err: unknown) => warn(`otel export: scores could not be exported: ${String(err)}`));
+  };
+}
