@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { Generated } from 'kysely';
 import type { EvaluatorType } from '../shared/grader-types.js';
 import type { RunStatus } from '../shared/run-status.js';
 import type { ModelApi } from '../shared/wire-protocol.js';
@@ -17,14 +17,15 @@ import type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
-import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
-import type { SpanTable, TraceTable } from './schema-traces.js';
+import type { TaskLogCounterTable, TaskLogTable } from './schema-logs.js';
 import type {
   AnnotationAssignmentTable,
   AnnotationItemTable,
   AnnotationQueueTable,
   AnnotationReviewTable,
 } from './schema-review.js';
+import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
+import type { SpanTable, TraceTable } from './schema-traces.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
@@ -41,6 +42,7 @@ export type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+export type { TaskLogCounterTable, TaskLogTable } from './schema-logs.js';
 export type { SpanTable, TraceTable } from './schema-traces.js';
 
 /** The API a model's upstream speaks for generation. */
@@ -327,42 +329,6 @@ export interface ModelTable {
   metadata: string;
   created_at: string;
   updated_at: string;
-}
-
-/** bigint columns: PostgreSQL returns them as text, SQLite as numbers. */
-type BigIntColumn = ColumnType<number | string, number, number>;
-
-export interface TaskLogCounterTable {
-  container_id: string;
-  last_seq: BigIntColumn;
-}
-
-export interface TaskLogTable {
-  id: string;
-  project_id: string;
-  container_id: string;
-  seq: BigIntColumn;
-  model: string;
-  /** JSON: the request messages. */
-  input: string;
-  output: string | null;
-  request: string;
-  response: string;
-  usage: string | null;
-  latency_ms: number;
-  cost: number;
-  status: 'success' | 'error';
-  error: string | null;
-  metadata: string;
-  created_at: string;
-  /** W3C trace id (32 hex) of the trace the call belongs to; null for logs recorded before traces. */
-  trace_id?: string | null;
-  /** W3C span id (16 hex) of the call's own span. */
-  span_id?: string | null;
-  /** The session (conversation, agent run) the call belongs to. */
-  session_id?: string | null;
-  /** W3C span id of the caller's span the call is a child of (a `traceparent`'s parent id). */
-  parent_span_id?: string | null;
 }
 
 export interface Database {

@@ -4,10 +4,20 @@ import { principalOf } from '../auth/guard.js';
 import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
 import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
-import { isObject, type JsonObject } from '../shared/json.js';
+import type { JsonObject } from '../shared/json.js';
 import type { WireProtocol } from '../shared/wire-protocol.js';
 import type { ResponseCache } from './cache/cache.js';
 import { cacheMetadata, gatewayCache } from './cache/hook.js';
+import {
+  CONTAINER_HEADER,
+  COST_HEADER,
+  FALLBACK_HEADER,
+  fallbacksOf,
+  formatCost,
+  headerValue,
+  LOG_ID_HEADER,
+  UPSTREAM_MODEL_HEADER,
+} from './call-headers.js';
 import { CallCanceller } from './cancel.js';
 import type { DialectAnswer, NativeCall, StreamEncoder } from './dialect-types.js';
 import { translatingSink } from './dialects/stream-sink.js';
@@ -27,69 +37,20 @@ import { recordedOutput } from './recorded-output.js';
 import { callTrace } from './traceparent.js';
 import type { ChatRequest } from './types.js';
 
-export const COST_HEADER = 'X-Evalgate-Cost';
-export const LOG_ID_HEADER = 'X-Evalgate-Log-Id';
-export const CONTAINER_HEADER = 'x-evalgate-container';
-export const FALLBACK_HEADER = 'x-evalgate-fallback-models';
-export const METADATA_HEADER = 'x-evalgate-metadata';
-/** The model name the upstream that answered was given (answers carry the name the client asked for). */
-export const UPSTREAM_MODEL_HEADER = 'X-Evalgate-Upstream-Model';
-
 /** The routes of the gateway, one per client dialect; kept on every task log as `metadata.route`. */
 export type GatewayRoute = WireProtocol;
 
-/** USD as a plain decimal (never exponent notation), e.g. `0.00001234`. */
-export function formatCost(usd: number): string {
-  if (!(usd > 0)) return '0';
-  const plain = String(usd);
-  if (!plain.includes('e')) return plain;
-  return usd.toFixed(12).replace(/0+$/, '').replace(/\.$/, '');
-}
-
-export function headerValue(value: string | string[] | undefined): string | null {
-  const v = Array.isArray(value) ? value[0] : value;
-  return v === undefined || v.trim() === '' ? null : v.trim();
-}
-
-function fallbacksOf(value: string | string[] | undefined): string[] | undefined {
-  const v = headerValue(value);
-  if (v === null) return undefined;
-  // Duplicates removed here; the provider layer also bounds how many distinct models one call tries.
-  return [
-    ...new Set(
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    ),
-  ];
-}
-
-/**
- * The client's metadata for the task log: the request's `metadata` object under the
- * `X-Evalgate-Metadata` header's JSON object (the request's fields win). A header that is not a JSON
- * object is refused with 400.
- */
-export function clientMetadata(req: FastifyRequest, fromBody: unknown): JsonObject {
-  const header = headerValue(req.headers[METADATA_HEADER]);
-  let out: JsonObject = {};
-  if (header !== null) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(header);
-    } catch {
-      parsed = null;
-    }
-    if (!isObject(parsed)) {
-      throw new ApiError('bad_request', 'X-Evalgate-Metadata must be a JSON object', {
-        header: 'X-Evalgate-Metadata',
-      });
-    }
-    out = parsed;
-  }
-  if (isObject(fromBody)) out = { ...out, ...fromBody };
-  return out;
-}
+export {
+  CONTAINER_HEADER,
+  COST_HEADER,
+  clientMetadata,
+  FALLBACK_HEADER,
+  formatCost,
+  headerValue,
+  LOG_ID_HEADER,
+  METADATA_HEADER,
+  UPSTREAM_MODEL_HEADER,
+} from './call-headers.js';
 
 /**
  * Every upstream attempt after the first (a retry, a fallback) spends from the key's rate budget as a

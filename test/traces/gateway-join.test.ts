@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

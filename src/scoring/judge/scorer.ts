@@ -152,10 +152,9 @@ function missingOutcome(template: string, values: TemplateValues): ScoreOutcome 
   const missing = missingVariables(template, values);
   if (missing.length === 0) return null;
   const names = missing.map((m) => `{{${m}}}`).join(', ');
-  return outcome(
-    asked(),
-    { error: { code: 'missing_data', message: `The prompt's ${names} has no value at this position` } },
-  );
+  return outcome(asked(), {
+    error: { code: 'missing_data', message: `The prompt's ${names} has no value at this position` },
+  });
 }
 
 export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer {

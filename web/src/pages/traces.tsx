@@ -239,14 +239,34 @@ export function TracesPage(props: { project: Project }) {
       </p>
       <form className="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <label>
-          Model <input value={model} onChange={(e) => (setModel(e.target.value), setOffset(0))} />
+          Model{' '}
+          <input
+            value={model}
+            onChange={(e) => {
+              setModel(e.target.value);
+              setOffset(0);
+            }}
+          />
         </label>
         <label>
-          Container <input value={container} onChange={(e) => (setContainer(e.target.value), setOffset(0))} />
+          Container{' '}
+          <input
+            value={container}
+            onChange={(e) => {
+              setContainer(e.target.value);
+              setOffset(0);
+            }}
+          />
         </label>
         <label>
           Errors{' '}
-          <select value={errors} onChange={(e) => (setErrors(e.target.value), setOffset(0))}>
+          <select
+            value={errors}
+            onChange={(e) => {
+              setErrors(e.target.value);
+              setOffset(0);
+            }}
+          >
             <option value="">any</option>
             <option value="true">with errors</option>
             <option value="false">without errors</option>
