@@ -807,6 +807,8 @@ class SessionDetail(TypedDict):
     scores: List[SessionDetailScoresItem]
     turns: List[SessionDetailTurnsItem]
     tool_calls: List[SessionDetailToolCallsItem]
+
+
 class AnnotationQueueRubricEvaluatorsItem(TypedDict):
     id: str
     name: str
@@ -1058,6 +1060,8 @@ class EvaluatorTemplate(TypedDict):
 
 
 EvaluatorTemplateOne = EvaluatorTemplate
+
+
 class TraceSummaryTotalsUsage(TypedDict):
     input_tokens: int
     output_tokens: int
@@ -1518,7 +1522,6 @@ class PatchMonitor(TypedDict, total=False):
     alert: Optional[MonitorAlert]
 
 
-DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]
 class _CreateAnnotationQueueRequired(TypedDict):
     #: Unique in the project. Must not start with aq_ or with/end in spaces
     name: str
@@ -1629,7 +1632,7 @@ class ExportReviewed(_ExportReviewedRequired, total=False):
     evaluator: str
 
 
-DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource]
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]
 
 
 RunResultsData = RunDataResults
