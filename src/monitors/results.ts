@@ -187,7 +187,7 @@ export async function monitorSamples(
       object: 'monitor.sample' as const,
       task_log_id: r.item_id ?? '',
       evaluator: r.evaluator_id,
-      status: r.status === 'scored' ? 'scored' : 'error',
+      status: r.status === 'scored' || r.status === 'error' ? r.status : 'missing',
       score: r.score === null ? null : Number(r.score),
       passed: r.passed === null ? null : Number(r.passed) === 1,
       reasoning: r.reasoning,

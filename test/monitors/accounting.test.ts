@@ -122,9 +122,14 @@ describe(`monitor accounting (${testDbKind()})`, () => {
     const failed = await h.call('GET', '/v1/monitors/every/samples?failed=true');
     expect(failed.status).toBe(200);
     expect(failed.body.total).toBe(3);
-    for (const s of failed.body.data) expect(s.status).toBe('error');
+    // Listed as they are: the scoring's own error, or missing (nothing to score) with why, as missing_data.
+    expect(failed.body.data.filter((s: any) => s.status === 'error')).toHaveLength(1);
     const missing = failed.body.data.filter((s: any) => s.output === null);
     expect(missing).toHaveLength(2);
-    for (const s of missing) expect(s.error?.message).toMatch(/no output/);
+    for (const s of missing) {
+      expect(s.status).toBe('missing');
+      expect(s.error).toMatchObject({ code: 'missing_data' });
+      expect(s.error?.message).toMatch(/no output/);
+    }
   });
 });
