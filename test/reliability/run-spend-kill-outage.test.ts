@@ -158,6 +158,8 @@ describe.skipIf(testDbKind() !== 'postgres')('a run through a worker kill and a 
 
     // The database goes away under the surviving worker for a few seconds.
     await new Promise((r) => setTimeout(r, 300));
+    // Stopped mid-run: positions are left for the surviving worker to score through it.
+    expect(Number((await runOf(id)).metrics?.progress?.done ?? 0)).toBeLessThan(POSITIONS * 0.9);
     await pg.stop();
     await new Promise((r) => setTimeout(r, 4000));
     await pg.start();
