@@ -150,16 +150,25 @@ export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCoun
   };
 }
 
-/** Spend read from and added to the database on every call: processes that share no Redis. */
-export function createDatabaseCounter(deps: CounterDeps): SpendCounter {
+/**
+ * Spend read from and added to the database on every call: processes that share no Redis. A cost the
+ * database could not take (it is away) is kept and written again, never dropped, and counted in this
+ * process's reads meanwhile.
+ */
+export function createDatabaseCounter(deps: CounterDeps, retryMs = 1000): SpendCounter {
   const inFlight = new Set<Promise<void>>();
+  const retry = new SpendWriter(deps, retryMs);
   return {
-    read: (keys) => Promise.all(keys.map((k) => storedSpend(deps.db, k))),
+    read: (keys) =>
+      Promise.all(keys.map(async (k) => (await storedSpend(deps.db, k)) + retry.unwritten(counterId(k)))),
     add(keys, usd) {
       const writes = keys.map((key) => {
         const p = addSpend(deps.db, key, usd).then(
           () => {},
-          (err: Error) => deps.warn(`budget spend not stored: ${err.message}`),
+          (err: Error) => {
+            deps.warn(`budget spend not stored yet (${err.message}); retrying`);
+            retry.add(counterId(key), key, usd);
+          },
         );
         inFlight.add(p);
         void p.finally(() => inFlight.delete(p));
@@ -171,6 +180,7 @@ export function createDatabaseCounter(deps: CounterDeps): SpendCounter {
     reserve: (keys, usd) => Promise.all(keys.map((k) => addSpend(deps.db, k, usd))),
     async close() {
       await Promise.all(inFlight);
+      await retry.flush();
     },
   };
 }

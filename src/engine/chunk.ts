@@ -11,7 +11,6 @@ import {
 import { type ErrorBody, errorOf } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
 import { isStop } from './errors.js';
-import { chunkTally, type UsagePair } from './ledger.js';
 import type { EvaluatorSnapshot, Launch, RunPlan } from './plan.js';
 import { isGenerated } from './plan.js';
 import {
@@ -85,15 +84,13 @@ export class ChunkWork {
     private readonly to: number,
     private readonly parent: AbortSignal,
   ) {
-    // A signal of its own, so that the calls made under it are counted in this chunk's tally.
+    // A signal of its own, aborted with the parent's, listened to by every call of the chunk.
     setMaxListeners(0, this.controller.signal);
     this.signal = this.controller.signal;
   }
 
   private readonly controller = new AbortController();
   private readonly signal: AbortSignal;
-  /** The calls of this chunk, committed with the rows they produced. */
-  private readonly tally = chunkTally();
 
   private get runId() {
     return this.state.runId;
@@ -146,7 +143,7 @@ export class ChunkWork {
         fresh.push(row);
       }),
     );
-    await this.storeCounted((usage) => store.insertGenerations(this.deps.db, this.runId, fresh, usage));
+    await store.insertGenerations(this.deps.db, fresh);
     const outputs = new Map<number, { output: string | null; error: string | null }>();
     for (const r of [...stored.values(), ...fresh]) {
       outputs.set(Number(r.position), { output: r.error ? null : r.output, error: r.error });
@@ -216,23 +213,17 @@ export class ChunkWork {
 
   /**
    * Scores every position of the chunk not stored yet; returns the rows stored by this call. What the
-   * chunk's calls cost is stored with its rows; when the chunk stops before storing them (a cancel, an
-   * interruption), it goes to the run's ledger instead (and a killed process stores neither).
+   * chunk's calls cost is counted by the run's ledger as each call returns, not with the rows: a process
+   * killed (or a database lost) before the rows are stored has its answered calls counted all the same,
+   * so the run's spend is what the provider answered, calls asked again included.
    */
   async run(): Promise<number> {
     const abort = () => this.controller.abort(this.parent.reason);
     if (this.parent.aborted) abort();
     else this.parent.addEventListener('abort', abort, { once: true });
-    this.state.track(this.signal, this.tally);
     try {
       return await this.score();
-    } catch (err) {
-      // Calls still returning now are counted by the ledger.
-      this.state.untrack(this.signal);
-      this.state.ledger.addDelta(this.tally.take());
-      throw err;
     } finally {
-      this.state.untrack(this.signal);
       this.parent.removeEventListener('abort', abort);
     }
   }
@@ -292,24 +283,9 @@ export class ChunkWork {
     const at = nowIso();
     for (const r of rows) r.created_at = at;
     // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
-    const stored = await this.storeCounted((usage) => store.insertSamples(db, this.runId, rows, usage));
+    const stored = await store.insertSamples(db, this.runId, rows);
     this.deps.onScored?.(plan, rows);
     return stored;
-  }
-
-  /**
-   * Stores rows together with what their calls cost. When the store fails (the database away), the
-   * calls were still answered and paid: their cost goes to the ledger, which keeps it until it can be
-   * written, so the run's spend never falls below what the provider answered.
-   */
-  private async storeCounted<T>(write: (usage: UsagePair | null) => Promise<T>): Promise<T> {
-    const usage = this.tally.take();
-    try {
-      return await write(usage);
-    } catch (err) {
-      this.state.ledger.addDelta(usage);
-      throw err;
-    }
   }
 
   private row(

@@ -1,36 +1,27 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { type CountedCall, Tally, type TallyCounts } from '../shared/tally.js';
+import { type CountedCall, Tally } from '../shared/tally.js';
 import { addUsage } from './store/transitions.js';
 
 export type CallKind = 'judge' | 'generation';
 
 const KINDS: readonly CallKind[] = ['judge', 'generation'];
 
-/** What calls cost, by kind: added to a run's counters in one statement. */
-export type UsagePair = Record<CallKind, TallyCounts>;
-
-/** Where a run's call is counted once it returns (a chunk's tally, or the run's ledger). */
-export interface UsageSink {
-  add(kind: CallKind, call: CountedCall): void;
-}
+/**
+ * The calls of a run counted in this process and not written yet, by kind: taken and added to the run's
+ * counters in one statement.
+ */
+export const runTally = (): Tally<CallKind> => new Tally<CallKind>(KINDS);
 
 /**
- * The calls of one chunk not stored yet: taken and added to the run's counters in the transaction that
- * stores the rows they produced, so a process killed before that stores neither (and the chunk's
- * positions are asked again elsewhere, counted then).
+ * Counts the upstream calls a run pays for, in this process, and adds them to the run's counters in the
+ * database by atomic increments, at most `flushMs` after each call returned (kept and retried while the
+ * database is away). Counting happens when the call returns, before its result is used, so calls whose
+ * results are later thrown away (a cancel, a chunk killed before storing its rows and asked again
+ * elsewhere, an unparseable judge reply) are counted too: the run's spend is what the provider answered.
  */
-export const chunkTally = (): Tally<CallKind> => new Tally<CallKind>(KINDS);
-
-/**
- * Counts upstream calls a run pays for that no stored row carries (the calls of a chunk that was
- * cancelled or interrupted before storing its rows), in this process, and adds it to the run's counters in the
- * database by atomic increments, at most `flushMs` after the call returned. Counting happens when the call
- * returns, before its result is used, so calls whose results are later thrown away (a cancel, a chunk
- * re-run after a crash elsewhere, an unparseable judge reply) are counted too.
- */
-export class Ledger implements UsageSink {
-  private readonly pending = chunkTally();
+export class Ledger {
+  private readonly pending = runTally();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -43,13 +34,6 @@ export class Ledger implements UsageSink {
 
   add(kind: CallKind, call: CountedCall): void {
     this.pending.add(kind, call);
-    this.schedule(this.flushMs);
-  }
-
-  /** Adds what a chunk counted but could not store with its rows. */
-  addDelta(delta: UsagePair | null): void {
-    if (!delta) return;
-    this.pending.merge(delta);
     this.schedule(this.flushMs);
   }
 

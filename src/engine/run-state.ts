@@ -14,7 +14,7 @@ import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { PromiseCache } from '../shared/promise-cache.js';
 import { isStop, RateLimitExhausted, RunAbandoned } from './errors.js';
-import { type CallKind, Ledger, type UsageSink } from './ledger.js';
+import { type CallKind, Ledger } from './ledger.js';
 import type { Layout, RunPlan } from './plan.js';
 import { abandonRun } from './store/transitions.js';
 
@@ -47,8 +47,6 @@ export type Abandonment = ErrorBody;
 export class RunState {
   readonly ledger: Ledger;
   private readonly models = new PromiseCache<string, ResolvedModel>();
-  /** Where the calls made under a chunk's signal are counted (its tally); else the ledger. */
-  private readonly sinks = new WeakMap<AbortSignal, UsageSink>();
   /** When a call of this run last succeeded in this process (or when the process took the run up). */
   private lastSuccessAt = Date.now();
   abandoned: Abandonment | null;
@@ -100,15 +98,6 @@ export class RunState {
     }
   };
 
-  /** Counts the calls made under `signal` (a chunk's own) in `sink` until `untrack`. */
-  track(signal: AbortSignal, sink: UsageSink): void {
-    this.sinks.set(signal, sink);
-  }
-
-  untrack(signal: AbortSignal): void {
-    this.sinks.delete(signal);
-  }
-
   /** Records that the run gives up, here and in the database, so every worker stops calling. */
   async abandon(reason: Abandonment): Promise<void> {
     if (this.abandoned) return;
@@ -119,8 +108,10 @@ export class RunState {
   /**
    * One model call of the run, as a paid call (`inference/paid-call.ts`): the model's limiter, the
    * project's budget (reserved, then settled), the cache when the run uses it, the provider layer (which
-   * owns transport retries); what was paid is counted in the tally of the chunk whose signal it runs
-   * under (stored with the chunk's rows; else in the ledger). On a 429 the model is paused everywhere and
+   * owns transport retries); what was paid is counted in the run's ledger as the call returns (written
+   * within its flush interval, whatever becomes of the chunk: a chunk killed before storing its rows
+   * leaves its calls counted, and the calls asked again elsewhere are counted again, as the provider
+   * counts them). On a 429 the model is paused everywhere and
    * the call asked again, until the run has waited `rateLimitWaitMs` without a success.
    */
   async call(
@@ -129,7 +120,7 @@ export class RunState {
     request: ChatRequest,
     signal: AbortSignal,
   ): Promise<CompletionResult> {
-    const sink = this.sinks.get(signal) ?? this.ledger;
+    const sink = this.ledger;
     const { model, limits } = this.resolved.get(slug) ?? (await this.resolve(slug));
     const { limiter, metrics } = this.deps;
     const { projectId, cache } = this.plan;
@@ -155,7 +146,7 @@ export class RunState {
           run: () => {
             started = performance.now();
             const complete = () => this.deps.providers.complete(model, request, { signal, projectId });
-            // A cache hit costs nothing: the tally counts what was paid.
+            // A cache hit costs nothing: the ledger counts what was paid.
             return cache && this.deps.cache
               ? this.deps.cache
                   .complete(projectId, model, 'chat', request, cache, complete)
@@ -187,10 +178,10 @@ export class RunState {
 
   /**
    * Embeddings for a grader evaluator (cosine): a paid call like a judge's, within the model's limits,
-   * counted where the judge calls of the same chunk are.
+   * counted in the ledger like a judge's.
    */
   async embed(slug: string, input: string[], signal: AbortSignal): Promise<EmbeddingsResult> {
-    const sink = this.sinks.get(signal) ?? this.ledger;
+    const sink = this.ledger;
     const model = await this.model(slug);
     const limits = { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm };
     return paidCall(this.deps, {

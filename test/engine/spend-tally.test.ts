@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { chunkTally } from '../../src/engine/ledger.js';
+import { runTally } from '../../src/engine/ledger.js';
 import { Tally } from '../../src/shared/tally.js';
 
 /*
- * The one count of paid calls (src/shared/tally.ts), as a chunk uses it (by kind, taken into the
- * transaction that stores its rows) and as a grader uses it (by model, tokens only where reported).
+ * The one count of paid calls (src/shared/tally.ts), as a run's ledger uses it (by kind, taken into one
+ * statement on the run's counters) and as a grader uses it (by model, tokens only where reported).
  */
 
 describe('Tally', () => {
-  it("counts a chunk's calls by kind; take hands them over once and starts again at zero", () => {
-    const t = chunkTally();
+  it("counts a run's calls by kind; take hands them over once and starts again at zero", () => {
+    const t = runTally();
     expect(t.take()).toBeNull();
     t.add('judge', { usage: { prompt_tokens: 10, completion_tokens: 5 }, cost: 0.0001, priced: true });
     t.add('judge', { usage: null, cost: 0, priced: false });

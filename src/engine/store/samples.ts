@@ -2,10 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { insertRows } from '../../db/bulk.js';
 import type { Database, RunGenerationTable, RunSampleTable } from '../../db/schema.js';
 import { cachedStatement } from '../../db/statements.js';
-import { addStoredRows, addUsage, type UsageDelta } from './transitions.js';
-
-/** What the calls behind some rows cost, committed with them. */
-export type RowsUsage = { judge: UsageDelta; generation: UsageDelta } | null;
+import { addStoredRows } from './transitions.js';
 
 /** Per-sample rows and generated outputs: stored once each, never overwritten. */
 
@@ -13,19 +10,11 @@ type Db = Kysely<Database>;
 
 /**
  * Stores per-sample rows, each once (a position already stored is skipped, never overwritten), and adds the
- * number actually inserted to the run's progress, and what the calls behind them cost to its counters, in
- * the same transaction: a row and its cost are stored together or not at all.
+ * number actually inserted to the run's progress in the same transaction. What the calls behind them cost
+ * is counted apart, as the calls return (the run's ledger).
  */
-export async function insertSamples(
-  db: Db,
-  runId: string,
-  rows: RunSampleTable[],
-  usage: RowsUsage = null,
-): Promise<number> {
-  if (rows.length === 0) {
-    if (usage) await addUsage(db, runId, usage);
-    return 0;
-  }
+export async function insertSamples(db: Db, runId: string, rows: RunSampleTable[]): Promise<number> {
+  if (rows.length === 0) return 0;
   return db.transaction().execute(async (tx) => {
     // 25 columns a row: 500 rows stay well under SQLite's bound-parameter limit. The statement text is
     // built once per batch size and reused (see insertRows).
@@ -35,31 +24,19 @@ export async function insertSamples(
         .values(batch)
         .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'evaluator_id', 'position']).doNothing()),
     );
-    // The rows' progress and their calls' cost: one statement.
-    if (inserted > 0 || usage) await addStoredRows(tx, runId, inserted, usage);
+    if (inserted > 0) await addStoredRows(tx, runId, inserted, null);
     return inserted;
   });
 }
 
-/** Stores generated outputs once each, with what their calls cost (one transaction). */
-export async function insertGenerations(
-  db: Db,
-  runId: string,
-  rows: RunGenerationTable[],
-  usage: RowsUsage = null,
-): Promise<void> {
-  if (rows.length === 0) {
-    if (usage) await addUsage(db, runId, usage);
-    return;
-  }
-  await db.transaction().execute(async (tx) => {
-    if (usage) await addUsage(tx, runId, usage);
-    await tx
-      .insertInto('run_generations')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'side', 'position']).doNothing())
-      .execute();
-  });
+/** Stores generated outputs once each (what their calls cost is counted apart, by the run's ledger). */
+export async function insertGenerations(db: Db, rows: RunGenerationTable[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('run_generations')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['run_id', 'launch_index', 'side', 'position']).doNothing())
+    .execute();
 }
 
 // Read before every chunk: a cached statement (db/statements.ts).
