@@ -150,7 +150,7 @@ for (const mode of ['inline', 'bullmq'] as const) {
       expect(done.results.per_model[0].launch_call_id).toMatch(/^job_/);
     }, 90_000);
 
-    it('finishes a run whose executing process was killed, paying once for the call of every stored sample', async () => {
+    it('finishes a run whose executing process was killed, paying for every call its ledger counted', async () => {
       mock.reset();
       const victim = others.at(-1)!;
       const victimId = (
@@ -197,11 +197,14 @@ for (const mode of ['inline', 'bullmq'] as const) {
       expect(Number(rows.positions)).toBe(POSITIONS);
       // At most the positions plus what the killed process held when it died.
       expect(mock.stats.requests).toBeLessThanOrEqual(POSITIONS + pendingOfVictim);
-      // A call's cost is committed with the sample it produced: spend is what the stored samples cost
-      // (one call each here), and the calls answered beyond them died with the victim's chunks.
-      expect(done.metrics.judge.calls).toBe(POSITIONS);
-      expect(done.spend).toBeCloseTo(POSITIONS * COST_PER_CALL, 6);
-      expect(mock.stats.completed - POSITIONS).toBeLessThanOrEqual(pendingOfVictim);
+      // A call is counted as it returns, not with the sample it produced: spend covers every stored
+      // sample's call and the victim's answered calls that reached its ledger (asked again after the kill,
+      // they are paid again, as the provider bills them); only calls answered in its last moments are lost.
+      const counted = done.metrics.judge.calls;
+      expect(counted).toBeGreaterThanOrEqual(POSITIONS);
+      expect(counted).toBeLessThanOrEqual(mock.stats.completed);
+      expect(done.spend).toBeCloseTo(counted * COST_PER_CALL, 6);
+      expect(mock.stats.completed - counted).toBeLessThanOrEqual(pendingOfVictim);
     }, 180_000);
   });
 }
