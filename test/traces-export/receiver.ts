@@ -6,11 +6,11 @@ import protobuf from 'protobufjs';
 
 /**
  * A test OTLP/HTTP receiver on loopback: `POST /v1/traces` and `POST /v1/logs` with protobuf bodies,
- * decoded with the official opentelemetry-proto definitions (test/fixtures/otlp-proto, v1.9.0) by
+ * decoded with the official opentelemetry-proto definitions (data/otlp-proto, v1.9.0) by
  * protobufjs. In `hang` mode it reads requests and never answers (a collector that stalls).
  */
 
-const PROTO_DIR = path.resolve(__dirname, '../fixtures/otlp-proto');
+const PROTO_DIR = path.resolve(__dirname, '../../data/otlp-proto');
 
 let roots: Promise<protobuf.Root> | null = null;
 function loadRoot(): Promise<protobuf.Root> {
