@@ -63,3 +63,11 @@ export function clientMetadata(req: FastifyRequest, fromBody: unknown): JsonObje
   if (isObject(fromBody)) out = { ...out, ...fromBody };
   return out;
 }
+
+/** Names the session (a conversation, an agent's run) a call belongs to. */
+export const SESSION_HEADER = 'x-evalgate-session';
+
+/** The `X-Evalgate-Session` header's value (at most 256 characters), or null. */
+export function sessionKeyOf(req: { headers: Record<string, string | string[] | undefined> }): string | null {
+  return headerValue(req.headers[SESSION_HEADER])?.slice(0, 256) ?? null;
+}

@@ -16,13 +16,13 @@ import {
   formatCost,
   headerValue,
   LOG_ID_HEADER,
+  sessionKeyOf,
   UPSTREAM_MODEL_HEADER,
 } from './call-headers.js';
 import { CallCanceller } from './cancel.js';
 import type { DialectAnswer, NativeCall, StreamEncoder } from './dialect-types.js';
 import { translatingSink } from './dialects/stream-sink.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
-import { sessionKeyOf } from './gateway.js';
 import { HOP_HEADER, hopsOf } from './hop.js';
 import { maxCallCost, paidCall } from './paid-call.js';
 import {

@@ -59,16 +59,6 @@ function memo<T>(ttlMs: number, load: (projectId: string, ref: string) => Promis
 }
 
 /** What the route knows of a call before it is made. */
-/** Names the session (a conversation, an agent's run) a call belongs to. */
-export const SESSION_HEADER = 'x-evalgate-session';
-
-/** The `X-Evalgate-Session` header's value (at most 256 characters), or null. */
-export function sessionKeyOf(req: { headers: Record<string, string | string[] | undefined> }): string | null {
-  const value = req.headers[SESSION_HEADER];
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  return v ? v.slice(0, 256) : null;
-}
-
 export interface RecordedCall {
   logId: string;
   projectId: string;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../shared/ids.js';
 
 /** The W3C trace context a gateway call is recorded in: the caller's trace, or a fresh one. */
 export interface CallTrace {
@@ -18,8 +18,7 @@ const ZEROS = /^0+$/;
  * more fields), and the call then starts a trace of its own.
  */
 export function callTrace(header: string | string[] | undefined): CallTrace {
-  const ids = randomBytes(24).toString('hex');
-  const spanId = ids.slice(32);
+  const spanId = randomHex(8);
   const value = Array.isArray(header) ? (header.length === 1 ? header[0] : undefined) : header;
   const m = value === undefined ? null : TRACEPARENT.exec(value.trim());
   if (
@@ -31,5 +30,5 @@ export function callTrace(header: string | string[] | undefined): CallTrace {
   ) {
     return { traceId: m[2]!, spanId, parentSpanId: m[3]! };
   }
-  return { traceId: ids.slice(0, 32), spanId };
+  return { traceId: randomHex(16), spanId };
 }

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { LogWriter, TaskLogRecord } from '../inference/recording/types.js';
+import { callTrace } from '../inference/traceparent.js';
 import type { EvaluationEvent, OtelExport } from './otel-export.js';
 
 /**
@@ -17,10 +17,7 @@ import type { EvaluationEvent, OtelExport } from './otel-export.js';
 export function exportingLogWriter(inner: LogWriter, exporter: OtelExport): LogWriter {
   const writer: LogWriter = {
     write(record: TaskLogRecord) {
-      if (!record.traceId || !record.spanId) {
-        record.traceId = randomBytes(16).toString('hex');
-        record.spanId = randomBytes(8).toString('hex');
-      }
+      if (!record.traceId || !record.spanId) Object.assign(record, callTrace(undefined));
       inner.write(record);
       exporter.call(record);
     },
@@ -29,6 +26,8 @@ export function exportingLogWriter(inner: LogWriter, exporter: OtelExport): LogW
     close: () => inner.close(),
   };
   if (inner.begin) writer.begin = inner.begin.bind(inner);
+  // A miss of a stored completion asks `holds` before flushing: export on must not make every miss flush.
+  if (inner.holds) writer.holds = inner.holds.bind(inner);
   return writer;
 }
 
@@ -70,7 +69,11 @@ export function scoreExporter(
 ): (scores: StoredScore[]) => void {
   const emit = async (scores: StoredScore[]) => {
     const byProject = new Map<string, StoredScore[]>();
-    for (const s of scores) byProject.set(s.projectId, [...(byProject.get(s.projectId) ?? []), s]);
+    for (const s of scores) {
+      const list = byProject.get(s.projectId);
+      if (list) list.push(s);
+      else byProject.set(s.projectId, [s]);
+    }
     for (const [projectId, list] of byProject) {
       const ids = [...new Set(list.map((s) => s.taskLogId))];
       const logs = new Map<string, { trace_id: string | null; span_id: string | null; response: string }>();

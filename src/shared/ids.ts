@@ -26,13 +26,20 @@ const POOL_BYTES = 4096;
 let pool = randomBytes(POOL_BYTES);
 let poolAt = 0;
 
-function random10(): Buffer {
-  if (poolAt + 10 > POOL_BYTES) {
+function randomFromPool(n: number): Buffer {
+  if (poolAt + n > POOL_BYTES) {
     pool = randomBytes(POOL_BYTES);
     poolAt = 0;
   }
-  poolAt += 10;
-  return Buffer.from(pool.subarray(poolAt - 10, poolAt));
+  poolAt += n;
+  return Buffer.from(pool.subarray(poolAt - n, poolAt));
+}
+
+const random10 = (): Buffer => randomFromPool(10);
+
+/** `bytes` random bytes as lowercase hex (W3C trace and span ids), from the same pool as ids. */
+export function randomHex(bytes: number): string {
+  return randomFromPool(bytes).toString('hex');
 }
 
 let lastMs = 0;
