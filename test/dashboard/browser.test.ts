@@ -8,19 +8,26 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
+import {
+  apiCaller,
+  CHROMIUM,
+  fitsBothWidths,
+  fitsWidth,
+  hasChromium,
+  launchChromium,
+  PHONE,
+  signInAt,
+  WIDE,
+} from './browser-kit.js';
 import { type DashboardSetup, ensureWebBuilt, startDashboard } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
 const IMAGES = path.resolve('docs/images');
 const ROWS = 40;
-const WIDE = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 /** docs/images/NAME-WIDTH.png, when screenshots were asked for (EVALGATE_SCREENSHOTS=1). */
 async function shot(name: string, options: { fullPage?: boolean } = {}): Promise<void> {
@@ -29,29 +36,9 @@ async function shot(name: string, options: { fullPage?: boolean } = {}): Promise
   await page.screenshot({ path: path.join(IMAGES, `${name}-${width}.png`), ...options });
 }
 
-/** Nothing on the page is wider than the screen (tables scroll in their own box). */
-async function fitsWidth(): Promise<void> {
-  // Evaluated in the page (this file compiles without the DOM library).
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-  // What sticks out, outside the tables (which scroll in their own box).
-  const wide = await page.evaluate<string[]>(
-    `[...document.querySelectorAll('body *')]
-      .filter((e) => !e.closest('table') && e.getBoundingClientRect().right > window.innerWidth + 0.5)
-      .slice(0, 5).map((e) => e.tagName + '.' + e.className)`,
-  );
-  expect(overflow, `wider than the screen: ${wide.join(', ')}`).toBeLessThanOrEqual(0);
-}
-
 /** The same page at both widths: checked to fit, and its screenshots taken when asked for. */
-async function bothWidths(name: string, options: { fullPage?: boolean } = {}): Promise<void> {
-  for (const size of [WIDE, PHONE]) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(100);
-    await fitsWidth();
-    await shot(name, options);
-  }
-  await page.setViewportSize(WIDE);
-}
+const bothWidths = (name: string, options: { fullPage?: boolean } = {}) =>
+  fitsBothWidths(page, () => shot(name, options));
 
 if (!hasChromium) {
   console.warn(`browser.test.ts skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
@@ -63,6 +50,10 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let key = '';
+const api = apiCaller(
+  () => s.h.url,
+  () => key,
+);
 let projectUrl = '';
 /** While true the judge passes every output: the baseline run; then it compares with the expected answer. */
 let lenient = true;
@@ -78,25 +69,6 @@ function judge(req: MockRequest) {
   };
 }
 
-async function api(method: string, url: string, body?: unknown) {
-  const res = await fetch(`${s.h.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: any = await res.json();
-  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
-  return json;
-}
-
-async function signInAt(provider: string, login: string) {
-  await page.getByRole('link', { name: `Sign in with ${provider}` }).click();
-  await page.getByLabel('Login').fill(login);
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL(`${s.h.url}/`);
-  await page.getByRole('heading', { name: 'Organizations' }).waitFor();
-}
-
 describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a browser', () => {
   beforeAll(async () => {
     ensureWebBuilt();
@@ -104,18 +76,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     mock = await startMockUpstream({ reply: judge, latencyMs: 150 });
     // Few judge calls at a time and small chunks, so that the run's progress can be watched.
     s = await startDashboard({ EVALGATE_MODEL_CONCURRENCY: '4', EVALGATE_RUN_CHUNK_SIZE: '4' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: WIDE });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.h.url });
     page = await context.newPage();
@@ -130,7 +91,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.goto(`${s.h.url}/`);
     await page.waitForURL(`${s.h.url}/signin`);
     await expect(page.getByRole('link', { name: 'Sign in with Provider B' }).isVisible()).resolves.toBe(true);
-    await signInAt('Provider A', 'alice');
+    await signInAt(page, 'Provider A', 'alice');
     await expect(page.locator('.topbar .who').textContent()).resolves.toContain('Alice');
   });
 
@@ -356,7 +317,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     // At phone width each run is a card: nothing scrolls sideways, every figure is named and visible.
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(100);
-    await fitsWidth();
+    await fitsWidth(page);
     const table = await page.evaluate<{ scroll: number; client: number; hidden: number; labels: string }>(
       `(() => {
         const t = document.querySelector('table.runs');
@@ -426,7 +387,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     await page.waitForURL(`${s.h.url}/signin`);
     const me = await page.evaluate(`fetch('/dashboard/api/me').then((r) => r.status)`);
     expect(me).toBe(401);
-    await signInAt('Provider B', 'alice');
+    await signInAt(page, 'Provider B', 'alice');
     await expect(page.locator('.topbar .who').textContent()).resolves.toContain('Provider B');
     await page.getByText('You are not a member of any organization yet').waitFor();
   });

@@ -5,19 +5,23 @@
  * a JSON mistake is said in the form. The grader editor's screenshot (docs/images/grader-editor-1440.png)
  * is written on request (`npm run screenshots`). SQLite only; skipped when /usr/bin/chromium is missing.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
+import {
+  apiCaller,
+  fitsWidth,
+  hasChromium,
+  launchChromium,
+  PHONE,
+  signInWithProject,
+  WIDE,
+} from './browser-kit.js';
 import { type DashboardSetup, ensureWebBuilt, startDashboard } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
 const IMAGES = path.resolve('docs/images');
-const WIDE = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let s: DashboardSetup;
 let mock: MockUpstream;
@@ -25,22 +29,10 @@ let browser: Browser;
 let page: Page;
 let projectUrl = '';
 let key = '';
-
-async function api(method: string, url: string, body?: unknown) {
-  const res = await fetch(`${s.h.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: any = await res.json();
-  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
-  return json;
-}
-
-async function fitsWidth(): Promise<void> {
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-  expect(overflow).toBeLessThanOrEqual(0);
-}
+const api = apiCaller(
+  () => s.h.url,
+  () => key,
+);
 
 const rowOf = (name: string) =>
   page.locator('tbody tr').filter({ has: page.getByRole('link', { name, exact: true }) });
@@ -50,24 +42,13 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('grader evaluators 
     ensureWebBuilt();
     mock = await startMockUpstream({ record: false, reply: () => ({ json: { score: 1, reasoning: 'ok' } }) });
     s = await startDashboard();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: WIDE })).newPage();
-    await page.goto(`${s.h.url}/`);
-    await page.waitForURL(`${s.h.url}/signin`);
-    await page.getByRole('link', { name: 'Sign in with Provider A' }).click();
-    await page.getByLabel('Login').fill('gail');
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('heading', { name: 'Organizations' }).waitFor();
-    await page.getByLabel('Name').fill('Graders');
-    await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('heading', { name: /^Graders/ }).waitFor();
-    await page.getByLabel('Project name').fill('grading');
-    await page.getByRole('button', { name: 'Create project' }).click();
-    await page.waitForURL(/\/projects\/prj_[^/]+\/settings$/);
-    projectUrl = page.url().replace(/\/settings$/, '');
+    projectUrl = await signInWithProject(page, s.h.url, {
+      login: 'gail',
+      org: 'Graders',
+      project: 'grading',
+    });
     key = (await s.h.key(['*'], 'grading')).key;
     await api('POST', '/v1/models', {
       label: 'grader-model',
@@ -150,7 +131,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('grader evaluators 
     }
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(100);
-    await fitsWidth();
+    await fitsWidth(page);
     await page.setViewportSize(WIDE);
 
     // A refusal by the server is shown, naming the problem (a template that is not item/sample).

@@ -8,22 +8,25 @@
  * (docs/images/monitor-alert-1440.png) is written on request (`npm run screenshots`). SQLite only;
  * skipped when /usr/bin/chromium is missing.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
+import {
+  apiCaller,
+  fitsWidth,
+  hasChromium,
+  launchChromium,
+  PHONE,
+  signInWithProject,
+  WIDE,
+} from './browser-kit.js';
 import { type DashboardSetup, ensureWebBuilt, startDashboard } from './helpers.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-const WIDE = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let s: DashboardSetup;
 let mock: MockUpstream;
@@ -31,27 +34,10 @@ let browser: Browser;
 let page: Page;
 let projectUrl = '';
 let key = '';
-
-async function fitsWidth(): Promise<void> {
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-  const wide = await page.evaluate<string[]>(
-    `[...document.querySelectorAll('body *')]
-      .filter((e) => !e.closest('table') && e.getBoundingClientRect().right > window.innerWidth + 0.5)
-      .slice(0, 5).map((e) => e.tagName + '.' + e.className)`,
-  );
-  expect(overflow, `wider than the screen: ${wide.join(', ')}`).toBeLessThanOrEqual(0);
-}
-
-async function api(method: string, url: string, body?: unknown) {
-  const res = await fetch(`${s.h.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: any = await res.json();
-  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
-  return json;
-}
+const api = apiCaller(
+  () => s.h.url,
+  () => key,
+);
 
 describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Monitors page in a browser', () => {
   beforeAll(async () => {
@@ -70,10 +56,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Monitors page 
       },
     });
     s = await startDashboard({ EVALGATE_LOG_FLUSH_MS: '50', EVALGATE_RUN_POLL_MS: '100' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: WIDE })).newPage();
   });
   afterAll(async () => {
@@ -83,19 +66,11 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Monitors page 
   });
 
   it('signs in, and the project has models, a container and a judge', async () => {
-    await page.goto(`${s.h.url}/`);
-    await page.waitForURL(`${s.h.url}/signin`);
-    await page.getByRole('link', { name: 'Sign in with Provider A' }).click();
-    await page.getByLabel('Login').fill('mona');
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('heading', { name: 'Organizations' }).waitFor();
-    await page.getByLabel('Name').fill('Watchers');
-    await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('heading', { name: /^Watchers/ }).waitFor();
-    await page.getByLabel('Project name').fill('live-bot');
-    await page.getByRole('button', { name: 'Create project' }).click();
-    await page.waitForURL(/\/projects\/prj_[^/]+\/settings$/);
-    projectUrl = page.url().replace(/\/settings$/, '');
+    projectUrl = await signInWithProject(page, s.h.url, {
+      login: 'mona',
+      org: 'Watchers',
+      project: 'live-bot',
+    });
     // A key of the same project (project names are unique on the server).
     key = (await s.h.key(['*'], 'live-bot')).key;
     for (const [label, upstream] of [
@@ -192,7 +167,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Monitors page 
     for (const size of [PHONE, WIDE]) {
       await page.setViewportSize(size);
       await page.waitForTimeout(200);
-      await fitsWidth();
+      await fitsWidth(page);
     }
 
     // Pause from the page: stored, shown, and the next calls are not selected.
@@ -221,7 +196,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Monitors page 
     await expect(row.textContent()).resolves.toContain('paused');
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(200);
-    await fitsWidth();
+    await fitsWidth(page);
   }, 120_000);
 
   it('fires an alert set in the form, shows it with the container label, and says why code scored nothing', async () => {
@@ -327,7 +302,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Monitors page 
       }
       await page.setViewportSize(PHONE);
       await page.waitForTimeout(200);
-      await fitsWidth();
+      await fitsWidth(page);
       await page.setViewportSize(WIDE);
 
       // The list: the alert's state and the container's label beside the monitor.

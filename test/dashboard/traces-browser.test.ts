@@ -5,51 +5,39 @@
  * input, output, tool calls, tokens and the score a run gave it; at 1440 px and 390 px. SQLite only;
  * skipped when /usr/bin/chromium is missing.
  */
-import fs from 'node:fs';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDbKind } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
 import { sdkProvider, settled } from '../traces/helpers.js';
+import {
+  apiCaller,
+  fitsWidth,
+  hasChromium,
+  launchChromium,
+  PHONE,
+  signInWithProject,
+  WIDE,
+} from './browser-kit.js';
 import { type DashboardSetup, ensureWebBuilt, startDashboard } from './helpers.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-const WIDE = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let s: DashboardSetup;
 let browser: Browser;
 let page: Page;
 let projectUrl = '';
 let key = '';
+const api = apiCaller(
+  () => s.h.url,
+  () => key,
+);
 let traceId = '';
-
-async function api(method: string, url: string, body?: unknown) {
-  const res = await fetch(`${s.h.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json: any = await res.json();
-  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
-  return json;
-}
-
-async function fitsWidth(): Promise<void> {
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
-  expect(overflow).toBeLessThanOrEqual(0);
-}
 
 describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Traces page in a browser', () => {
   beforeAll(async () => {
     ensureWebBuilt();
     s = await startDashboard({ EVALGATE_LOG_FLUSH_MS: '50', EVALGATE_RUN_POLL_MS: '100' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: WIDE })).newPage();
   });
   afterAll(async () => {
@@ -58,19 +46,11 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Traces page in
   });
 
   it('signs in; the project receives a trace over OTLP and a run scores its model call', async () => {
-    await page.goto(`${s.h.url}/`);
-    await page.waitForURL(`${s.h.url}/signin`);
-    await page.getByRole('link', { name: 'Sign in with Provider A' }).click();
-    await page.getByLabel('Login').fill('tess');
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('heading', { name: 'Organizations' }).waitFor();
-    await page.getByLabel('Name').fill('Tracers');
-    await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('heading', { name: /^Tracers/ }).waitFor();
-    await page.getByLabel('Project name').fill('agent-app');
-    await page.getByRole('button', { name: 'Create project' }).click();
-    await page.waitForURL(/\/projects\/prj_[^/]+\/settings$/);
-    projectUrl = page.url().replace(/\/settings$/, '');
+    projectUrl = await signInWithProject(page, s.h.url, {
+      login: 'tess',
+      org: 'Tracers',
+      project: 'agent-app',
+    });
     key = (await s.h.key(['*'], 'agent-app')).key;
     await api('POST', '/v1/containers', { label: 'agent' });
 
@@ -172,10 +152,10 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Traces page in
     await expect.poll(() => scores.count()).toBe(1);
     await expect(scores.first().textContent()).resolves.toContain('mentions-lookup');
     await expect(scores.first().textContent()).resolves.toContain('pass');
-    await fitsWidth();
+    await fitsWidth(page);
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(200);
-    await fitsWidth();
+    await fitsWidth(page);
     await page.setViewportSize(WIDE);
   });
 });
