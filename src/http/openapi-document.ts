@@ -36,6 +36,7 @@ const VARIANTS: Record<string, { field: string; isDefault?: true; optional?: str
   container: { field: 'container' },
   generate: { field: 'models', isDefault: true },
   sessions: { field: 'container', optional: ['filter'] },
+  traces: { field: 'container', optional: ['filter'] },
 };
 const RANGE_DEFAULT = '0:100';
 

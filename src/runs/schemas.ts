@@ -28,12 +28,17 @@ const SessionSideFilter = Type.Object(
     min_turns: Type.Optional(Type.Integer({ minimum: 0 })),
     max_turns: Type.Optional(Type.Integer({ minimum: 0 })),
   },
-  { additionalProperties: false, description: 'type=sessions: which sessions' },
+  {
+    additionalProperties: false,
+    description: 'type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)',
+  },
 );
 
 export const DataSource = Type.Object(
   {
-    type: Type.Optional(Type.Enum(['dataset', 'container', 'generate', 'sessions'], { default: 'generate' })),
+    type: Type.Optional(
+      Type.Enum(['dataset', 'container', 'generate', 'sessions', 'traces'], { default: 'generate' }),
+    ),
     dataset: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' }),
     ),
@@ -41,7 +46,7 @@ export const DataSource = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
-        description: 'type=container or sessions: container id or label',
+        description: 'type=container, sessions or traces: container id or label',
       }),
     ),
     filter: Type.Optional(SessionSideFilter),

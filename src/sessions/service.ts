@@ -103,10 +103,10 @@ export async function listSessions(
   return { object: 'list', data: rows.map(toSession), total: Number(counted?.n ?? 0) };
 }
 
-/** A session's calls in order (at most MAX_TURNS), as the transcript reads them. */
+/** A session's calls in order (or one trace's calls in a container), at most MAX_TURNS, as the transcript reads them. */
 export async function sessionLogs(
   db: Kysely<Database>,
-  sessionId: string,
+  of: string | { traceId: string; containerId: string },
   limit = MAX_TURNS,
 ): Promise<SessionLog[]> {
   const rows = await db
@@ -124,7 +124,11 @@ export async function sessionLogs(
       'latency_ms',
       'created_at',
     ])
-    .where('session_id', '=', sessionId)
+    .where((eb) =>
+      typeof of === 'string'
+        ? eb('session_id', '=', of)
+        : eb.and([eb('container_id', '=', of.containerId), eb('trace_id', '=', of.traceId)]),
+    )
     .orderBy('created_at')
     .orderBy('seq')
     .limit(limit)

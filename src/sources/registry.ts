@@ -13,6 +13,7 @@ import { monitorSource } from './monitor.js';
 import { sessionsSource } from './sessions.js';
 import { storedCompletionsSource } from './stored-completions.js';
 import { storedResponsesSource } from './stored-responses.js';
+import { tracesSource } from './traces.js';
 import type { ReadNeed, ResolveContext, SideBody, SideView, SourceKind } from './types.js';
 
 /**
@@ -50,6 +51,7 @@ for (const kind of [
   storedCompletionsSource,
   storedResponsesSource,
   sessionsSource,
+  tracesSource,
 ]) {
   registerSource(kind);
 }

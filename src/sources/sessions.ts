@@ -1,12 +1,9 @@
 import type { Kysely } from 'kysely';
-import { findContainer } from '../catalog/containers/repository.js';
 import type { Item, Range } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import type { ReadSide } from '../engine/plan.js';
 import { type SessionFilter, sessionLogs, sessionQuery } from '../sessions/service.js';
-import { conversationText, trajectoryText, transcriptOf } from '../sessions/transcript.js';
-import { ApiError } from '../shared/errors.js';
-import { isObject } from '../shared/json.js';
+import { conversationItem, projectOf, resolveFilteredContainer } from './conversation.js';
 import type { SourceKind } from './types.js';
 import { refView } from './view.js';
 
@@ -30,27 +27,10 @@ function filterOf(side: ReadSide): SessionFilter {
 
 /** One session as an item: its first question in, its last answer out, the conversation beside. */
 async function itemOf(db: Kysely<Database>, session: { id: string; turn_count: number }): Promise<Item> {
-  const logs = await sessionLogs(db, session.id);
-  const t = transcriptOf(logs);
-  const firstInput = t.turns[0]?.input.find((m) => m.role === 'user')?.content ?? '';
-  const last = t.turns[t.turns.length - 1];
-  const finalOutput = last?.output.content ?? '';
-  return {
-    id: session.id,
-    input: firstInput,
-    output: finalOutput,
-    expected: null,
-    metadata: { session_id: session.id, turn_count: Number(session.turn_count) },
-    raw: { session_id: session.id },
-    session: {
-      conversation: conversationText(t),
-      trajectory: trajectoryText(t),
-      final_output: finalOutput,
-      first_input: firstInput,
-      turns: t.turns,
-      tool_calls: t.tool_calls,
-    },
-  };
+  return conversationItem(session.id, await sessionLogs(db, session.id), {
+    session_id: session.id,
+    turn_count: Number(session.turn_count),
+  });
 }
 
 /**
@@ -64,22 +44,7 @@ export const sessionsSource: SourceKind = {
   request: {
     fields: ['container'],
     optional: ['filter'],
-    async resolve(ctx, { projectId, name, body, range }) {
-      const ref = String(body.container ?? '');
-      const c = await findContainer(ctx.db, projectId, ref);
-      if (!c)
-        throw new ApiError('not_found', `Container '${ref}' not found`, {
-          resource: 'container',
-          ref,
-          loc: ['body', name, 'container'],
-        });
-      const given = isObject(body.filter) ? body.filter : {};
-      const filter: Record<string, unknown> = { ...given, until: given.until ?? new Date().toISOString() };
-      for (const key of ['since', 'until'] as const) {
-        if (typeof filter[key] === 'string') filter[key] = new Date(filter[key]).toISOString();
-      }
-      return { type: TYPE, ref: c.id, models: [], range, filter };
-    },
+    resolve: resolveFilteredContainer(TYPE),
   },
   reads: [{ permission: 'logs:read', why: "the run reads a container's sessions" }],
   recorded: true,
@@ -109,12 +74,3 @@ export const sessionsSource: SourceKind = {
   },
   view: refView('container', TYPE),
 };
-
-async function projectOf(db: Kysely<Database>, containerId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('containers')
-    .select('project_id')
-    .where('id', '=', containerId)
-    .executeTakeFirst();
-  return row?.project_id ?? null;
-}
