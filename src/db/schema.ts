@@ -24,6 +24,7 @@ import type {
   AnnotationQueueTable,
   AnnotationReviewTable,
 } from './schema-review.js';
+import type { RunConversationCallTable } from './schema-conversations.js';
 import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
 import type { SpanTable, TraceTable } from './schema-traces.js';
 
@@ -370,4 +371,5 @@ export interface Database {
   annotation_items: AnnotationItemTable;
   annotation_assignments: AnnotationAssignmentTable;
   annotation_reviews: AnnotationReviewTable;
+  run_conversation_calls: RunConversationCallTable;
 }
