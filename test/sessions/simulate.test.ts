@@ -222,7 +222,7 @@ describe('a worker killed mid-run', () => {
   it('loses no conversation and repeats none', async () => {
     // The mock stops answering half-way through: conversations are in flight when the worker dies.
     gate = { closeAfter: (KILL_ROWS * CALLS_PER_CONVERSATION) / 2 - 3, closed: false };
-    workers.push(await startEvalgate(['worker'], env, /Evalgate worker/, 60_000));
+    workers.push(await startEvalgate(['worker'], env, /Evalgate worker/, 150_000));
     const id = await createRun(h, {
       sample: { type: 'simulate', models: ['target'], user_model: 'simuser', range: `0:${KILL_ROWS}` },
     });
@@ -247,7 +247,7 @@ describe('a worker killed mid-run', () => {
     expect(atKill.conversations).toBeLessThan(KILL_ROWS);
 
     gate = { closeAfter: Number.POSITIVE_INFINITY, closed: false };
-    workers.push(await startEvalgate(['worker'], env, /Evalgate worker/, 60_000));
+    workers.push(await startEvalgate(['worker'], env, /Evalgate worker/, 150_000));
     await waitFor(async () => (await runOf(h, id)).status === 'completed', 90_000, 'run completed');
     const run = await runOf(h, id);
 
@@ -281,5 +281,5 @@ describe('a worker killed mid-run', () => {
         },
       }),
     );
-  }, 180_000);
+  }, 420_000);
 });
