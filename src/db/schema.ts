@@ -3,6 +3,7 @@ import type { EvaluatorType } from '../shared/grader-types.js';
 import type { RunStatus } from '../shared/run-status.js';
 import type { ModelApi } from '../shared/wire-protocol.js';
 import type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
+import type { RunConversationCallTable } from './schema-conversations.js';
 import type {
   InvitationTable,
   MembershipTable,
@@ -24,7 +25,6 @@ import type {
   AnnotationQueueTable,
   AnnotationReviewTable,
 } from './schema-review.js';
-import type { RunConversationCallTable } from './schema-conversations.js';
 import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
 import type { SpanTable, TraceTable } from './schema-traces.js';
 
