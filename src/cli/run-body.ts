@@ -8,6 +8,12 @@ export interface RunFlags {
   dataset?: string;
   logs?: boolean;
   generate?: string;
+  /** `--sessions C`: the sessions of container C are the sample (and the ground truth, unless told otherwise). */
+  sessions?: string;
+  /** `--simulate M1,M2`: simulated conversations with these models, driven by `--user-model`. */
+  simulate?: string;
+  userModel?: string;
+  maxTurns?: string;
   groundTruth?: string;
   baseline?: string;
   range?: string;
@@ -44,6 +50,25 @@ function sideOf(text: string, flag: string, container: string, allowGenerate: bo
   throw usage(`${flag} takes ${forms}, got "${text}"`);
 }
 
+/** `--simulate M1,M2 --user-model U [--max-turns N]` as a simulate side. */
+function simulateSide(flags: RunFlags): DataSource {
+  if (flags.userModel === undefined || flags.userModel.trim() === '') {
+    throw usage('--simulate needs --user-model MODEL (the simulated user)');
+  }
+  const side: DataSource = {
+    type: 'simulate',
+    models: models(flags.simulate ?? '', '--simulate'),
+    user_model: flags.userModel.trim(),
+  };
+  if (flags.maxTurns !== undefined) {
+    const n = Number(flags.maxTurns);
+    if (!Number.isInteger(n) || n < 1)
+      throw usage(`--max-turns takes a whole number, got "${flags.maxTurns}"`);
+    side.max_turns = n;
+  }
+  return side;
+}
+
 /**
  * The body of `POST /v1/evaluation/runs` from the flags (see docs/runs.md for how sides work):
  *
@@ -51,16 +76,31 @@ function sideOf(text: string, flag: string, container: string, allowGenerate: bo
  * - `--logs`: the container's task logs are the sample (and the ground truth, unless told otherwise);
  * - `--generate M1,M2`: fresh completions from each model (one launch each), their inputs taken from the
  *   ground truth (`--ground-truth`, default: the container's task logs).
+ * - `--sessions C`: the sessions of container C, one position each (the ground truth too, unless told
+ *   otherwise: then no reference).
+ * - `--simulate M1,M2 --user-model U [--max-turns N]`: simulated conversations with each model (one launch
+ *   each), their scenarios taken from the ground truth (`--ground-truth dataset:NAME`).
  *
  * `--range a:b` selects the same slice of every non-generate side; a generate side then covers that whole
  * slice (its own range is relative to the slice it generates from).
  */
 export function runBody(flags: RunFlags): CreateRun {
   const { container } = flags;
-  const chosen = [flags.dataset !== undefined, flags.logs === true, flags.generate !== undefined].filter(
-    Boolean,
-  ).length;
-  if (chosen !== 1) throw usage('give exactly one of --dataset NAME, --logs and --generate MODELS');
+  const chosen = [
+    flags.dataset !== undefined,
+    flags.logs === true,
+    flags.generate !== undefined,
+    flags.sessions !== undefined,
+    flags.simulate !== undefined,
+  ].filter(Boolean).length;
+  if (chosen !== 1) {
+    throw usage(
+      'give exactly one of --dataset NAME, --logs, --generate MODELS, --sessions CONTAINER and --simulate MODELS',
+    );
+  }
+  if (flags.simulate === undefined && (flags.userModel !== undefined || flags.maxTurns !== undefined)) {
+    throw usage('--user-model and --max-turns go with --simulate');
+  }
   if (flags.evaluator.length === 0) throw usage('give at least one --evaluator');
   let range: string | undefined;
   let span = 0;
@@ -80,12 +120,14 @@ export function runBody(flags: RunFlags): CreateRun {
   let sample: DataSource;
   if (flags.dataset !== undefined) sample = { type: 'dataset', dataset: flags.dataset };
   else if (flags.logs) sample = { type: 'container', container };
+  else if (flags.sessions !== undefined) sample = { type: 'sessions', container: flags.sessions };
+  else if (flags.simulate !== undefined) sample = simulateSide(flags);
   else sample = { type: 'generate', models: models(flags.generate ?? '', '--generate') };
 
   let groundTruth: DataSource;
   if (flags.groundTruth !== undefined)
     groundTruth = sideOf(flags.groundTruth, '--ground-truth', container, false);
-  else if (flags.dataset !== undefined) groundTruth = { ...sample };
+  else if (flags.dataset !== undefined || flags.sessions !== undefined) groundTruth = { ...sample };
   else groundTruth = { type: 'container', container };
 
   const body: CreateRun = {

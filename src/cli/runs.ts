@@ -142,6 +142,10 @@ export function registerRunCommands(program: Command): void {
       .option('--dataset <dataset>', 'sample (and ground truth) from this dataset')
       .option('--logs', "sample from the container's task logs")
       .option('--generate <models>', 'sample: fresh completions from these models, comma-separated')
+      .option('--sessions <container>', "sample: the container's sessions, one position each")
+      .option('--simulate <models>', 'sample: simulated conversations with these models, comma-separated')
+      .option('--user-model <model>', 'with --simulate: the model playing the user')
+      .option('--max-turns <n>', 'with --simulate: user messages per conversation at most (default 5)')
       .option('--ground-truth <side>', 'dataset:NAME or logs (default: the --dataset, else the task logs)')
       .option('--baseline <side>', 'dataset:NAME, logs or generate:MODEL, for pairwise judges')
       .option('--range <start:end>', 'positions of each side, 0-based, end exclusive (server default 0:100)')
@@ -162,7 +166,9 @@ export function registerRunCommands(program: Command): void {
       let body = runBody(opts);
       checkGateFlags(opts);
       const client = clientFrom(cmd);
-      const rows = await sideRows(client, body);
+      if (opts.all && opts.sessions !== undefined) throw usage('--all does not count sessions: give --range');
+      // Sessions are not rows of a dataset or task logs: their sides are not counted here.
+      const rows = opts.sessions === undefined ? await sideRows(client, body) : new Map();
       if (opts.all) body = coverAll(body, rows);
       // Say when a side's range leaves rows out (stderr: --json output stays one document).
       for (const note of rangeNotes(body, rows)) process.stderr.write(`${note}\n`);

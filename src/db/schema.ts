@@ -3,6 +3,7 @@ import type { EvaluatorType } from '../shared/grader-types.js';
 import type { RunStatus } from '../shared/run-status.js';
 import type { ModelApi } from '../shared/wire-protocol.js';
 import type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
+import type { RunConversationCallTable } from './schema-conversations.js';
 import type {
   InvitationTable,
   MembershipTable,
@@ -370,4 +371,5 @@ export interface Database {
   annotation_items: AnnotationItemTable;
   annotation_assignments: AnnotationAssignmentTable;
   annotation_reviews: AnnotationReviewTable;
+  run_conversation_calls: RunConversationCallTable;
 }

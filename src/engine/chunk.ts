@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Item } from '../catalog/items.js';
 import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
+import type { ChatRequest } from '../inference/types.js';
 import {
   outcomeOf,
   type ScoreInput,
@@ -10,6 +11,7 @@ import {
 } from '../scoring/types.js';
 import { type ErrorBody, errorOf } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
+import { conversationRow } from './conversation.js';
 import { isStop } from './errors.js';
 import type { EvaluatorSnapshot, Launch, RunPlan } from './plan.js';
 import { isGenerated } from './plan.js';
@@ -62,6 +64,11 @@ function generatedItem(
     raw: { generated_by: model, output: gen.output },
   };
   if (base?.evalItem) item.evalItem = base.evalItem;
+  const session = generation.session?.(gen.output);
+  if (session) {
+    item.session = session.values;
+    if (session.id) item.id = session.id;
+  }
   return item;
 }
 
@@ -107,6 +114,8 @@ export class ChunkWork {
     const { from } = this;
     const stored = await store.storedGenerations(this.deps.db, this.runId, launch, side, from, this.to);
     const fresh: RunGenerationTable[] = [];
+    /** Conversations, stored as each one ends (with their sessions), not with the chunk's rows. */
+    const conversed: RunGenerationTable[] = [];
     await Promise.all(
       inputs.map(async (item, i) => {
         const position = from + i;
@@ -127,6 +136,13 @@ export class ChunkWork {
           created_at: nowIso(),
         };
         try {
+          if (generation.converse) {
+            const { projectId, containerId } = this.state.plan;
+            const place = { runId: this.runId, projectId, containerId, launch, side, position, model };
+            const call = (m: string, r: ChatRequest) => this.state.call('generation', m, r, this.signal);
+            conversed.push(await conversationRow(this.deps.db, call, place, generation, item));
+            return;
+          }
           // The model's registry default_parameters are applied by the provider layer.
           const body = generation.request(item, model);
           const result = await this.state.call('generation', model, body, this.signal);
@@ -145,7 +161,7 @@ export class ChunkWork {
     );
     await store.insertGenerations(this.deps.db, fresh);
     const outputs = new Map<number, { output: string | null; error: string | null }>();
-    for (const r of [...stored.values(), ...fresh]) {
+    for (const r of [...stored.values(), ...conversed, ...fresh]) {
       outputs.set(Number(r.position), { output: r.error ? null : r.output, error: r.error });
     }
     return outputs;

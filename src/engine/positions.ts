@@ -1,5 +1,6 @@
-import type { Item, Range } from '../catalog/items.js';
+import type { Item, Range, SessionValues } from '../catalog/items.js';
 import type { ChatRequest, CompletionResult } from '../inference/types.js';
+import type { Conversation, ConversationIO } from './conversation-types.js';
 import type { GenerateSide, Layout, ReadSide, RunPlan, SideName } from './plan.js';
 import { isGenerated } from './plan.js';
 
@@ -17,6 +18,16 @@ export interface Generation {
   keep(result: CompletionResult): string;
   /** A kept answer as the generated item's `output`. */
   output(kept: string): unknown;
+  /**
+   * A multi-turn generation (simulated conversations): the item's whole conversation, its calls made
+   * through `io` (replayed when recorded by an earlier attempt). When given, `request` is not used.
+   */
+  converse?(item: Item, model: string, io: ConversationIO): Promise<Conversation>;
+  /**
+   * The conversation a kept answer carries, for the evaluators (the generated item's `session`), and the
+   * session it was stored as (then the item's id, so that its scores show on the session).
+   */
+  session?(kept: string): { id: string | null; values: SessionValues } | undefined;
 }
 
 /** The generation of a generate side (its source kind's). */

@@ -31,12 +31,13 @@ export function openApiPath(url: string): string {
 }
 
 /** The data sources a run request names: each type's field, and the type a side without one has. */
-const VARIANTS: Record<string, { field: string; isDefault?: true; optional?: string[] }> = {
+const VARIANTS: Record<string, { field: string; isDefault?: true; optional?: string[]; also?: string[] }> = {
   dataset: { field: 'dataset' },
   container: { field: 'container' },
   generate: { field: 'models', isDefault: true },
   sessions: { field: 'container', optional: ['filter'] },
   traces: { field: 'container', optional: ['filter'] },
+  simulate: { field: 'models', also: ['user_model'], optional: ['max_turns', 'tools'] },
 };
 const RANGE_DEFAULT = '0:100';
 
@@ -64,11 +65,14 @@ const RETRY_AFTER: Json = {
 function dataSourceVariants(node: Json, kind: 'request' | 'resolved'): Json {
   const props = (node.properties ?? {}) as Record<string, Json>;
   const { 'x-data-source': _mark, properties: _p, required: _r, type: _t, ...rest } = node;
-  const oneOf = Object.entries(VARIANTS).map(([type, { field, isDefault, optional = [] }]) => {
+  const oneOf = Object.entries(VARIANTS).map(([type, { field, isDefault, optional = [], also = [] }]) => {
     const typeSchema: Json = { type: 'string', const: type };
     const range: Json = kind === 'request' ? { ...props.range, default: RANGE_DEFAULT } : { ...props.range };
     if (kind === 'request' && isDefault) typeSchema.default = type;
     const required = kind === 'resolved' ? ['type', field, 'range'] : isDefault ? [field] : ['type', field];
+    // Fields a request of the type also requires (a resolved side shows them when it has them).
+    if (kind === 'request') required.push(...also.filter((f) => props[f]));
+    const extra = [...also, ...optional];
     return {
       type: 'object',
       title: `${type} data source`,
@@ -76,7 +80,7 @@ function dataSourceVariants(node: Json, kind: 'request' | 'resolved'): Json {
         type: typeSchema,
         [field]: props[field],
         range,
-        ...Object.fromEntries(optional.filter((f) => props[f]).map((f) => [f, props[f]])),
+        ...Object.fromEntries(extra.filter((f) => props[f]).map((f) => [f, props[f]])),
       },
       required,
       additionalProperties: false,

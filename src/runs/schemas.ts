@@ -37,7 +37,9 @@ const SessionSideFilter = Type.Object(
 export const DataSource = Type.Object(
   {
     type: Type.Optional(
-      Type.Enum(['dataset', 'container', 'generate', 'sessions', 'traces'], { default: 'generate' }),
+      Type.Enum(['dataset', 'container', 'generate', 'sessions', 'traces', 'simulate'], {
+        default: 'generate',
+      }),
     ),
     dataset: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' }),
@@ -55,6 +57,21 @@ export const DataSource = Type.Object(
         minItems: 1,
         maxItems: 32,
         description: 'type=generate: model ids or slugs',
+      }),
+    ),
+    user_model: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 300, description: 'type=simulate: the simulated user’s model' }),
+    ),
+    max_turns: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 50,
+        description: 'type=simulate: user messages at most (default 5)',
+      }),
+    ),
+    tools: Type.Optional(
+      Type.Enum(['from_row', 'none'], {
+        description: 'type=simulate: offer the tools the row declares (default from_row)',
       }),
     ),
     range: Type.Optional(
@@ -140,6 +157,9 @@ export const ResolvedSource = Type.Object(
     dataset: Type.Optional(Type.String()),
     container: Type.Optional(Type.String()),
     models: Type.Optional(Type.Array(Type.String())),
+    user_model: Type.Optional(Type.String()),
+    max_turns: Type.Optional(Type.Integer()),
+    tools: Type.Optional(Type.String()),
     range: Type.String(),
   },
   { 'x-data-source': 'resolved' },

@@ -11,6 +11,7 @@ import { evalFileSource, evalRowsSource } from './eval-rows.js';
 import { generateSource } from './generate.js';
 import { monitorSource } from './monitor.js';
 import { sessionsSource } from './sessions.js';
+import { simulateSource } from './simulate.js';
 import { storedCompletionsSource } from './stored-completions.js';
 import { storedResponsesSource } from './stored-responses.js';
 import { tracesSource } from './traces.js';
@@ -52,6 +53,7 @@ for (const kind of [
   storedResponsesSource,
   sessionsSource,
   tracesSource,
+  simulateSource,
 ]) {
   registerSource(kind);
 }

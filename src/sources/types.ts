@@ -39,6 +39,10 @@ export interface SideView {
   dataset?: string;
   container?: string;
   models?: string[];
+  /** A simulate side's simulated user, user messages at most, and tools. */
+  user_model?: string;
+  max_turns?: number;
+  tools?: string;
   range: string;
 }
 

@@ -54,7 +54,7 @@ describe('the published OpenAPI document', () => {
     const create = body(doc.paths['/v1/evaluation/runs'].post);
     for (const side of ['sample', 'ground_truth', 'baseline']) {
       const source = nonNull(create.properties[side]);
-      expect(source.oneOf).toHaveLength(4);
+      expect(source.oneOf).toHaveLength(6);
       const byType = Object.fromEntries(source.oneOf.map((v: any) => [v.properties.type.const, v]));
       expect(byType.dataset).toMatchObject({ required: ['type', 'dataset'], additionalProperties: false });
       expect(byType.container).toMatchObject({
@@ -65,6 +65,20 @@ describe('the published OpenAPI document', () => {
       expect(byType.generate.properties.type.default).toBe('generate');
       expect(byType.sessions).toMatchObject({ required: ['type', 'container'], additionalProperties: false });
       expect(Object.keys(byType.sessions.properties)).toEqual(['type', 'container', 'range', 'filter']);
+      expect(byType.traces).toMatchObject({ required: ['type', 'container'], additionalProperties: false });
+      expect(Object.keys(byType.traces.properties)).toEqual(['type', 'container', 'range', 'filter']);
+      expect(byType.simulate).toMatchObject({
+        required: ['type', 'models', 'user_model'],
+        additionalProperties: false,
+      });
+      expect(Object.keys(byType.simulate.properties)).toEqual([
+        'type',
+        'models',
+        'range',
+        'user_model',
+        'max_turns',
+        'tools',
+      ]);
       for (const v of source.oneOf) expect(v.properties.range.default).toBe('0:100');
       expect(JSON.stringify(source)).not.toContain('x-data-source');
     }
@@ -76,6 +90,8 @@ describe('the published OpenAPI document', () => {
         ['type', 'container', 'range'],
         ['type', 'models', 'range'],
         ['type', 'container', 'range'],
+        ['type', 'container', 'range'],
+        ['type', 'models', 'range'],
       ]);
     }
   });
