@@ -87,6 +87,13 @@ export async function toMonitor(db: Kysely<Database>, row: repo.MonitorRow): Pro
 function evaluatorIssues(evaluators: EvaluatorSnapshot[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   evaluators.forEach((ev, i) => {
+    if (ev.type === 'tool_call_match') {
+      issues.push({
+        loc: ['body', 'evaluators', i],
+        msg: `Evaluator '${ev.name}' compares with expected tool calls, which live traffic does not have`,
+        type: 'value_error',
+      });
+    }
     if (ev.type !== 'judge') return;
     const needs = judgeNeeds(ev);
     if (needs.expected || needs.baseline) {
