@@ -284,6 +284,36 @@ describe('trajectory graders over a session run with expected trajectories', () 
     expect(of(samples, 'len-turns', 1).status).toBe('missing');
   });
 
+  it("the catalog's session templates judge each session once, seeing its conversation and tool calls", async () => {
+    const names = ['goal_completion', 'trajectory_tool_selection', 'conversation_relevance'];
+    for (const t of names) {
+      const ev = await g.h.call('POST', '/v1/evaluators', {
+        body: { type: 'judge', name: `cat-${t}`, model: MODEL, template: t },
+      });
+      expect(ev.status, ev.text).toBe(201);
+      expect(ev.body.template).toBe(`${t}@1`);
+      ids.set(`cat-${t}`, ev.body.id);
+    }
+    judgePrompts.length = 0;
+    const { run, samples } = await runToEnd({
+      evaluators: names.map((t) => `cat-${t}`),
+      sample: { type: 'sessions', container: 'agents' },
+      ground_truth: { type: 'sessions', container: 'agents' },
+    });
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+    expect(samples.map((s) => s.status)).toEqual(Array(6).fill('scored'));
+    expect(judgePrompts).toHaveLength(6);
+    for (const city of ['Paris', 'Lima']) {
+      const seen = judgePrompts.filter((p) => p.includes(`user: Weather in ${city}?`));
+      expect(seen, city).toHaveLength(3);
+      // Every template reads the conversation; the two that name {{trajectory}} get the tool results.
+      expect(seen.filter((p) => p.includes(`In ${city} it is sunny and noon.`))).toHaveLength(3);
+      expect(seen.filter((p) => p.includes(weather(city)))).toHaveLength(3);
+      expect(seen.filter((p) => p.includes('get_time'))).toHaveLength(3);
+    }
+    expect(of(samples, 'cat-goal_completion', 0)).toMatchObject({ score: 1, passed: true });
+  });
+
   it('refuses bad trajectory configurations with 422s', async () => {
     const bad = async (body: Record<string, unknown>) => {
       const res = await g.h.call('POST', '/v1/evaluators', { body });
