@@ -24,6 +24,12 @@ export interface MonitorTable {
   next_position: Generated<number | string>;
   /** The last seq of the container's task logs selection has considered (bigint: text on PostgreSQL). */
   selected_through: Generated<number | string>;
+  /** What the monitor scores: 'call' (each selected task log) or 'session' (each idle session). */
+  unit: Generated<string>;
+  /** Session monitors: seconds without a call after which a session is scored. */
+  idle_seconds: number | null;
+  /** Session monitors' cursor: sessions last active at or before it have been considered. */
+  sessions_through: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -29,7 +29,10 @@ function filterOf(side: ReadSide): SessionFilter {
 }
 
 /** One session as an item: its first question in, its last answer out, the conversation beside. */
-async function itemOf(db: Kysely<Database>, session: { id: string; turn_count: number }): Promise<Item> {
+export async function sessionItem(
+  db: Kysely<Database>,
+  session: { id: string; turn_count: number },
+): Promise<Item> {
   const logs = await sessionLogs(db, session.id);
   const t = transcriptOf(logs);
   const firstInput = t.turns[0]?.input.find((m) => m.role === 'user')?.content ?? '';
@@ -104,7 +107,7 @@ export const sessionsSource: SourceKind = {
       .offset(range.start)
       .execute();
     const items: Item[] = [];
-    for (const row of rows) items.push(await itemOf(db, row));
+    for (const row of rows) items.push(await sessionItem(db, row));
     return items;
   },
   view: refView('container', TYPE),
