@@ -28,10 +28,17 @@ export interface MonitorTable {
   unit: Generated<string>;
   /** Session monitors: seconds without a call after which a session is scored. */
   idle_seconds: number | null;
-  /** Session monitors' cursor: sessions last active at or before it have been considered. */
-  sessions_through: string | null;
+  /** Session monitors' cursor: the last seq of the container's task logs whose sessions were noted. */
+  sessions_through: Generated<number | string>;
   created_at: string;
   updated_at: string;
+}
+
+/** A session a session monitor has noted (and sampled) and not yet scored: it waits to be idle. */
+export interface MonitorPendingSessionTable {
+  monitor_id: string;
+  session_id: string;
+  noted_at: string;
 }
 
 export interface MonitorSelectionTable {

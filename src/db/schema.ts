@@ -14,6 +14,7 @@ import type {
 import type {
   EvalRunTable,
   EvalTable,
+  MonitorPendingSessionTable,
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
@@ -349,6 +350,7 @@ export interface Database {
   runs: RunTable;
   monitors: MonitorTable;
   monitor_selections: MonitorSelectionTable;
+  monitor_pending_sessions: MonitorPendingSessionTable;
   run_samples: RunSampleTable;
   evals: EvalTable;
   eval_runs: EvalRunTable;

@@ -73,6 +73,7 @@ export async function updateMonitor(
 
 export async function deleteMonitor(db: Db, id: string): Promise<void> {
   await db.deleteFrom('monitor_selections').where('monitor_id', '=', id).execute();
+  await db.deleteFrom('monitor_pending_sessions').where('monitor_id', '=', id).execute();
   await db.deleteFrom('monitors').where('id', '=', id).execute();
 }
 

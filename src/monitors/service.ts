@@ -273,8 +273,8 @@ export async function createMonitor(
     selected_through: selectedThrough,
     unit: body.unit ?? 'call',
     idle_seconds: body.unit === 'session' ? (body.idle_seconds ?? DEFAULT_IDLE_SECONDS) : null,
-    // A session monitor scores the sessions active from its creation on.
-    sessions_through: body.unit === 'session' ? now : null,
+    // A session monitor notes the sessions of calls recorded from its creation on.
+    sessions_through: selectedThrough,
     created_at: now,
     updated_at: now,
   };

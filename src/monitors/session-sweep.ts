@@ -1,9 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { QueuedChunk, RunQueue } from '../executor/run-queue.js';
+import { nowIso } from '../shared/ids.js';
 import { selectionPoint, storeSelection, submit } from './selection.js';
 
-/** Sessions one sweep transaction of one monitor considers at most (a long backlog takes several). */
+/** Task logs (when noting) or idle sessions (when selecting) one transaction takes at most. */
 export const SWEEP_PAGE = 1_000;
 
 interface SessionMonitor {
@@ -13,92 +14,118 @@ interface SessionMonitor {
   environment: string;
   sampling_rate: number;
   idle_seconds: number | null;
-  filter: string;
-  created_at: string;
+}
+
+/** Locks an enabled session monitor's row; its cursor and next position, or null when paused or gone. */
+async function lock(db: Kysely<Database>, monitorId: string) {
+  const row = await db
+    .updateTable('monitors')
+    .set({ sessions_through: sql`sessions_through` })
+    .where('id', '=', monitorId)
+    .where('enabled', '=', 1)
+    .where('unit', '=', 'session')
+    .returning(['sessions_through', 'next_position'])
+    .executeTakeFirst();
+  return row ? { through: Number(row.sessions_through), next: Number(row.next_position) } : null;
 }
 
 /**
- * One step of a session monitor's sweep, in one transaction: the monitor's row is locked and its cursor
- * read; the container's sessions last active after the cursor and idle since `cutoff` are read (oldest
- * activity first, at most a page); those the monitor samples (SHA-256 of monitor id and session id, as
- * calls are) and has not selected before are stored as positions with their chunks; the cursor moves to
- * the last activity considered. So a session is considered once whichever process sweeps, and one the
- * process died before selecting is found by the next sweep.
+ * Notes, in one transaction, the sessions of the container's task logs committed past the monitor's
+ * cursor (seq order, a page at most): those its sampling chooses (SHA-256 of monitor id and session id,
+ * as calls are chosen) wait in `monitor_pending_sessions`; the cursor moves past the page. Seqs are given
+ * at commit, so a batch committed late (a spool replayed after a crash) is still noted. Returns whether
+ * more logs wait.
  */
-async function sweepStep(
+async function noteStep(db: Kysely<Database>, monitor: SessionMonitor): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const mark = await lock(tx, monitor.id);
+    if (!mark) return false;
+    const logs = await tx
+      .selectFrom('task_logs')
+      .select(['seq', 'session_id'])
+      .where('container_id', '=', monitor.container_id)
+      .where('seq', '>', mark.through)
+      .orderBy('seq')
+      .limit(SWEEP_PAGE)
+      .execute();
+    if (logs.length === 0) return false;
+    const sessions = [...new Set(logs.flatMap((l) => (l.session_id ? [l.session_id] : [])))].filter(
+      (id) => selectionPoint(monitor.id, id) < monitor.sampling_rate,
+    );
+    if (sessions.length) {
+      const now = nowIso();
+      await tx
+        .insertInto('monitor_pending_sessions')
+        .values(sessions.map((session_id) => ({ monitor_id: monitor.id, session_id, noted_at: now })))
+        .onConflict((oc) => oc.columns(['monitor_id', 'session_id']).doNothing())
+        .execute();
+    }
+    await tx
+      .updateTable('monitors')
+      .set({ sessions_through: Number(logs[logs.length - 1]!.seq) })
+      .where('id', '=', monitor.id)
+      .execute();
+    return logs.length === SWEEP_PAGE;
+  });
+}
+
+/**
+ * Selects, in one transaction, the monitor's pending sessions that have been idle since `cutoff`: each
+ * leaves the pending table, and one not selected before becomes a position of the monitor's run (with its
+ * chunks); a session scored before and active again is not scored twice.
+ */
+async function selectStep(
   db: Kysely<Database>,
   monitor: SessionMonitor,
   cutoff: string,
   chunkSize: number,
 ): Promise<{ chunks: QueuedChunk[]; more: boolean } | null> {
   return db.transaction().execute(async (tx) => {
-    const locked = await tx
-      .updateTable('monitors')
-      .set({ sessions_through: sql`sessions_through` })
-      .where('id', '=', monitor.id)
-      .where('enabled', '=', 1)
-      .where('unit', '=', 'session')
-      .returning(['sessions_through', 'next_position'])
-      .executeTakeFirst();
-    if (!locked) return null;
-    const mark = locked.sessions_through ?? monitor.created_at;
-    if (cutoff <= mark) return null;
-    const rows = await tx
-      .selectFrom('task_sessions as s')
+    const mark = await lock(tx, monitor.id);
+    if (!mark) return null;
+    const idle = await tx
+      .selectFrom('monitor_pending_sessions as p')
+      .innerJoin('task_sessions as s', 's.id', 'p.session_id')
       .select(['s.id', 's.last_activity_at'])
-      .where('s.container_id', '=', monitor.container_id)
-      .where('s.last_activity_at', '>', mark)
+      .where('p.monitor_id', '=', monitor.id)
       .where('s.last_activity_at', '<=', cutoff)
       .orderBy('s.last_activity_at')
       .orderBy('s.id')
       .limit(SWEEP_PAGE)
       .execute();
-    let through = cutoff;
-    let page = rows;
-    const more = rows.length === SWEEP_PAGE;
-    if (more) {
-      // A full page: stop before its last instant (the rest of that instant comes with the next page),
-      // unless the whole page is one instant.
-      const last = rows[rows.length - 1]!.last_activity_at;
-      const before = rows.filter((r) => r.last_activity_at < last);
-      page = before.length > 0 ? before : rows;
-      through = page[page.length - 1]!.last_activity_at;
-    }
-    const sampled = page.filter((r) => selectionPoint(monitor.id, r.id) < monitor.sampling_rate);
-    // A session active again after it was scored is not scored twice.
-    const already = sampled.length
-      ? new Set(
-          (
-            await tx
-              .selectFrom('monitor_selections')
-              .select('log_id')
-              .where('monitor_id', '=', monitor.id)
-              .where(
-                'log_id',
-                'in',
-                sampled.map((r) => r.id),
-              )
-              .execute()
-          ).map((r) => r.log_id),
-        )
-      : new Set<string>();
-    const chosen = sampled
+    if (idle.length === 0) return null;
+    const ids = idle.map((r) => r.id);
+    await tx
+      .deleteFrom('monitor_pending_sessions')
+      .where('monitor_id', '=', monitor.id)
+      .where('session_id', 'in', ids)
+      .execute();
+    const already = new Set(
+      (
+        await tx
+          .selectFrom('monitor_selections')
+          .select('log_id')
+          .where('monitor_id', '=', monitor.id)
+          .where('log_id', 'in', ids)
+          .execute()
+      ).map((r) => r.log_id),
+    );
+    const chosen = idle
       .filter((r) => !already.has(r.id))
       .map((r) => ({ id: r.id, createdAt: r.last_activity_at }));
-    const first = Number(locked.next_position);
-    const chunks = chosen.length ? await storeSelection(tx, monitor, chosen, first, chunkSize) : [];
+    const chunks = chosen.length ? await storeSelection(tx, monitor, chosen, mark.next, chunkSize) : [];
     await tx
       .updateTable('monitors')
-      .set({ sessions_through: through, next_position: sql`next_position + ${chosen.length}` })
+      .set({ next_position: sql`next_position + ${chosen.length}` })
       .where('id', '=', monitor.id)
       .execute();
-    return { chunks, more };
+    return { chunks, more: idle.length === SWEEP_PAGE };
   });
 }
 
 /**
- * Selects, for every enabled session monitor, the sessions of its container that have been idle for its
- * `idle_seconds` as of `now` and were not considered before. Returns the number of sessions selected.
+ * One sweep of every enabled session monitor: notes the sessions of newly committed calls, then selects
+ * those idle for the monitor's `idle_seconds` as of `now`. Returns the number of sessions selected.
  */
 export async function sweepSessions(
   db: Kysely<Database>,
@@ -109,24 +136,18 @@ export async function sweepSessions(
 ): Promise<number> {
   const monitors = await db
     .selectFrom('monitors')
-    .select([
-      'id',
-      'run_id',
-      'container_id',
-      'environment',
-      'sampling_rate',
-      'idle_seconds',
-      'filter',
-      'created_at',
-    ])
+    .select(['id', 'run_id', 'container_id', 'environment', 'sampling_rate', 'idle_seconds'])
     .where('enabled', '=', 1)
     .where('unit', '=', 'session')
     .execute();
   let count = 0;
   for (const monitor of monitors) {
+    while (await noteStep(db, monitor)) {
+      // a long backlog: one page per transaction
+    }
     const cutoff = new Date(now - (monitor.idle_seconds ?? 0) * 1000).toISOString();
     for (;;) {
-      const step = await sweepStep(db, monitor, cutoff, chunkSize);
+      const step = await selectStep(db, monitor, cutoff, chunkSize);
       if (!step) break;
       await submit(queue, monitor, step.chunks);
       const n = step.chunks.reduce((sum, c) => sum + c.to - c.from, 0);

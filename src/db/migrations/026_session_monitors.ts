@@ -2,11 +2,11 @@ import type { Kysely } from 'kysely';
 
 /**
  * Session monitors: a monitor scores either calls (`unit = 'call'`, as before) or whole sessions
- * (`unit = 'session'`), a session once it has been idle for `idle_seconds`. `sessions_through` is the
- * session monitor's durable cursor: every session of its container whose last activity is at or before
- * it has been considered (selected or sampled out), moved in the transaction that stores what was
- * selected. A session is selected at most once per monitor (`monitor_selections.log_id` holds its id,
- * unique per monitor). Sessions gain an index on their last activity, which the monitors' sweep reads.
+ * (`unit = 'session'`), a session once it has been idle for `idle_seconds`. A session monitor's cursor is
+ * `sessions_through`, the last seq of its container's task logs whose sessions it has noted; the sessions
+ * noted and not yet idle wait in `monitor_pending_sessions` (only those its sampling chose). Both move in
+ * one transaction, and an idle session leaves the pending table in the transaction that selects it (its
+ * id in `monitor_selections.log_id`, unique per monitor), so a restart neither skips nor repeats one.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -14,16 +14,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('unit', 'text', (c) => c.notNull().defaultTo('call'))
     .execute();
   await db.schema.alterTable('monitors').addColumn('idle_seconds', 'integer').execute();
-  await db.schema.alterTable('monitors').addColumn('sessions_through', 'text').execute();
   await db.schema
-    .createIndex('task_sessions_by_activity')
-    .on('task_sessions')
-    .columns(['container_id', 'last_activity_at'])
+    .alterTable('monitors')
+    .addColumn('sessions_through', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .createTable('monitor_pending_sessions')
+    .addColumn('monitor_id', 'text', (c) => c.notNull().references('monitors.id').onDelete('cascade'))
+    .addColumn('session_id', 'text', (c) => c.notNull())
+    .addColumn('noted_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('monitor_pending_sessions_pk', ['monitor_id', 'session_id'])
     .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex('task_sessions_by_activity').execute();
+  await db.schema.dropTable('monitor_pending_sessions').execute();
   await db.schema.alterTable('monitors').dropColumn('sessions_through').execute();
   await db.schema.alterTable('monitors').dropColumn('idle_seconds').execute();
   await db.schema.alterTable('monitors').dropColumn('unit').execute();
