@@ -174,10 +174,14 @@ describe(`session monitors (${testDbKind()})`, () => {
     expect(halfChosen.map((c) => c.log_id).sort()).toEqual(expectedHalf);
     expect(await samples(half.run_id)).toHaveLength(expectedHalf.length * 2);
 
-    // The judge saw each chosen session's conversation once per monitor that chose it.
+    // The judge saw each chosen session's conversation for each monitor that chose it: exactly once for
+    // the sessions scored before the restart (counted above); a chunk cut short by the stop is asked
+    // again by the next process (its score is still stored once, as checked above).
     for (const [key, id] of byKey) {
       const times = judged.filter((p) => p.includes(`hello from ${key}`)).length;
-      expect(times, key).toBe(1 + (expectedHalf.includes(id) ? 1 : 0));
+      const choosers = 1 + (expectedHalf.includes(id) ? 1 : 0);
+      expect(times, key).toBeGreaterThanOrEqual(choosers);
+      expect(times, key).toBeLessThanOrEqual(choosers * 2);
     }
     const monitor = await h.call('GET', `/v1/monitors/${all.id}`);
     expect(monitor.body).toMatchObject({ unit: 'session', selected: 5 });
