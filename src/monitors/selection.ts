@@ -53,7 +53,7 @@ export function chooseLogs(m: SelectingMonitor, logs: readonly CommittedLog[]): 
  */
 export async function storeSelection(
   tx: Transaction<Database>,
-  monitor: SelectingMonitor,
+  monitor: Pick<SelectingMonitor, 'id' | 'run_id' | 'environment'>,
   chosen: readonly Pick<CommittedLog, 'id' | 'createdAt'>[],
   first: number,
   chunkSize: number,
@@ -94,7 +94,7 @@ export async function storeSelection(
 
 export async function submit(
   queue: RunQueue,
-  monitor: SelectingMonitor,
+  monitor: Pick<SelectingMonitor, 'environment'>,
   chunks: QueuedChunk[],
 ): Promise<void> {
   for (const chunk of chunks) await queue.submitChunk(chunk, monitor.environment);
@@ -107,7 +107,7 @@ export async function submit(
 export async function selectInto(
   db: Kysely<Database>,
   queue: RunQueue,
-  monitor: SelectingMonitor,
+  monitor: Pick<SelectingMonitor, 'id' | 'run_id' | 'environment'>,
   logs: readonly CommittedLog[],
   chunkSize: number,
 ): Promise<QueuedChunk[]> {
