@@ -11,8 +11,8 @@ import { isBlank } from '../positions.js';
 import { codeScorer } from './code.js';
 import { graderScorer, pythonGraderKind } from './graders.js';
 import { judgeScorer } from './judge.js';
-import { trajectoryScorer } from './trajectory.js';
 import type { ScorerKind, ScorerPorts } from './kind.js';
+import { trajectoryScorer } from './trajectory.js';
 
 export type { Needs, ScorerKind, ScorerPorts } from './kind.js';
 
