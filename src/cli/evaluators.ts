@@ -212,7 +212,19 @@ function show(evaluator: Evaluator): void {
     );
     print(detail(fields));
     print(`Prompt:\n${evaluator.prompt}`);
-  } else if (evaluator.object !== 'evaluator.code') {
+  } else if ('match_mode' in evaluator) {
+    const t = evaluator;
+    fields.push(
+      ['match mode', t.match_mode],
+      ['arguments', t.arguments_match],
+      ['expected field', t.expected_field],
+      ['tool schemas', t.tool_schemas],
+      ['length of', t.length_of],
+      ['min length', t.min_length],
+      ['max length', t.max_length],
+    );
+    print(detail(fields.filter(([, v]) => v !== null)));
+  } else if ('operation' in evaluator) {
     const g = evaluator;
     fields.push(
       ['model', g.model],
@@ -268,7 +280,7 @@ export function registerEvaluatorCommands(program: Command): void {
             e.name,
             typeOf(e),
             e.mode,
-            e.object !== 'evaluator.code' && e.model ? snippet(e.model, 40) : '-',
+            'model' in e && e.model ? snippet(e.model, 40) : '-',
             e.pass_threshold,
             e.container ?? '(project-wide)',
             e.updated_at,

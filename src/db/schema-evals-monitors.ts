@@ -24,8 +24,21 @@ export interface MonitorTable {
   next_position: Generated<number | string>;
   /** The last seq of the container's task logs selection has considered (bigint: text on PostgreSQL). */
   selected_through: Generated<number | string>;
+  /** What the monitor scores: 'call' (each selected task log) or 'session' (each idle session). */
+  unit: Generated<string>;
+  /** Session monitors: seconds without a call after which a session is scored. */
+  idle_seconds: number | null;
+  /** Session monitors' cursor: the last seq of the container's task logs whose sessions were noted. */
+  sessions_through: Generated<number | string>;
   created_at: string;
   updated_at: string;
+}
+
+/** A session a session monitor has noted (and sampled) and not yet scored: it waits to be idle. */
+export interface MonitorPendingSessionTable {
+  monitor_id: string;
+  session_id: string;
+  noted_at: string;
 }
 
 export interface MonitorSelectionTable {

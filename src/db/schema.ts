@@ -15,6 +15,7 @@ import type {
 import type {
   EvalRunTable,
   EvalTable,
+  MonitorPendingSessionTable,
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
@@ -350,6 +351,7 @@ export interface Database {
   runs: RunTable;
   monitors: MonitorTable;
   monitor_selections: MonitorSelectionTable;
+  monitor_pending_sessions: MonitorPendingSessionTable;
   run_samples: RunSampleTable;
   evals: EvalTable;
   eval_runs: EvalRunTable;

@@ -1,6 +1,7 @@
 import type { Range } from '../catalog/items.js';
 import type { EvaluatorTable } from '../db/schema.js';
 import type { SubGrader } from '../scoring/graders/schemas.js';
+import type { TrajectoryConfig } from '../scoring/trajectory/spec.js';
 
 export type SideName = 'sample' | 'ground_truth' | 'baseline';
 
@@ -59,6 +60,8 @@ export interface EvaluatorSnapshot {
   requirements: string[];
   /** The grader of evaluators of the grader types (string_check, text_similarity, score_model, label_model). */
   grader?: SubGrader | null;
+  /** The configuration of trajectory graders (tool_call_match, trajectory_length). */
+  trajectory?: TrajectoryConfig | null;
 }
 
 export interface Launch {

@@ -6,7 +6,12 @@ import {
   STRING_CHECK_OPERATIONS,
   TEXT_SIMILARITY_METRICS,
 } from '../scoring/graders/schemas.js';
-import { EVALUATOR_TYPES, GRADER_EVALUATOR_TYPES } from '../shared/grader-types.js';
+import { ARGUMENT_MODES, MATCH_MODES } from '../scoring/trajectory/match.js';
+import {
+  EVALUATOR_TYPES,
+  GRADER_EVALUATOR_TYPES,
+  TRAJECTORY_EVALUATOR_TYPES,
+} from '../shared/grader-types.js';
 import { Scale } from '../shared/scale.js';
 import type { JudgeApi } from '../shared/wire-protocol.js';
 
@@ -62,6 +67,46 @@ const graderFields = {
   passing_labels: Type.Optional(Labels),
 };
 
+/** The trajectory graders' fields (docs/agents.md): tool_call_match and trajectory_length. */
+const trajectoryFields = {
+  match_mode: Type.Optional(
+    Type.Enum([...MATCH_MODES], {
+      description: 'tool_call_match: exact, in_order (default), any_order, subset or superset',
+    }),
+  ),
+  arguments_match: Type.Optional(
+    Type.Enum([...ARGUMENT_MODES], {
+      description: 'tool_call_match: how arguments compare: exact (default), subset, schema or ignore',
+    }),
+  ),
+  expected_field: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'tool_call_match: the field (or dotted path) of the ground-truth row, else of the sample row, that lists the expected calls; default expected_tool_calls',
+    }),
+  ),
+  tool_schemas: Type.Optional(
+    Nullable(
+      FreeObject(
+        "tool_call_match with arguments_match 'schema': tool name → JSON schema its arguments must satisfy",
+      ),
+    ),
+  ),
+  length_of: Type.Optional(
+    Type.Enum(['turns', 'tool_calls'], {
+      description: 'trajectory_length: what is counted (default tool_calls)',
+    }),
+  ),
+  min_length: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0, description: 'trajectory_length: inclusive' })),
+  ),
+  max_length: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0, description: 'trajectory_length: inclusive' })),
+  ),
+};
+
 const writable = {
   container: Type.Optional(
     Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Container label or id' })),
@@ -88,12 +133,14 @@ const writable = {
     FreeObject('Passed on every judge call (temperature, max_tokens, seed, …)'),
   ),
   ...graderFields,
+  ...trajectoryFields,
 };
 
 export const CreateEvaluator = Type.Object(
   {
     type: Type.Enum([...EVALUATOR_TYPES], {
-      description: 'judge, code, or a grader type: string_check, text_similarity, score_model, label_model',
+      description:
+        'judge, code, a grader type (string_check, text_similarity, score_model, label_model) or a trajectory grader (tool_call_match, trajectory_length)',
     }),
     // Document-only default (see src/http/openapi-document.ts): the service applies it.
     mode: Type.Optional(
@@ -177,7 +224,22 @@ export const GraderEvaluator = Type.Object({
 });
 export type GraderEvaluator = Static<typeof GraderEvaluator>;
 
-export const Evaluator = Type.Union([JudgeEvaluator, CodeEvaluator, GraderEvaluator]);
+export const TrajectoryEvaluator = Type.Object({
+  object: Type.Enum(TRAJECTORY_EVALUATOR_TYPES.map((t) => `evaluator.${t}` as const)),
+  ...common,
+  /** tool_call_match's fields (null for trajectory_length). */
+  match_mode: Nullable(Type.String()),
+  arguments_match: Nullable(Type.String()),
+  expected_field: Nullable(Type.String()),
+  tool_schemas: Nullable(FreeObject()),
+  /** trajectory_length's fields (null for tool_call_match). */
+  length_of: Nullable(Type.String()),
+  min_length: Nullable(Type.Integer()),
+  max_length: Nullable(Type.Integer()),
+});
+export type TrajectoryEvaluator = Static<typeof TrajectoryEvaluator>;
+
+export const Evaluator = Type.Union([JudgeEvaluator, CodeEvaluator, GraderEvaluator, TrajectoryEvaluator]);
 export type Evaluator = Static<typeof Evaluator>;
 
 export const EvaluatorList = ListOf(Evaluator);

@@ -19,6 +19,13 @@ import * as repo from './repository.js';
 import { scaleOf } from './scale.js';
 import type { CreateEvaluator, Evaluator, PatchEvaluator } from './schemas.js';
 import { applyTemplate, checkScale } from './template.js';
+import {
+  isTrajectoryType,
+  TRAJECTORY_FIELDS,
+  toTrajectoryEvaluator,
+  trajectoryOfRow,
+  validateTrajectory,
+} from './trajectory.js';
 
 export interface EvaluatorContext {
   db: Kysely<Database>;
@@ -44,6 +51,7 @@ export function toEvaluator(row: repo.EvaluatorRow): Evaluator {
     template: row.template,
   };
   if (isGraderType(row.type)) return toGraderEvaluator(row.type, common, graderOfRow(row));
+  if (isTrajectoryType(row.type)) return toTrajectoryEvaluator(row.type, common, trajectoryOfRow(row));
   if (row.type === 'code') {
     return {
       object: 'evaluator.code',
@@ -90,6 +98,7 @@ function shapeIssues(row: EvaluatorTable, given: Record<string, unknown>): Valid
     }
   };
   if (isGraderType(row.type)) {
+    forbid(TRAJECTORY_FIELDS);
     forbid([...JUDGE_ONLY.filter((f) => f !== 'model'), ...CODE_ONLY]);
     if (row.mode !== 'pointwise') {
       issues.push({ loc: ['body', 'mode'], msg: `Grader evaluators are pointwise`, type: 'value_error' });
@@ -105,6 +114,7 @@ function shapeIssues(row: EvaluatorTable, given: Record<string, unknown>): Valid
     return issues;
   }
   forbid(GRADER_FIELDS);
+  forbid(TRAJECTORY_FIELDS);
   if (row.type === 'judge') {
     need('model');
     need('prompt');
@@ -129,7 +139,9 @@ async function validate(
   row: EvaluatorTable,
   given: Record<string, unknown>,
 ): Promise<void> {
-  const issues = shapeIssues(row, given);
+  const issues = isTrajectoryType(row.type)
+    ? validateTrajectory(row, row.type, given)
+    : shapeIssues(row, given);
   issues.push(...checkScale(given.scale));
   if (isGraderType(row.type)) {
     const built = buildGrader(row.type, row.name, graderOfRow(row), given, row.pass_threshold);
@@ -140,7 +152,7 @@ async function validate(
   if (issues.length) throw ApiError.validation(issues);
   // A judge's model, and the model a grader calls (score_model, label_model, cosine's embedding_model).
   const modelField = row.type === 'text_similarity' ? 'embedding_model' : 'model';
-  if (row.type !== 'code' && row.model && given[modelField] !== undefined) {
+  if (row.type !== 'code' && !isTrajectoryType(row.type) && row.model && given[modelField] !== undefined) {
     await checkModel(ctx, row.project_id, row.model, modelField);
   }
   if (row.type === 'code' && (given.source !== undefined || given.requirements !== undefined)) {
@@ -256,7 +268,7 @@ export async function patchEvaluator(
   const { container_label: _, ...currentRow } = current;
   const merged: EvaluatorTable = { ...currentRow, ...patch };
   await validate(ctx, merged, body);
-  if (isGraderType(merged.type)) {
+  if (isGraderType(merged.type) || isTrajectoryType(merged.type)) {
     patch.grader = merged.grader;
     patch.model = merged.model;
   }

@@ -73,6 +73,7 @@ export async function updateMonitor(
 
 export async function deleteMonitor(db: Db, id: string): Promise<void> {
   await db.deleteFrom('monitor_selections').where('monitor_id', '=', id).execute();
+  await db.deleteFrom('monitor_pending_sessions').where('monitor_id', '=', id).execute();
   await db.deleteFrom('monitors').where('id', '=', id).execute();
 }
 
@@ -84,6 +85,7 @@ export function enabledMonitors(db: Db, containerIds: readonly string[]): Promis
     .selectAll()
     .where('container_id', 'in', [...containerIds])
     .where('enabled', '=', 1)
+    .where('unit', '=', 'call')
     .execute();
 }
 
@@ -140,6 +142,7 @@ export async function laggingMonitors(db: Db): Promise<(MonitorRow & { container
     .selectAll('m')
     .select('c.last_seq as container_end')
     .where('m.enabled', '=', 1)
+    .where('m.unit', '=', 'call')
     .whereRef('c.last_seq', '>', 'm.selected_through')
     .execute();
   return rows.map((r) => ({ ...r, container_end: Number(r.container_end) }));

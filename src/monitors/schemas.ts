@@ -53,6 +53,9 @@ export const MonitorFilter = Type.Object(
 export type MonitorFilter = Static<typeof MonitorFilter>;
 
 export const ALERT_METRICS = ['pass_rate', 'avg_score'] as const;
+export const MONITOR_UNITS = ['call', 'session'] as const;
+/** How long a session must be idle before a session monitor scores it, unless the monitor says. */
+export const DEFAULT_IDLE_SECONDS = 300;
 
 export const AlertRule = Type.Object(
   {
@@ -81,6 +84,19 @@ export const CreateMonitor = Type.Object(
       description: 'Evaluator ids or names (none that needs ground truth)',
     }),
     sampling_rate: Type.Optional(Rate),
+    unit: Type.Optional(
+      Type.Enum([...MONITOR_UNITS], {
+        description:
+          "What is scored: 'call' (default; each sampled task log) or 'session' (each sampled session, once it has been idle for idle_seconds)",
+      }),
+    ),
+    idle_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 86_400 * 7,
+        description: "unit 'session': seconds without a call after which a session is scored (default 300)",
+      }),
+    ),
     filter: Type.Optional(MonitorFilter),
     enabled: Type.Optional(Type.Boolean({ default: true })),
     environment: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -115,6 +131,8 @@ export const Monitor = Type.Object({
   container: Type.String({ description: 'Container id' }),
   evaluators: Type.Array(Type.String(), { description: 'Evaluator ids' }),
   sampling_rate: Type.Number(),
+  unit: Type.Enum([...MONITOR_UNITS], { description: 'call or session' }),
+  idle_seconds: Nullable(Type.Integer({ description: 'Session monitors: idle time before scoring' })),
   filter: MonitorFilter,
   enabled: Type.Boolean(),
   environment: Type.String(),
@@ -123,7 +141,7 @@ export const Monitor = Type.Object({
   /** Returned once, at creation: the key the alert webhooks are signed with. */
   alert_secret: Type.Optional(Type.String()),
   run_id: Type.String({ description: "The monitor's long-lived run" }),
-  selected: Type.Integer({ description: 'Calls selected so far' }),
+  selected: Type.Integer({ description: 'Calls (or sessions) selected so far' }),
   spend: Type.Number({ description: 'USD spent on judge calls' }),
   lag_seconds: Type.Number({ description: 'Age of the oldest selected call not scored yet (0: none)' }),
   created_at: Type.String(),

@@ -51,10 +51,10 @@ export function chooseLogs(m: SelectingMonitor, logs: readonly CommittedLog[]): 
  * their selections, and the chunks that score them (at most `chunkSize` each). Returns the chunks, to be
  * handed to the run queue once the transaction has committed.
  */
-async function storeSelection(
+export async function storeSelection(
   tx: Transaction<Database>,
-  monitor: SelectingMonitor,
-  chosen: readonly CommittedLog[],
+  monitor: Pick<SelectingMonitor, 'id' | 'run_id' | 'environment'>,
+  chosen: readonly Pick<CommittedLog, 'id' | 'createdAt'>[],
   first: number,
   chunkSize: number,
 ): Promise<QueuedChunk[]> {
@@ -92,7 +92,11 @@ async function storeSelection(
   return out;
 }
 
-async function submit(queue: RunQueue, monitor: SelectingMonitor, chunks: QueuedChunk[]): Promise<void> {
+export async function submit(
+  queue: RunQueue,
+  monitor: Pick<SelectingMonitor, 'environment'>,
+  chunks: QueuedChunk[],
+): Promise<void> {
   for (const chunk of chunks) await queue.submitChunk(chunk, monitor.environment);
 }
 
@@ -103,7 +107,7 @@ async function submit(queue: RunQueue, monitor: SelectingMonitor, chunks: Queued
 export async function selectInto(
   db: Kysely<Database>,
   queue: RunQueue,
-  monitor: SelectingMonitor,
+  monitor: Pick<SelectingMonitor, 'id' | 'run_id' | 'environment'>,
   logs: readonly CommittedLog[],
   chunkSize: number,
 ): Promise<QueuedChunk[]> {

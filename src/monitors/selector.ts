@@ -4,6 +4,7 @@ import type { RunQueue } from '../executor/run-queue.js';
 import type { CommittedLog } from '../inference/recording/types.js';
 import * as repo from './repository.js';
 import { selectThrough } from './selection.js';
+import { sweepSessions } from './session-sweep.js';
 
 export interface MonitorSelectorOptions {
   db: Kysely<Database>;
@@ -106,6 +107,8 @@ export class MonitorSelector {
       count += n;
     }
     this.seen = seen;
+    // Session monitors: the sessions idle long enough since the last pass.
+    count += await sweepSessions(db, queue, chunkSize, Date.now(), this.options.selected);
     return count;
   }
 

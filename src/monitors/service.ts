@@ -18,7 +18,14 @@ import { newId, nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
 import * as repo from './repository.js';
-import type { AlertRule, CreateMonitor, Monitor, MonitorFilter, PatchMonitor } from './schemas.js';
+import {
+  type AlertRule,
+  type CreateMonitor,
+  DEFAULT_IDLE_SECONDS,
+  type Monitor,
+  type MonitorFilter,
+  type PatchMonitor,
+} from './schemas.js';
 import { selectInto } from './selection.js';
 
 export interface MonitorContext {
@@ -69,6 +76,8 @@ export async function toMonitor(db: Kysely<Database>, row: repo.MonitorRow): Pro
     container: row.container_id,
     evaluators: parseJson<string[]>(row.evaluators, []),
     sampling_rate: row.sampling_rate,
+    unit: row.unit === 'session' ? 'session' : 'call',
+    idle_seconds: row.idle_seconds,
     filter: parseJson<MonitorFilter>(row.filter, {}),
     enabled: row.enabled === 1,
     environment: row.environment,
@@ -83,10 +92,40 @@ export async function toMonitor(db: Kysely<Database>, row: repo.MonitorRow): Pro
   };
 }
 
+/** A session monitor's rules: per-call filters and backfills are for call monitors only. */
+function unitIssues(body: CreateMonitor): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (body.unit !== 'session') {
+    if (body.idle_seconds !== undefined)
+      issues.push({ loc: ['body', 'idle_seconds'], msg: "Only for unit 'session'", type: 'extra_forbidden' });
+    return issues;
+  }
+  if (body.filter !== undefined && Object.keys(body.filter).length > 0)
+    issues.push({
+      loc: ['body', 'filter'],
+      msg: "Session monitors take no per-call filter (models, routes, metadata); use unit 'call'",
+      type: 'extra_forbidden',
+    });
+  if (body.backfill !== undefined)
+    issues.push({
+      loc: ['body', 'backfill'],
+      msg: 'Session monitors score sessions active from their creation on; backfill is for call monitors',
+      type: 'extra_forbidden',
+    });
+  return issues;
+}
+
 /** Evaluators a monitor can use: none that needs an expected value or a baseline. */
 function evaluatorIssues(evaluators: EvaluatorSnapshot[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   evaluators.forEach((ev, i) => {
+    if (ev.type === 'tool_call_match') {
+      issues.push({
+        loc: ['body', 'evaluators', i],
+        msg: `Evaluator '${ev.name}' compares with expected tool calls, which live traffic does not have`,
+        type: 'value_error',
+      });
+    }
     if (ev.type !== 'judge') return;
     const needs = judgeNeeds(ev);
     if (needs.expected || needs.baseline) {
@@ -169,6 +208,7 @@ export async function createMonitor(
       type: 'value_error',
     });
   }
+  shape.push(...unitIssues(body));
   if (body.backfill?.until && body.backfill.until <= body.backfill.since) {
     shape.push({ loc: ['body', 'backfill', 'until'], msg: 'until must be after since', type: 'value_error' });
   }
@@ -231,6 +271,10 @@ export async function createMonitor(
     alert_secret: randomBytes(32).toString('hex'),
     alert_state: null,
     selected_through: selectedThrough,
+    unit: body.unit ?? 'call',
+    idle_seconds: body.unit === 'session' ? (body.idle_seconds ?? DEFAULT_IDLE_SECONDS) : null,
+    // A session monitor notes the sessions of calls recorded from its creation on.
+    sessions_through: selectedThrough,
     created_at: now,
     updated_at: now,
   };

@@ -2,6 +2,7 @@ import type { ResolvedModel } from '../catalog/models/types.js';
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
 import { graderOfRow } from '../evaluators/graders.js';
 import { requireEvaluator } from '../evaluators/service.js';
+import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import { resolveSide as resolveSourceSide, sidesIssues } from '../sources/registry.js';
@@ -139,7 +140,8 @@ export async function snapshotEvaluators(
       pass_threshold: row.pass_threshold,
       source: row.source,
       requirements: parseJson<string[]>(row.requirements, []),
-      grader: graderOfRow(row),
+      grader: isTrajectoryType(row.type) ? null : graderOfRow(row),
+      trajectory: trajectoryOfRow(row),
     });
   }
   if (issues.length) throw ApiError.validation(issues);

@@ -31,6 +31,15 @@ export const CRITERIA_TYPES: readonly Exclude<GraderType, 'multi'>[] = without(G
 ] as const);
 export type CriteriaType = (typeof CRITERIA_TYPES)[number];
 
-/** Every evaluator type: the two of the engine's own, then the grader types. */
-export const EVALUATOR_TYPES = ['judge', 'code', ...GRADER_EVALUATOR_TYPES] as const;
-export type EvaluatorType = 'judge' | 'code' | GraderEvaluatorType;
+/** The trajectory grader types (scoring/trajectory/spec.ts): a conversation's tool calls or length. */
+export const TRAJECTORY_EVALUATOR_TYPES = ['tool_call_match', 'trajectory_length'] as const;
+export type TrajectoryEvaluatorType = (typeof TRAJECTORY_EVALUATOR_TYPES)[number];
+
+/** Every evaluator type: the two of the engine's own, then the grader types, then the trajectory graders. */
+export const EVALUATOR_TYPES = [
+  'judge',
+  'code',
+  ...GRADER_EVALUATOR_TYPES,
+  ...TRAJECTORY_EVALUATOR_TYPES,
+] as const;
+export type EvaluatorType = 'judge' | 'code' | GraderEvaluatorType | TrajectoryEvaluatorType;

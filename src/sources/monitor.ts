@@ -3,6 +3,7 @@ import type { Item, Range } from '../catalog/items.js';
 import { toTaskLog } from '../catalog/logs/service.js';
 import type { Database } from '../db/schema.js';
 import { formatRange } from '../engine/plan.js';
+import { sessionItem } from './sessions.js';
 import type { SourceKind } from './types.js';
 
 /**
@@ -41,6 +42,40 @@ export async function readMonitorItems(
   return out;
 }
 
+/**
+ * The items of positions [range.start, range.end) of a session monitor's run: the sessions it selected
+ * (`monitor_selections.log_id` is the session's id), each as a sessions run reads it (the conversation
+ * for the evaluators). A position whose session is gone reads as an item without output.
+ */
+async function readSessionItems(db: Kysely<Database>, monitorId: string, range: Range): Promise<Item[]> {
+  const rows = await db
+    .selectFrom('monitor_selections as ms')
+    .innerJoin('task_sessions as s', 's.id', 'ms.log_id')
+    .select(['ms.position', 's.id', 's.turn_count'])
+    .where('ms.monitor_id', '=', monitorId)
+    .where('ms.position', '>=', range.start)
+    .where('ms.position', '<', range.end)
+    .orderBy('ms.position')
+    .execute();
+  const byPosition = new Map(rows.map((r) => [Number(r.position), r]));
+  const last = rows.length ? Number(rows[rows.length - 1]?.position) + 1 : range.start;
+  const out: Item[] = [];
+  for (let p = range.start; p < Math.min(range.end, last); p++) {
+    const row = byPosition.get(p);
+    out.push(
+      row
+        ? await sessionItem(db, row)
+        : { id: '', input: null, output: null, expected: null, metadata: {}, raw: null },
+    );
+  }
+  return out;
+}
+
+async function isSessionMonitor(db: Kysely<Database>, monitorId: string): Promise<boolean> {
+  const row = await db.selectFrom('monitors').select('unit').where('id', '=', monitorId).executeTakeFirst();
+  return row?.unit === 'session';
+}
+
 /** The positions a monitor has selected so far (its run's positions run from 0). */
 async function countSelections(db: Kysely<Database>, monitorId: string): Promise<number> {
   const row = await db
@@ -59,6 +94,9 @@ export const monitorSource: SourceKind = {
   type: 'monitor',
   reads: [{ permission: 'logs:read', why: "the run reads a container's task logs" }],
   count: (db, side) => countSelections(db, side.ref),
-  read: (db, side, range) => readMonitorItems(db, side.ref, range),
+  read: async (db, side, range) =>
+    (await isSessionMonitor(db, side.ref))
+      ? readSessionItems(db, side.ref, range)
+      : readMonitorItems(db, side.ref, range),
   view: (side) => ({ type: side.type, range: formatRange(side.range) }),
 };

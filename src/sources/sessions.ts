@@ -26,7 +26,10 @@ function filterOf(side: ReadSide): SessionFilter {
 }
 
 /** One session as an item: its first question in, its last answer out, the conversation beside. */
-async function itemOf(db: Kysely<Database>, session: { id: string; turn_count: number }): Promise<Item> {
+export async function sessionItem(
+  db: Kysely<Database>,
+  session: { id: string; turn_count: number },
+): Promise<Item> {
   return conversationItem(session.id, await sessionLogs(db, session.id), {
     session_id: session.id,
     turn_count: Number(session.turn_count),
@@ -69,7 +72,7 @@ export const sessionsSource: SourceKind = {
       .offset(range.start)
       .execute();
     const items: Item[] = [];
-    for (const row of rows) items.push(await itemOf(db, row));
+    for (const row of rows) items.push(await sessionItem(db, row));
     return items;
   },
   view: refView('container', TYPE),

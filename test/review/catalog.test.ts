@@ -57,7 +57,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('the judge catalog', () => {
-  it('lists the nine templates with scale, variables and version', async () => {
+  it('lists the templates with scale, variables and version', async () => {
     const res = await h.call('GET', '/v1/evaluator-templates');
     expect(res.status).toBe(200);
     const names = res.body.data.map((t: { name: string }) => t.name);
@@ -71,6 +71,9 @@ describe('the judge catalog', () => {
       'toxicity',
       'conciseness',
       'tool_selection',
+      'goal_completion',
+      'trajectory_tool_selection',
+      'conversation_relevance',
     ]) {
       expect(names).toContain(n);
     }

@@ -38,7 +38,9 @@ export type Side = NonNullable<Run['sample']>;
 export type CallTotals = NonNullable<NonNullable<Run['metrics']>['judge']>;
 
 export type EvaluatorType = EvaluatorBody['type'];
-export type GraderType = Exclude<EvaluatorType, 'judge' | 'code'>;
+export type GraderType = Exclude<EvaluatorType, 'judge' | 'code' | TrajectoryType>;
+/** The trajectory grader types (tool_call_match, trajectory_length): made through the API, shown here. */
+export type TrajectoryType = 'tool_call_match' | 'trajectory_length';
 /** The grader types, as the API names them (checked against the API's own list). */
 export const GRADER_TYPES = [
   'string_check',
@@ -53,9 +55,12 @@ export function evaluatorType(e: Pick<Evaluator, 'object'>): EvaluatorType {
 }
 
 /** An evaluator of a grader type, narrowed. */
-export type GraderEvaluator = Exclude<Evaluator, { object: 'evaluator.judge' | 'evaluator.code' }>;
+export type GraderEvaluator = Exclude<
+  Evaluator,
+  { object: 'evaluator.judge' | 'evaluator.code' | `evaluator.${TrajectoryType}` }
+>;
 export function isGrader(e: Evaluator): e is GraderEvaluator {
-  return e.object !== 'evaluator.judge' && e.object !== 'evaluator.code';
+  return e.object !== 'evaluator.judge' && e.object !== 'evaluator.code' && !('match_mode' in e);
 }
 
 export const TERMINAL = ['completed', 'error', 'cancelled'];

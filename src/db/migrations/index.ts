@@ -22,6 +22,7 @@ import * as m022 from './022_log_trace_session.js';
 import * as m023 from './023_traces.js';
 import * as m024 from './024_sessions.js';
 import * as m025 from './025_review.js';
+import * as m026 from './026_session_monitors.js';
 import * as m027 from './027_conversation_calls.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '023_traces': m023,
   '024_sessions': m024,
   '025_review': m025,
+  '026_session_monitors': m026,
   '027_conversation_calls': m027,
 };
 

@@ -35,6 +35,11 @@ export interface ScorerKind {
    */
   paid?(evaluator: EvaluatorSnapshot): boolean;
   needs(evaluator: EvaluatorSnapshot): Needs;
+  /**
+   * Set when the kind scores what a sample did (its turns, its tool calls) rather than its answer: a
+   * sample without output is still scored (the scorer says itself what is missing).
+   */
+  outputOptional?: boolean;
   create(evaluator: EvaluatorSnapshot, ports: ScorerPorts): Scorer | Promise<Scorer>;
 }
 

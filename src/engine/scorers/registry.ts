@@ -5,18 +5,19 @@
  */
 
 import { type ScoreInput, type Scorer, ScorerSetupError } from '../../scoring/types.js';
-import type { CriteriaType } from '../../shared/grader-types.js';
+import type { CriteriaType, TrajectoryEvaluatorType } from '../../shared/grader-types.js';
 import type { EvaluatorSnapshot, RunPlan } from '../plan.js';
 import { isBlank } from '../positions.js';
 import { codeScorer } from './code.js';
 import { graderScorer, pythonGraderKind } from './graders.js';
 import { judgeScorer } from './judge.js';
 import type { ScorerKind, ScorerPorts } from './kind.js';
+import { trajectoryScorer } from './trajectory.js';
 
 export type { Needs, ScorerKind, ScorerPorts } from './kind.js';
 
 /** The kinds every evaluator of this version may be: the compiler asks for one scorer per grader type. */
-const BUILT_IN: Record<'judge' | 'code' | CriteriaType, ScorerKind> = {
+const BUILT_IN: Record<'judge' | 'code' | CriteriaType | TrajectoryEvaluatorType, ScorerKind> = {
   judge: judgeScorer,
   code: codeScorer,
   string_check: graderScorer,
@@ -24,6 +25,8 @@ const BUILT_IN: Record<'judge' | 'code' | CriteriaType, ScorerKind> = {
   score_model: graderScorer,
   label_model: graderScorer,
   python: pythonGraderKind,
+  tool_call_match: trajectoryScorer,
+  trajectory_length: trajectoryScorer,
 };
 
 const kinds = new Map<string, ScorerKind>(Object.entries(BUILT_IN));
@@ -72,8 +75,9 @@ export function missingReason(ev: EvaluatorSnapshot, input: ScoreInput): string 
   if (input.sample.metadata?.content_captured === false) {
     return "the call's content was not captured by its emitter (content_captured: false)";
   }
-  if (isBlank(input.sample.output)) return 'the sample has no output';
-  const needs = scorerKindOf(ev).needs(ev);
+  const kind = scorerKindOf(ev);
+  if (isBlank(input.sample.output) && kind.outputOptional !== true) return 'the sample has no output';
+  const needs = kind.needs(ev);
   if (needs.expected && isBlank(input.groundTruth?.expected ?? input.sample.expected)) {
     return 'no expected value (the prompt uses {{expected}})';
   }

@@ -30,6 +30,8 @@ export interface ToolCallMatch {
   matched: number;
   actual: number;
   expected: number;
+  /** The indices of the actual calls paired with an expected one (ascending). */
+  matchedActual: number[];
 }
 
 const equal = (a: unknown, b: unknown): boolean => {
@@ -79,7 +81,7 @@ export function callMatches(actual: ToolCallLike, expected: ToolCallLike, how: A
 }
 
 /** Pairs expected calls with actual ones in order (a longest common subsequence under `callMatches`). */
-function orderedMatches(actual: ToolCallLike[], expected: ToolCallLike[], how: ArgumentMode): number {
+function orderedMatches(actual: ToolCallLike[], expected: ToolCallLike[], how: ArgumentMode): number[] {
   const rows = actual.length + 1;
   const cols = expected.length + 1;
   const table = new Array<number>(rows * cols).fill(0);
@@ -90,11 +92,25 @@ function orderedMatches(actual: ToolCallLike[], expected: ToolCallLike[], how: A
         : Math.max(table[(i - 1) * cols + j]!, table[i * cols + j - 1]!);
     }
   }
-  return table[rows * cols - 1]!;
+  // Walk back through the table: the actual calls on one longest common subsequence.
+  const paired: number[] = [];
+  let i = rows - 1;
+  let j = cols - 1;
+  while (i > 0 && j > 0) {
+    const here = table[i * cols + j]!;
+    if (here === table[(i - 1) * cols + j]!) i--;
+    else if (here === table[i * cols + j - 1]!) j--;
+    else {
+      paired.push(i - 1);
+      i--;
+      j--;
+    }
+  }
+  return paired.reverse();
 }
 
 /** Pairs expected calls with actual ones in any order (a maximum bipartite matching). */
-function unorderedMatches(actual: ToolCallLike[], expected: ToolCallLike[], how: ArgumentMode): number {
+function unorderedMatches(actual: ToolCallLike[], expected: ToolCallLike[], how: ArgumentMode): number[] {
   const owner = new Array<number>(actual.length).fill(-1);
   const tryAssign = (e: number, seen: boolean[]): boolean => {
     for (let a = 0; a < actual.length; a++) {
@@ -107,10 +123,8 @@ function unorderedMatches(actual: ToolCallLike[], expected: ToolCallLike[], how:
     }
     return false;
   };
-  let n = 0;
-  for (let e = 0; e < expected.length; e++)
-    if (tryAssign(e, new Array<boolean>(actual.length).fill(false))) n++;
-  return n;
+  for (let e = 0; e < expected.length; e++) tryAssign(e, new Array<boolean>(actual.length).fill(false));
+  return owner.flatMap((e, a) => (e === -1 ? [] : [a]));
 }
 
 /**
@@ -126,9 +140,10 @@ export function matchToolCalls(
   spec: ToolCallMatchSpec,
 ): ToolCallMatch {
   const ordered = spec.mode === 'exact' || spec.mode === 'in_order';
-  const matched = ordered
+  const matchedActual = ordered
     ? orderedMatches(actual, expected, spec.arguments)
     : unorderedMatches(actual, expected, spec.arguments);
+  const matched = matchedActual.length;
   const allExpected = matched === expected.length;
   const allActual = matched === actual.length;
   const pass =
@@ -144,6 +159,7 @@ export function matchToolCalls(
     matched,
     actual: actual.length,
     expected: expected.length,
+    matchedActual,
   };
 }
 
