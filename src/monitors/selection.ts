@@ -107,7 +107,7 @@ export async function submit(
 export async function selectInto(
   db: Kysely<Database>,
   queue: RunQueue,
-  monitor: Pick<SelectingMonitor, 'id' | 'run_id' | 'environment'>,
+  monitor: SelectingMonitor,
   logs: readonly CommittedLog[],
   chunkSize: number,
 ): Promise<QueuedChunk[]> {
