@@ -13,6 +13,10 @@ import { logsOf } from './helpers.js';
  * already-imported module is handed over in `instrumentModules`. `disableBatch` exports each span as it
  * ends. The calls become task logs with the right content, and a judge run and a monitor score them.
  */
+type TraceloopOpenAI = NonNullable<
+  NonNullable<Parameters<typeof traceloop.initialize>[0]>['instrumentModules']
+>['openAI'];
+
 let h: Harness;
 let mock: MockUpstream;
 
@@ -48,7 +52,8 @@ beforeAll(async () => {
     baseUrl: h.url,
     headers: { authorization: `Bearer ${h.admin.key}`, 'x-evalgate-container': 'tl' },
     disableBatch: true,
-    instrumentModules: { openAI: OpenAI },
+    // The SDK's types name openai's CommonJS declarations; this test imports the ES module's.
+    instrumentModules: { openAI: OpenAI as unknown as TraceloopOpenAI },
     silenceInitializationMessage: true,
     traceloopSyncEnabled: false,
   });
