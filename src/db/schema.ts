@@ -19,6 +19,7 @@ import type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+import type { SpanLogEventTable } from './schema-log-events.js';
 import type { TaskLogCounterTable, TaskLogTable } from './schema-logs.js';
 import type {
   AnnotationAssignmentTable,
@@ -369,6 +370,7 @@ export interface Database {
   task_session_keys: TaskSessionKeyTable;
   spans: SpanTable;
   traces: TraceTable;
+  span_log_events: SpanLogEventTable;
   annotation_queues: AnnotationQueueTable;
   annotation_items: AnnotationItemTable;
   annotation_assignments: AnnotationAssignmentTable;

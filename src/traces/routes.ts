@@ -9,6 +9,12 @@ import { pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { decoded, OtlpBody, OtlpBodyError, readBounded } from './otlp/body.js';
 import {
+  decodeLogsProtobuf,
+  encodeLogsResponse,
+  logsFromJson,
+  type OtlpLogsRequest,
+} from './otlp/logs-proto.js';
+import {
   decodeProtobuf,
   encodeResponse,
   encodeStatus,
@@ -68,18 +74,47 @@ function sendStatus(reply: FastifyReply, as: 'protobuf' | 'json', e: OtlpBodyErr
     .send(encodeStatus(code, e.message, as));
 }
 
-function decode(bytes: Buffer, as: 'protobuf' | 'json'): OtlpTraceRequest {
+function decodeWith<T>(
+  bytes: Buffer,
+  as: 'protobuf' | 'json',
+  message: string,
+  fromProtobuf: (b: Uint8Array) => T,
+  fromJsonValue: (v: unknown) => T,
+): T {
   try {
-    if (as === 'protobuf') return decodeProtobuf(bytes);
-    return fromJson(parseJsonBody(bytes.toString('utf8')));
+    if (as === 'protobuf') return fromProtobuf(bytes);
+    return fromJsonValue(parseJsonBody(bytes.toString('utf8')));
   } catch (err) {
     const why = err instanceof Error ? err.message : 'malformed';
     throw new OtlpBodyError(
       400,
-      `The body is not a valid ${as === 'json' ? 'OTLP/JSON' : 'OTLP protobuf'} ExportTraceServiceRequest: ${why}`,
+      `The body is not a valid ${as === 'json' ? 'OTLP/JSON' : 'OTLP protobuf'} ${message}: ${why}`,
     );
   }
 }
+
+const decode = (bytes: Buffer, as: 'protobuf' | 'json'): OtlpTraceRequest =>
+  decodeWith(bytes, as, 'ExportTraceServiceRequest', decodeProtobuf, fromJson);
+
+const decodeLogs = (bytes: Buffer, as: 'protobuf' | 'json'): OtlpLogsRequest =>
+  decodeWith(bytes, as, 'ExportLogsServiceRequest', decodeLogsProtobuf, logsFromJson);
+
+const LogsExportResponse = Type.Object(
+  {
+    partialSuccess: Type.Optional(
+      Type.Object({
+        rejectedLogRecords: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+        errorMessage: Type.Optional(Type.String()),
+      }),
+    ),
+  },
+  { description: 'ExportLogsServiceResponse (protobuf for a protobuf request)' },
+);
+
+const LogsExportBody = Type.Unknown({
+  description:
+    'ExportLogsServiceRequest (opentelemetry-proto), protobuf or OTLP/JSON; Content-Encoding gzip allowed',
+});
 
 /**
  * `POST /v1/traces` (OTLP/HTTP, the path exporters append to OTEL_EXPORTER_OTLP_ENDPOINT) and the trace
@@ -145,6 +180,59 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
         .code(200)
         .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
         .send(encodeResponse(partial, as));
+    },
+  );
+
+  app.post(
+    '/v1/logs',
+    {
+      config: { permission: 'inference:write' },
+      schema: {
+        tags,
+        summary: 'Ingest GenAI events sent as log records over OTLP/HTTP (protobuf or JSON, gzip allowed)',
+        description:
+          "Takes OpenTelemetry log exporters' batches (OTEL_EXPORTER_OTLP_ENDPOINT set to this server). " +
+          'Records that are GenAI events (`gen_ai.system.message`, `gen_ai.user.message`, ' +
+          '`gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`, ' +
+          '`gen_ai.client.inference.operation.details`; the name in event_name or the `event.name` ' +
+          "attribute) give their span's model call its messages: input, output and tool calls land on the " +
+          "span's task log whether the span arrives before or after them. Other records are accepted and " +
+          'not kept. A GenAI event without trace and span ids is rejected (partialSuccess). Answers ' +
+          "ExportLogsServiceResponse in the request's encoding; a malformed body answers 400 and an " +
+          "oversized one 413 with OTLP's error body (google.rpc.Status).",
+        body: {
+          content: { [PROTOBUF]: { schema: LogsExportBody }, 'application/json': { schema: LogsExportBody } },
+        },
+        response: {
+          ...responses({ 200: LogsExportResponse }, 404, 413, 415, 422),
+          400: RpcStatus,
+          413: RpcStatus,
+        },
+      },
+    },
+    async (req, reply) => {
+      const as = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
+      const { projectId } = principalOf(req);
+      if (!(req.body instanceof OtlpBody))
+        return sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
+      let request: OtlpLogsRequest;
+      try {
+        const raw = await readBounded(req.body.stream, bodyLimit);
+        request = decodeLogs(await decoded(raw, req.headers['content-encoding'], bodyLimit), as);
+      } catch (err) {
+        if (!(err instanceof OtlpBodyError)) throw err;
+        if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
+        return sendStatus(reply as FastifyReply, as, err);
+      }
+      const result = await store.ingestLogs(projectId, request);
+      const partial =
+        result.rejected > 0
+          ? { rejectedLogRecords: result.rejected, errorMessage: result.errors.join('; ') }
+          : null;
+      return (reply as FastifyReply)
+        .code(200)
+        .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
+        .send(encodeLogsResponse(partial, as));
     },
   );
 

@@ -6,7 +6,9 @@ import { loadContainer } from '../inference/gateway.js';
 import type { LogWriter } from '../inference/recording/types.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
+import { createLogIngest, type LogIngestResult } from './logs-ingest.js';
 import type { ModelCallFacts } from './mapping/index.js';
+import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
 import { pruneTraces } from './retention.js';
 import { attributesOf, type IngestedSpan, toIngested } from './span.js';
@@ -52,6 +54,11 @@ export interface TraceStore {
    * is full.
    */
   ingest(projectId: string, headerContainer: string | null, request: OtlpTraceRequest): Promise<IngestResult>;
+  /**
+   * Takes the GenAI events of an OTLP logs export request (message content sent as log records): stored
+   * per span and joined to the span's task log whichever arrives first.
+   */
+  ingestLogs(projectId: string, request: OtlpLogsRequest): Promise<LogIngestResult>;
   flush(): Promise<void>;
   /** Deletes what is past the retention (in bounded batches); nothing when traces are kept for ever. */
   prune(now?: Date): Promise<{ spans: number; traces: number }>;
@@ -119,6 +126,7 @@ function rowOf(p: PendingSpan, call: SpanModelCall | null, now: string): NewSpan
 }
 
 export function createTraceStore(deps: TraceStoreDeps): TraceStore {
+  const logs = createLogIngest({ db: deps.db, logWriter: deps.logWriter, warn: deps.warn });
   const containers = new Map<string, { id: Promise<string>; until: number }>();
   const container = (projectId: string, ref: string | null): Promise<string> => {
     const k = `${projectId}\u0000${ref ?? ''}`;
@@ -181,6 +189,13 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       if (logId) calls.set(row, { p, call, cost, logId });
     }
     const fresh = await storeSpans(deps.db, rows);
+    // Message content that came first as log records joins the calls stored now.
+    await logs.enrich(
+      fresh.flatMap((row) => {
+        const c = calls.get(row);
+        return c ? [{ projectId: c.p.projectId, span: c.p.span, call: c.call, row }] : [];
+      }),
+    );
     // Only spans stored now become task logs: a span sent again has its log already.
     for (const row of fresh) {
       const c = calls.get(row);
@@ -257,7 +272,8 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       result.accepted = pending.length;
       return result;
     },
-    flush: () => writer.flush(),
+    ingestLogs: (projectId, request) => logs.ingest(projectId, request),
+    flush: () => writer.flush().then(() => logs.flush()),
     prune,
     stats: () => writer.stats(),
     close: () => {

@@ -16,7 +16,7 @@ export function modelOf(call: ModelCallFacts): string {
 }
 
 /** The call's answer as a chat completion (what task logs of the gateway keep as their response). */
-function completionOf(span: IngestedSpan, call: ModelCallFacts) {
+export function completionOf(span: Pick<IngestedSpan, 'spanId' | 'startedAt'>, call: ModelCallFacts) {
   const out = call.content.output;
   return {
     id: `otlp-${span.spanId}`,

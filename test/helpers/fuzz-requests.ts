@@ -26,8 +26,12 @@ export function isErrorShape(status: number, body: any, path = '', method = ''):
     typeof o === 'object' && o !== null && Object.keys(o).every((k) => keys.includes(k));
   // A method the route does not have is answered by the router, in the envelope.
   const route = path.split('?')[0] ?? '';
-  // OTLP ingest answers an unreadable body (400, 413) with OTLP's error body, google.rpc.Status.
-  if (method === 'POST' && route === '/v1/traces' && (status === 400 || status === 413)) {
+  // OTLP ingest (traces and logs) answers an unreadable body (400, 413) with OTLP's error body, google.rpc.Status.
+  if (
+    method === 'POST' &&
+    (route === '/v1/traces' || route === '/v1/logs') &&
+    (status === 400 || status === 413)
+  ) {
     return (
       only(body, ['code', 'message', 'details']) &&
       Number.isInteger(body.code) &&

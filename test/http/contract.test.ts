@@ -66,7 +66,10 @@ describe('the OpenAPI document', () => {
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
         expect(ALLOWED_STATUSES, `${where} ${status}`).toContain(Number(status));
         const schema = jsonSchema(r.operation.responses[status]);
-        if (where === 'POST /v1/traces' && (status === '400' || status === '413')) {
+        if (
+          (where === 'POST /v1/traces' || where === 'POST /v1/logs') &&
+          (status === '400' || status === '413')
+        ) {
           // OTLP/HTTP answers an unreadable body with google.rpc.Status, as its exporters expect.
           expect(schema, `${where} ${status}`).toMatchObject({ required: ['code', 'message'] });
         } else if (r.template.startsWith('/v1/messages')) {

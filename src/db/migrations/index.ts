@@ -24,6 +24,7 @@ import * as m024 from './024_sessions.js';
 import * as m025 from './025_review.js';
 import * as m026 from './026_session_monitors.js';
 import * as m027 from './027_conversation_calls.js';
+import * as m031 from './031_span_log_events.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '025_review': m025,
   '026_session_monitors': m026,
   '027_conversation_calls': m027,
+  '031_span_log_events': m031,
 };
 
 export const migrationProvider: MigrationProvider = {

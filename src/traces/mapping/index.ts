@@ -7,6 +7,7 @@ import { firstNum, firstStr, str } from './read.js';
 import type { CallContent, ModelCallFacts, SpanFacts, SpanView } from './types.js';
 
 export type {
+  Attributes,
   CallContent,
   ChatMessage,
   JsonValue,

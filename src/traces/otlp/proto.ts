@@ -85,7 +85,7 @@ function load(): Codec {
   return codec;
 }
 
-const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: Number, defaults: false };
+export const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: Number, defaults: false };
 
 /** Decodes a protobuf ExportTraceServiceRequest; throws on bytes that are not one. */
 export function decodeProtobuf(bytes: Uint8Array): OtlpTraceRequest {
@@ -94,10 +94,13 @@ export function decodeProtobuf(bytes: Uint8Array): OtlpTraceRequest {
 }
 
 const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
+
+/** The directory of the official definitions (shared with the logs messages). */
+export const OTLP_PROTO_DIR = PROTO_DIR;
 const HEX_ID = /^(?:[0-9a-fA-F]{2})*$/;
 
 /** OTLP/JSON writes trace and span ids in hex where proto3's JSON mapping has base64: turned into bytes. */
-function hexIds(value: unknown, depth = 0): unknown {
+export function hexIds(value: unknown, depth = 0): unknown {
   if (depth > 12 || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
     for (const item of value) hexIds(item, depth + 1);
