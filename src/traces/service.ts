@@ -6,11 +6,11 @@ import { loadContainer } from '../inference/gateway.js';
 import type { LogWriter } from '../inference/recording/types.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
-import type { ModelCallFacts } from './mapping/index.js';
+import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
 import { pruneTraces } from './retention.js';
 import { attributesOf, type IngestedSpan, toIngested } from './span.js';
-import { type NewSpanRow, storeSpans } from './store.js';
+import { type StoredSpan, storeSpans } from './store.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
 import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './writer.js';
@@ -90,31 +90,51 @@ async function pricesOf(
 const PRICE_CACHE_MS = 60_000;
 const PRICE_CACHE_SIZE = 10_000;
 
-function rowOf(p: PendingSpan, call: SpanModelCall | null, now: string): NewSpanRow {
+/** JSON text of a span's resource: one per resource of a request, not one per span. */
+type ResourceTexts = Map<object, { text: string; service: string | null }>;
+
+function resourceOf(texts: ResourceTexts, resource: Record<string, JsonValue>) {
+  let hit = texts.get(resource);
+  if (!hit) {
+    const service = resource['service.name'];
+    hit = { text: JSON.stringify(resource), service: typeof service === 'string' ? service : null };
+    texts.set(resource, hit);
+  }
+  return hit;
+}
+
+function storedOf(p: PendingSpan, call: SpanModelCall | null, now: string, texts: ResourceTexts): StoredSpan {
   const s = p.span;
+  const resource = resourceOf(texts, s.resource);
   return {
-    project_id: p.projectId,
-    trace_id: s.traceId,
-    span_id: s.spanId,
-    parent_span_id: s.parentSpanId,
-    container_id: p.containerId,
-    name: s.name,
-    kind: s.kind,
-    operation: s.facts.operation,
-    started_at: s.startedAt,
-    ended_at: s.endedAt,
-    duration_ms: s.durationMs,
-    status_code: s.status.code,
-    status_message: s.status.message,
-    attributes: JSON.stringify(s.attributes),
-    events: JSON.stringify(s.events),
-    resource: JSON.stringify(s.resource),
-    scope: s.scope ? JSON.stringify(s.scope) : null,
-    session_id: s.facts.sessionId,
-    model: call?.model ?? null,
-    model_call: call ? JSON.stringify(call) : null,
-    task_log_id: call?.task_log_id ?? null,
-    received_at: now,
+    row: {
+      project_id: p.projectId,
+      trace_id: s.traceId,
+      span_id: s.spanId,
+      parent_span_id: s.parentSpanId,
+      container_id: p.containerId,
+      name: s.name,
+      kind: s.kind,
+      operation: s.facts.operation,
+      started_at: s.startedAt,
+      ended_at: s.endedAt,
+      duration_ms: s.durationMs,
+      status_code: s.status.code,
+      status_message: s.status.message,
+      attributes: JSON.stringify(s.attributes),
+      events: s.events.length === 0 ? '[]' : JSON.stringify(s.events),
+      resource: resource.text,
+      scope: s.scope ? JSON.stringify(s.scope) : null,
+      session_id: s.facts.sessionId,
+      model: call?.model ?? null,
+      model_call: call ? JSON.stringify(call) : null,
+      task_log_id: call?.task_log_id ?? null,
+      received_at: now,
+    },
+    serviceName: resource.service,
+    call: call
+      ? { inputTokens: call.usage.input_tokens, outputTokens: call.usage.output_tokens, cost: call.cost }
+      : null,
   };
 }
 
@@ -148,15 +168,16 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
 
   async function store(batch: PendingSpan[]): Promise<void> {
     const now = new Date().toISOString();
-    const rows: NewSpanRow[] = [];
+    const rows: StoredSpan[] = [];
+    const texts: ResourceTexts = new Map();
     const calls = new Map<
-      NewSpanRow,
+      StoredSpan,
       { p: PendingSpan; call: ModelCallFacts; cost: number; logId: string }
     >();
     for (const p of batch) {
       const call = p.span.facts.call;
       if (!call) {
-        rows.push(rowOf(p, null, now));
+        rows.push(storedOf(p, null, now, texts));
         continue;
       }
       const cost = await priceOf(p.projectId, call);
@@ -176,7 +197,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
         cost,
         content_captured: call.content.input !== null || call.content.output !== null,
       };
-      const row = rowOf(p, view, now);
+      const row = storedOf(p, view, now, texts);
       rows.push(row);
       if (logId) calls.set(row, { p, call, cost, logId });
     }

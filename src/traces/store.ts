@@ -1,40 +1,119 @@
-import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
-import { insertRows } from '../db/bulk.js';
+import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
+import { insertRows, rowRunnerOf } from '../db/bulk.js';
 import type { Database, SpanTable } from '../db/schema.js';
+import { statementTexts } from '../db/statements.js';
 
 export type NewSpanRow = Insertable<SpanTable>;
 
-// 24 parameters per row: 400 rows stay below SQLite's and PostgreSQL's bound-parameter limits.
-const INSERT_ROWS = 400;
-const LOOKUP_TRACES = 500;
+/** A span on its way to the store, with what it adds to its trace's summary (known before its JSON was written). */
+export interface StoredSpan {
+  row: NewSpanRow;
+  /** The resource's `service.name`. */
+  serviceName: string | null;
+  /** A model call's tokens and cost. */
+  call: { inputTokens: number; outputTokens: number; cost: number } | null;
+}
 
-const key = (projectId: string, traceId: string, spanId: string) => `${projectId}:${traceId}:${spanId}`;
+/** The span columns, in the order of every insert's parameters. */
+const SPAN_COLUMNS = [
+  'project_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'container_id',
+  'name',
+  'kind',
+  'operation',
+  'started_at',
+  'ended_at',
+  'duration_ms',
+  'status_code',
+  'status_message',
+  'attributes',
+  'events',
+  'resource',
+  'scope',
+  'session_id',
+  'model',
+  'model_call',
+  'task_log_id',
+  'received_at',
+] as const satisfies readonly (keyof NewSpanRow)[];
 
-/** The spans among `rows` already stored (an exporter's retry), by key. */
-async function storedKeys(trx: Transaction<Database>, rows: NewSpanRow[]): Promise<Set<string>> {
-  const byProject = new Map<string, Set<string>>();
-  for (const r of rows) {
-    const set = byProject.get(r.project_id) ?? new Set<string>();
-    set.add(r.trace_id);
-    byProject.set(r.project_id, set);
-  }
-  const out = new Set<string>();
-  for (const [projectId, traces] of byProject) {
-    const ids = [...traces];
-    for (let i = 0; i < ids.length; i += LOOKUP_TRACES) {
-      const found = await trx
-        .selectFrom('spans')
-        .select(['trace_id', 'span_id'])
-        .where('project_id', '=', projectId)
-        .where('trace_id', 'in', ids.slice(i, i + LOOKUP_TRACES))
-        .execute();
-      for (const f of found) out.add(key(projectId, f.trace_id, f.span_id));
-    }
-  }
+// 22 parameters per row: 500 rows stay below SQLite's and PostgreSQL's bound-parameter limits.
+const INSERT_ROWS = 500;
+// 16 parameters per trace.
+const UPSERT_ROWS = 1_000;
+
+const keyOf = (projectId: string, traceId: string, spanId: string) => `${projectId}:${traceId}:${spanId}`;
+
+function valuesOf(row: NewSpanRow): unknown[] {
+  const out = new Array<unknown>(SPAN_COLUMNS.length);
+  for (let i = 0; i < SPAN_COLUMNS.length; i++) out[i] = row[SPAN_COLUMNS[i]!] ?? null;
   return out;
 }
 
-interface TraceDelta {
+/** A stand-in row (every column present, in order) to compile an insert's text from. */
+function templateOf(): NewSpanRow {
+  const row: Record<string, unknown> = {};
+  for (const c of SPAN_COLUMNS) row[c] = '';
+  return row as unknown as NewSpanRow;
+}
+
+/** The insert of `n` span rows that skips stored ones, compiled once per dialect and row count. */
+function insertText(db: Kysely<Database>, n: number, returning: boolean): string {
+  const cache = statementTexts(db);
+  const name = `traces:spans|${n}|${returning}`;
+  const hit = cache.get(name);
+  if (hit !== undefined) return hit;
+  const template = templateOf();
+  const built = db
+    .insertInto('spans')
+    .values(Array.from({ length: n }, () => template))
+    .onConflict((oc) => oc.columns(['project_id', 'trace_id', 'span_id']).doNothing());
+  const text = (returning ? built.returning(['project_id', 'trace_id', 'span_id']) : built).compile().sql;
+  cache.set(name, text);
+  return text;
+}
+
+/**
+ * Inserts the spans (ON CONFLICT DO NOTHING: a span stored before, an exporter's retry, is skipped) and
+ * returns those that were new. On SQLite, inside the batch's transaction, one prepared single-row
+ * statement runs per row and reports whether it inserted; on PostgreSQL, multi-row statements return the
+ * keys they inserted.
+ */
+async function insertSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
+  const runner = rowRunnerOf(db);
+  if (runner) {
+    const changed: boolean[] = [];
+    runner(
+      insertText(db, 1, false),
+      spans.map((s) => valuesOf(s.row)),
+      changed,
+    );
+    return spans.filter((_, i) => changed[i] === true);
+  }
+  const fresh: StoredSpan[] = [];
+  for (let i = 0; i < spans.length; i += INSERT_ROWS) {
+    const batch = spans.slice(i, i + INSERT_ROWS);
+    const parameters: unknown[] = [];
+    for (const s of batch) for (const v of valuesOf(s.row)) parameters.push(v);
+    const result = await db.executeQuery<{ project_id: string; trace_id: string; span_id: string }>(
+      CompiledQuery.raw(insertText(db, batch.length, true), parameters),
+    );
+    if (result.rows.length === batch.length) {
+      fresh.push(...batch);
+      continue;
+    }
+    const inserted = new Set(result.rows.map((r) => keyOf(r.project_id, r.trace_id, r.span_id)));
+    for (const s of batch)
+      if (inserted.has(keyOf(s.row.project_id, s.row.trace_id, s.row.span_id))) fresh.push(s);
+  }
+  return fresh;
+}
+
+/** What new spans (or gateway calls) add to one trace's summary row. */
+export interface TraceDelta {
   project_id: string;
   trace_id: string;
   container_id: string | null;
@@ -52,35 +131,40 @@ interface TraceDelta {
   updated_at: string;
 }
 
+/** The empty delta of a trace, to add spans to (keys in one order: the upsert's parameters follow it). */
+export function emptyDelta(projectId: string, traceId: string, startedAt: string, now: string): TraceDelta {
+  return {
+    project_id: projectId,
+    trace_id: traceId,
+    container_id: null,
+    name: null,
+    service_name: null,
+    session_id: null,
+    started_at: startedAt,
+    ended_at: startedAt,
+    span_count: 0,
+    error_count: 0,
+    model_call_count: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cost: 0,
+    updated_at: now,
+  };
+}
+
 /** What the new spans add to each trace's summary. */
-function deltas(rows: NewSpanRow[], now: string): TraceDelta[] {
+function deltas(spans: StoredSpan[], now: string): TraceDelta[] {
   const out = new Map<string, TraceDelta>();
-  for (const r of rows) {
+  for (const { row: r, serviceName, call } of spans) {
     const k = `${r.project_id}:${r.trace_id}`;
-    const call = r.model_call
-      ? (JSON.parse(r.model_call) as { usage: { input_tokens: number; output_tokens: number }; cost: number })
-      : null;
-    const service = (JSON.parse(r.resource) as Record<string, unknown>)['service.name'];
-    const d = out.get(k) ?? {
-      project_id: r.project_id,
-      trace_id: r.trace_id,
-      container_id: r.container_id ?? null,
-      name: null,
-      service_name: null,
-      session_id: null,
-      started_at: r.started_at,
-      ended_at: r.ended_at,
-      span_count: 0,
-      error_count: 0,
-      model_call_count: 0,
-      input_tokens: 0,
-      output_tokens: 0,
-      cost: 0,
-      updated_at: now,
-    };
+    let d = out.get(k);
+    if (!d) {
+      d = emptyDelta(r.project_id, r.trace_id, r.started_at, now);
+      out.set(k, d);
+    }
     if (r.parent_span_id === null || r.parent_span_id === undefined) {
       d.name = r.name;
-      d.service_name = typeof service === 'string' ? service : null;
+      d.service_name = serviceName;
     }
     d.container_id ??= r.container_id ?? null;
     d.session_id ??= r.session_id ?? null;
@@ -90,20 +174,35 @@ function deltas(rows: NewSpanRow[], now: string): TraceDelta[] {
     if (r.status_code === 'error') d.error_count++;
     if (call) {
       d.model_call_count++;
-      d.input_tokens += call.usage.input_tokens;
-      d.output_tokens += call.usage.output_tokens;
+      d.input_tokens += call.inputTokens;
+      d.output_tokens += call.outputTokens;
       d.cost += call.cost;
     }
-    out.set(k, d);
   }
   return [...out.values()];
 }
 
-async function upsertTraces(trx: Transaction<Database>, list: TraceDelta[]): Promise<void> {
-  for (const d of list) {
-    await trx
+/**
+ * Adds deltas to their traces' summary rows (created when absent), in multi-row upserts whose text is
+ * compiled once; in key order, so that two writers adding to the same traces cannot deadlock.
+ */
+export async function addToTraces(db: Kysely<Database>, list: TraceDelta[]): Promise<void> {
+  if (list.length === 0) return;
+  const sorted = [...list].sort((a, b) =>
+    a.project_id === b.project_id
+      ? a.trace_id < b.trace_id
+        ? -1
+        : a.trace_id > b.trace_id
+          ? 1
+          : 0
+      : a.project_id < b.project_id
+        ? -1
+        : 1,
+  );
+  await insertRows(db, 'traces:upsert', sorted, UPSERT_ROWS, (batch) =>
+    db
       .insertInto('traces')
-      .values(d)
+      .values(batch)
       .onConflict((oc) =>
         oc.columns(['project_id', 'trace_id']).doUpdateSet({
           container_id: sql`coalesce(traces.container_id, excluded.container_id)`,
@@ -120,33 +219,28 @@ async function upsertTraces(trx: Transaction<Database>, list: TraceDelta[]): Pro
           cost: sql`traces.cost + excluded.cost`,
           updated_at: sql`excluded.updated_at`,
         }),
-      )
-      .execute();
-  }
+      ),
+  );
 }
 
 /**
- * Stores a batch of spans in one transaction: those already stored (the same span sent again) are
- * skipped, the others inserted and added to their traces' summaries. Returns the rows that were new.
+ * Stores a batch of spans (of any traces and projects) in one transaction: those already stored (the same
+ * span sent again) are skipped, the others inserted and added to their traces' summaries. Returns the
+ * spans that were new.
  */
-export async function storeSpans(db: Kysely<Database>, rows: NewSpanRow[]): Promise<NewSpanRow[]> {
-  if (rows.length === 0) return [];
+export async function storeSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
+  if (spans.length === 0) return [];
+  // The same span twice in one batch: the first is kept.
+  const seen = new Set<string>();
+  const unique = spans.filter((s) => {
+    const k = keyOf(s.row.project_id, s.row.trace_id, s.row.span_id);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
   return db.transaction().execute(async (trx) => {
-    const known = await storedKeys(trx, rows);
-    const seen = new Set<string>();
-    const fresh = rows.filter((r) => {
-      const k = key(r.project_id, r.trace_id, r.span_id);
-      if (known.has(k) || seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    });
-    await insertRows(trx, 'spans', fresh, INSERT_ROWS, (batch) =>
-      trx
-        .insertInto('spans')
-        .values(batch)
-        .onConflict((oc) => oc.columns(['project_id', 'trace_id', 'span_id']).doNothing()),
-    );
-    await upsertTraces(trx, deltas(fresh, new Date().toISOString()));
+    const fresh = await insertSpans(trx, unique);
+    await addToTraces(trx, deltas(fresh, new Date().toISOString()));
     return fresh;
   });
 }
