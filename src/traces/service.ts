@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { pruneTaskLogs } from '../catalog/logs/retention.js';
 import type { PriceTable } from '../catalog/models/prices.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
@@ -28,6 +29,8 @@ export interface TraceStoreDeps {
   writer: { batchSize: number; flushMs: number; maxBuffered: number };
   /** Days spans are kept; 0: for ever. */
   retentionDays?: number;
+  /** Days task logs are kept (EVALGATE_LOG_RETENTION_DAYS); 0: for ever. */
+  logRetentionDays?: number;
   warn?: (message: string) => void;
 }
 
@@ -45,6 +48,13 @@ export interface IngestResult {
   errors: string[];
 }
 
+/** What a retention pass deleted. */
+export interface PruneResult {
+  spans: number;
+  traces: number;
+  task_logs: number;
+}
+
 export interface TraceStore {
   /**
    * Takes the spans of an export request: each valid span is handed to the writer (off the request path);
@@ -53,8 +63,8 @@ export interface TraceStore {
    */
   ingest(projectId: string, headerContainer: string | null, request: OtlpTraceRequest): Promise<IngestResult>;
   flush(): Promise<void>;
-  /** Deletes what is past the retention (in bounded batches); nothing when traces are kept for ever. */
-  prune(now?: Date): Promise<{ spans: number; traces: number }>;
+  /** Deletes what is past the retentions (in bounded batches); nothing of what is kept for ever. */
+  prune(now?: Date): Promise<PruneResult>;
   stats(): SpanWriterStats;
   close(): Promise<void>;
 }
@@ -219,15 +229,18 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
 
   const writer: SpanWriter<PendingSpan> = createSpanWriter({ ...deps.writer, store, warn: deps.warn });
   const days = deps.retentionDays ?? 0;
-  const prune = async (now = new Date()) => {
-    if (days <= 0) return { spans: 0, traces: 0 };
-    return pruneTraces(deps.db, new Date(now.getTime() - days * 86_400_000).toISOString());
+  const logDays = deps.logRetentionDays ?? 0;
+  const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
+  const prune = async (now = new Date()): Promise<PruneResult> => {
+    const traces = days > 0 ? await pruneTraces(deps.db, before(now, days)) : { spans: 0, traces: 0 };
+    const logs = logDays > 0 ? await pruneTaskLogs(deps.db, before(now, logDays)) : 0;
+    return { ...traces, task_logs: logs };
   };
   const pruning =
-    days > 0
+    days > 0 || logDays > 0
       ? setInterval(() => {
           prune().catch((err: Error) =>
-            deps.warn?.(`Trace retention could not delete expired spans: ${err.message}`),
+            deps.warn?.(`Retention could not delete expired spans or task logs: ${err.message}`),
           );
         }, PRUNE_EVERY_MS)
       : null;

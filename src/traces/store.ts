@@ -224,12 +224,10 @@ export async function addToTraces(db: Kysely<Database>, list: TraceDelta[]): Pro
 }
 
 /**
- * Stores a batch of spans (of any traces and projects) in one transaction: those already stored (the same
- * span sent again) are skipped, the others inserted and added to their traces' summaries. Returns the
- * spans that were new.
+ * Stores spans inside the caller's transaction: those already stored (the same span sent again) are
+ * skipped, the others inserted and added to their traces' summaries. Returns the spans that were new.
  */
-export async function storeSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
-  if (spans.length === 0) return [];
+export async function storeSpansIn(trx: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
   // The same span twice in one batch: the first is kept.
   const seen = new Set<string>();
   const unique = spans.filter((s) => {
@@ -238,9 +236,13 @@ export async function storeSpans(db: Kysely<Database>, spans: StoredSpan[]): Pro
     seen.add(k);
     return true;
   });
-  return db.transaction().execute(async (trx) => {
-    const fresh = await insertSpans(trx, unique);
-    await addToTraces(trx, deltas(fresh, new Date().toISOString()));
-    return fresh;
-  });
+  const fresh = await insertSpans(trx, unique);
+  await addToTraces(trx, deltas(fresh, new Date().toISOString()));
+  return fresh;
+}
+
+/** `storeSpansIn` in a transaction of its own (a batch of the span writer). */
+export async function storeSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
+  if (spans.length === 0) return [];
+  return db.transaction().execute((trx) => storeSpansIn(trx, spans));
 }

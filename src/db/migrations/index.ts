@@ -22,6 +22,7 @@ import * as m022 from './022_log_trace_session.js';
 import * as m023 from './023_traces.js';
 import * as m024 from './024_sessions.js';
 import * as m025 from './025_review.js';
+import * as m029 from './029_trace_indexes.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '023_traces': m023,
   '024_sessions': m024,
   '025_review': m025,
+  '029_trace_indexes': m029,
 };
 
 export const migrationProvider: MigrationProvider = {

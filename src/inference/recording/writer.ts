@@ -3,6 +3,7 @@ import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/r
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { assignSessions, pruneExpiredKeys } from '../../sessions/assign.js';
+import { recordGatewaySpans } from '../../traces/gateway-spans.js';
 import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
@@ -81,6 +82,7 @@ async function writeBatch(
       );
     }
     await insertLogRows(trx, rows);
+    await recordGatewaySpans(trx, rows);
     if (prune) await pruneExpiredKeys(trx);
     return rows;
   });
