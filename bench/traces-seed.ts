@@ -9,7 +9,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../src/db/schema.js';
-import { type StoredSpan, storeSpans } from '../src/traces/store.js';
+import { type StoredSpan, storeSpans } from '../src/db/trace-store.js';
 
 export const SPANS_PER_TRACE = 10;
 const PER_TRANSACTION = 10_000;

@@ -1,10 +1,10 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import type { Database, SpanTable, TaskLogTable, TraceTable } from '../db/schema.js';
+import { GATEWAY_SCOPE } from '../db/trace-gateway-spans.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
-import { GATEWAY_SCOPE } from './gateway-spans.js';
 import type { JsonValue } from './mapping/types.js';
 import type { ListTracesQuery, SpanModelCall, Trace, TraceSpan, TraceSummary, TraceTotals } from './types.js';
 

@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { NewLogRow } from '../catalog/logs/repository.js';
-import type { Database } from '../db/schema.js';
-import { type StoredSpan, storeSpansIn } from './store.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { Database, TaskLogTable } from './schema.js';
+import { type StoredSpan, storeSpansIn } from './trace-store.js';
+
+type NewLogRow = Insertable<TaskLogTable>;
 
 /** The scope of the span rows the gateway writes for its own calls (how reads tell them apart). */
 export const GATEWAY_SCOPE = 'evalgate.gateway';

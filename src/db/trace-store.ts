@@ -1,7 +1,7 @@
 import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
-import { insertRows, rowRunnerOf } from '../db/bulk.js';
-import type { Database, SpanTable } from '../db/schema.js';
-import { statementTexts } from '../db/statements.js';
+import { insertRows, rowRunnerOf } from './bulk.js';
+import type { Database, SpanTable } from './schema.js';
+import { statementTexts } from './statements.js';
 
 export type NewSpanRow = Insertable<SpanTable>;
 
