@@ -1,275 +1,190 @@
 /**
- * The trace store's cost: OTLP spans ingested per second and server CPU per span (protobuf and JSON
- * batches, one process, SQLite by default), then the latency of `GET /v1/traces/{id}` and of a filtered
- * `GET /v1/traces` with `--stored` spans in the store.
+ * The trace store's cost (docs/traces.md, "Figures"), with the method of bench/method.ts:
  *
- *   npm run bench:traces                                   # 100,000 spans a format, 1,000,000 stored
- *   npm run bench:traces -- --spans 20000 --stored 100000 --database-url postgres://…/evalgate_bench
+ * 1. Ingest: OTLP batches (200 spans, traces of 10: a root, five GenAI ≥ 1.37 model calls — each also
+ *    becomes a task log — and four tool spans) sent to `evalgate serve` (the build, its own process) by
+ *    4 concurrent clients; protobuf and JSON alternate, in `--rounds` rounds (≥ 5). Per round and format:
+ *    spans per second (until the server is idle again, the spans and their task logs stored) and the
+ *    server's CPU per span (utime + stime of the whole process, every thread, from /proc). Median and range.
+ *    Request bodies are encoded before the clock starts; the client's CPU is not counted.
+ * 2. Reads: `--stored` spans written straight into the database (bench/traces-seed.ts), then p50/p95 of
+ *    `GET /v1/traces/{id}` and of filtered `GET /v1/traces` lists (container + time, model, errors,
+ *    session) through the server.
  *
- * The server runs in this process (createServices + createApp, as `serve` does); request bodies are
- * encoded before the clock starts, so the CPU measured is the server's decoding, mapping and writing
- * (plus the loopback HTTP client's). Prints one JSON document. Give it a database of its own.
+ *   npm run bench:traces                                  # SQLite, 1,000,000 spans stored
+ *   npm run bench:traces -- --db postgres                 # a fresh PostgreSQL database (dropped after)
+ *   npm run bench:traces -- --spans 20000 --rounds 5 --stored 1000000 --reads 300
+ *
+ * Prints one JSON document (progress on stderr), the load average before and after each part.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import protobuf from 'protobufjs';
-import { createApp } from '../src/app.js';
-import { createKey } from '../src/auth/key-store.js';
-import { loadConfig } from '../src/config.js';
-import { createServices } from '../src/services.js';
-import { ensureProject } from '../src/tenancy/projects.js';
-import { type NewSpanRow, storeSpans } from '../src/traces/store.js';
-import { arg } from './lib.js';
+import { openDatabase } from '../src/db/database.js';
+import { arg, startServer } from './lib.js';
+import { alternate, cpuPerCall, loadAverage, median } from './method.js';
+import { encodeBodies, sendBodies } from './traces-ingest.js';
+import { seededSession, seededTraceId, seedSpans } from './traces-seed.js';
 
-const spansPerFormat = Number(arg('spans', '100000'));
+const dbKind = arg('db', 'sqlite') === 'postgres' ? 'postgres' : 'sqlite';
+const spansPerRound = Number(arg('spans', '20000'));
 const perRequest = Number(arg('batch', '200'));
+const rounds = Math.max(5, Number(arg('rounds', '5')));
 const stored = Number(arg('stored', '1000000'));
-const spansPerTrace = 10;
+const reads = Number(arg('reads', '300'));
+const PG_ADMIN = arg('pg-admin-url', 'postgres://postgres@127.0.0.1:5432/postgres');
 
-const hex = (n: number) => randomBytes(n).toString('hex');
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/** One export request of `n` spans in traces of 10: a root, model calls (GenAI ≥ 1.37) and tool spans. */
-function request(n: number) {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  const spans = [];
-  let traceId = hex(16);
-  let root = hex(8);
-  for (let i = 0; i < n; i++) {
-    if (i % spansPerTrace === 0) {
-      traceId = hex(16);
-      root = hex(8);
-    }
-    const isRoot = i % spansPerTrace === 0;
-    const isCall = !isRoot && i % 2 === 1;
-    spans.push({
-      traceId,
-      spanId: isRoot ? root : hex(8),
-      ...(isRoot ? {} : { parentSpanId: root }),
-      name: isRoot ? 'invoke_agent' : isCall ? 'chat gpt-4o-mini' : 'execute_tool lookup',
-      kind: isCall ? 3 : 1,
-      startTimeUnixNano: String(now + BigInt(i) * 1000n),
-      endTimeUnixNano: String(now + BigInt(i) * 1000n + 5_000_000n),
-      attributes: isCall
-        ? [
-            { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
-            { key: 'gen_ai.provider.name', value: { stringValue: 'openai' } },
-            { key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o-mini' } },
-            { key: 'gen_ai.usage.input_tokens', value: { intValue: '120' } },
-            { key: 'gen_ai.usage.output_tokens', value: { intValue: '30' } },
-            {
-              key: 'gen_ai.input.messages',
-              value: {
-                stringValue:
-                  '[{"role":"user","parts":[{"type":"text","content":"What is the order status?"}]}]',
-              },
-            },
-            {
-              key: 'gen_ai.output.messages',
-              value: {
-                stringValue: '[{"role":"assistant","parts":[{"type":"text","content":"It shipped today."}]}]',
-              },
-            },
-          ]
-        : [
-            {
-              key: 'gen_ai.operation.name',
-              value: { stringValue: isRoot ? 'invoke_agent' : 'execute_tool' },
-            },
-          ],
-      status: {},
-    });
-  }
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench' } }] },
-        scopeSpans: [{ scope: { name: 'bench' }, spans }],
-      },
-    ],
-  };
-}
-
-function encoder() {
-  const root = new protobuf.Root();
-  const dir = path.resolve('data/otlp-proto');
-  root.resolvePath = (_o, t) => (t.startsWith('google/protobuf/') ? t : path.join(dir, t));
-  root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
-  const type = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
-  return (json: ReturnType<typeof request>): Uint8Array => {
-    const copy = structuredClone(json) as any;
-    for (const s of copy.resourceSpans[0].scopeSpans[0].spans) {
-      s.traceId = Buffer.from(s.traceId, 'hex');
-      s.spanId = Buffer.from(s.spanId, 'hex');
-      if (s.parentSpanId) s.parentSpanId = Buffer.from(s.parentSpanId, 'hex');
-    }
-    return type.encode(type.fromObject(copy)).finish();
-  };
-}
-
-const percentile = (xs: number[], p: number) => {
+function percentiles(xs: number[]) {
   const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! * 100) / 100;
-};
+  const at = (p: number) => round2(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!);
+  return { p50: at(50), p95: at(95), max: round2(s.at(-1)!) };
+}
+
+const summary = (xs: number[]) => ({
+  median: round2(median(xs)),
+  range: [round2(Math.min(...xs)), round2(Math.max(...xs))],
+  rounds: xs.map(round2),
+});
+
+/** A PostgreSQL database of the bench's own, dropped afterwards. */
+async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const name = `evalgate_bench_traces_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_ADMIN });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
 
 async function main(): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-traces-'));
-  const url = arg('database-url', `sqlite:${path.join(dataDir, 'evalgate.db')}`);
-  const config = loadConfig({
-    EVALGATE_DATA_DIR: dataDir,
-    EVALGATE_DATABASE_URL: url,
-    EVALGATE_LOG_LEVEL: 'silent',
-    EVALGATE_KEY_PEPPER: 'bench-pepper-0123456789abcdef012',
-    EVALGATE_BODY_LIMIT: String(64 * 1024 * 1024),
-  });
-  const services = await createServices(config);
-  const app = await createApp(services);
-  await app.server.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.server.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const project = await ensureProject(services.db, 'bench');
-  const key = (
-    await createKey(services.db, services.pepper, { projectId: project.id, name: 'b', permissions: ['*'] })
-  ).key;
-  const auth = { authorization: `Bearer ${key}` };
-  const encode = encoder();
+  const pg = dbKind === 'postgres' ? await postgresDatabase() : null;
+  const server = await startServer(pg ? { EVALGATE_DATABASE_URL: pg.url } : {});
+  const pid = server.child.pid!;
+  const url = pg?.url ?? `sqlite:${path.join(server.dataDir, 'evalgate.db')}`;
+  const auth = { authorization: `Bearer ${server.key}` };
   const out: Record<string, unknown> = {
-    database: url.startsWith('postgres') ? 'postgres' : 'sqlite',
-    cores: os.cpus().length,
+    database: dbKind,
+    cpu: os.cpus()[0]?.model,
+    cores: os.availableParallelism(),
+    node: process.version,
+    load_before: loadAverage(),
   };
-
-  for (const format of ['protobuf', 'json'] as const) {
-    const bodies: (Uint8Array | string)[] = [];
-    for (let i = 0; i < spansPerFormat; i += perRequest) {
-      const json = request(perRequest);
-      bodies.push(format === 'protobuf' ? encode(json) : JSON.stringify(json));
-    }
-    const cpu = process.cpuUsage();
-    const t0 = performance.now();
-    let next = 0;
-    const worker = async () => {
-      while (next < bodies.length) {
-        const body = bodies[next++]!;
-        const res = await fetch(`${base}/v1/traces`, {
-          method: 'POST',
-          headers: {
-            ...auth,
-            'content-type': format === 'protobuf' ? 'application/x-protobuf' : 'application/json',
+  try {
+    // 1. Ingest, protobuf and JSON alternating.
+    const bodies = {
+      protobuf: encodeBodies('protobuf', spansPerRound, perRequest),
+      json: encodeBodies('json', spansPerRound, perRequest),
+    };
+    const results = await alternate(
+      rounds,
+      (['protobuf', 'json'] as const).map((format) => ({
+        name: format,
+        run: async (round: number) => {
+          // Fresh ids each round: the spans are new, not retries the store skips.
+          const batch = bodies[format](round);
+          const r = await cpuPerCall([pid], async () => {
+            const t0 = performance.now();
+            const sent = await sendBodies(server.url, auth, format, batch);
+            return { calls: spansPerRound, ...sent, sending_ms: performance.now() - t0 };
+          });
+          // Until the server was idle again: its writers had stored the spans and their task logs.
+          const seconds = (r.sending_ms + r.settle_ms) / 1000;
+          return {
+            spans_per_second: Math.round(spansPerRound / seconds),
+            cpu_us_per_span: r.cpu_us_per_call,
+            retried_503: r.retried,
+          };
+        },
+      })),
+    );
+    out.ingest = {
+      spans_per_round: spansPerRound,
+      spans_per_request: perRequest,
+      ...Object.fromEntries(
+        [...results].map(([format, rs]) => [
+          format,
+          {
+            spans_per_second: summary(rs.map((r) => r.spans_per_second)),
+            cpu_us_per_span: summary(rs.map((r) => r.cpu_us_per_span)),
+            retried_503: rs.reduce((n, r) => n + r.retried_503, 0),
           },
-          body,
-        });
-        if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
-        await res.arrayBuffer();
-      }
+        ]),
+      ),
+      target: '>= 20000 spans/s per process',
+      load_after: loadAverage(),
     };
-    await Promise.all(Array.from({ length: 4 }, worker));
-    await services.traces.flush();
-    const seconds = (performance.now() - t0) / 1000;
-    const used = process.cpuUsage(cpu);
-    await services.logWriter.flush();
-    const total = bodies.length * perRequest;
-    out[format] = {
-      spans: total,
-      spans_per_second: Math.round(total / seconds),
-      cpu_us_per_span: Math.round(((used.user + used.system) / total) * 100) / 100,
-    };
-  }
 
-  // The store filled directly (the writer's own insert), then reads through the API.
-  const now = Date.now();
-  const have = Number(
-    (
-      await services.db
-        .selectFrom('spans')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
-  const ids: string[] = [];
-  const fillStart = performance.now();
-  for (let done = have; done < stored; ) {
-    const rows: NewSpanRow[] = [];
-    for (let i = 0; i < 2000 && done < stored; i += spansPerTrace) {
-      const traceId = hex(16);
-      if (ids.length < 5000) ids.push(traceId);
-      const root = hex(8);
-      for (let j = 0; j < spansPerTrace; j++, done++) {
-        const at = new Date(now - done * 1000).toISOString();
-        const call = j % 2 === 1;
-        rows.push({
-          project_id: project.id,
-          trace_id: traceId,
-          span_id: j === 0 ? root : hex(8),
-          parent_span_id: j === 0 ? null : root,
-          container_id: null,
-          name: call ? 'chat gpt-4o-mini' : 'step',
-          kind: 'internal',
-          operation: call ? 'chat' : null,
-          started_at: at,
-          ended_at: at,
-          duration_ms: 5,
-          status_code: done % 97 === 0 ? 'error' : 'unset',
-          status_message: null,
-          attributes: '{"gen_ai.operation.name":"chat"}',
-          events: '[]',
-          resource: '{"service.name":"bench"}',
-          scope: null,
-          session_id: null,
-          model: call ? (done % 20 === 1 ? 'gpt-4o' : 'gpt-4o-mini') : null,
-          model_call: call
-            ? '{"task_log_id":null,"provider":"openai","model":"gpt-4o-mini","request_model":"gpt-4o-mini","response_model":null,"usage":{"input_tokens":120,"output_tokens":30,"total_tokens":150},"cost":0.00004,"content_captured":true}'
-            : null,
-          task_log_id: null,
-          received_at: at,
-        });
-      }
+    // 2. Reads with `stored` spans in the store.
+    const handle = await openDatabase(url);
+    const project = await handle.db
+      .selectFrom('spans')
+      .select(['project_id', 'container_id'])
+      .where('container_id', 'is not', null)
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    process.stderr.write(`seeding ${stored} spans…\n`);
+    const seed = await seedSpans(handle.db, project.project_id, project.container_id!, stored);
+    await handle.close();
+    const traces = seed.traces;
+    const time = async (route: string): Promise<number> => {
+      const t = performance.now();
+      // A keep-alive connection the server closed during the (long) seeding fails once: asked again.
+      const res = await fetch(server.url + route, { headers: auth }).catch(() =>
+        fetch(server.url + route, { headers: auth }),
+      );
+      if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      return performance.now() - t;
+    };
+    const pick = (i: number) => (i * 7919 + 13) % traces;
+    // Warm-up: the first reads load pages into the caches.
+    for (let i = 0; i < 20; i++) await time(`/v1/traces/${seededTraceId(pick(i + reads))}`);
+    const lookups: number[] = [];
+    for (let i = 0; i < reads; i++) lookups.push(await time(`/v1/traces/${seededTraceId(pick(i))}`));
+    const day = encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString());
+    const lists: Record<string, (i: number) => string> = {
+      container_and_time: () => `/v1/traces?container=default&since=${day}&limit=20`,
+      model: () => '/v1/traces?model=gpt-4o&limit=20',
+      errors: () => '/v1/traces?errors=true&limit=20',
+      session: (i) => `/v1/traces?session=${seededSession(pick(i))}&limit=20`,
+      unfiltered: () => '/v1/traces?limit=20',
+    };
+    const listTimes: Record<string, ReturnType<typeof percentiles>> = {};
+    const rows = Math.max(50, Math.floor(reads / 3));
+    for (const [name, route] of Object.entries(lists)) {
+      for (let i = 0; i < 5; i++) await time(route(i + rows));
+      const xs: number[] = [];
+      for (let i = 0; i < rows; i++) xs.push(await time(route(i)));
+      listTimes[name] = percentiles(xs);
     }
-    // The task-log writer's thread may hold SQLite's lock a moment: retried, as the span writer does.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await storeSpans(services.db, rows);
-        break;
-      } catch (err) {
-        if (attempt >= 10) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    const worstList = Math.max(...Object.values(listTimes).map((l) => l.p95));
+    const lookup = percentiles(lookups);
+    out.reads = {
+      stored_spans: stored,
+      stored_traces: traces,
+      seed_seconds: seed.seconds,
+      trace_lookup_ms: { ...lookup, target: 'p95 <= 50', meets_target: lookup.p95 <= 50 },
+      list_ms: { ...listTimes, target: 'p95 <= 200', meets_target: worstList <= 200 },
+      load_after: loadAverage(),
+    };
+    console.log(JSON.stringify(out, null, 2));
+  } finally {
+    await server.stop();
+    await pg?.drop();
   }
-  const fillSeconds = (performance.now() - fillStart) / 1000;
-  if (ids.length === 0) {
-    const found = await services.db.selectFrom('traces').select('trace_id').limit(5000).execute();
-    ids.push(...found.map((t) => t.trace_id));
-  }
-  const time = async (path: string) => {
-    const t = performance.now();
-    const res = await fetch(base + path, { headers: auth });
-    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
-    await res.arrayBuffer();
-    return performance.now() - t;
-  };
-  const lookups: number[] = [];
-  for (let i = 0; i < 200; i++) lookups.push(await time(`/v1/traces/${ids[(i * 7919) % ids.length]}`));
-  const lists: Record<string, number[]> = { plain: [], model: [], errors: [], since: [] };
-  const since = encodeURIComponent(new Date(now - 3_600_000).toISOString());
-  for (let i = 0; i < 50; i++) {
-    lists.plain!.push(await time('/v1/traces?limit=20'));
-    lists.model!.push(await time('/v1/traces?model=gpt-4o&limit=20'));
-    lists.errors!.push(await time('/v1/traces?errors=true&limit=20'));
-    lists.since!.push(await time(`/v1/traces?since=${since}&limit=20&offset=40`));
-  }
-  out.reads = {
-    stored_spans: Math.max(have, stored),
-    fill_seconds: Math.round(fillSeconds),
-    trace_lookup_ms: { p50: percentile(lookups, 50), p95: percentile(lookups, 95) },
-    list_ms: Object.fromEntries(
-      Object.entries(lists).map(([k, xs]) => [k, { p50: percentile(xs, 50), p95: percentile(xs, 95) }]),
-    ),
-  };
-  console.log(JSON.stringify(out, null, 2));
-  await app.close();
-  await services.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
 main().catch((err) => {

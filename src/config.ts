@@ -70,6 +70,8 @@ export interface Config {
   recording: boolean;
   /** Days spans received over OTLP are kept (`EVALGATE_TRACE_RETENTION_DAYS`; 0: kept for ever). */
   traceRetentionDays: number;
+  /** Days task logs are kept (`EVALGATE_LOG_RETENTION_DAYS`; 0: kept for ever). */
+  logRetentionDays: number;
   /** How long a resolved model (registry look-up) is reused by the gateway, in milliseconds. */
   modelCacheMs: number;
   /** How long a project's budgets are reused without a database look-up, in milliseconds. */
@@ -330,6 +332,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     },
     recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
     traceRetentionDays: int('EVALGATE_TRACE_RETENTION_DAYS', env.EVALGATE_TRACE_RETENTION_DAYS, 0, 0, 36_500),
+    logRetentionDays: int('EVALGATE_LOG_RETENTION_DAYS', env.EVALGATE_LOG_RETENTION_DAYS, 0, 0, 36_500),
     modelCacheMs: int('EVALGATE_MODEL_CACHE_MS', env.EVALGATE_MODEL_CACHE_MS, 5_000, 0, 3_600_000),
     providers: {
       openai: {

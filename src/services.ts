@@ -203,6 +203,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     writer: config.logWriter,
     retentionDays: config.traceRetentionDays,
+    logRetentionDays: config.logRetentionDays,
     warn,
   });
   // Filled by the app once it listens: the gateway never connects to itself.

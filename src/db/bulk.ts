@@ -6,7 +6,7 @@ import { statementTexts } from './statements.js';
  * Runs one statement once per parameter list, synchronously, on the connection of the current transaction;
  * returns the rows it changed.
  */
-export type RowRunner = (text: string, rows: readonly unknown[][]) => number;
+export type RowRunner = (text: string, rows: readonly unknown[][], changed?: boolean[]) => number;
 const rowRunners = new WeakMap<object, RowRunner>();
 
 /**
@@ -17,6 +17,15 @@ const rowRunners = new WeakMap<object, RowRunner>();
  */
 export function registerRowRunner(db: Kysely<Database>, run: RowRunner): void {
   rowRunners.set(db.getExecutor().adapter, run);
+}
+
+/**
+ * The synchronous per-row runner for `db` when it is a transaction of a synchronous driver, else undefined.
+ * Given `changed`, the runner sets `changed[i]` to whether row i changed anything (ON CONFLICT DO NOTHING
+ * skipped it or not).
+ */
+export function rowRunnerOf(db: Kysely<Database>): RowRunner | undefined {
+  return db.isTransaction ? rowRunners.get(db.getExecutor().adapter) : undefined;
 }
 
 /**

@@ -107,10 +107,14 @@ async function openSqlite(file: string): Promise<Kysely<Database>> {
     },
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  registerRowRunner(db, (text, rows) => {
+  registerRowRunner(db, (text, rows, changed) => {
     const statement = database.prepare(text);
     let changes = 0;
-    for (const row of rows) changes += statement.run(row).changes;
+    for (let i = 0; i < rows.length; i++) {
+      const n = statement.run(rows[i]!).changes;
+      changes += n;
+      if (changed) changed[i] = n > 0;
+    }
     return changes;
   });
   return db;

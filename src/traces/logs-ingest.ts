@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { NewSpanRow } from '../db/trace-store.js';
 import { recordedOutput } from '../inference/recorded-output.js';
 import type { LogWriter } from '../inference/recording/types.js';
 import { contentWithLogEvents, type LogEvent, logEventsOf } from './logs-events.js';
 import type { Attributes, CallContent, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { IngestedSpan } from './span.js';
-import type { NewSpanRow } from './store.js';
 import { completionOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
 

@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import type { Database, SpanTable, TaskLogTable, TraceTable } from '../db/schema.js';
+import { GATEWAY_SCOPE } from '../db/trace-gateway-spans.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
@@ -63,19 +64,18 @@ export async function listTraces(
   if (q.session !== undefined) base = base.where('session_id', '=', q.session);
   if (q.since !== undefined) base = base.where('started_at', '>=', new Date(q.since).toISOString());
   if (q.until !== undefined) base = base.where('started_at', '<', new Date(q.until).toISOString());
-  if (q.errors === true) base = base.where('error_count', '>', 0);
+  // A literal (not a parameter): the planners match it to the partial index traces_errors (migration 029).
+  if (q.errors === true) base = base.where(sql<boolean>`error_count > 0`);
   if (q.errors === false) base = base.where('error_count', '=', 0);
   if (q.model !== undefined) {
+    // The traces with a span of the model (an ingested model call or a gateway call), from spans_model.
     const model = q.model;
-    base = base.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('spans')
-          .select('spans.span_id')
-          .whereRef('spans.project_id', '=', 'traces.project_id')
-          .whereRef('spans.trace_id', '=', 'traces.trace_id')
-          .where('spans.model', '=', model),
-      ),
+    base = base.where('trace_id', 'in', (eb) =>
+      eb
+        .selectFrom('spans')
+        .select('spans.trace_id')
+        .where('spans.project_id', '=', projectId)
+        .where('spans.model', '=', model),
     );
   }
   const [rows, count] = await Promise.all([
@@ -122,7 +122,7 @@ function spanOf(row: SpanRow): Unplaced {
     object: 'trace.span',
     span_id: row.span_id,
     parent_span_id: row.parent_span_id,
-    source: 'otlp',
+    source: row.scope?.includes(GATEWAY_SCOPE) ? 'gateway' : 'otlp',
     name: row.name,
     kind: row.kind as TraceSpan['kind'],
     operation: row.operation,
@@ -250,7 +250,12 @@ export async function getTrace(db: Kysely<Database>, projectId: string, traceId:
       .where('trace_id', '=', id)
       .execute(),
   ]);
-  const spans: Unplaced[] = spanRows.map(spanOf);
+  // A gateway call is shown from its task log (its span row only says what the trace list needs); a
+  // call whose log is gone (log retention) keeps its span row.
+  const logged = new Set(logRows.map((r) => r.span_id ?? ''));
+  const spans: Unplaced[] = spanRows
+    .filter((r) => !(r.scope !== null && r.scope.includes(GATEWAY_SCOPE) && logged.has(r.span_id)))
+    .map(spanOf);
   const known = new Set(spans.map((s) => s.span_id));
   // A task log made from an ingested span is that span already; the others are the gateway's calls.
   for (const row of logRows) if (!known.has(row.span_id ?? '')) spans.push(gatewaySpanOf(row));

@@ -1,18 +1,19 @@
 import type { Kysely } from 'kysely';
+import { pruneTaskLogs } from '../catalog/logs/retention.js';
 import type { PriceTable } from '../catalog/models/prices.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
+import { type StoredSpan, storeSpans } from '../db/trace-store.js';
 import { loadContainer } from '../inference/gateway.js';
 import type { LogWriter } from '../inference/recording/types.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
 import { createLogIngest, type LogIngestResult } from './logs-ingest.js';
-import type { ModelCallFacts } from './mapping/index.js';
+import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
 import { pruneTraces } from './retention.js';
 import { attributesOf, type IngestedSpan, toIngested } from './span.js';
-import { type NewSpanRow, storeSpans } from './store.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
 import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './writer.js';
@@ -30,6 +31,8 @@ export interface TraceStoreDeps {
   writer: { batchSize: number; flushMs: number; maxBuffered: number };
   /** Days spans are kept; 0: for ever. */
   retentionDays?: number;
+  /** Days task logs are kept (EVALGATE_LOG_RETENTION_DAYS); 0: for ever. */
+  logRetentionDays?: number;
   warn?: (message: string) => void;
 }
 
@@ -47,6 +50,13 @@ export interface IngestResult {
   errors: string[];
 }
 
+/** What a retention pass deleted. */
+export interface PruneResult {
+  spans: number;
+  traces: number;
+  task_logs: number;
+}
+
 export interface TraceStore {
   /**
    * Takes the spans of an export request: each valid span is handed to the writer (off the request path);
@@ -60,8 +70,8 @@ export interface TraceStore {
    */
   ingestLogs(projectId: string, request: OtlpLogsRequest): Promise<LogIngestResult>;
   flush(): Promise<void>;
-  /** Deletes what is past the retention (in bounded batches); nothing when traces are kept for ever. */
-  prune(now?: Date): Promise<{ spans: number; traces: number }>;
+  /** Deletes what is past the retentions (in bounded batches); nothing of what is kept for ever. */
+  prune(now?: Date): Promise<PruneResult>;
   stats(): SpanWriterStats;
   close(): Promise<void>;
 }
@@ -97,31 +107,51 @@ async function pricesOf(
 const PRICE_CACHE_MS = 60_000;
 const PRICE_CACHE_SIZE = 10_000;
 
-function rowOf(p: PendingSpan, call: SpanModelCall | null, now: string): NewSpanRow {
+/** JSON text of a span's resource: one per resource of a request, not one per span. */
+type ResourceTexts = Map<object, { text: string; service: string | null }>;
+
+function resourceOf(texts: ResourceTexts, resource: Record<string, JsonValue>) {
+  let hit = texts.get(resource);
+  if (!hit) {
+    const service = resource['service.name'];
+    hit = { text: JSON.stringify(resource), service: typeof service === 'string' ? service : null };
+    texts.set(resource, hit);
+  }
+  return hit;
+}
+
+function storedOf(p: PendingSpan, call: SpanModelCall | null, now: string, texts: ResourceTexts): StoredSpan {
   const s = p.span;
+  const resource = resourceOf(texts, s.resource);
   return {
-    project_id: p.projectId,
-    trace_id: s.traceId,
-    span_id: s.spanId,
-    parent_span_id: s.parentSpanId,
-    container_id: p.containerId,
-    name: s.name,
-    kind: s.kind,
-    operation: s.facts.operation,
-    started_at: s.startedAt,
-    ended_at: s.endedAt,
-    duration_ms: s.durationMs,
-    status_code: s.status.code,
-    status_message: s.status.message,
-    attributes: JSON.stringify(s.attributes),
-    events: JSON.stringify(s.events),
-    resource: JSON.stringify(s.resource),
-    scope: s.scope ? JSON.stringify(s.scope) : null,
-    session_id: s.facts.sessionId,
-    model: call?.model ?? null,
-    model_call: call ? JSON.stringify(call) : null,
-    task_log_id: call?.task_log_id ?? null,
-    received_at: now,
+    row: {
+      project_id: p.projectId,
+      trace_id: s.traceId,
+      span_id: s.spanId,
+      parent_span_id: s.parentSpanId,
+      container_id: p.containerId,
+      name: s.name,
+      kind: s.kind,
+      operation: s.facts.operation,
+      started_at: s.startedAt,
+      ended_at: s.endedAt,
+      duration_ms: s.durationMs,
+      status_code: s.status.code,
+      status_message: s.status.message,
+      attributes: JSON.stringify(s.attributes),
+      events: s.events.length === 0 ? '[]' : JSON.stringify(s.events),
+      resource: resource.text,
+      scope: s.scope ? JSON.stringify(s.scope) : null,
+      session_id: s.facts.sessionId,
+      model: call?.model ?? null,
+      model_call: call ? JSON.stringify(call) : null,
+      task_log_id: call?.task_log_id ?? null,
+      received_at: now,
+    },
+    serviceName: resource.service,
+    call: call
+      ? { inputTokens: call.usage.input_tokens, outputTokens: call.usage.output_tokens, cost: call.cost }
+      : null,
   };
 }
 
@@ -156,15 +186,16 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
 
   async function store(batch: PendingSpan[]): Promise<void> {
     const now = new Date().toISOString();
-    const rows: NewSpanRow[] = [];
+    const rows: StoredSpan[] = [];
+    const texts: ResourceTexts = new Map();
     const calls = new Map<
-      NewSpanRow,
+      StoredSpan,
       { p: PendingSpan; call: ModelCallFacts; cost: number; logId: string }
     >();
     for (const p of batch) {
       const call = p.span.facts.call;
       if (!call) {
-        rows.push(rowOf(p, null, now));
+        rows.push(storedOf(p, null, now, texts));
         continue;
       }
       const cost = await priceOf(p.projectId, call);
@@ -184,7 +215,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
         cost,
         content_captured: call.content.input !== null || call.content.output !== null,
       };
-      const row = rowOf(p, view, now);
+      const row = storedOf(p, view, now, texts);
       rows.push(row);
       if (logId) calls.set(row, { p, call, cost, logId });
     }
@@ -193,7 +224,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
     await logs.enrich(
       fresh.flatMap((row) => {
         const c = calls.get(row);
-        return c ? [{ projectId: c.p.projectId, span: c.p.span, call: c.call, row }] : [];
+        return c ? [{ projectId: c.p.projectId, span: c.p.span, call: c.call, row: row.row }] : [];
       }),
     );
     // Only spans stored now become task logs: a span sent again has its log already.
@@ -213,15 +244,18 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
 
   const writer: SpanWriter<PendingSpan> = createSpanWriter({ ...deps.writer, store, warn: deps.warn });
   const days = deps.retentionDays ?? 0;
-  const prune = async (now = new Date()) => {
-    if (days <= 0) return { spans: 0, traces: 0 };
-    return pruneTraces(deps.db, new Date(now.getTime() - days * 86_400_000).toISOString());
+  const logDays = deps.logRetentionDays ?? 0;
+  const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
+  const prune = async (now = new Date()): Promise<PruneResult> => {
+    const traces = days > 0 ? await pruneTraces(deps.db, before(now, days)) : { spans: 0, traces: 0 };
+    const logs = logDays > 0 ? await pruneTaskLogs(deps.db, before(now, logDays)) : 0;
+    return { ...traces, task_logs: logs };
   };
   const pruning =
-    days > 0
+    days > 0 || logDays > 0
       ? setInterval(() => {
           prune().catch((err: Error) =>
-            deps.warn?.(`Trace retention could not delete expired spans: ${err.message}`),
+            deps.warn?.(`Retention could not delete expired spans or task logs: ${err.message}`),
           );
         }, PRUNE_EVERY_MS)
       : null;

@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneTaskLogs } from '../../src/catalog/logs/retention.js';
+import { loadContainer } from '../../src/inference/gateway.js';
+import { randomHex } from '../../src/shared/ids.js';
 import { pruneTraces } from '../../src/traces/retention.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { sdkProvider, settled } from './helpers.js';
 
-/** Retention: spans and traces older than EVALGATE_TRACE_RETENTION_DAYS go, in bounded batches. */
+/**
+ * Retention: spans and traces older than EVALGATE_TRACE_RETENTION_DAYS, and task logs older than
+ * EVALGATE_LOG_RETENTION_DAYS, go in bounded batches.
+ */
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ env: { EVALGATE_TRACE_RETENTION_DAYS: '7' } });
+  h = await startHarness({ env: { EVALGATE_TRACE_RETENTION_DAYS: '7', EVALGATE_LOG_RETENTION_DAYS: '30' } });
 });
 afterAll(async () => {
   await h.close();
@@ -51,11 +57,69 @@ describe('trace retention', () => {
     expect(kept.body.spans).toHaveLength(3);
     expect((await h.call('GET', '/v1/traces')).body.data.map((t: { id: string }) => t.id)).toEqual([fresh]);
     // The server's own pass (EVALGATE_TRACE_RETENTION_DAYS=7) finds nothing more to delete.
-    expect(await h.services.traces.prune()).toEqual({ spans: 0, traces: 0 });
+    expect(await h.services.traces.prune()).toEqual({ spans: 0, traces: 0, task_logs: 0 });
     // A week on, the fresh trace expires too.
     expect(await h.services.traces.prune(new Date(Date.now() + 8 * 86_400_000))).toEqual({
       spans: 3,
       traces: 1,
+      task_logs: 0,
     });
+  });
+
+  it('deletes expired task logs in batches; what referred to them still reads', async () => {
+    const container = await loadContainer(h.services.db, h.admin.projectId, null);
+    const traceId = randomHex(16);
+    const ids = Array.from({ length: 7 }, (_, i) => `log_retention_${i}`);
+    // Recorded as gateway calls are: the real writer, each call a span of one trace.
+    for (const [i, id] of ids.entries()) {
+      h.services.logWriter.write({
+        id,
+        projectId: h.admin.projectId,
+        containerId: container,
+        model: 'gpt-4o-mini',
+        input: [{ role: 'user', content: `question ${i}` }],
+        output: `answer ${i}`,
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+        latencyMs: 5,
+        cost: 0.001,
+        status: 'success',
+        error: null,
+        metadata: { route: 'chat' },
+        createdAt: new Date().toISOString(),
+        traceId,
+        spanId: randomHex(8),
+      });
+    }
+    await h.services.logWriter.flush();
+    const expired = ids.slice(0, 5);
+    const longAgo = new Date(Date.now() - 40 * 86_400_000).toISOString();
+    await h.services.db
+      .updateTable('task_logs')
+      .set({ created_at: longAgo })
+      .where('id', 'in', expired)
+      .execute();
+
+    // Batches of 2: three statements for the 5 expired logs; the 2 others stay.
+    expect(await pruneTaskLogs(h.services.db, new Date(Date.now() - 30 * 86_400_000).toISOString(), 2)).toBe(
+      5,
+    );
+    const left = await h.services.db.selectFrom('task_logs').select('id').where('id', 'in', ids).execute();
+    expect(left.map((r) => r.id).sort()).toEqual(ids.slice(5));
+    const listed = await h.call('GET', `/v1/containers/${container}/logs?limit=100`);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.data.map((l: { id: string }) => l.id).sort()).toEqual(ids.slice(5));
+
+    // The trace still has all 7 calls: 2 from their logs, 5 from the span rows that outlived theirs.
+    const res = await h.call('GET', `/v1/traces/${traceId}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.spans).toHaveLength(7);
+    expect(res.body.spans.every((s: any) => s.source === 'gateway')).toBe(true);
+    expect(res.body.totals.model_call_count).toBe(7);
+    expect(res.body.totals.usage.total_tokens).toBe(84);
+    // The server's pass (EVALGATE_LOG_RETENTION_DAYS=30) finds nothing more; 31 days on, the rest goes.
+    expect((await h.services.traces.prune()).task_logs).toBe(0);
+    expect(
+      (await h.services.traces.prune(new Date(Date.now() + 31 * 86_400_000))).task_logs,
+    ).toBeGreaterThanOrEqual(2);
   });
 });

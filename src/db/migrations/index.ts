@@ -25,6 +25,7 @@ import * as m025 from './025_review.js';
 import * as m026 from './026_session_monitors.js';
 import * as m027 from './027_conversation_calls.js';
 import * as m031 from './031_span_log_events.js';
+import * as m029 from './029_trace_indexes.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '026_session_monitors': m026,
   '027_conversation_calls': m027,
   '031_span_log_events': m031,
+  '029_trace_indexes': m029,
 };
 
 export const migrationProvider: MigrationProvider = {

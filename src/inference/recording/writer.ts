@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/repository.js';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { recordGatewaySpans } from '../../db/trace-gateway-spans.js';
 import { assignSessions, pruneExpiredKeys } from '../../sessions/assign.js';
 import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
@@ -81,6 +82,7 @@ async function writeBatch(
       );
     }
     await insertLogRows(trx, rows);
+    await recordGatewaySpans(trx, rows);
     if (prune) await pruneExpiredKeys(trx);
     return rows;
   });
