@@ -81,11 +81,11 @@ export function Rubric(props: {
         const given = props.answers[ev.id] ?? fromReview(props.mine.find((m) => m.evaluator_id === ev.id));
         const choices = choicesOf(ev);
         return (
-          <div key={ev.id} className="checks" role="group" aria-label={ev.name}>
-            <strong>
+          <fieldset key={ev.id} className="checks rubric-row" aria-label={ev.name}>
+            <legend>
               {ev.name}
               {props.active === ev.id ? ' ◂' : ''}
-            </strong>
+            </legend>
             {choices.length === 0 ? (
               <Continuous ev={ev} disabled={props.disabled} onAnswer={(a) => props.onAnswer(ev, a)} />
             ) : (
@@ -104,7 +104,7 @@ export function Rubric(props: {
                 </button>
               ))
             )}
-          </div>
+          </fieldset>
         );
       })}
     </section>
