@@ -340,10 +340,15 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
     ] as const) {
       expect((await dash(carol.page, method, path)).status, `${method} ${path}`).toBe(404);
     }
-    // A member asking for another project's queue (the harness's own project) gets 404 too.
-    expect((await dash(alice.page, 'GET', `/projects/${s.h.admin.projectId}/review/queues`)).status).toBe(
-      404,
-    );
+    // Carol's own project: Alice, not a member there, gets 404 on its review routes.
+    const org = await dash(carol.page, 'POST', '/orgs', { name: 'Carols' });
+    const other = await dash(carol.page, 'POST', `/orgs/${org.body.id}/projects`, { name: 'carol-app' });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
+    const theirs = `/projects/${other.body.id}/review`;
+    expect((await dash(alice.page, 'GET', `${theirs}/queues`)).status).toBe(404);
+    expect((await dash(alice.page, 'POST', `${theirs}/queues/${queueId}/claim`)).status).toBe(404);
+    // Alice's queue asked for under Carol's project (where Carol is a member) is not found either.
+    expect((await dash(carol.page, 'GET', `${theirs}/queues/${queueId}`)).status).toBe(404);
     expect((await dash(alice.page, 'GET', `${base}/queues/no-such-queue`)).status).toBe(404);
   }, 300_000);
 });
