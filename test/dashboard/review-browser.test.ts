@@ -321,7 +321,10 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
     await links.first().click();
     await page.getByTestId('item-id').getByText(g.disagreements[0].item_id).waitFor({ timeout: LONG });
     // Done: reviewed by Alice (her review shown) or by Bob (not hers to claim).
-    await page.getByTestId('item-state').getByText(/Reviewed|\(done\)/).waitFor({ timeout: LONG });
+    await page
+      .getByTestId('item-state')
+      .getByText(/Reviewed|\(done\)/)
+      .waitFor({ timeout: LONG });
   }, 300_000);
 
   it('a user outside the project gets not-found, on the page and on every review route', async () => {
