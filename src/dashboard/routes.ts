@@ -7,6 +7,7 @@ import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
 import { projectRoutes } from './project-routes.js';
 import { fromOwnOrigin } from './public-url.js';
+import { dashboardReviewRoutes } from './review-routes.js';
 import { dashboardRunRoutes } from './run-routes.js';
 import { cookieOf, loadSession, SESSION_COOKIE } from './sessions.js';
 import { sameSecret } from './tokens.js';
@@ -80,4 +81,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardRunRoutes, { ctx });
   await app.register(dashboardMonitorRoutes, { ctx });
   await app.register(dashboardTraceRoutes, { ctx });
+  await app.register(dashboardReviewRoutes, { ctx });
 };

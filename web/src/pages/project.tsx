@@ -8,6 +8,7 @@ import { DatasetPage, DatasetsPage } from './datasets';
 import { EvaluatorEditor, EvaluatorsPage } from './evaluators';
 import { ModelsPage } from './models';
 import { MonitorPage, MonitorsPage } from './monitors';
+import { ReviewSection } from './review';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
 import { SettingsPage } from './settings';
@@ -45,6 +46,9 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
       break;
     case 'models':
       body = <ModelsPage project={p} />;
+      break;
+    case 'review':
+      body = <ReviewSection project={p} rest={props.rest.slice(1)} />;
       break;
     case 'settings':
       body = <SettingsPage project={p} />;
