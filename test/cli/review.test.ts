@@ -106,7 +106,9 @@ describe('evalgate queues and review', { timeout: 180_000 }, () => {
     expect(badState.stderr).toContain('--state is open, done or flagged');
     const agreement = await evalgate(h, ['evaluators', 'agreement', 'ok', '--queue', 'checks']);
     expect(agreement.code, agreement.stderr).toBe(0);
-    expect(agreement.stdout).toMatch(/% agreement\s*│ 1\.000/);
+    // Position 0: both pass; position 2: the judge passes, alice fails it.
+    expect(agreement.stdout).toMatch(/% agreement\s*│ 0\.500/);
+    expect(agreement.stdout).toMatch(/n\s*│ 2/);
   });
 
   it("answers 404 to another project's key", async () => {
