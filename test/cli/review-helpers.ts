@@ -3,7 +3,12 @@ import type { Harness } from '../helpers/harness.js';
 import { CLI, type CliResult, cliEnv, ROOT } from './cli-helpers.js';
 
 /** Runs the CLI with `input` piped on its stdin (one answer a line), as another key when given. */
-export function evalgateWithInput(h: Harness, args: string[], input: string, apiKey?: string): Promise<CliResult> {
+export function evalgateWithInput(
+  h: Harness,
+  args: string[],
+  input: string,
+  apiKey?: string,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...CLI, ...args], {
       cwd: ROOT,

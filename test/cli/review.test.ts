@@ -27,16 +27,30 @@ beforeAll(async () => {
     body: { label: 'jm', provider: 'openai-compatible', base_url: mock.baseUrl, upstream_model: 'j' },
   });
   await h.call('POST', '/v1/containers', { body: { label: 'c' } });
-  const items = Array.from({ length: 3 }, (_, i) => ({ input: `q${i}`, output: `a${i}`, metadata: { ctx: `c${i}` } }));
+  const items = Array.from({ length: 3 }, (_, i) => ({
+    input: `q${i}`,
+    output: `a${i}`,
+    metadata: { ctx: `c${i}` },
+  }));
   await h.call('POST', '/v1/datasets', { body: { label: 'three', items } });
   await h.call('POST', '/v1/evaluators', {
-    body: { type: 'judge', name: 'ok', model: 'jm', prompt: 'Right? {{output}}', pass_threshold: 0.5, scale: { type: 'pass_fail' } },
+    body: {
+      type: 'judge',
+      name: 'ok',
+      model: 'jm',
+      prompt: 'Right? {{output}}',
+      pass_threshold: 0.5,
+      scale: { type: 'pass_fail' },
+    },
   });
   const run = await h.call('POST', '/v1/evaluation/runs', {
     body: { container: 'c', evaluators: ['ok'], sample: { type: 'dataset', dataset: 'three', range: '0:3' } },
   });
   runId = run.body.id;
-  await waitFor(async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed', 60_000);
+  await waitFor(
+    async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed',
+    60_000,
+  );
   alice = await h.key(['review:read', 'review:write']);
 }, 120_000);
 
@@ -95,7 +109,9 @@ describe('evalgate queues and review', { timeout: 180_000 }, () => {
 
     const reviews = await h.call('GET', '/v1/annotation-queues/checks/reviews?limit=10');
     const items = await h.call('GET', '/v1/annotation-queues/checks/items?limit=10');
-    const position = new Map(items.body.data.map((i: { id: string; position: number }) => [i.id, i.position]));
+    const position = new Map(
+      items.body.data.map((i: { id: string; position: number }) => [i.id, i.position]),
+    );
     const answers = Object.fromEntries(
       reviews.body.data.map((r: { item_id: string; passed: boolean }) => [position.get(r.item_id), r.passed]),
     );
@@ -113,7 +129,11 @@ describe('evalgate queues and review', { timeout: 180_000 }, () => {
 
   it("answers 404 to another project's key", async () => {
     const other = await h.key(['*'], 'elsewhere');
-    for (const args of [['queues', 'get', 'checks'], ['queues', 'items', 'checks'], ['evaluators', 'agreement', 'ok']]) {
+    for (const args of [
+      ['queues', 'get', 'checks'],
+      ['queues', 'items', 'checks'],
+      ['evaluators', 'agreement', 'ok'],
+    ]) {
       const res = await evalgateWithInput(h, args, '', other.key);
       expect(res.code).toBe(1);
       expect(res.stderr).toMatch(/^evalgate: 404 not_found/);

@@ -46,10 +46,17 @@ beforeAll(async () => {
     },
   });
   const run = await h.call('POST', '/v1/evaluation/runs', {
-    body: { container: 'c', evaluators: ['ok'], sample: { type: 'dataset', dataset: 'five', range: `0:${N}` } },
+    body: {
+      container: 'c',
+      evaluators: ['ok'],
+      sample: { type: 'dataset', dataset: 'five', range: `0:${N}` },
+    },
   });
   runId = run.body.id;
-  await waitFor(async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed', 60_000);
+  await waitFor(
+    async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed',
+    60_000,
+  );
 }, 120_000);
 
 afterAll(async () => {

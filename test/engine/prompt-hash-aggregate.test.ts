@@ -15,7 +15,11 @@ const N = 8;
 
 async function completedRun(evaluator: string): Promise<string> {
   const run = await h.call('POST', '/v1/evaluation/runs', {
-    body: { container: 'c', evaluators: [evaluator], sample: { type: 'dataset', dataset: 'eight', range: `0:${N}` } },
+    body: {
+      container: 'c',
+      evaluators: [evaluator],
+      sample: { type: 'dataset', dataset: 'eight', range: `0:${N}` },
+    },
   });
   expect(run.status, run.text).toBe(201);
   await waitFor(
@@ -30,7 +34,9 @@ beforeAll(async () => {
   mock = await startMockUpstream({
     reply: (req) => {
       const messages = (req.body?.messages ?? []) as { content: string }[];
-      return { json: { score: String(messages.at(-1)?.content ?? '').includes('HARSH') ? 1 : 4, reasoning: 'r' } };
+      return {
+        json: { score: String(messages.at(-1)?.content ?? '').includes('HARSH') ? 1 : 4, reasoning: 'r' },
+      };
     },
   });
   h = await startHarness();
@@ -68,8 +74,13 @@ describe('run aggregates split by prompt hash', { timeout: 180_000 }, () => {
     const second = await completedRun('g');
     const db = h.services.db;
     const hashOf = async (run: string) =>
-      (await db.selectFrom('run_samples').select('prompt_hash').where('run_id', '=', run).executeTakeFirstOrThrow())
-        .prompt_hash;
+      (
+        await db
+          .selectFrom('run_samples')
+          .select('prompt_hash')
+          .where('run_id', '=', run)
+          .executeTakeFirstOrThrow()
+      ).prompt_hash;
     const [oldHash, newHash] = [await hashOf(first), await hashOf(second)];
     expect(oldHash).toMatch(/^[0-9a-f]{16}$/);
     expect(newHash).not.toBe(oldHash);
@@ -91,15 +102,31 @@ describe('run aggregates split by prompt hash', { timeout: 180_000 }, () => {
     }
     const row = await db.selectFrom('runs').select('plan').where('id', '=', first).executeTakeFirstOrThrow();
     const plan = JSON.parse(row.plan as string) as RunPlan;
-    const results = await aggregate(db, first, plan, [{ index: 0, expected: N, positions: N, callId: null }], 'completed');
+    const results = await aggregate(
+      db,
+      first,
+      plan,
+      [{ index: 0, expected: N, positions: N, callId: null }],
+      'completed',
+    );
     const split = results.per_model[0]!.per_eval[judge.body.id]!;
     expect(split.avg_score).toBeNull();
     expect(split.accuracy).toBeNull();
     expect(split.num_scored).toBe(N);
     const byHash = new Map(split.by_prompt_hash!.map((g) => [g.prompt_hash, g]));
     expect(byHash.size).toBe(2);
-    expect(byHash.get(oldHash!)).toMatchObject({ num_scored: N / 2, avg_score: 4, num_passed: N / 2, accuracy: 1 });
-    expect(byHash.get(newHash!)).toMatchObject({ num_scored: N / 2, avg_score: 1, num_failed: N / 2, accuracy: 0 });
+    expect(byHash.get(oldHash!)).toMatchObject({
+      num_scored: N / 2,
+      avg_score: 4,
+      num_passed: N / 2,
+      accuracy: 1,
+    });
+    expect(byHash.get(newHash!)).toMatchObject({
+      num_scored: N / 2,
+      avg_score: 1,
+      num_failed: N / 2,
+      accuracy: 0,
+    });
     // The run's overall figures do not average the two prompts either.
     expect(results.overall.avg_score).toBeNull();
   });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evalgate, evalgateJson } from '../cli/cli-helpers.js';
+import { evalgateWithInput } from '../cli/review-helpers.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness, type TestKey } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
-import { evalgate, evalgateJson } from '../cli/cli-helpers.js';
-import { evalgateWithInput } from '../cli/review-helpers.js';
 
 // Must-show 2 end to end, on both databases, through the CLI as a person would: a judge run, its items
 // queued and reviewed in `evalgate review` (answers piped), exported as a dataset, a revised judge prompt
@@ -96,7 +96,14 @@ describe('the compare loop through the CLI', { timeout: 240_000 }, () => {
     const dataset = await evalgateJson(h, ['queues', 'export', 'loop', '--label', 'reviewed']);
     expect(dataset.item_count).toBe(N);
     const v2 = await h.call('POST', '/v1/evaluators', {
-      body: { type: 'judge', name: 'grade-v2', model: 'jm', prompt: `${PROMPT}\nSTRICT`, scale, pass_threshold: 3 },
+      body: {
+        type: 'judge',
+        name: 'grade-v2',
+        model: 'jm',
+        prompt: `${PROMPT}\nSTRICT`,
+        scale,
+        pass_threshold: 3,
+      },
     });
     expect(v2.status, v2.text).toBe(201);
     const second = await runOver(['grade', 'grade-v2'], 'reviewed');
@@ -116,9 +123,25 @@ describe('the compare loop through the CLI', { timeout: 240_000 }, () => {
     expect(revised[0].prompt_hash).not.toBe(old[0].prompt_hash);
 
     // The CLI: the same figures, as JSON and side by side in a table.
-    const json = await evalgateJson(h, ['evaluators', 'agreement', 'grade', '--run', second, '--compare', 'grade-v2']);
+    const json = await evalgateJson(h, [
+      'evaluators',
+      'agreement',
+      'grade',
+      '--run',
+      second,
+      '--compare',
+      'grade-v2',
+    ]);
     expect(json).toEqual(api.body);
-    const shown = await evalgate(h, ['evaluators', 'agreement', 'grade', '--run', second, '--compare', 'grade-v2']);
+    const shown = await evalgate(h, [
+      'evaluators',
+      'agreement',
+      'grade',
+      '--run',
+      second,
+      '--compare',
+      'grade-v2',
+    ]);
     expect(shown.code, shown.stderr).toBe(0);
     const text = shown.stdout;
     expect(text).toContain(`Agreement with human reviews over run ${second}`);
