@@ -52,12 +52,12 @@ beforeAll(async () => {
     60_000,
   );
   alice = await h.key(['review:read', 'review:write']);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await h?.close();
   await mock?.close();
-}, 120_000);
+}, 300_000);
 
 describe('evalgate queues and review', { timeout: 180_000 }, () => {
   it('creates a queue, adds items and says what is wrong with bad flags', async () => {

@@ -57,12 +57,12 @@ beforeAll(async () => {
     async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed',
     60_000,
   );
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await h?.close();
   await mock?.close();
-}, 120_000);
+}, 300_000);
 
 describe('client.queues', { timeout: 120_000 }, () => {
   let client: Evalgate;

@@ -46,12 +46,12 @@ beforeAll(async () => {
   await h.call('POST', '/v1/containers', { body: { label: 'c' } });
   const items = Array.from({ length: N }, (_, i) => ({ input: `q${i}`, output: `a${i}` }));
   expect((await h.call('POST', '/v1/datasets', { body: { label: 'eight', items } })).status).toBe(201);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await h?.close();
   await mock?.close();
-}, 120_000);
+}, 300_000);
 
 describe('run aggregates split by prompt hash', { timeout: 180_000 }, () => {
   it('reports one aggregate per prompt and no combined average when a judge prompt changed', async () => {

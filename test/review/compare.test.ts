@@ -45,12 +45,12 @@ beforeAll(async () => {
   const items = Array.from({ length: N }, (_, i) => ({ input: `question ${i}`, output: `answer ${i}` }));
   expect((await h.call('POST', '/v1/datasets', { body: { label: 'answers', items } })).status).toBe(201);
   reviewer = await h.key(['review:read', 'review:write']);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await h?.close();
   await mock?.close();
-}, 120_000);
+}, 300_000);
 
 const PROMPT = 'Grade the answer from 1 to 5.\n\nQuestion: {{input}}\nOutput: {{output}}';
 const scale = { type: 'ordinal', min: 1, max: 5 };
