@@ -6,6 +6,9 @@ import { registerDatasetCommands } from './datasets.js';
 import { registerEvaluatorCommands } from './evaluators.js';
 import { registerModelCommands } from './models.js';
 import { registerMonitorCommands } from './monitors.js';
+import { registerQueueCommands } from './queues.js';
+import { registerReviewCommand } from './review.js';
+import { registerAgreementCommand } from './review-agreement.js';
 import { registerRunCommands } from './runs.js';
 import { registerTraceCommands } from './traces.js';
 
@@ -22,6 +25,7 @@ const program = new Command()
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
 const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
+API_COMMANDS.push('queues', 'review');
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -49,6 +53,9 @@ registerDatasetCommands(program);
 registerCatalogCommands(program);
 registerModelCommands(program);
 registerTraceCommands(program);
+registerQueueCommands(program);
+registerReviewCommand(program);
+registerAgreementCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);

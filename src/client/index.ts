@@ -20,6 +20,7 @@ import { TaskLogs } from './resources/logs.js';
 import { Models } from './resources/models.js';
 import { Monitors } from './resources/monitors.js';
 import { Projects } from './resources/projects.js';
+import { AnnotationQueues, EvaluatorTemplates } from './resources/review.js';
 import { Runs } from './resources/runs.js';
 import { Sessions } from './resources/sessions.js';
 import { Traces } from './resources/traces.js';
@@ -49,6 +50,10 @@ export class Evalgate {
   readonly sessions: Sessions;
   /** Traces sent over OTLP and gateway calls, as span trees. */
   readonly traces: Traces;
+  /** Human review queues: items, claims, reviews, agreement, export. */
+  readonly queues: AnnotationQueues;
+  /** The judge catalog. */
+  readonly evaluatorTemplates: EvaluatorTemplates;
 
   readonly #transport: Transport;
 
@@ -77,6 +82,8 @@ export class Evalgate {
     this.sessions = new Sessions(this.#transport);
     this.projects = new Projects(this.#transport);
     this.traces = new Traces(this.#transport);
+    this.queues = new AnnotationQueues(this.#transport);
+    this.evaluatorTemplates = new EvaluatorTemplates(this.#transport);
   }
 
   /**
@@ -131,6 +138,13 @@ export type { TaskLogs } from './resources/logs.js';
 export type { Models } from './resources/models.js';
 export type { Monitors } from './resources/monitors.js';
 export type { Projects } from './resources/projects.js';
+export type {
+  AnnotationItems,
+  AnnotationQueues,
+  AnnotationReviews,
+  EvaluatorTemplates,
+} from './resources/review.js';
+export type * from './resources/review-types.js';
 export {
   type CreateRunOptions,
   isTerminal,

@@ -45,6 +45,21 @@ export interface PerEvalResult {
   stderr: number | null;
   break_reason: string;
   expected_count: number;
+  /**
+   * One aggregate per judge prompt hash, present when the evaluator's rows were scored by more than one
+   * prompt; the combined `avg_score` and `accuracy` are then null: a changed prompt is never averaged in.
+   */
+  by_prompt_hash?: PromptHashAggregate[];
+}
+
+/** The figures of the rows one judge prompt scored. */
+export interface PromptHashAggregate {
+  prompt_hash: string;
+  num_scored: number;
+  num_passed: number;
+  num_failed: number;
+  avg_score: number | null;
+  accuracy: number | null;
 }
 type PerEvalMap = Record<string, PerEvalResult>;
 
@@ -70,6 +85,53 @@ const mean = (xs: (number | null)[]) => {
   const real = xs.filter((x): x is number => x !== null && Number.isFinite(x));
   return real.length ? real.reduce((a, b) => a + b, 0) / real.length : null;
 };
+
+/**
+ * Per launch and evaluator, the scored rows' figures per judge prompt hash, grouped by the database; only
+ * the pairs scored by more than one prompt are kept (one prompt: the evaluator's own figures say it all).
+ */
+async function promptHashAggregates(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<Map<string, PromptHashAggregate[]>> {
+  const rows = await db
+    .selectFrom('run_samples')
+    .select([
+      'launch_index',
+      'evaluator_id',
+      'prompt_hash',
+      sql<number>`count(*)`.as('scored'),
+      sql<number>`sum(case when passed = 1 then 1 else 0 end)`.as('passed'),
+      sql<number>`sum(case when passed = 0 then 1 else 0 end)`.as('failed'),
+      sql<number>`avg(score)`.as('avg_score'),
+    ])
+    .where('run_id', '=', runId)
+    .where('status', '=', 'scored')
+    .where('prompt_hash', 'is not', null)
+    .groupBy(['launch_index', 'evaluator_id', 'prompt_hash'])
+    .orderBy('launch_index')
+    .orderBy('evaluator_id')
+    .orderBy('prompt_hash')
+    .execute();
+  const out = new Map<string, PromptHashAggregate[]>();
+  for (const r of rows) {
+    const key = `${num(r.launch_index)}:${r.evaluator_id}`;
+    const passed = num(r.passed);
+    const failed = num(r.failed);
+    const list = out.get(key) ?? [];
+    list.push({
+      prompt_hash: String(r.prompt_hash),
+      num_scored: num(r.scored),
+      num_passed: passed,
+      num_failed: failed,
+      avg_score: r.avg_score === null ? null : Number(r.avg_score),
+      accuracy: passed + failed > 0 ? passed / (passed + failed) : null,
+    });
+    out.set(key, list);
+  }
+  for (const [key, list] of out) if (list.length < 2) out.delete(key);
+  return out;
+}
 
 /**
  * Results of contract section 2.6, computed with SQL aggregates over the stored per-sample rows (never
@@ -103,6 +165,7 @@ export async function aggregate(
     .groupBy(['launch_index', 'evaluator_id'])
     .execute()) as Row[];
   const byKey = new Map(rows.map((r) => [`${num(r.launch_index)}:${r.evaluator_id}`, r]));
+  const hashes = await promptHashAggregates(db, runId);
 
   const perModel = launches.map((launch) => {
     const perEval: PerEvalMap = {};
@@ -125,11 +188,13 @@ export async function aggregate(
       if (ending === 'cancelled') breakReason = 'cancelled';
       else if (ending === 'error') breakReason = 'error';
       else breakReason = launch.positions < launch.expected ? 'source_exhausted' : 'expected_count_reached';
+      const split = hashes.get(`${launch.index}:${ev.id}`);
+      const mixed = split !== undefined && split.length > 1;
       perEval[ev.id] = {
         evaluator_name: ev.name,
-        accuracy,
-        avg_score: avg,
-        avg_accuracy: accuracy,
+        accuracy: mixed ? null : accuracy,
+        avg_score: mixed ? null : avg,
+        avg_accuracy: mixed ? null : accuracy,
         num_total: total,
         num_scored: scored,
         num_passed: passed,
@@ -141,6 +206,7 @@ export async function aggregate(
         stderr: stdev !== null ? stdev / Math.sqrt(scored) : null,
         break_reason: breakReason,
         expected_count: launch.expected,
+        ...(mixed ? { by_prompt_hash: split } : {}),
       };
     }
     const evals = Object.values(perEval);

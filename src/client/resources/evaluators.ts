@@ -7,6 +7,7 @@ import type {
   ListEvaluatorsParams,
   PatchEvaluator,
 } from '../types.js';
+import type { Agreement, AgreementParams } from './review-types.js';
 import { listPages, seg } from './shared.js';
 
 /** `/v1/evaluators`: LLM judges and code evaluators. */
@@ -44,5 +45,18 @@ export class Evaluators {
   /** By id. */
   delete(evaluatorId: string, options?: RequestOptions): Promise<EvaluatorDeletedResponse> {
     return this.#transport.request({ method: 'DELETE', path: `/v1/evaluators/${seg(evaluatorId)}`, options });
+  }
+
+  /**
+   * Judge–human agreement per prompt hash: over the evaluator's reviews (`queue` for one queue's), or over
+   * a run of reviewed items (`run`); `compare` adds a second evaluator's figures side by side.
+   */
+  agreement(evaluator: string, params: AgreementParams = {}, options?: RequestOptions): Promise<Agreement> {
+    return this.#transport.request({
+      method: 'GET',
+      path: `/v1/evaluators/${seg(evaluator)}/agreement`,
+      query: params,
+      options,
+    });
   }
 }
