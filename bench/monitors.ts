@@ -3,12 +3,12 @@
  * code evaluator, sandboxed) at rate 0.1 and 1.0, against the same load on a container with no monitor,
  * in the same run and the same server; and the scoring lag (call recorded → its score stored) p50/p95.
  *
- *   npm run bench:monitors                                  # a warm-up round, then 3 rounds of 0.5 s + 3 s each at 100 calls/s (~1.5 min)
+ *   npm run bench:monitors                                  # a 1 s warm-up round, then 3 rounds of 0.5 s + 2 s each at 50 calls/s
  *   npm run bench:monitors -- --rounds 5 --duration 8000 --rate 200
  *   npm run bench:monitors -- --rate 0 --concurrency 32     # closed loop: as fast as the server answers
  *   npm run bench:monitors -- --evaluator judge     # a judge on the mock instead of sandboxed Python
  *
- * The load is open loop at a fixed rate (`--rate` calls/s, default 100), so that each round selects about
+ * The load is open loop at a fixed rate (`--rate` calls/s, default 50), so that each round selects about
  * the same number of calls whatever the machine's other load, and the scoring it causes stays bounded.
  *
  * At the end, once each monitor has settled, it prints each monitor's accounting (selected, scored,
@@ -30,10 +30,10 @@ import { runLoad } from './load.js';
 
 const rounds = Number(arg('rounds', '3'));
 const warmupMs = Number(arg('warmup', '500'));
-const durationMs = Number(arg('duration', '3000'));
+const durationMs = Number(arg('duration', '2000'));
 const concurrency = Number(arg('concurrency', '32'));
 /** Calls started per second (open loop); 0: closed loop at `concurrency`. */
-const rate = Number(arg('rate', '100'));
+const rate = Number(arg('rate', '50'));
 /** `code` (sandboxed Python; needs bubblewrap) or `judge` (a judge model on the mock). */
 const evaluator = arg('evaluator', 'code');
 
@@ -151,6 +151,7 @@ async function settledAccounting(
 }
 
 async function main(): Promise<void> {
+  const started = Date.now();
   // A judge's mock answers every call with a verdict (the monitored calls' answers are that JSON's text).
   const mock = await startMockProcess(
     evaluator === 'judge' ? { MOCK_REPLY_JSON: JSON.stringify({ score: 1, reasoning: 'ok' }) } : {},
@@ -234,7 +235,8 @@ async function main(): Promise<void> {
           body,
           concurrency,
           warmupMs,
-          durationMs,
+          // The warm-up round (not counted) is short: it only brings the server's code and sandbox up.
+          durationMs: round < 0 ? Math.min(durationMs, 1000) : durationMs,
           ...(rate > 0 ? { ratePerS: rate } : {}),
         });
         // The scoring this load selected is finished before the next target is loaded, and its CPU is
@@ -317,6 +319,8 @@ async function main(): Promise<void> {
           scoring: lag,
           // Every selected call ends scored or errored: selected = scored + errors, per monitor.
           accounting,
+          // The whole bench, server start to the last accounting.
+          elapsed_s: Math.round((Date.now() - started) / 1000),
         },
         null,
         2,
