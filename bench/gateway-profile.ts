@@ -4,6 +4,7 @@
  * loading and schema compiling left out), idle samples left out. Prints the shares of the busy time.
  *
  *   npx tsx bench/gateway-profile.ts <dir>/CPU.*.cpuprofile [--top 30]
+ *   npx tsx bench/gateway-profile.ts bench/out/CPU.*.cpuprofile --from engine/chunk   # a run's profile
  *
  * A profile without a gateway call (the log writer's thread) is summed whole.
  */
@@ -27,7 +28,11 @@ interface CpuProfile {
 }
 
 const top = Number(arg('top', '30'));
-const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--top');
+/** The samples are summed from the first whose stack passes through a script whose URL has this in it. */
+const fromUrl = arg('from', 'call-runner');
+const files = process.argv
+  .slice(2)
+  .filter((a, i, all) => !a.startsWith('--') && !['--top', '--from'].includes(all[i - 1] ?? ''));
 
 /** A short place for a script: the part from `dist/` or `node_modules/` on, else the URL. */
 function place(url: string): string {
@@ -56,8 +61,7 @@ function summarise(file: string): void {
     const known = inCall.get(id);
     if (known !== undefined) return known;
     const up = parent.get(id);
-    const value =
-      (byId.get(id)?.callFrame.url ?? '').includes('call-runner') || (up !== undefined && calls(up));
+    const value = (byId.get(id)?.callFrame.url ?? '').includes(fromUrl) || (up !== undefined && calls(up));
     inCall.set(id, value);
     return value;
   };

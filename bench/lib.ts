@@ -31,6 +31,32 @@ export function prose(chars: number): string {
 
 let built = false;
 
+/** The newest modification time (ms) of the files under `dir`, 0 when there are none. */
+function newestMtimeMs(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Whether `dist/` was built after every change under `src/` (and the build's settings), so that the
+ * bench need not spend its first minute in tsc on a shared machine. `--build` forces a build.
+ */
+function buildIsFresh(): boolean {
+  if (process.argv.includes('--build')) return false;
+  const main = path.join(ROOT, 'dist/cli/main.js');
+  if (!fs.existsSync(main)) return false;
+  const sources = Math.max(
+    newestMtimeMs(path.join(ROOT, 'src')),
+    fs.statSync(path.join(ROOT, 'tsconfig.build.json')).mtimeMs,
+    fs.statSync(path.join(ROOT, 'tsconfig.json')).mtimeMs,
+  );
+  return newestMtimeMs(path.join(ROOT, 'dist')) >= sources;
+}
+
 /**
  * The Node flags `npm start` gives the server (package.json): a young generation large enough that the
  * objects of requests in flight are not copied again and again by the scavenger.
@@ -38,12 +64,13 @@ let built = false;
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 /**
- * The server's Node arguments: `npm start`'s flags, then the build (built once per benchmark process) or the sources
+ * The server's Node arguments: `npm start`'s flags, then the build (built once per benchmark process unless it is newer than
+ * every source) or the sources
  * through tsx with `--tsx` (tsx adds helpers to hot code, so figures are lower).
  */
 export function serverEntry(): string[] {
   if (process.argv.includes('--tsx')) return [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/cli/main.ts'];
-  if (!built) {
+  if (!built && !buildIsFresh()) {
     execFileSync(
       process.execPath,
       [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
@@ -190,10 +217,16 @@ export interface BenchServer {
  * Starts `evalgate serve` on a fresh data directory (SQLite unless `env` names a database) and waits for
  * the URL and the API key it prints on its first start.
  */
-export function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
+export function startServer(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+  /** Another checkout's root, whose build (`dist/`, built already) is served instead of this one's. */
+  root: string = ROOT,
+): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
-  const child = spawn(process.execPath, [...nodeArgs, ...serverEntry(), 'serve', '--port', '0'], {
-    cwd: ROOT,
+  const entry = root === ROOT ? serverEntry() : [...SERVER_NODE_FLAGS, 'dist/cli/main.js'];
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, 'serve', '--port', '0'], {
+    cwd: root,
     env: {
       ...(process.env as Record<string, string>),
       EVALGATE_DATA_DIR: dataDir,

@@ -3,13 +3,17 @@
  * code evaluator, sandboxed) at rate 0.1 and 1.0, against the same load on a container with no monitor,
  * in the same run and the same server; and the scoring lag (call recorded → its score stored) p50/p95.
  *
- *   npm run bench:monitors                                  # a warm-up round, then 3 rounds of 1 s + 4 s each, concurrency 32
- *   npm run bench:monitors -- --rounds 5 --duration 8000 --concurrency 64
+ *   npm run bench:monitors                                  # a 1 s warm-up round, then 3 rounds of 0.5 s + 2 s each at 50 calls/s
+ *   npm run bench:monitors -- --rounds 5 --duration 8000 --rate 200
+ *   npm run bench:monitors -- --rate 0 --concurrency 32     # closed loop: as fast as the server answers
  *   npm run bench:monitors -- --evaluator judge     # a judge on the mock instead of sandboxed Python
  *
+ * The load is open loop at a fixed rate (`--rate` calls/s, default 50), so that each round selects about
+ * the same number of calls whatever the machine's other load, and the scoring it causes stays bounded.
+ *
  * At the end, once each monitor has settled, it prints each monitor's accounting (selected, scored,
- * errors, and the rows behind them by status) and exits with status 1, saying so on stderr, when
- * selected != scored + errors for any of them.
+ * errors, missing = selected − scored − errors, and the rows behind them by status) and exits with
+ * status 1, saying so on stderr, when selected != scored + errors for any of them.
  *
  * Targets are loaded in turn within each round; the ratios are the median over rounds of the ratio
  * within a round. CPU per call is the server process's user + system time (and its sandboxed Python
@@ -17,6 +21,7 @@
  * the calls answered: the scoring a target causes is charged to it, and is over before the next target.
  */
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase } from '../src/db/database.js';
@@ -24,9 +29,11 @@ import { api, arg, type BenchServer, cpuSeconds, startMockProcess, startServer }
 import { runLoad } from './load.js';
 
 const rounds = Number(arg('rounds', '3'));
-const warmupMs = Number(arg('warmup', '1000'));
-const durationMs = Number(arg('duration', '4000'));
+const warmupMs = Number(arg('warmup', '500'));
+const durationMs = Number(arg('duration', '2000'));
 const concurrency = Number(arg('concurrency', '32'));
+/** Calls started per second (open loop); 0: closed loop at `concurrency`. */
+const rate = Number(arg('rate', '50'));
 /** `code` (sandboxed Python; needs bubblewrap) or `judge` (a judge model on the mock). */
 const evaluator = arg('evaluator', 'code');
 
@@ -43,7 +50,18 @@ const median = (xs: number[]) => {
 const pct = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : null;
 
-/** CPU seconds of a process and all its descendants (the sandboxed evaluators are children of the server). */
+/** utime + stime of the ended children a process has waited for (cutime + cstime), seconds. */
+function reapedChildrenCpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // cutime and cstime are fields 16 and 17 of stat, in clock ticks (100 per second on Linux).
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/**
+ * CPU seconds of a process and all its descendants, the ended ones included (the sandboxed evaluators
+ * are children of the server: a short-lived one's CPU is counted once the server has waited for it).
+ */
 function treeCpuSeconds(pid: number): number {
   let total = 0;
   let pids: string[] = [];
@@ -56,7 +74,7 @@ function treeCpuSeconds(pid: number): number {
     // no children
   }
   try {
-    total += cpuSeconds(pid);
+    total += cpuSeconds(pid) + reapedChildrenCpuSeconds(pid);
   } catch {
     return 0;
   }
@@ -69,6 +87,8 @@ interface Accounting {
   selected: number;
   scored: number;
   errors: number;
+  /** Selected calls neither scored nor errored (selected − scored − errors): 0 when the books balance. */
+  missing: number;
   agree: boolean;
   /** The rows behind it, by status (`none`: selected, no row yet), and the container's calls past the mark. */
   rows: Record<string, number>;
@@ -119,6 +139,7 @@ async function settledAccounting(
         selected: m.selected,
         scored,
         errors,
+        missing: m.selected - scored - errors,
         agree,
         rows,
         unselected_calls: unselected,
@@ -130,6 +151,7 @@ async function settledAccounting(
 }
 
 async function main(): Promise<void> {
+  const started = Date.now();
   // A judge's mock answers every call with a verdict (the monitored calls' answers are that JSON's text).
   const mock = await startMockProcess(
     evaluator === 'judge' ? { MOCK_REPLY_JSON: JSON.stringify({ score: 1, reasoning: 'ok' }) } : {},
@@ -213,7 +235,9 @@ async function main(): Promise<void> {
           body,
           concurrency,
           warmupMs,
-          durationMs,
+          // The warm-up round (not counted) is short: it only brings the server's code and sandbox up.
+          durationMs: round < 0 ? Math.min(durationMs, 1000) : durationMs,
+          ...(rate > 0 ? { ratePerS: rate } : {}),
         });
         // The scoring this load selected is finished before the next target is loaded, and its CPU is
         // charged to this target.
@@ -286,6 +310,7 @@ async function main(): Promise<void> {
           // Other work on the machine during the run (1, 5, 15 min load averages at the end).
           load_average: load.map((l) => Math.round(l * 100) / 100),
           concurrency,
+          rate_per_s: rate > 0 ? rate : 'closed loop',
           rounds,
           duration_ms: durationMs,
           evaluator: evaluator === 'judge' ? 'judge (a model on the mock)' : 'code (sandboxed Python)',
@@ -294,6 +319,8 @@ async function main(): Promise<void> {
           scoring: lag,
           // Every selected call ends scored or errored: selected = scored + errors, per monitor.
           accounting,
+          // The whole bench, server start to the last accounting.
+          elapsed_s: Math.round((Date.now() - started) / 1000),
         },
         null,
         2,

@@ -240,7 +240,16 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     const renamed =
       started.model.modelId !== null && typeof body.model === 'string' && body.model !== started.model.slug;
     if (renamed) body.model = started.model.slug;
-    return { started, body, bodyText: translated || renamed ? JSON.stringify(body) : text };
+    // Serialised once, and only when a reader asks (the gateway sends it; a judge reads `text` only).
+    return { started, body, bodyText: translated || renamed ? null : text };
+  }
+
+  /** `bodyText` is `text`, or when null (translated, renamed) the body serialised on first read, once. */
+  function withBodyText(fields: Omit<GatewayCompletion, 'bodyText'>, text: string | null): GatewayCompletion {
+    if (text !== null) return { ...fields, bodyText: text };
+    let serialised: string | null = null;
+    const get = () => (serialised ??= JSON.stringify(fields.body));
+    return Object.defineProperty(fields as GatewayCompletion, 'bodyText', { enumerable: true, get });
   }
 
   return {
@@ -257,17 +266,19 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
         attempt: async (m) => finish(await start(m, request, false, call.signal, hop, call.api), call.signal),
       });
       const usage = readUsage(value.body.usage);
-      return {
-        body: value.body,
-        bodyText: value.bodyText,
-        text: completionText(value.body),
-        usage,
-        cost: costOf(value.started.model, usage),
-        latencyMs: performance.now() - t0,
-        servedBy: value.started.model.slug,
-        upstreamModel: value.started.model.upstreamModel,
-        attempts,
-      };
+      return withBodyText(
+        {
+          body: value.body,
+          text: completionText(value.body),
+          usage,
+          cost: costOf(value.started.model, usage),
+          latencyMs: performance.now() - t0,
+          servedBy: value.started.model.slug,
+          upstreamModel: value.started.model.upstreamModel,
+          attempts,
+        },
+        value.bodyText,
+      );
     },
 
     async stream(model, request, call = {}) {

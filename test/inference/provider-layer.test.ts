@@ -44,6 +44,26 @@ describe('provider layer (plain function)', () => {
     expect(mock.requests[0]!.headers.authorization).toBe('Bearer sk-test');
   });
 
+  it("keeps an operator model's answer bytes as sent, and names a registered model as the caller did", async () => {
+    const frontier = await layer.complete(modelAt(mock.baseUrl), ask);
+    // The mock names the model it was given (the upstream's own name): kept, byte for byte.
+    expect(JSON.parse(frontier.bodyText).model).toBe('mock-model');
+    expect(frontier.body.model).toBe('mock-model');
+    const registered = await layer.complete(
+      modelAt(mock.baseUrl, { slug: 'local-good', modelId: 'mdl_1' }),
+      ask,
+    );
+    expect(registered.body.model).toBe('local-good');
+    // The renamed answer's text is the renamed body, the same on every read and in a copy of the result.
+    expect(registered.bodyText).toBe(JSON.stringify(registered.body));
+    expect(JSON.parse(registered.bodyText)).toMatchObject({
+      model: 'local-good',
+      choices: frontier.body.choices,
+    });
+    expect(registered.bodyText).toBe(registered.bodyText);
+    expect({ ...registered }.bodyText).toBe(registered.bodyText);
+  });
+
   it('applies the model default parameters under the request', async () => {
     const model = modelAt(mock.baseUrl, {
       defaultParameters: { temperature: 0.1, seed: 7, system: 'Be brief.' },
