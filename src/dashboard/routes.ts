@@ -10,6 +10,7 @@ import { fromOwnOrigin } from './public-url.js';
 import { dashboardRunRoutes } from './run-routes.js';
 import { cookieOf, loadSession, SESSION_COOKIE } from './sessions.js';
 import { sameSecret } from './tokens.js';
+import { dashboardSessionRoutes } from './session-routes.js';
 import { dashboardTraceRoutes } from './trace-routes.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -80,4 +81,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardRunRoutes, { ctx });
   await app.register(dashboardMonitorRoutes, { ctx });
   await app.register(dashboardTraceRoutes, { ctx });
+  await app.register(dashboardSessionRoutes, { ctx });
 };
