@@ -10,6 +10,7 @@ import { ModelsPage } from './models';
 import { MonitorPage, MonitorsPage } from './monitors';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
+import { SessionPage, SessionsPage } from './sessions';
 import { SettingsPage } from './settings';
 import { TracePage, TracesPage } from './traces';
 
@@ -42,6 +43,9 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
       break;
     case 'traces':
       body = item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />;
+      break;
+    case 'sessions':
+      body = item ? <SessionPage project={p} id={item} /> : <SessionsPage project={p} />;
       break;
     case 'models':
       body = <ModelsPage project={p} />;
