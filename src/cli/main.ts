@@ -7,6 +7,7 @@ import { registerEvaluatorCommands } from './evaluators.js';
 import { registerModelCommands } from './models.js';
 import { registerMonitorCommands } from './monitors.js';
 import { registerRunCommands } from './runs.js';
+import { registerSessionCommands } from './sessions.js';
 import { registerTraceCommands } from './traces.js';
 
 const program = new Command()
@@ -49,6 +50,7 @@ registerDatasetCommands(program);
 registerCatalogCommands(program);
 registerModelCommands(program);
 registerTraceCommands(program);
+registerSessionCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);

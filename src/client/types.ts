@@ -94,6 +94,7 @@ export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;
 export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
 export type ListTracesParams = ListTracesQuery;
 export type { Trace, TraceSpan, TraceSummary } from '../traces/types.js';
+export type { Session, SessionDetail, SessionTurnsQuery } from '../sessions/schemas.js';
 /** Label and description of a JSON-lines dataset upload (sent as query parameters). */
 export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;
 export type PageParams = { limit?: number; offset?: number };

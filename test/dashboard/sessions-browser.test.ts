@@ -64,12 +64,12 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     });
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: WIDE })).newPage();
-  });
+  }, 240_000);
   afterAll(async () => {
     await browser?.close();
     await s?.close();
     await mock?.close();
-  });
+  }, 60_000);
 
   it('signs in; an agent with two tools runs through the gateway and a run scores its calls', async () => {
     projectUrl = await signInWithProject(page, s.h.url, {
@@ -107,7 +107,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
       async () => (await api('GET', `/v1/evaluation/runs/${run.id}`)).status === 'completed',
       60_000,
     );
-  });
+  }, 240_000);
 
   it('lists the session and filters it by errors, model and length', async () => {
     await page.goto(`${projectUrl}/sessions`);
@@ -129,7 +129,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     await row.waitFor();
     await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('3');
     await fitsBothWidths(page);
-  });
+  }, 240_000);
 
   it('opens the session as a transcript: tool calls folded, tokens, cost and scores per turn', async () => {
     await page.getByRole('link', { name: 'trip-42' }).click();
@@ -158,7 +158,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
       'pass',
     );
     await fitsBothWidths(page);
-  });
+  }, 240_000);
 
   it('answers 404 to a user outside the project', async () => {
     const projectId = /\/projects\/(prj_[^/]+)/.exec(projectUrl)![1]!;
@@ -170,5 +170,5 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     }
     const page2 = await dashboardCall(s.h, outsider, 'GET', `/projects/${projectId}/sessions/sess_nope`);
     expect(page2.status).toBe(404);
-  });
+  }, 240_000);
 });
