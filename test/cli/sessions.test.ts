@@ -32,10 +32,10 @@ beforeAll(async () => {
     }
   }
   await g.h.app.services.logWriter.flush();
-}, 180_000);
+}, 300_000);
 afterAll(async () => {
   await g?.close();
-});
+}, 60_000);
 
 describe('evalgate sessions', () => {
   it('lists sessions with their totals, and filters them', async () => {

@@ -86,7 +86,12 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
       defaultHeaders: { 'x-evalgate-container': 'agent', 'x-evalgate-session': 'trip-42' },
     });
     expect(await toolLoop(client, 'Weather in Lyon?')).toBe('In Lyon it is sunny and noon.');
-    const list = await api('GET', '/v1/sessions?container=agent');
+    // The writer thread stores the calls after they are answered: waited for (a loaded machine is slow).
+    let list: { data: { id: string }[] } = { data: [] };
+    await waitFor(async () => {
+      list = await api('GET', '/v1/sessions?container=agent&min_turns=3');
+      return list.data.length === 1;
+    }, 120_000);
     expect(list.data).toHaveLength(1);
     expect(list.data[0]).toMatchObject({ key: 'trip-42', turn_count: 3 });
     sessionId = list.data[0].id;

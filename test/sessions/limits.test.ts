@@ -15,10 +15,10 @@ beforeAll(async () => {
   g.mock.set({ reply: (req) => ({ text: `echo ${String(req.body?.messages?.length ?? 0)}` }) });
   const res = await g.h.call('POST', '/v1/containers', { body: { label: 'limits' } });
   expect(res.status).toBe(201);
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await g?.close();
-});
+}, 60_000);
 
 async function chat(session: string, content: string): Promise<void> {
   const client = g.client({ headers: { 'x-evalgate-container': 'limits', 'x-evalgate-session': session } });
