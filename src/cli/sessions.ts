@@ -53,7 +53,18 @@ function showSession(s: SessionDetail): string {
   ]);
   const results = new Map(s.tool_calls.map((c) => [c.id, c.result]));
   const turns = table(
-    ['turn', 'model', 'input', 'answer', 'tool calls', 'tokens in/out', 'cost', 'latency', 'status', 'scores'],
+    [
+      'turn',
+      'model',
+      'input',
+      'answer',
+      'tool calls',
+      'tokens in/out',
+      'cost',
+      'latency',
+      'status',
+      'scores',
+    ],
     s.turns.map((t) => turnRow(t, results)),
   );
   const shown =
@@ -135,7 +146,11 @@ export function registerSessionCommands(program: Command): void {
     .command('get <session_id>')
     .description('show a session: its totals and its turns with tool calls, tokens, cost and scores')
     .option('--turns-offset <n>', 'first turn to show (0-based)', wholeNumber('--turns-offset', 0))
-    .option('--turns-limit <n>', 'how many turns to show (at most the server limit)', wholeNumber('--turns-limit'))
+    .option(
+      '--turns-limit <n>',
+      'how many turns to show (at most the server limit)',
+      wholeNumber('--turns-limit'),
+    )
     .option('--json', 'print the session as JSON')
     .action(
       async (

@@ -93,8 +93,8 @@ export type ListDatasetsParams = Static<typeof ListDatasetsQuery>;
 export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;
 export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
 export type ListTracesParams = ListTracesQuery;
-export type { Trace, TraceSpan, TraceSummary } from '../traces/types.js';
 export type { Session, SessionDetail, SessionTurnsQuery } from '../sessions/schemas.js';
+export type { Trace, TraceSpan, TraceSummary } from '../traces/types.js';
 /** Label and description of a JSON-lines dataset upload (sent as query parameters). */
 export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;
 export type PageParams = { limit?: number; offset?: number };

@@ -8,9 +8,9 @@ import { orgRoutes } from './org-routes.js';
 import { projectRoutes } from './project-routes.js';
 import { fromOwnOrigin } from './public-url.js';
 import { dashboardRunRoutes } from './run-routes.js';
+import { dashboardSessionRoutes } from './session-routes.js';
 import { cookieOf, loadSession, SESSION_COOKIE } from './sessions.js';
 import { sameSecret } from './tokens.js';
-import { dashboardSessionRoutes } from './session-routes.js';
 import { dashboardTraceRoutes } from './trace-routes.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -28,8 +28,7 @@ export const dashboardSessionRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardC
   app.get(
     `${base}/sessions`,
     { schema: { hide, params: ProjectParam, querystring: ListSessionsQuery } },
-    async (request) =>
-      listSessions({ db }, await projectId(request), request.query, pageOf(request.query)),
+    async (request) => listSessions({ db }, await projectId(request), request.query, pageOf(request.query)),
   );
 
   app.get(

@@ -2,7 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../auth/guard.js';
 import { settleWithin } from '../catalog/logs/service.js';
 import { pageOf, responses } from '../http/schemas.js';
-import { ListSessionsQuery, SessionDetail, SessionIdParam, SessionList, SessionTurnsQuery } from './schemas.js';
+import {
+  ListSessionsQuery,
+  SessionDetail,
+  SessionIdParam,
+  SessionList,
+  SessionTurnsQuery,
+} from './schemas.js';
 import * as service from './service.js';
 
 const tags = ['sessions'];

@@ -3,7 +3,7 @@
  * session by its header) is listed with its totals and filters, and shown turn by turn with its tool
  * calls, tokens and cost; paging turns, bad options and an unknown session are clear errors.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { agentReply, time, weather } from '../sessions/agent-mock.js';
@@ -15,7 +15,9 @@ beforeAll(async () => {
   g = await startGateway();
   g.mock.set({ reply: agentReply });
   expect((await g.h.call('POST', '/v1/containers', { body: { label: 'cli-agent' } })).status).toBe(201);
-  const client = g.client({ headers: { 'x-evalgate-container': 'cli-agent', 'x-evalgate-session': 'cli-trip' } });
+  const client = g.client({
+    headers: { 'x-evalgate-container': 'cli-agent', 'x-evalgate-session': 'cli-trip' },
+  });
   const tools: OpenAI.ChatCompletionTool[] = ['get_weather', 'get_time'].map((name) => ({
     type: 'function',
     function: { name, parameters: { type: 'object', properties: { city: { type: 'string' } } } },
@@ -61,7 +63,15 @@ describe('evalgate sessions', () => {
     expect(shown.stdout).toContain('get_weather({"city":"Nice"}) -> Sunny in Nice');
     expect(shown.stdout).toContain('get_time({"city":"Nice"}) -> 12:00 in Nice');
     expect(shown.stdout).toContain('In Nice it is sunny and noon.');
-    const page = await evalgateJson(g.h, ['sessions', 'get', s.id, '--turns-offset', '1', '--turns-limit', '1']);
+    const page = await evalgateJson(g.h, [
+      'sessions',
+      'get',
+      s.id,
+      '--turns-offset',
+      '1',
+      '--turns-limit',
+      '1',
+    ]);
     expect(page.turns_offset).toBe(1);
     expect(page.turns).toHaveLength(1);
     expect(page.turns[0].output.tool_calls[0].name).toBe('get_time');

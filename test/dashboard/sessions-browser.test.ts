@@ -13,7 +13,14 @@ import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.
 import { testDbKind } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
 import { agentReply, time, weather } from '../sessions/agent-mock.js';
-import { apiCaller, fitsBothWidths, hasChromium, launchChromium, signInWithProject, WIDE } from './browser-kit.js';
+import {
+  apiCaller,
+  fitsBothWidths,
+  hasChromium,
+  launchChromium,
+  signInWithProject,
+  WIDE,
+} from './browser-kit.js';
 import { type DashboardSetup, dashboardCall, ensureWebBuilt, signIn, startDashboard } from './helpers.js';
 
 let s: DashboardSetup;
@@ -94,7 +101,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     }, 120_000);
     expect(list.data).toHaveLength(1);
     expect(list.data[0]).toMatchObject({ key: 'trip-42', turn_count: 3 });
-    sessionId = list.data[0].id;
+    sessionId = list.data[0]!.id;
 
     await api('POST', '/v1/evaluators', {
       type: 'string_check',
@@ -159,9 +166,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
       );
     }
     // The run scored each call: the final answer names Lyon (pass), the tool calls do not (fail).
-    await expect(turns.nth(2).getByRole('list', { name: 'Scores' }).textContent()).resolves.toContain(
-      'pass',
-    );
+    await expect(turns.nth(2).getByRole('list', { name: 'Scores' }).textContent()).resolves.toContain('pass');
     await fitsBothWidths(page);
   }, 240_000);
 

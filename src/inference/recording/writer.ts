@@ -325,7 +325,10 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           return;
         }
         const { row: draft, parts } = draftWithParts(record);
-        sessionClues.set(draft, record.sessionId !== undefined ? null : cluesOf(draft, record.sessionKey, parts));
+        sessionClues.set(
+          draft,
+          record.sessionId !== undefined ? null : cluesOf(draft, record.sessionKey, parts),
+        );
         buffer.push(draft);
         accepted++;
         heldIds.accepted(draft.id);

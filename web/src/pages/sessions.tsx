@@ -102,8 +102,8 @@ function TurnView(props: { project: string; turn: Turn; results: Map<string, str
     <li className={t.status === 'error' ? 'turn error' : 'turn'} aria-label={`Turn ${t.index + 1}`}>
       {t.input
         .filter((m) => m.role !== 'tool')
-        .map((m, i) => (
-          <div key={`${t.task_log_id}-in-${i}`} className={`message ${m.role}`}>
+        .map((m) => (
+          <div key={`${t.task_log_id}-${m.role}-${m.content}`} className={`message ${m.role}`}>
             <span className="muted small">{m.role}</span>
             <div className="message-text">{m.content}</div>
           </div>
@@ -145,9 +145,9 @@ export function SessionPage(props: { project: Project; id: string }) {
       ) : (
         <>
           <p className="small">
-            {fmtDate(s.started_at)} · {s.turn_count} turns · {s.error_count} errors ·{' '}
-            {s.usage.prompt_tokens} in / {s.usage.completion_tokens} out tokens · {fmtUsd(s.cost)} ·{' '}
-            {fmtDuration(s.latency_ms)} · grouped by {s.assigned_by}
+            {fmtDate(s.started_at)} · {s.turn_count} turns · {s.error_count} errors · {s.usage.prompt_tokens}{' '}
+            in / {s.usage.completion_tokens} out tokens · {fmtUsd(s.cost)} · {fmtDuration(s.latency_ms)} ·
+            grouped by {s.assigned_by}
           </p>
           <ScoreList project={props.project.id} scores={s.scores} />
           <ol className="transcript" aria-label="Transcript">
