@@ -72,6 +72,8 @@ export interface Config {
   traceRetentionDays: number;
   /** Days task logs are kept (`EVALGATE_LOG_RETENTION_DAYS`; 0: kept for ever). */
   logRetentionDays: number;
+  /** How much of a session one read returns (`EVALGATE_SESSION_MAX_TURNS`, `EVALGATE_SESSION_MAX_BYTES`). */
+  sessionLimits: { maxTurns: number; maxBytes: number };
   /** How long a resolved model (registry look-up) is reused by the gateway, in milliseconds. */
   modelCacheMs: number;
   /** How long a project's budgets are reused without a database look-up, in milliseconds. */
@@ -333,6 +335,10 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
     traceRetentionDays: int('EVALGATE_TRACE_RETENTION_DAYS', env.EVALGATE_TRACE_RETENTION_DAYS, 0, 0, 36_500),
     logRetentionDays: int('EVALGATE_LOG_RETENTION_DAYS', env.EVALGATE_LOG_RETENTION_DAYS, 0, 0, 36_500),
+    sessionLimits: {
+      maxTurns: int('EVALGATE_SESSION_MAX_TURNS', env.EVALGATE_SESSION_MAX_TURNS, 1000, 1, 100_000),
+      maxBytes: int('EVALGATE_SESSION_MAX_BYTES', env.EVALGATE_SESSION_MAX_BYTES, 33_554_432, 1024, 2 ** 31),
+    },
     modelCacheMs: int('EVALGATE_MODEL_CACHE_MS', env.EVALGATE_MODEL_CACHE_MS, 5_000, 0, 3_600_000),
     providers: {
       openai: {

@@ -238,7 +238,7 @@ export function buildPorts(p: Parts): Ports {
       flush: () => p.logWriter.flush(),
       holds: (logId) => p.logWriter.holds?.(logId) ?? true,
     },
-    sessions: { db, settle: () => p.logWriter.flush() },
+    sessions: { db, settle: () => p.logWriter.flush(), limits: config.sessionLimits },
     inference: {
       providers: p.providers,
       cache: p.cache,

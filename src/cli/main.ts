@@ -10,6 +10,7 @@ import { registerQueueCommands } from './queues.js';
 import { registerReviewCommand } from './review.js';
 import { registerAgreementCommand } from './review-agreement.js';
 import { registerRunCommands } from './runs.js';
+import { registerSessionCommands } from './sessions.js';
 import { registerTraceCommands } from './traces.js';
 
 const program = new Command()
@@ -56,6 +57,7 @@ registerTraceCommands(program);
 registerQueueCommands(program);
 registerReviewCommand(program);
 registerAgreementCommand(program);
+registerSessionCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);

@@ -93,6 +93,7 @@ export type ListDatasetsParams = Static<typeof ListDatasetsQuery>;
 export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;
 export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
 export type ListTracesParams = ListTracesQuery;
+export type { Session, SessionDetail, SessionTurnsQuery } from '../sessions/schemas.js';
 export type { Trace, TraceSpan, TraceSummary } from '../traces/types.js';
 /** Label and description of a JSON-lines dataset upload (sent as query parameters). */
 export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;

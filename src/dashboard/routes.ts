@@ -9,6 +9,7 @@ import { projectRoutes } from './project-routes.js';
 import { fromOwnOrigin } from './public-url.js';
 import { dashboardReviewRoutes } from './review-routes.js';
 import { dashboardRunRoutes } from './run-routes.js';
+import { dashboardSessionRoutes } from './session-routes.js';
 import { cookieOf, loadSession, SESSION_COOKIE } from './sessions.js';
 import { sameSecret } from './tokens.js';
 import { dashboardTraceRoutes } from './trace-routes.js';
@@ -82,4 +83,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardMonitorRoutes, { ctx });
   await app.register(dashboardTraceRoutes, { ctx });
   await app.register(dashboardReviewRoutes, { ctx });
+  await app.register(dashboardSessionRoutes, { ctx });
 };

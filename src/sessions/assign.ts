@@ -27,8 +27,20 @@ export function pruneExpiredKeys(trx: Transaction<Database>, now = Date.now()): 
   return pruneSessionKeys(trx, new Date(now - CONTINUITY_WINDOW_MS).toISOString(), PRUNE_LIMIT);
 }
 
-/** What a call says about its session, read from its row (off the request path, in the writer). */
-export function cluesOf(row: LogRow, sessionKey: string | undefined): CallClues {
+/** What was parsed when the row was made (see `DraftParts`); each part left out is read from the row. */
+export interface ParsedCall {
+  metadata?: Record<string, unknown>;
+  request?: unknown;
+  input?: unknown;
+  /** `undefined`: read from the row's text. */
+  response?: unknown;
+}
+
+/**
+ * What a call says about its session, from its row and what was parsed to make it (off the request
+ * path, in the writer, once per call: a retried batch keeps its calls' clues).
+ */
+export function cluesOf(row: LogRow, sessionKey: string | undefined, parsed: ParsedCall = {}): CallClues {
   const clues: CallClues = {
     header: sessionKey && sessionKey !== '' ? sessionKey : null,
     previousLog: null,
@@ -40,11 +52,12 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined): CallClues 
     continues: null,
     soFar: null,
   };
-  const metadata = parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
+  const metadata = parsed.metadata ?? parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
   if (metadata.route === 'embeddings') return clues;
   const requestText = row.request ?? '';
   if (metadata.route === 'responses' && /"(previous_response_id|conversation)"/.test(requestText)) {
-    const request = parseJson<Record<string, unknown>>(requestText, {});
+    const parsedRequest = 'request' in parsed ? parsed.request : parseJson<unknown>(requestText, {});
+    const request = isObject(parsedRequest) ? parsedRequest : {};
     const previous = request.previous_response_id;
     if (typeof previous === 'string' && previous.startsWith('resp_'))
       clues.previousLog = `log_${previous.slice(5)}`;
@@ -53,9 +66,11 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined): CallClues 
     else if (isObject(conversation) && typeof conversation.id === 'string')
       clues.conversation = conversation.id;
   }
-  const input = inputEvents(parseJson<unknown>(row.input ?? 'null', null));
+  const input = inputEvents('input' in parsed ? parsed.input : parseJson<unknown>(row.input ?? 'null', null));
   if (input === null || input.length === 0) return clues;
-  const hashes = conversationHashes(input, answerEvents(parseJson<unknown>(row.response ?? 'null', null)));
+  const response =
+    parsed.response !== undefined ? parsed.response : parseJson<unknown>(row.response ?? 'null', null);
+  const hashes = conversationHashes(input, answerEvents(response));
   clues.continues = hashes.continues;
   clues.soFar = hashes.soFar;
   return clues;
@@ -88,14 +103,15 @@ interface Pending {
 export async function assignSessions(
   trx: Transaction<Database>,
   containerId: string,
-  calls: { row: LogRow; sessionKey?: string | null | undefined }[],
+  calls: { row: LogRow; clues?: CallClues | null | undefined }[],
 ): Promise<void> {
   const pending: Pending[] = [];
-  for (const { row, sessionKey } of calls) {
-    // null: the record came with its session id. Otherwise assigned afresh (a retried batch included).
-    if (sessionKey === null) continue;
+  for (const { row, clues } of calls) {
+    // null: the record came with its session id. Otherwise assigned afresh (a retried batch included);
+    // clues not given are read from the row.
+    if (clues === null) continue;
     row.session_id = null;
-    pending.push({ row, clues: cluesOf(row, sessionKey) });
+    pending.push({ row, clues: clues ?? cluesOf(row, undefined) });
   }
   if (pending.length === 0) return;
   const container = await trx

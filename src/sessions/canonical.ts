@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { isObject, type JsonObject } from '../shared/json.js';
 
 /**
@@ -173,11 +173,7 @@ const eventText = (e: ConversationEvent): string => {
   }
 };
 
-function digest(lines: string[]): string {
-  const hash = createHash('sha256');
-  for (const line of lines) hash.update(line).update('\n');
-  return hash.digest('base64url').slice(0, 32);
-}
+const digestOf = (hash: Hash): string => hash.digest('base64url').slice(0, 32);
 
 /** The two hashes continuity works with, of one call. */
 export interface ConversationHashes {
@@ -194,7 +190,6 @@ export function conversationHashes(
   input: ConversationEvent[],
   answer: ConversationEvent[],
 ): ConversationHashes {
-  const lines = input.map(eventText);
   let last = -1;
   for (let i = input.length - 1; i >= 0; i--) {
     const kind = input[i]!.kind;
@@ -203,8 +198,15 @@ export function conversationHashes(
       break;
     }
   }
-  return {
-    continues: last < 0 ? null : digest(lines.slice(0, last + 1)),
-    soFar: answer.length === 0 ? null : digest([...lines, ...answer.map(eventText)]),
-  };
+  // One pass over the conversation: the hash of the prefix is copied where *continues* ends, and the
+  // same hash goes on over the rest of the input and the answer for *so far*.
+  const hash = createHash('sha256');
+  let continues: string | null = null;
+  for (let i = 0; i < input.length; i++) {
+    hash.update(eventText(input[i]!)).update('\n');
+    if (i === last) continues = digestOf(hash.copy());
+  }
+  if (answer.length === 0) return { continues, soFar: null };
+  for (const e of answer) hash.update(eventText(e)).update('\n');
+  return { continues, soFar: digestOf(hash) };
 }

@@ -2,7 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../auth/guard.js';
 import { settleWithin } from '../catalog/logs/service.js';
 import { pageOf, responses } from '../http/schemas.js';
-import { ListSessionsQuery, SessionDetail, SessionIdParam, SessionList } from './schemas.js';
+import {
+  ListSessionsQuery,
+  SessionDetail,
+  SessionIdParam,
+  SessionList,
+  SessionTurnsQuery,
+} from './schemas.js';
 import * as service from './service.js';
 
 const tags = ['sessions'];
@@ -39,12 +45,13 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> =
         summary:
           'A session: its calls in order (messages, tool calls with arguments and results, scores) and totals',
         params: SessionIdParam,
-        response: responses({ 200: SessionDetail }, 404, 422),
+        querystring: SessionTurnsQuery,
+        response: responses({ 200: SessionDetail }, 404, 413, 422),
       },
     },
     async (req) => {
       await settle();
-      return service.getSession(ports, principalOf(req).projectId, req.params.session);
+      return service.getSession(ports, principalOf(req).projectId, req.params.session, req.query);
     },
   );
 };

@@ -63,6 +63,10 @@ export const Turn = Type.Object({
 export const SessionDetail = Type.Object({
   ...Session.properties,
   scores: Type.Array(Score, { description: 'Scores of session runs over this session' }),
+  turns_offset: Type.Integer({
+    minimum: 0,
+    description: 'Index of the first turn returned (turn_count says how many there are in all)',
+  }),
   turns: Type.Array(Turn),
   tool_calls: Type.Array(
     Type.Object({
@@ -103,3 +107,16 @@ export type ListSessionsQuery = Static<typeof ListSessionsQuery>;
 export const SessionIdParam = Type.Object({
   session: Type.String({ minLength: 1, maxLength: 200, description: 'Session id' }),
 });
+
+export const SessionTurnsQuery = Type.Object({
+  turns_offset: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Index of the first turn to return (default 0)' }),
+  ),
+  turns_limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'Turns to return, at most the server limit (EVALGATE_SESSION_MAX_TURNS, default 1000)',
+    }),
+  ),
+});
+export type SessionTurnsQuery = Static<typeof SessionTurnsQuery>;

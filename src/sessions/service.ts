@@ -12,10 +12,22 @@ export interface SessionContext {
   db: Kysely<Database>;
   /** Resolves once the calls answered so far are stored (and so assigned to their sessions). */
   settle?: () => Promise<void>;
+  /** How much of a session one read returns (the defaults when left out). */
+  limits?: SessionLimits;
 }
 
-/** A session shows at most this many calls (the first ones); longer sessions say so by turn_count. */
-export const MAX_TURNS = 1000;
+/** The size limit of a session read (`EVALGATE_SESSION_MAX_TURNS`, `EVALGATE_SESSION_MAX_BYTES`). */
+export interface SessionLimits {
+  /** Turns one read returns at most: a longer session is read in pages of turns. */
+  maxTurns: number;
+  /** Bytes of stored calls (input and response) one read takes at most: more is refused with 413. */
+  maxBytes: number;
+}
+
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxTurns: 1000, maxBytes: 32 * 1024 * 1024 };
+
+/** A session shows at most this many calls at once (the default limit). */
+export const MAX_TURNS = DEFAULT_SESSION_LIMITS.maxTurns;
 
 type SessionRow = Selectable<TaskSessionTable>;
 
@@ -108,6 +120,7 @@ export async function sessionLogs(
   db: Kysely<Database>,
   of: string | { traceId: string; containerId: string },
   limit = MAX_TURNS,
+  offset = 0,
 ): Promise<SessionLog[]> {
   const rows = await db
     .selectFrom('task_logs')
@@ -132,6 +145,7 @@ export async function sessionLogs(
     .orderBy('created_at')
     .orderBy('seq')
     .limit(limit)
+    .offset(offset)
     .execute();
   return rows.map((r) => ({
     id: r.id,
@@ -197,14 +211,71 @@ export async function requireSession(
   return row;
 }
 
-export async function getSession(ctx: SessionContext, projectId: string, id: string): Promise<SessionDetail> {
+/**
+ * The stored size (input and response text, in bytes) of a session's calls in `[offset, offset+limit)`,
+ * read before the calls themselves so that an oversized read is refused without loading it.
+ */
+async function turnsSize(db: Kysely<Database>, sessionId: string, offset: number, limit: number) {
+  const page = db
+    .selectFrom('task_logs')
+    .select((eb) =>
+      eb(
+        eb.fn.coalesce(eb.fn('length', ['input']), eb.val(0)),
+        '+',
+        eb.fn.coalesce(eb.fn('length', ['response']), eb.val(0)),
+      ).as('size'),
+    )
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .orderBy('seq')
+    .limit(limit)
+    .offset(offset)
+    .as('page');
+  const row = await db
+    .selectFrom(page)
+    .select((eb) => eb.fn.sum<number | string | null>('page.size').as('bytes'))
+    .executeTakeFirst();
+  return Number(row?.bytes ?? 0);
+}
+
+/** Which turns of a session one read returns: `turns_offset`, `turns_limit` (up to the limit). */
+export interface TurnsQuery {
+  turns_offset?: number;
+  turns_limit?: number;
+}
+
+export async function getSession(
+  ctx: SessionContext,
+  projectId: string,
+  id: string,
+  query: TurnsQuery = {},
+): Promise<SessionDetail> {
+  const limits = ctx.limits ?? DEFAULT_SESSION_LIMITS;
+  const offset = query.turns_offset ?? 0;
+  const limit = query.turns_limit ?? limits.maxTurns;
+  if (limit > limits.maxTurns) {
+    throw ApiError.invalid(
+      ['query', 'turns_limit'],
+      `turns_limit is at most ${limits.maxTurns} (the server's EVALGATE_SESSION_MAX_TURNS); read longer sessions in pages with turns_offset`,
+      'less_than_equal',
+    );
+  }
   const row = await requireSession(ctx.db, projectId, id);
-  const logs = await sessionLogs(ctx.db, row.id);
-  const t = transcriptOf(logs);
+  const bytes = await turnsSize(ctx.db, row.id, offset, limit);
+  if (bytes > limits.maxBytes) {
+    throw new ApiError(
+      'payload_too_large',
+      `Session '${id}': its turns ${offset}–${offset + limit - 1} hold ${bytes} bytes, over the limit of ${limits.maxBytes} bytes (EVALGATE_SESSION_MAX_BYTES); ask for fewer turns with turns_limit and turns_offset`,
+      { resource: 'session', ref: id, bytes, max_bytes: limits.maxBytes, turn_count: Number(row.turn_count) },
+    );
+  }
+  const logs = await sessionLogs(ctx.db, row.id, limit, offset);
+  const t = transcriptOf(logs, offset);
   const scores = await scoresOf(ctx.db, projectId, [row.id, ...logs.map((l) => l.id)]);
   return {
     ...toSession(row),
     scores: scores.get(row.id) ?? [],
+    turns_offset: offset,
     turns: t.turns.map((turn) => ({
       ...turn,
       usage: turn.usage as Record<string, unknown> | null,

@@ -38,12 +38,6 @@ interface Totals {
   models: string[];
 }
 
-/** The later of two ISO times. */
-function later(a: string, b: string): string {
-  if (a > b) return a;
-  return b;
-}
-
 function totalsOf(rows: LogRow[]): Totals {
   const t: Totals = {
     turns: 0,
@@ -83,66 +77,68 @@ export async function storeSessions(
   deltas: SessionDelta[],
   keys: Map<string, { session: string; at: string }>,
 ): Promise<void> {
-  const created = deltas.filter((d) => d.created !== null);
-  if (created.length > 0) {
-    await trx
-      .insertInto('task_sessions')
-      .values(
-        created.map((d) => {
-          const t = totalsOf(d.rows);
-          return {
-            id: d.id,
-            project_id: where.projectId,
-            container_id: where.containerId,
-            assigned_by: d.created!.assignedBy,
-            external_key: d.created!.externalKey,
-            started_at: d.created!.startedAt,
-            last_activity_at: t.last,
-            turn_count: t.turns,
-            error_count: t.errors,
-            prompt_tokens: t.promptTokens,
-            completion_tokens: t.completionTokens,
-            cost: t.cost,
-            latency_ms: t.latencyMs,
-            models: JSON.stringify(t.models),
-          };
-        }),
-      )
-      .execute();
-  }
+  // The models of sessions that existed (to add this batch's to), in one read.
   const grown = deltas.filter((d) => d.created === null);
+  const known = new Map<string, string>();
   if (grown.length > 0) {
-    const known = await trx
+    const rows = await trx
       .selectFrom('task_sessions')
-      .select(['id', 'models', 'last_activity_at'])
+      .select(['id', 'models'])
       .where(
         'id',
         'in',
         grown.map((d) => d.id),
       )
       .execute();
-    const byId = new Map(known.map((s) => [s.id, s]));
-    for (const d of grown) {
-      const before = byId.get(d.id);
-      if (!before) continue;
-      const t = totalsOf(d.rows);
-      const models = parseJson<string[]>(before.models, []);
+    for (const r of rows) known.set(r.id, r.models);
+  }
+  const values = [];
+  for (const d of deltas) {
+    const t = totalsOf(d.rows);
+    let models = t.models;
+    if (d.created === null) {
+      const before = known.get(d.id);
+      // A session gone meanwhile (deleted with its project) is not made again.
+      if (before === undefined) continue;
+      models = parseJson<string[]>(before, []);
       for (const m of t.models) if (!models.includes(m)) models.push(m);
-      await trx
-        .updateTable('task_sessions')
-        .set((eb) => ({
-          turn_count: eb('turn_count', '+', t.turns),
-          error_count: eb('error_count', '+', t.errors),
-          prompt_tokens: sql<number>`prompt_tokens + ${t.promptTokens}`,
-          completion_tokens: sql<number>`completion_tokens + ${t.completionTokens}`,
-          cost: eb('cost', '+', t.cost),
-          latency_ms: eb('latency_ms', '+', t.latencyMs),
-          last_activity_at: later(t.last, before.last_activity_at),
-          models: JSON.stringify(models),
-        }))
-        .where('id', '=', d.id)
-        .execute();
     }
+    values.push({
+      id: d.id,
+      project_id: where.projectId,
+      container_id: where.containerId,
+      // For a session that existed these four are not written (the conflict keeps the stored ones).
+      assigned_by: d.created?.assignedBy ?? 'continuity',
+      external_key: d.created?.externalKey ?? null,
+      started_at: d.created?.startedAt ?? t.last,
+      last_activity_at: t.last,
+      turn_count: t.turns,
+      error_count: t.errors,
+      prompt_tokens: t.promptTokens,
+      completion_tokens: t.completionTokens,
+      cost: t.cost,
+      latency_ms: t.latencyMs,
+      models: JSON.stringify(models),
+    });
+  }
+  // Started and grown sessions in one statement: a grown one adds the batch's totals to its own.
+  if (values.length > 0) {
+    await trx
+      .insertInto('task_sessions')
+      .values(values)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({
+          turn_count: sql<number>`task_sessions.turn_count + excluded.turn_count`,
+          error_count: sql<number>`task_sessions.error_count + excluded.error_count`,
+          prompt_tokens: sql<number>`task_sessions.prompt_tokens + excluded.prompt_tokens`,
+          completion_tokens: sql<number>`task_sessions.completion_tokens + excluded.completion_tokens`,
+          cost: sql<number>`task_sessions.cost + excluded.cost`,
+          latency_ms: sql<number>`task_sessions.latency_ms + excluded.latency_ms`,
+          last_activity_at: sql<string>`case when excluded.last_activity_at > task_sessions.last_activity_at then excluded.last_activity_at else task_sessions.last_activity_at end`,
+          models: sql<string>`excluded.models`,
+        }),
+      )
+      .execute();
   }
   if (keys.size > 0) {
     await trx

@@ -69,14 +69,16 @@ const sameEvent = (a: ConversationEvent | undefined, b: ConversationEvent | unde
 /**
  * A session's calls (in order) as turns: each call's input is compared with the conversation so far,
  * and only what it adds is shown (the user's next message, tool results); a call that does not continue
- * the conversation (another branch) shows its whole input.
+ * the conversation (another branch) shows its whole input. `first`: the index of the first call given
+ * (a page of a longer session, whose first call shows its whole input).
  */
-export function transcriptOf(logs: SessionLog[]): Transcript {
+export function transcriptOf(logs: SessionLog[], first = 0): Transcript {
   const turns: Turn[] = [];
   const toolCalls = new Map<string, TranscriptToolCall>();
   let soFar: ConversationEvent[] = [];
   const events: ConversationEvent[] = [];
-  logs.forEach((log, index) => {
+  logs.forEach((log, i) => {
+    const index = first + i;
     const input = inputEvents(log.input) ?? [];
     let start = 0;
     if (soFar.length <= input.length && soFar.every((e, i) => sameEvent(e, input[i]))) start = soFar.length;

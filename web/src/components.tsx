@@ -208,6 +208,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['containers', 'Containers'],
     ['monitors', 'Monitors'],
     ['traces', 'Traces'],
+    ['sessions', 'Sessions'],
     ['review', 'Review'],
     ['models', 'Models'],
     ['settings', 'Settings'],

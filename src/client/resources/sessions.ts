@@ -1,4 +1,4 @@
-import type { ListSessionsQuery, Session, SessionDetail } from '../../sessions/schemas.js';
+import type { ListSessionsQuery, Session, SessionDetail, SessionTurnsQuery } from '../../sessions/schemas.js';
 import type { RequestOptions, Transport } from '../http.js';
 import type { PagePromise } from '../pagination.js';
 import { listPages, seg } from './shared.js';
@@ -16,8 +16,16 @@ export class Sessions {
     return listPages(this.#transport, '/v1/sessions', params, options);
   }
 
-  /** The session's calls in order (messages, tool calls with arguments and results, scores). */
-  get(session: string, options?: RequestOptions): Promise<SessionDetail> {
-    return this.#transport.request({ method: 'GET', path: `/v1/sessions/${seg(session)}`, options });
+  /**
+   * The session's calls in order (messages, tool calls with arguments and results, scores); a long
+   * session is read in pages of turns (`turns_offset`, `turns_limit` up to the server's limit).
+   */
+  get(session: string, turns: SessionTurnsQuery = {}, options?: RequestOptions): Promise<SessionDetail> {
+    return this.#transport.request({
+      method: 'GET',
+      path: `/v1/sessions/${seg(session)}`,
+      query: { ...turns },
+      options,
+    });
   }
 }

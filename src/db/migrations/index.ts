@@ -24,8 +24,8 @@ import * as m024 from './024_sessions.js';
 import * as m025 from './025_review.js';
 import * as m026 from './026_session_monitors.js';
 import * as m027 from './027_conversation_calls.js';
-import * as m031 from './031_span_log_events.js';
 import * as m029 from './029_trace_indexes.js';
+import * as m031 from './031_span_log_events.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {

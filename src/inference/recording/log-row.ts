@@ -9,18 +9,29 @@ import type { TaskLogRecord } from './types.js';
 const clean = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
 const finite = (n: number) => (Number.isFinite(n) ? n : 0);
 
-/** The request's messages as JSON text, from the request's own text ('null' when it has none). */
-function messagesOf(requestText: string): string {
+/** The request's own text parsed (null when it is not JSON). */
+function parseRequest(requestText: string): { messages?: unknown } | null {
   try {
-    const request = JSON.parse(requestText) as { messages?: unknown } | null;
-    return JSON.stringify(request?.messages ?? null);
+    return JSON.parse(requestText) as { messages?: unknown } | null;
   } catch {
-    return 'null';
+    return null;
   }
 }
 
+/**
+ * What making a row parsed on the way (the session assignment reads these rather than parsing the
+ * row's text again): the request, the input messages, and the answer where it was at hand as a value
+ * (`undefined`: only the row's text holds it).
+ */
+export interface DraftParts {
+  metadata: Record<string, unknown>;
+  request: unknown;
+  input: unknown;
+  response: unknown;
+}
+
 /** The recorded response and output: a streamed answer's chunks assembled into one completion. */
-function answerOf(r: TaskLogRecord): { response: string; output: string | null } {
+function answerOf(r: TaskLogRecord): { response: string; output: string | null; value: unknown } {
   if (r.responseSse !== undefined) {
     const completion = assembleCompletion(ssePayloads(r.responseSse), r.model);
     // The usage chunk is not among them when the client did not ask for it.
@@ -30,27 +41,35 @@ function answerOf(r: TaskLogRecord): { response: string; output: string | null }
     return {
       response: JSON.stringify(completion),
       output: r.status === 'error' && text === '' ? null : text,
+      value: completion,
     };
   }
-  const response = r.responseText !== undefined ? r.responseText : JSON.stringify(r.response ?? null);
-  return { response, output: r.output };
+  if (r.responseText !== undefined) return { response: r.responseText, output: r.output, value: undefined };
+  return { response: JSON.stringify(r.response ?? null), output: r.output, value: r.response ?? null };
 }
 
-function inputOf(r: TaskLogRecord): string {
-  if (r.input !== undefined || r.requestText === undefined) return JSON.stringify(r.input ?? null);
-  return messagesOf(r.requestText);
+function inputOf(r: TaskLogRecord, request: { messages?: unknown } | null): unknown {
+  if (r.input !== undefined || r.requestText === undefined) return r.input ?? null;
+  return request?.messages ?? null;
 }
 
 /** A record as a row, seq 0 until its batch is written (set in place); throws if it cannot be serialised. */
 export function draftOf(r: TaskLogRecord): NewLogRow {
-  const { response, output } = answerOf(r);
-  return {
+  return draftWithParts(r).row;
+}
+
+/** A record as a row, and what was parsed to make it. */
+export function draftWithParts(r: TaskLogRecord): { row: NewLogRow; parts: DraftParts } {
+  const { response, output, value } = answerOf(r);
+  const request = r.requestText !== undefined ? parseRequest(r.requestText) : (r.request ?? null);
+  const input = inputOf(r, r.requestText !== undefined ? (request as { messages?: unknown } | null) : null);
+  const row: NewLogRow = {
     id: r.id,
     project_id: r.projectId,
     container_id: r.containerId,
     seq: 0,
     model: clean(r.model),
-    input: clean(inputOf(r)),
+    input: clean(JSON.stringify(input)),
     output: output === null ? null : clean(output),
     request: r.requestText !== undefined ? clean(r.requestText) : JSON.stringify(r.request ?? null),
     response: clean(response),
@@ -67,6 +86,7 @@ export function draftOf(r: TaskLogRecord): NewLogRow {
     parent_span_id: r.parentSpanId ?? null,
     session_id: r.sessionId ?? null,
   };
+  return { row, parts: { metadata: r.metadata ?? {}, request, input, response: value } };
 }
 
 /** `toISOString()`'s own form (the gateway's records come in it), kept as it is. */

@@ -3,9 +3,10 @@ import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/r
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { recordGatewaySpans } from '../../db/trace-gateway-spans.js';
-import { assignSessions, pruneExpiredKeys } from '../../sessions/assign.js';
+import { assignSessions, cluesOf, pruneExpiredKeys } from '../../sessions/assign.js';
+import type { CallClues } from '../../sessions/store.js';
 import { HeldIds } from './held-ids.js';
-import { draftOf } from './log-row.js';
+import { draftWithParts } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
 import type { CommittedLog, LogWriter } from './types.js';
 
@@ -53,7 +54,7 @@ const PRUNE_EVERY_MS = 60_000;
 async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
-  sessionKeys: WeakMap<NewLogRow, string | null>,
+  sessionClues: WeakMap<NewLogRow, CallClues | null>,
   prune: boolean,
 ): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
@@ -78,7 +79,7 @@ async function writeBatch(
       await assignSessions(
         trx,
         containerId,
-        drafts.map((row) => ({ row, sessionKey: sessionKeys.get(row) })),
+        drafts.map((row) => ({ row, clues: sessionClues.get(row) })),
       );
     }
     await insertLogRows(trx, rows);
@@ -129,10 +130,11 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
   const tried = new WeakSet<NewLogRow>();
   /**
-   * Records' session keys (the `X-Evalgate-Session` header), which are not columns of their own; null for
-   * a record that came with its session id (kept as it is).
+   * Records' session clues (the `X-Evalgate-Session` header, Responses ids, conversation hashes), read
+   * once as each record is made into a row from what that parsed; null for a record that came with its
+   * session id (kept as it is).
    */
-  const sessionKeys = new WeakMap<NewLogRow, string | null>();
+  const sessionClues = new WeakMap<NewLogRow, CallClues | null>();
   /** When the writer last deleted session keys too old to match (with a batch, at most once a minute). */
   let prunedAt = Date.now();
   let inFlight = 0;
@@ -229,7 +231,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, sessionKeys, prune);
+      const stored = await writeBatch(db, batch, sessionClues, prune);
       if (prune) prunedAt = Date.now();
       written += stored.length;
       lost += batch.length - stored.length;
@@ -324,9 +326,11 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           dropped++;
           return;
         }
-        const draft = draftOf(record);
-        if (record.sessionId !== undefined) sessionKeys.set(draft, null);
-        else if (record.sessionKey !== undefined) sessionKeys.set(draft, record.sessionKey);
+        const { row: draft, parts } = draftWithParts(record);
+        sessionClues.set(
+          draft,
+          record.sessionId !== undefined ? null : cluesOf(draft, record.sessionKey, parts),
+        );
         buffer.push(draft);
         accepted++;
         heldIds.accepted(draft.id);

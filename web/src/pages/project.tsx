@@ -11,6 +11,7 @@ import { MonitorPage, MonitorsPage } from './monitors';
 import { ReviewSection } from './review';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
+import { SessionPage, SessionsPage } from './sessions';
 import { SettingsPage } from './settings';
 import { TracePage, TracesPage } from './traces';
 
@@ -43,6 +44,9 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
       break;
     case 'traces':
       body = item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />;
+      break;
+    case 'sessions':
+      body = item ? <SessionPage project={p} id={item} /> : <SessionsPage project={p} />;
       break;
     case 'models':
       body = <ModelsPage project={p} />;

@@ -1,0 +1,261 @@
+import { useState } from 'react';
+import { type ListOf, useApi } from '../api';
+import { asText, Empty, ErrorBox, fmtDate, fmtDuration, fmtNum, fmtUsd, Loading, Pager } from '../components';
+import { Link } from '../router';
+import type { Project } from '../types';
+
+const PAGE = 20;
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+interface SessionSummary {
+  id: string;
+  container_id: string;
+  assigned_by: string;
+  key: string | null;
+  started_at: string;
+  last_activity_at: string;
+  turn_count: number;
+  error_count: number;
+  models: string[];
+  usage: Usage;
+  cost: number;
+  latency_ms: number;
+}
+
+interface Score {
+  run_id: string;
+  evaluator_id: string;
+  score: number | null;
+  passed: boolean | null;
+}
+
+interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+interface Turn {
+  index: number;
+  task_log_id: string;
+  model: string;
+  created_at: string;
+  status: 'success' | 'error';
+  input: { role: 'system' | 'user' | 'tool'; content: string; tool_call_id?: string }[];
+  output: { content: string | null; tool_calls: ToolCall[] };
+  usage: { prompt_tokens?: number; completion_tokens?: number } | null;
+  cost: number;
+  latency_ms: number;
+  error: unknown;
+  scores: Score[];
+}
+
+interface SessionDetail extends SessionSummary {
+  scores: Score[];
+  turns_offset: number;
+  turns: Turn[];
+  tool_calls: (ToolCall & { result: string | null; turn: number })[];
+}
+
+const verdict = (s: Score) =>
+  `${s.evaluator_id}: ${fmtNum(s.score)}${s.passed === null ? '' : s.passed ? ' pass' : ' fail'}`;
+
+function ScoreList(props: { project: string; scores: Score[] }) {
+  if (props.scores.length === 0) return null;
+  return (
+    <ul className="session-scores" aria-label="Scores">
+      {props.scores.map((s) => (
+        <li key={`${s.run_id}-${s.evaluator_id}`}>
+          <Link to={`/projects/${props.project}/runs/${s.run_id}`}>{verdict(s)}</Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** One tool call, folded: its name in the summary, arguments and result inside. */
+function FoldedCall(props: { call: ToolCall; result: string | null | undefined }) {
+  return (
+    <details className="tool-call">
+      <summary>
+        Tool call <code>{props.call.name}</code>
+      </summary>
+      <p className="small">Arguments</p>
+      <pre className="message-text">{asText(props.call.arguments)}</pre>
+      <p className="small">Result</p>
+      <pre className="message-text">{props.result ?? '(no result)'}</pre>
+    </details>
+  );
+}
+
+/** One call of the session as chat bubbles: what it added (user, tool results), then its answer. */
+function TurnView(props: { project: string; turn: Turn; results: Map<string, string | null> }) {
+  const t = props.turn;
+  const inTokens = t.usage?.prompt_tokens ?? 0;
+  const outTokens = t.usage?.completion_tokens ?? 0;
+  return (
+    <li className={t.status === 'error' ? 'turn error' : 'turn'} aria-label={`Turn ${t.index + 1}`}>
+      {t.input
+        .filter((m) => m.role !== 'tool')
+        .map((m) => (
+          <div key={`${t.task_log_id}-${m.role}-${m.content}`} className={`message ${m.role}`}>
+            <span className="muted small">{m.role}</span>
+            <div className="message-text">{m.content}</div>
+          </div>
+        ))}
+      <div className="message assistant">
+        <span className="muted small">assistant · {t.model}</span>
+        {t.output.content !== null && <div className="message-text">{t.output.content}</div>}
+        {t.output.tool_calls.map((c) => (
+          <FoldedCall key={`${t.task_log_id}-${c.id}-${c.name}`} call={c} result={props.results.get(c.id)} />
+        ))}
+        {t.status === 'error' && <div className="warn small">{asText(t.error)}</div>}
+      </div>
+      <p className="small muted turn-meta">
+        Turn {t.index + 1} · Tokens: {inTokens} in / {outTokens} out · {fmtUsd(t.cost)} ·{' '}
+        {fmtDuration(t.latency_ms)}
+      </p>
+      <ScoreList project={props.project} scores={t.scores} />
+    </li>
+  );
+}
+
+/** A session as a chat transcript, tool calls folded, with tokens, cost, latency and scores per turn. */
+export function SessionPage(props: { project: Project; id: string }) {
+  const [offset, setOffset] = useState(0);
+  const session = useApi<SessionDetail>(
+    `/projects/${props.project.id}/sessions/${encodeURIComponent(props.id)}?turns_offset=${offset}&turns_limit=${PAGE}`,
+  );
+  const s = session.data;
+  const results = new Map((s?.tool_calls ?? []).map((c) => [c.id, c.result]));
+  return (
+    <section className="card">
+      <p className="crumbs">
+        <Link to={`/projects/${props.project.id}/sessions`}>Sessions</Link> /
+      </p>
+      <h2>{s?.key ?? props.id}</h2>
+      <ErrorBox error={session.error} />
+      {!s ? (
+        <Loading />
+      ) : (
+        <>
+          <p className="small">
+            {fmtDate(s.started_at)} · {s.turn_count} turns · {s.error_count} errors · {s.usage.prompt_tokens}{' '}
+            in / {s.usage.completion_tokens} out tokens · {fmtUsd(s.cost)} · {fmtDuration(s.latency_ms)} ·
+            grouped by {s.assigned_by}
+          </p>
+          <ScoreList project={props.project.id} scores={s.scores} />
+          <ol className="transcript" aria-label="Transcript">
+            {s.turns.map((t) => (
+              <TurnView key={t.task_log_id} project={props.project.id} turn={t} results={results} />
+            ))}
+          </ol>
+          <Pager offset={offset} limit={PAGE} total={s.turn_count} onChange={setOffset} />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The project's sessions, newest first, with filters (time, model, errors, length). */
+export function SessionsPage(props: { project: Project }) {
+  const [offset, setOffset] = useState(0);
+  const [model, setModel] = useState('');
+  const [errors, setErrors] = useState('');
+  const [since, setSince] = useState('');
+  const [minTurns, setMinTurns] = useState('');
+  const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+  if (model) query.set('model', model);
+  if (errors) query.set('errors', errors);
+  if (since) query.set('since', new Date(Date.now() - Number(since) * 3_600_000).toISOString());
+  if (/^\d+$/.test(minTurns)) query.set('min_turns', minTurns);
+  const sessions = useApi<ListOf<SessionSummary>>(`/projects/${props.project.id}/sessions?${query}`);
+  const set = (f: (v: string) => void) => (v: string) => {
+    f(v);
+    setOffset(0);
+  };
+  return (
+    <section className="card">
+      <h2>Sessions</h2>
+      <p className="muted small">Conversations and agent runs: the gateway's calls grouped, newest first.</p>
+      <form className="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Active{' '}
+          <select value={since} onChange={(e) => set(setSince)(e.target.value)}>
+            <option value="">any time</option>
+            <option value="1">last hour</option>
+            <option value="24">last day</option>
+            <option value="168">last week</option>
+          </select>
+        </label>
+        <label>
+          Model <input value={model} onChange={(e) => set(setModel)(e.target.value)} />
+        </label>
+        <label>
+          Errors{' '}
+          <select value={errors} onChange={(e) => set(setErrors)(e.target.value)}>
+            <option value="">any</option>
+            <option value="true">with errors</option>
+            <option value="false">without errors</option>
+          </select>
+        </label>
+        <label>
+          Min turns{' '}
+          <input
+            inputMode="numeric"
+            size={4}
+            value={minTurns}
+            onChange={(e) => set(setMinTurns)(e.target.value)}
+          />
+        </label>
+      </form>
+      <ErrorBox error={sessions.error} />
+      {!sessions.data ? (
+        <Loading />
+      ) : sessions.data.data.length === 0 ? (
+        <Empty>No sessions yet.</Empty>
+      ) : (
+        <div className="table-scroll">
+          <table className="rows">
+            <thead>
+              <tr>
+                <th>Session</th>
+                <th>Started</th>
+                <th>Turns</th>
+                <th>Errors</th>
+                <th>Models</th>
+                <th>Tokens</th>
+                <th>Cost</th>
+                <th>Latency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.data.data.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <Link to={`/projects/${props.project.id}/sessions/${s.id}`}>{s.key ?? s.id}</Link>
+                  </td>
+                  <td>{fmtDate(s.started_at)}</td>
+                  <td>{s.turn_count}</td>
+                  <td>{s.error_count}</td>
+                  <td>{s.models.join(', ')}</td>
+                  <td>{s.usage.total_tokens}</td>
+                  <td>{fmtUsd(s.cost)}</td>
+                  <td>{fmtDuration(s.latency_ms)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {sessions.data && (
+        <Pager offset={offset} limit={PAGE} total={sessions.data.total} onChange={setOffset} />
+      )}
+    </section>
+  );
+}
