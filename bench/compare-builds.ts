@@ -92,6 +92,13 @@ function checkoutBuilt(commit: string): string {
         cwd: dir,
         stdio: 'inherit',
       });
+      // Without install scripts better-sqlite3 has no addon: this checkout's, when the versions agree.
+      const addon = 'node_modules/better-sqlite3/build';
+      if (ours.get('node_modules/better-sqlite3') === theirs.get('node_modules/better-sqlite3')) {
+        fs.cpSync(path.join(ROOT, addon), path.join(dir, addon), { recursive: true });
+      } else {
+        execFileSync('npm', ['rebuild', 'better-sqlite3'], { cwd: dir, stdio: 'inherit' });
+      }
     }
   }
   // The server serves the dashboard's files from web/dist; the bench never asks for them.
