@@ -14,6 +14,7 @@ interface AddFlags {
   session: string[];
   sample: string[];
   run?: string;
+  monitor?: string;
   failed?: boolean;
   share?: string;
   seed?: number;
@@ -50,9 +51,21 @@ export function addBodyOf(flags: AddFlags): AddItems {
   if (flags.sample.length) body.run_samples = flags.sample.map(sampleRef);
   const rules: Rule[] = flags.rules ? rulesFile(flags.rules) : [];
   const ruleFlags = [flags.failed, flags.share, flags.scoreMin, flags.scoreMax].some((f) => f !== undefined);
-  if (flags.run !== undefined) {
-    if (!ruleFlags) throw usage('--run needs a criterion: --failed, --share, --score-min or --score-max');
-    const rule: Rule = { run: flags.run };
+  if (flags.run !== undefined && flags.monitor !== undefined)
+    throw usage('give --run or --monitor, not both');
+  const over =
+    flags.run !== undefined
+      ? { run: flags.run }
+      : flags.monitor !== undefined
+        ? { monitor: flags.monitor }
+        : null;
+  if (over) {
+    if (!ruleFlags) {
+      throw usage(
+        `--${over.run ? 'run' : 'monitor'} needs a criterion: --failed, --share, --score-min or --score-max`,
+      );
+    }
+    const rule: Rule = { ...over };
     if (flags.failed) rule.failed = true;
     if (flags.share !== undefined) rule.share = numberOption('--share', flags.share);
     if (flags.seed !== undefined) rule.seed = flags.seed;
@@ -61,7 +74,9 @@ export function addBodyOf(flags: AddFlags): AddItems {
     if (flags.evaluator !== undefined) rule.evaluator = flags.evaluator;
     rules.push(rule);
   } else if (ruleFlags) {
-    throw usage('--failed, --share, --score-min and --score-max select positions of a run: give --run RUN');
+    throw usage(
+      '--failed, --share, --score-min and --score-max select positions of a run: give --run RUN or --monitor MONITOR',
+    );
   }
   if (rules.length) body.rules = rules;
   if (Object.keys(body).length === 0) {
@@ -173,11 +188,14 @@ export function registerQueueCommands(program: Command): void {
 
   queues
     .command('add <queue>')
-    .description("add items: task logs, sessions, run positions, or a rule over a run's scores")
+    .description(
+      "add items: task logs, sessions, run positions, or a rule over a run's or a monitor's scores",
+    )
     .option('--task-log <id>', 'a task log (repeatable)', collect, [])
     .option('--session <id>', 'a session (repeatable)', collect, [])
     .option('--sample <run:position>', 'a run position, RUN:POSITION[:LAUNCH] (repeatable)', collect, [])
     .option('--run <run>', 'a rule over this run: with --failed, --share, --score-min/--score-max')
+    .option('--monitor <monitor>', 'a rule over the calls this monitor scored (as --run)')
     .option('--failed', 'the positions the evaluator failed')
     .option('--share <r>', 'a seeded random share of the positions, 0 < r <= 1')
     .option('--seed <n>', 'seed of the share (0)', wholeNumber('--seed', 0))

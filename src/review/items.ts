@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { AnnotationItemTable } from '../db/schema-review.js';
 import type { ListResponse, Page } from '../http/schemas.js';
+import { findMonitor } from '../monitors/repository.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { QueueRow } from './queues.js';
@@ -99,6 +100,25 @@ async function requireRun(db: Db, projectId: string, runId: string, loc: (string
   if (!run) throw ApiError.invalid(loc, `Run '${runId}' not found in this project`, 'not_found');
 }
 
+/**
+ * The run a rule reads: its `run`, or the run of its `monitor` (a monitor scores the calls it selects as
+ * positions of a run of its own, so its failing or sampled calls are chosen as a run's are). Exactly one.
+ */
+async function ruleRun(db: Db, projectId: string, rule: ItemRule, loc: (string | number)[]): Promise<string> {
+  if ((rule.run === undefined) === (rule.monitor === undefined)) {
+    throw ApiError.invalid(loc, 'A rule names either a run or a monitor');
+  }
+  if (rule.run !== undefined) {
+    await requireRun(db, projectId, rule.run, [...loc, 'run']);
+    return rule.run;
+  }
+  const ref = rule.monitor ?? '';
+  const monitor = await findMonitor(db, projectId, ref);
+  if (!monitor)
+    throw ApiError.invalid([...loc, 'monitor'], `Monitor '${ref}' not found in this project`, 'not_found');
+  return monitor.run_id;
+}
+
 /** References given by id, each checked to exist in the project (422 naming the ones that do not). */
 async function refsByIds(db: Db, projectId: string, body: AddItems): Promise<Ref[]> {
   const refs: Ref[] = [];
@@ -167,7 +187,7 @@ export function shareHash(seed: number, run: string, launch: number, position: n
 }
 
 function ruleSource(rule: ItemRule): string {
-  const parts: string[] = [];
+  const parts: string[] = rule.monitor === undefined ? [] : [`monitor=${rule.monitor}`];
   if (rule.failed) parts.push('failed');
   if (rule.share !== undefined) parts.push(`share=${rule.share}`);
   if (rule.score_min !== undefined || rule.score_max !== undefined) {
@@ -188,7 +208,7 @@ async function addByRule(
   index: number,
 ): Promise<{ added: number; matched: number }> {
   const loc = ['body', 'rules', index];
-  await requireRun(db, queue.project_id, rule.run, [...loc, 'run']);
+  const runId = await ruleRun(db, queue.project_id, rule, loc);
   if (
     !rule.failed &&
     rule.share === undefined &&
@@ -210,7 +230,7 @@ async function addByRule(
     let q = db
       .selectFrom('run_samples')
       .select(['launch_index', 'position'])
-      .where('run_id', '=', rule.run)
+      .where('run_id', '=', runId)
       .where('evaluator_id', '=', evaluatorId);
     if (rule.failed) q = q.where('passed', '=', 0);
     if (rule.score_min !== undefined || rule.score_max !== undefined) q = q.where('status', '=', 'scored');
@@ -234,10 +254,8 @@ async function addByRule(
     const last = page[page.length - 1]!;
     after = { launch: Number(last.launch_index), position: Number(last.position) };
     const refs = page
-      .filter(
-        (r) => rule.share === undefined || shareHash(seed, rule.run, r.launch_index, r.position) < bound,
-      )
-      .map((r) => runSampleRef(rule.run, Number(r.launch_index), Number(r.position)));
+      .filter((r) => rule.share === undefined || shareHash(seed, runId, r.launch_index, r.position) < bound)
+      .map((r) => runSampleRef(runId, Number(r.launch_index), Number(r.position)));
     matched += refs.length;
     added += await insertItems(db, queue, refs, source);
   }

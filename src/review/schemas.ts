@@ -114,7 +114,16 @@ const Ids = (what: string) =>
 
 const ItemRule = Type.Object(
   {
-    run: Type.String({ minLength: 1, maxLength: 100, description: 'The run whose positions are chosen' }),
+    run: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'The run whose positions are chosen' }),
+    ),
+    monitor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'A monitor (id or name) whose scored calls are chosen (instead of a run)',
+      }),
+    ),
     evaluator: Type.Optional(
       Type.String({
         minLength: 1,
@@ -148,7 +157,8 @@ export const AddItems = Type.Object(
     rules: Type.Optional(
       Type.Array(ItemRule, {
         maxItems: 10,
-        description: 'Each rule selects the positions of a run where all its criteria hold; the rules add up',
+        description:
+          'Each rule selects the positions of a run (or the calls a monitor scored) where all its criteria hold; the rules add up',
       }),
     ),
   },

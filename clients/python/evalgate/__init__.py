@@ -18,7 +18,7 @@ from ._errors import (
     WaitTimeoutError,
 )
 from ._http import VERSION, RequestOptions
-from ._objects import MonitorResults, Run, RunComparison, RunResults
+from ._objects import Agreement, MonitorResults, Run, RunComparison, RunResults
 from ._pagination import AsyncPage, AsyncPager, Page
 from ._upload import UploadProgress
 from .testing import assert_run
@@ -37,6 +37,7 @@ __all__ = [
     "Run",
     "RunResults",
     "RunComparison",
+    "Agreement",
     "MonitorResults",
     "UploadProgress",
     "assert_run",

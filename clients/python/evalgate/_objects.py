@@ -62,6 +62,48 @@ class MonitorResults(Dict[str, Any]):
         return frame
 
 
+_AGREEMENT_FIGURES = ("percent_agreement", "kappa", "weighted_kappa", "pearson", "spearman", "mae")
+
+
+def _agreement_rows(agreement: Dict[str, Any], compared: bool) -> List[Dict[str, Any]]:
+    evaluator = agreement.get("evaluator") or {}
+    rows = []
+    for group in agreement.get("groups") or []:
+        row: Dict[str, Any] = {
+            "evaluator_id": evaluator.get("id"),
+            "evaluator": evaluator.get("name"),
+            "compared": compared,
+            "prompt_hash": group.get("prompt_hash"),
+            "n": group.get("n"),
+        }
+        intervals = group.get("intervals") or {}
+        for name in _AGREEMENT_FIGURES:
+            row[name] = group.get(name)
+            interval = intervals.get(name) or [None, None]
+            row[f"{name}_low"], row[f"{name}_high"] = interval[0], interval[1]
+        rows.append(row)
+    return rows
+
+
+class Agreement(Dict[str, Any]):
+    """Judge–human agreement: an evaluator's (``review.agreement()``, with the ``compare`` evaluator's
+    beside it when asked) or a queue's rubric evaluators' (``annotation_queues.agreement()``)."""
+
+    def rows(self) -> List[Dict[str, Any]]:
+        """One dict per evaluator and judge prompt (hash): n, percent agreement, κ, weighted κ, Pearson,
+        Spearman, MAE, and each figure's 95 % interval as ``<figure>_low`` / ``<figure>_high``."""
+        if "evaluators" in self:
+            return [r for a in self.get("evaluators") or [] for r in _agreement_rows(a, False)]
+        rows = _agreement_rows(self, False)
+        if self.get("compare"):
+            rows += _agreement_rows(self["compare"], True)
+        return rows
+
+    def to_pandas(self) -> Any:
+        """One row per evaluator and judge prompt (hash), the figures and their intervals as columns."""
+        return pandas().DataFrame.from_records(self.rows())
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from .._objects import Agreement
 from ._base import RequestOptions, Resource, merge_body, operation, seg
 
 
@@ -179,6 +180,7 @@ class AnnotationQueues(Resource):
             f"/v1/annotation-queues/{seg(queue)}/agreement",
             query={"seed": seed, "resamples": resamples},
             options=request_options,
+            wrap=Agreement,
         )
 
 
@@ -203,6 +205,7 @@ class EvaluatorReview(Resource):
             f"/v1/evaluators/{seg(evaluator)}/agreement",
             query={"queue": queue, "run": run, "compare": compare, "seed": seed, "resamples": resamples},
             options=request_options,
+            wrap=Agreement,
         )
 
     @operation("GET", "/v1/evaluator-templates")
