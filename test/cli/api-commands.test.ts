@@ -349,7 +349,7 @@ describe.skipIf(testDbKind() === 'postgres')('the API commands with --json', { t
     expect(noKey.stderr).toMatch(/^evalgate: configuration_error: Missing API key.*--api-key.*\n$/);
     expect(badFlags).toMatchObject({ code: 1, stdout: '' });
     expect(badFlags.stderr).toBe(
-      'evalgate: give exactly one of --dataset NAME, --logs and --generate MODELS\n',
+      'evalgate: give exactly one of --dataset NAME, --logs, --generate MODELS, --sessions CONTAINER and --simulate MODELS\n',
     );
     // --api-key and --base-url win over the environment.
     const flags = await evalgate(
