@@ -351,7 +351,35 @@ class GraderEvaluator(_GraderEvaluatorRequired, total=False):
     template: Optional[str]
 
 
-Evaluator = Union[JudgeEvaluator, CodeEvaluator, GraderEvaluator]
+class _EvaluatorVariant4Required(TypedDict):
+    object: Literal["evaluator.tool_call_match", "evaluator.trajectory_length"]
+    project_id: str
+    container_id: Optional[str]
+    container: Optional[str]
+    id: str
+    name: str
+    description: str
+    created_at: str
+    updated_at: str
+    metadata: Dict[str, Any]
+    pass_threshold: Optional[float]
+    mode: str
+    match_mode: Optional[str]
+    arguments_match: Optional[str]
+    expected_field: Optional[str]
+    tool_schemas: Optional[Dict[str, Any]]
+    length_of: Optional[str]
+    min_length: Optional[int]
+    max_length: Optional[int]
+
+
+class EvaluatorVariant4(_EvaluatorVariant4Required, total=False):
+    #: pass_fail, ordinal {min, max} (integers), continuous {min, max} or labels {labels}
+    scale: Union[JudgeEvaluatorScaleVariant1, JudgeEvaluatorScaleVariant2, JudgeEvaluatorScaleVariant3, JudgeEvaluatorScaleVariant4]
+    template: Optional[str]
+
+
+Evaluator = Union[JudgeEvaluator, CodeEvaluator, GraderEvaluator, EvaluatorVariant4]
 
 
 class EvaluatorDeleted(TypedDict):
@@ -395,6 +423,28 @@ class SessionsDataSource(TypedDict):
     type: Literal["sessions"]
     container: str
     range: str
+
+
+class TracesDataSource(TypedDict):
+    """traces data source"""
+
+    type: Literal["traces"]
+    container: str
+    range: str
+
+
+class _SimulateDataSourceRequired(TypedDict):
+    type: Literal["simulate"]
+    models: List[str]
+    range: str
+
+
+class SimulateDataSource(_SimulateDataSourceRequired, total=False):
+    """simulate data source"""
+
+    user_model: str
+    max_turns: int
+    tools: str
 
 
 class RunDataResultsOverall(TypedDict):
@@ -447,9 +497,9 @@ class RunData(TypedDict):
     evaluators: Optional[List[str]]
     container: Optional[str]
     dataset_id: Optional[str]
-    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
-    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
-    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource]]
+    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, SimulateDataSource]]
+    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, SimulateDataSource]]
+    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, SimulateDataSource]]
     results: Optional[RunDataResults]
     metrics: Optional[Dict[str, Any]]
     config: Optional[Dict[str, Any]]
@@ -632,6 +682,9 @@ class _MonitorRequired(TypedDict):
     #: Evaluator ids
     evaluators: List[str]
     sampling_rate: float
+    #: call or session
+    unit: Literal["call", "session"]
+    idle_seconds: Optional[int]
     filter: MonitorFilter
     enabled: bool
     environment: str
@@ -639,7 +692,7 @@ class _MonitorRequired(TypedDict):
     alert_state: Optional[Literal["firing", "resolved"]]
     #: The monitor's long-lived run
     run_id: str
-    #: Calls selected so far
+    #: Calls (or sessions) selected so far
     selected: int
     #: USD spent on judge calls
     spend: float
@@ -805,6 +858,8 @@ class SessionDetail(TypedDict):
     latency_ms: float
     #: Scores of session runs over this session
     scores: List[SessionDetailScoresItem]
+    #: Index of the first turn returned (turn_count says how many there are in all)
+    turns_offset: int
     turns: List[SessionDetailTurnsItem]
     tool_calls: List[SessionDetailToolCallsItem]
 
@@ -1314,8 +1369,8 @@ class PatchModel(TypedDict, total=False):
 
 
 class _CreateEvaluatorRequired(TypedDict):
-    #: judge, code, or a grader type: string_check, text_similarity, score_model, label_model
-    type: Literal["judge", "code", "string_check", "text_similarity", "score_model", "label_model"]
+    #: judge, code, a grader type (string_check, text_similarity, score_model, label_model) or a trajectory grader (tool_call_match, trajectory_length)
+    type: Literal["judge", "code", "string_check", "text_similarity", "score_model", "label_model", "tool_call_match", "trajectory_length"]
 
 
 class CreateEvaluator(_CreateEvaluatorRequired, total=False):
@@ -1351,6 +1406,17 @@ class CreateEvaluator(_CreateEvaluatorRequired, total=False):
     sampling_params: GraderEvaluatorSamplingParams
     labels: List[str]
     passing_labels: List[str]
+    #: tool_call_match: exact, in_order (default), any_order, subset or superset
+    match_mode: Literal["exact", "in_order", "any_order", "subset", "superset"]
+    #: tool_call_match: how arguments compare: exact (default), subset, schema or ignore
+    arguments_match: Literal["exact", "subset", "schema", "ignore"]
+    #: tool_call_match: the field (or dotted path) of the ground-truth row, else of the sample row, that lists the expected calls; default expected_tool_calls
+    expected_field: str
+    tool_schemas: Optional[Dict[str, Any]]
+    #: trajectory_length: what is counted (default tool_calls)
+    length_of: Literal["turns", "tool_calls"]
+    min_length: Optional[int]
+    max_length: Optional[int]
 
 
 class PatchEvaluator(TypedDict, total=False):
@@ -1383,6 +1449,17 @@ class PatchEvaluator(TypedDict, total=False):
     sampling_params: GraderEvaluatorSamplingParams
     labels: List[str]
     passing_labels: List[str]
+    #: tool_call_match: exact, in_order (default), any_order, subset or superset
+    match_mode: Literal["exact", "in_order", "any_order", "subset", "superset"]
+    #: tool_call_match: how arguments compare: exact (default), subset, schema or ignore
+    arguments_match: Literal["exact", "subset", "schema", "ignore"]
+    #: tool_call_match: the field (or dotted path) of the ground-truth row, else of the sample row, that lists the expected calls; default expected_tool_calls
+    expected_field: str
+    tool_schemas: Optional[Dict[str, Any]]
+    #: trajectory_length: what is counted (default tool_calls)
+    length_of: Literal["turns", "tool_calls"]
+    min_length: Optional[int]
+    max_length: Optional[int]
 
 
 class _CreateRunDatasetDataSourceRequired(TypedDict):
@@ -1399,7 +1476,7 @@ class CreateRunDatasetDataSource(_CreateRunDatasetDataSourceRequired, total=Fals
 
 class _CreateRunContainerDataSourceRequired(TypedDict):
     type: Literal["container"]
-    #: type=container or sessions: container id or label
+    #: type=container, sessions or traces: container id or label
     container: str
 
 
@@ -1422,7 +1499,7 @@ class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=Fa
 
 
 class CreateRunSessionsDataSourceFilter(TypedDict, total=False):
-    """type=sessions: which sessions"""
+    """type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)"""
 
     #: Sessions active at or after
     since: str
@@ -1436,7 +1513,7 @@ class CreateRunSessionsDataSourceFilter(TypedDict, total=False):
 
 class _CreateRunSessionsDataSourceRequired(TypedDict):
     type: Literal["sessions"]
-    #: type=container or sessions: container id or label
+    #: type=container, sessions or traces: container id or label
     container: str
 
 
@@ -1444,8 +1521,40 @@ class CreateRunSessionsDataSource(_CreateRunSessionsDataSourceRequired, total=Fa
     """sessions data source"""
 
     range: Optional[str]
-    #: type=sessions: which sessions
+    #: type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)
     filter: CreateRunSessionsDataSourceFilter
+
+
+class _CreateRunTracesDataSourceRequired(TypedDict):
+    type: Literal["traces"]
+    #: type=container, sessions or traces: container id or label
+    container: str
+
+
+class CreateRunTracesDataSource(_CreateRunTracesDataSourceRequired, total=False):
+    """traces data source"""
+
+    range: Optional[str]
+    #: type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)
+    filter: CreateRunSessionsDataSourceFilter
+
+
+class _CreateRunSimulateDataSourceRequired(TypedDict):
+    type: Literal["simulate"]
+    #: type=generate: model ids or slugs
+    models: List[str]
+    #: type=simulate: the simulated user’s model
+    user_model: str
+
+
+class CreateRunSimulateDataSource(_CreateRunSimulateDataSourceRequired, total=False):
+    """simulate data source"""
+
+    range: Optional[str]
+    #: type=simulate: user messages at most (default 5)
+    max_turns: int
+    #: type=simulate: offer the tools the row declares (default from_row)
+    tools: Literal["from_row", "none"]
 
 
 class CreateRunCache(TypedDict, total=False):
@@ -1465,9 +1574,9 @@ class _CreateRunRequired(TypedDict):
 
 
 class CreateRun(_CreateRunRequired, total=False):
-    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
-    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
-    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]]
+    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]]
+    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]]
+    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]]
     name: Optional[str]
     metadata: Optional[Dict[str, Any]]
     cache: Optional[CreateRunCache]
@@ -1504,6 +1613,10 @@ class _CreateMonitorRequired(TypedDict):
 class CreateMonitor(_CreateMonitorRequired, total=False):
     #: Share of the matching calls scored, 0 < r <= 1 (default 1)
     sampling_rate: float
+    #: What is scored: 'call' (default; each sampled task log) or 'session' (each sampled session, once it has been idle for idle_seconds)
+    unit: Literal["call", "session"]
+    #: unit 'session': seconds without a call after which a session is scored (default 300)
+    idle_seconds: int
     filter: MonitorFilter
     enabled: bool
     environment: str
@@ -1559,12 +1672,11 @@ class AddAnnotationItemsRunSamplesItem(_AddAnnotationItemsRunSamplesItemRequired
     launch: int
 
 
-class _AddAnnotationItemsRulesItemRequired(TypedDict):
+class AddAnnotationItemsRulesItem(TypedDict, total=False):
     #: The run whose positions are chosen
     run: str
-
-
-class AddAnnotationItemsRulesItem(_AddAnnotationItemsRulesItemRequired, total=False):
+    #: A monitor (id or name) whose scored calls are chosen (instead of a run)
+    monitor: str
     #: The evaluator whose rows are read (the rubric's first)
     evaluator: str
     #: Positions the evaluator failed
@@ -1585,7 +1697,7 @@ class AddAnnotationItems(TypedDict, total=False):
     #: Session ids
     sessions: List[str]
     run_samples: List[AddAnnotationItemsRunSamplesItem]
-    #: Each rule selects the positions of a run where all its criteria hold; the rules add up
+    #: Each rule selects the positions of a run (or the calls a monitor scored) where all its criteria hold; the rules add up
     rules: List[AddAnnotationItemsRulesItem]
 
 
@@ -1632,7 +1744,7 @@ class ExportReviewed(_ExportReviewedRequired, total=False):
     evaluator: str
 
 
-DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource]
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]
 
 
 RunResultsData = RunDataResults

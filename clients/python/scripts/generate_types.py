@@ -152,6 +152,7 @@ VENDOR_DIALECTS = {
     ("POST", "/v1/embeddings"),
     # OTLP/HTTP ingest: sent by OpenTelemetry's OTLP exporters, typed by the OTLP protocol.
     ("POST", "/v1/traces"),
+    ("POST", "/v1/logs"),
     ("POST", "/v1/fine_tuning/alpha/graders/run"),
     ("POST", "/v1/fine_tuning/alpha/graders/validate"),
     ("POST", "/v1/files"),

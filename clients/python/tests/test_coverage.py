@@ -53,6 +53,7 @@ EXCLUDED: Dict[Tuple[str, str], str] = {
     # OTLP/HTTP ingest: applications send spans with OpenTelemetry's OTLP exporters
     # (OTEL_EXPORTER_OTLP_ENDPOINT=<server>), never through this client.
     ("POST", "/v1/traces"): "OTLP ingest: use an OpenTelemetry OTLP exporter",
+    ("POST", "/v1/logs"): "OTLP ingest: use an OpenTelemetry OTLP log exporter",
     # Not part of the API: Prometheus scrapes it.
     ("GET", "/metrics"): "Prometheus metrics, not an API resource",
 }
