@@ -60,8 +60,8 @@ describe('the size limit of a session read', () => {
     const id = await sessionId('long');
     const over = await g.h.call('GET', `/v1/sessions/${id}?turns_limit=3`);
     expect(over.status).toBe(422);
-    expect(over.body.error.code).toBe('validation_error');
-    expect(over.body.error.message).toContain('turns_limit is at most 2');
+    expect(over.body.detail[0].loc).toEqual(['query', 'turns_limit']);
+    expect(over.body.detail[0].msg).toContain('turns_limit is at most 2');
     for (const q of ['turns_limit=0', 'turns_offset=-1', 'turns_limit=abc']) {
       const res = await g.h.call('GET', `/v1/sessions/${id}?${q}`);
       expect(res.status, q).toBe(422);
