@@ -1,97 +1,10 @@
 import { type Static, Type } from 'typebox';
 import { FreeObject, ListOf, Nullable, PageQuery } from '../http/schemas.js';
-import { POSITION_RANGE_FORMAT } from '../http/validation.js';
-
 import { RUN_STATUSES } from '../shared/run-status.js';
+import { DataSource } from './data-source-schema.js';
 
 export { isTerminal, RUN_STATUSES, type RunStatus, TERMINAL } from '../shared/run-status.js';
-
-export const RANGE_PATTERN = '^\\d+:\\d+$';
-
-/**
- * A data source, discriminated by `type` (default `generate`). The three variants share one object
- * schema so every problem is reported at its own field; the service enforces which fields each variant
- * takes (unknown ones are rejected, as in the contract).
- */
-/** type=sessions: which of the container's sessions the side reads (one position per session). */
-const SessionSideFilter = Type.Object(
-  {
-    since: Type.Optional(Type.String({ format: 'date-time', description: 'Sessions active at or after' })),
-    until: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description: 'Sessions started before (default: the run’s creation)',
-      }),
-    ),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-    errors: Type.Optional(Type.Boolean()),
-    min_turns: Type.Optional(Type.Integer({ minimum: 0 })),
-    max_turns: Type.Optional(Type.Integer({ minimum: 0 })),
-  },
-  {
-    additionalProperties: false,
-    description: 'type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)',
-  },
-);
-
-export const DataSource = Type.Object(
-  {
-    type: Type.Optional(
-      Type.Enum(['dataset', 'container', 'generate', 'sessions', 'traces', 'simulate'], {
-        default: 'generate',
-      }),
-    ),
-    dataset: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' }),
-    ),
-    container: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description: 'type=container, sessions or traces: container id or label',
-      }),
-    ),
-    filter: Type.Optional(SessionSideFilter),
-    models: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
-        minItems: 1,
-        maxItems: 32,
-        description: 'type=generate: model ids or slugs',
-      }),
-    ),
-    user_model: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 300, description: 'type=simulate: the simulated user’s model' }),
-    ),
-    max_turns: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 50,
-        description: 'type=simulate: user messages at most (default 5)',
-      }),
-    ),
-    tools: Type.Optional(
-      Type.Enum(['from_row', 'none'], {
-        description: 'type=simulate: offer the tools the row declares (default from_row)',
-      }),
-    ),
-    range: Type.Optional(
-      Nullable(
-        Type.String({
-          pattern: RANGE_PATTERN,
-          format: POSITION_RANGE_FORMAT,
-          description: 'start:end, 0-based, end exclusive, bounds at most 2^53 - 1; default 0:100',
-        }),
-      ),
-    ),
-  },
-  {
-    additionalProperties: false,
-    description: 'Data source: dataset, container task logs, or generated completions',
-    // Published as a oneOf of the variants (src/http/openapi-document.ts).
-    'x-data-source': 'request',
-  },
-);
-export type DataSource = Static<typeof DataSource>;
+export { DataSource, RANGE_PATTERN } from './data-source-schema.js';
 
 /** A run's name: what people call it in lists and pickers (not unique; ids stay the references). */
 export const RunName = Type.String({
