@@ -4,9 +4,8 @@ import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../.
 import type { Database } from '../../db/schema.js';
 import { recordGatewaySpans } from '../../db/trace-gateway-spans.js';
 import { assignSessions, cluesOf, pruneExpiredKeys } from '../../sessions/assign.js';
-import type { CallClues } from '../../sessions/store.js';
 import { HeldIds } from './held-ids.js';
-import { draftWithParts } from './log-row.js';
+import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
 import type { CommittedLog, LogWriter } from './types.js';
 
@@ -54,7 +53,7 @@ const PRUNE_EVERY_MS = 60_000;
 async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
-  sessionClues: WeakMap<NewLogRow, CallClues | null>,
+  sessionClues: WeakMap<NewLogRow, SessionAsk>,
   prune: boolean,
 ): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
@@ -79,7 +78,10 @@ async function writeBatch(
       await assignSessions(
         trx,
         containerId,
-        drafts.map((row) => ({ row, clues: sessionClues.get(row) })),
+        drafts.map((row) => {
+          const ask = sessionClues.get(row);
+          return { row, clues: ask === null ? null : cluesOf(row, ask?.key) };
+        }),
       );
     }
     await insertLogRows(trx, rows);
@@ -88,6 +90,9 @@ async function writeBatch(
     return rows;
   });
 }
+
+/** How a buffered call's session is found: null when the record came with its session id. */
+type SessionAsk = { key: string | undefined } | null;
 
 /** Ids of the batch already stored (an earlier attempt committed, but its answer was lost with the connection). */
 async function storedIds(db: Kysely<Database>, batch: NewLogRow[]): Promise<Set<string>> {
@@ -134,7 +139,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
    * once as each record is made into a row from what that parsed; null for a record that came with its
    * session id (kept as it is).
    */
-  const sessionClues = new WeakMap<NewLogRow, CallClues | null>();
+  const sessionClues = new WeakMap<NewLogRow, SessionAsk>();
   /** When the writer last deleted session keys too old to match (with a batch, at most once a minute). */
   let prunedAt = Date.now();
   let inFlight = 0;
@@ -326,11 +331,9 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           dropped++;
           return;
         }
-        const { row: draft, parts } = draftWithParts(record);
-        sessionClues.set(
-          draft,
-          record.sessionId !== undefined ? null : cluesOf(draft, record.sessionKey, parts),
-        );
+        const draft = draftOf(record);
+        // The session clues are read when the batch is written, off the caller's path.
+        sessionClues.set(draft, record.sessionId !== undefined ? null : { key: record.sessionKey });
         buffer.push(draft);
         accepted++;
         heldIds.accepted(draft.id);
