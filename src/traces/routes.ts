@@ -99,6 +99,43 @@ const decode = (bytes: Buffer, as: 'protobuf' | 'json'): OtlpTraceRequest =>
 const decodeLogs = (bytes: Buffer, as: 'protobuf' | 'json'): OtlpLogsRequest =>
   decodeWith(bytes, as, 'ExportLogsServiceRequest', decodeLogsProtobuf, logsFromJson);
 
+type Encoding = 'protobuf' | 'json';
+
+/**
+ * An OTLP export request's body, read within the limit, gunzipped and decoded in its encoding; or,
+ * when it cannot be, OTLP's error status already sent (400, 413) and undefined answered (415 is thrown).
+ */
+async function readExport<T>(
+  body: unknown,
+  contentEncoding: string | undefined,
+  as: Encoding,
+  reply: FastifyReply,
+  limit: number,
+  decodeAs: (bytes: Buffer, as: Encoding) => T,
+): Promise<T | undefined> {
+  if (!(body instanceof OtlpBody)) {
+    sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
+    return undefined;
+  }
+  try {
+    const raw = await readBounded(body.stream, limit);
+    return decodeAs(await decoded(raw, contentEncoding, limit), as);
+  } catch (err) {
+    if (!(err instanceof OtlpBodyError)) throw err;
+    if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
+    sendStatus(reply, as, err);
+    return undefined;
+  }
+}
+
+/** The answer, already encoded (protobuf or OTLP/JSON): sent as it is, past the response schema. */
+function sendEncoded(reply: FastifyReply, as: Encoding, bytes: Uint8Array | string): FastifyReply {
+  return reply
+    .code(200)
+    .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
+    .send(bytes);
+}
+
 const LogsExportResponse = Type.Object(
   {
     partialSuccess: Type.Optional(
@@ -157,17 +194,15 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
     async (req, reply) => {
       const as = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
       const { projectId } = principalOf(req);
-      if (!(req.body instanceof OtlpBody))
-        return sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
-      let request: OtlpTraceRequest;
-      try {
-        const raw = await readBounded(req.body.stream, bodyLimit);
-        request = decode(await decoded(raw, req.headers['content-encoding'], bodyLimit), as);
-      } catch (err) {
-        if (!(err instanceof OtlpBodyError)) throw err;
-        if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
-        return sendStatus(reply as FastifyReply, as, err);
-      }
+      const request = await readExport(
+        req.body,
+        req.headers['content-encoding'],
+        as,
+        reply,
+        bodyLimit,
+        decode,
+      );
+      if (request === undefined) return reply;
       const header = req.headers[CONTAINER_HEADER];
       const ref = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
       const result = await store.ingest(projectId, ref, request);
@@ -175,11 +210,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
         result.rejected > 0
           ? { rejectedSpans: result.rejected, errorMessage: result.errors.join('; ') }
           : null;
-      // The answer is already encoded (protobuf or OTLP/JSON): sent as it is, past the response schema.
-      return (reply as FastifyReply)
-        .code(200)
-        .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
-        .send(encodeResponse(partial, as));
+      return sendEncoded(reply, as, encodeResponse(partial, as));
     },
   );
 
@@ -213,26 +244,21 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
     async (req, reply) => {
       const as = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
       const { projectId } = principalOf(req);
-      if (!(req.body instanceof OtlpBody))
-        return sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
-      let request: OtlpLogsRequest;
-      try {
-        const raw = await readBounded(req.body.stream, bodyLimit);
-        request = decodeLogs(await decoded(raw, req.headers['content-encoding'], bodyLimit), as);
-      } catch (err) {
-        if (!(err instanceof OtlpBodyError)) throw err;
-        if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
-        return sendStatus(reply as FastifyReply, as, err);
-      }
+      const request = await readExport(
+        req.body,
+        req.headers['content-encoding'],
+        as,
+        reply,
+        bodyLimit,
+        decodeLogs,
+      );
+      if (request === undefined) return reply;
       const result = await store.ingestLogs(projectId, request);
       const partial =
         result.rejected > 0
           ? { rejectedLogRecords: result.rejected, errorMessage: result.errors.join('; ') }
           : null;
-      return (reply as FastifyReply)
-        .code(200)
-        .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
-        .send(encodeLogsResponse(partial, as));
+      return sendEncoded(reply, as, encodeLogsResponse(partial, as));
     },
   );
 
