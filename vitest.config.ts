@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // The whole suite runs once per database: the same tests against SQLite and against PostgreSQL.
@@ -5,11 +7,43 @@ import { defineConfig } from 'vitest/config';
 const only = process.env.EVALGATE_TEST_DB;
 const dbs = only ? [only] : ['sqlite', 'postgres'];
 
+/** A `describe.skipIf(...)` condition on the suite's database, and the database it skips. */
+const SKIP =
+  /^describe\.skipIf\((?:testDbKind\(\)|process\.env\.EVALGATE_TEST_DB) (===|!==) '(sqlite|postgres)'\)/;
+
+/**
+ * Test files that have nothing to run against `db`: every top-level `describe` skips it (the files that
+ * do not touch a database run once, under SQLite). Left out of that database's project, their modules
+ * are not even loaded there.
+ */
+function skippedOn(db: string): string[] {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.name.endsWith('.test.ts')) {
+        const tops = fs
+          .readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => /^describe[.(]/.test(line));
+        const skips = (line: string) => {
+          const m = SKIP.exec(line);
+          return m !== null && (m[1] === '===') === (m[2] === db);
+        };
+        if (tops.length > 0 && tops.every(skips)) files.push(file);
+      }
+    }
+  };
+  walk('test');
+  return files;
+}
+
 export default defineConfig({
   test: {
     projects: dbs.map((db) => ({
       extends: true,
-      test: { name: db, env: { EVALGATE_TEST_DB: db } },
+      test: { name: db, env: { EVALGATE_TEST_DB: db }, exclude: ['**/node_modules/**', ...skippedOn(db)] },
     })),
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

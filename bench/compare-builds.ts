@@ -21,6 +21,11 @@
  *   npm run bench:compare
  *   npm run bench:compare -- --base 465fb84 --rounds 7 --rate 500 --positions 5000
  *   npm run bench:compare -- --prepare          # only check out and build the older commit
+ *   npm run bench:compare -- --base 465fb84 --head 0a4a46d --parts plain,stream
+ *
+ * `--head` measures another commit's build (checked out and built the same way) in place of this
+ * checkout's: one change between two commits, apart from what came after it. `--parts` picks the figures
+ * (plain, stream, judge_run; all by default).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -48,6 +53,8 @@ const positions = Number(arg('positions', '3000'));
 const concurrency = Number(arg('concurrency', '128'));
 const maxSpread = Number(arg('max-spread', '0.25'));
 const target = Number(arg('target', '1.0'));
+const head = arg('head', '');
+const parts = new Set(arg('parts', 'plain,stream,judge_run').split(','));
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -175,11 +182,12 @@ async function judgeRunCpu(server: BenchServer, judgeId: string) {
 async function main(): Promise<void> {
   const loadBefore = loadAverage();
   const baseCommit = git('rev-parse', base);
-  const headCommit = git('rev-parse', 'HEAD');
-  const dirty = git('status', '--porcelain', '--untracked-files=no', 'src').length > 0;
+  const headCommit = git('rev-parse', head || 'HEAD');
+  const dirty = head ? false : git('status', '--porcelain', '--untracked-files=no', 'src').length > 0;
   const oldRoot = checkoutBuilt(baseCommit);
-  if (process.argv.includes('--prepare')) return; // the older build only, measured later
-  serverEntry(); // this checkout's build, before any server starts
+  const newRoot = head ? checkoutBuilt(headCommit) : undefined;
+  if (process.argv.includes('--prepare')) return; // the older builds only, measured later
+  if (!newRoot) serverEntry(); // this checkout's build, before any server starts
   const mock = await startMockProcess({ MOCK_REPLY_JSON: JSON.stringify({ score: 1, reasoning: 'ok' }) });
   const env = {
     ...LIMITS,
@@ -192,18 +200,20 @@ async function main(): Promise<void> {
   try {
     const old = await startServer(env, [], oldRoot);
     servers.push(old);
-    const cur = await startServer(env);
+    const cur = await startServer(env, [], newRoot);
     servers.push(cur);
-    const oldJudge = await setUpJudgeRun(old, mock.baseUrl, positions);
-    const curJudge = await setUpJudgeRun(cur, mock.baseUrl, positions);
-    const results = await alternate<Record<string, unknown> & { cpu_us_per_call: number }>(rounds, [
+    const judging = parts.has('judge_run');
+    const oldJudge = judging ? await setUpJudgeRun(old, mock.baseUrl, positions) : '';
+    const curJudge = judging ? await setUpJudgeRun(cur, mock.baseUrl, positions) : '';
+    const arms = [
       { name: 'old_plain', run: () => gatewayCpu(old, false) },
       { name: 'new_plain', run: () => gatewayCpu(cur, false) },
       { name: 'old_stream', run: () => gatewayCpu(old, true) },
       { name: 'new_stream', run: () => gatewayCpu(cur, true) },
       { name: 'old_judge_run', run: () => judgeRunCpu(old, oldJudge) },
       { name: 'new_judge_run', run: () => judgeRunCpu(cur, curJudge) },
-    ]);
+    ].filter((a) => parts.has(a.name.slice(4)));
+    const results = await alternate<Record<string, unknown> & { cpu_us_per_call: number }>(rounds, arms);
     const cpu = (r: { cpu_us_per_call: number }) => r.cpu_us_per_call;
     const medianOf = (name: string) => median((results.get(name) ?? []).map(cpu));
     const figure = (what: string) => ({
@@ -215,7 +225,7 @@ async function main(): Promise<void> {
       benchmark: 'compare-builds',
       method: 'alternating rounds (bench/method.ts); ratios new ÷ old',
       old: { commit: baseCommit, checkout: oldRoot },
-      new: { commit: headCommit, uncommitted_src_changes: dirty },
+      new: { commit: headCommit, checkout: newRoot ?? ROOT, uncommitted_src_changes: dirty },
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version },
       load_average: { before: loadBefore, after: loadAverage() },
       settings: {
@@ -226,8 +236,11 @@ async function main(): Promise<void> {
         concurrency,
         max_spread: maxSpread,
       },
-      gateway_cpu_per_call: { plain: figure('plain'), stream: figure('stream') },
-      judge_run_cpu_per_sample: figure('judge_run'),
+      gateway_cpu_per_call: {
+        ...(parts.has('plain') ? { plain: figure('plain') } : {}),
+        ...(parts.has('stream') ? { stream: figure('stream') } : {}),
+      },
+      ...(judging ? { judge_run_cpu_per_sample: figure('judge_run') } : {}),
       per_round: Object.fromEntries(results),
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

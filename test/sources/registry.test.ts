@@ -20,15 +20,15 @@ const side = (type: string): ReadSide => ({ type, ref: 'x', models: [], range: {
 describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the source registry', () => {
   it('refuses a side of an unknown kind instead of reading it as another kind', async () => {
     const ports = sourcePorts(untouchable);
-    expect(() => ports.countItems(side('traces'))).toThrow(UnknownSourceKind);
-    expect(() => ports.readItems(side('traces'), { start: 0, end: 5 })).toThrow(
-      /Unknown data source type 'traces'/,
+    expect(() => ports.countItems(side('spreadsheet'))).toThrow(UnknownSourceKind);
+    expect(() => ports.readItems(side('spreadsheet'), { start: 0, end: 5 })).toThrow(
+      /Unknown data source type 'spreadsheet'/,
     );
-    expect(() => kindOf(side('traces'))).toThrow(UnknownSourceKind);
+    expect(() => kindOf(side('spreadsheet'))).toThrow(UnknownSourceKind);
   });
 
   it('shows an unknown kind by its type and range, and a stored eval-rows plan as a dataset', () => {
-    expect(sideView(side('traces'))).toEqual({ type: 'traces', range: '0:5' });
+    expect(sideView(side('spreadsheet'))).toEqual({ type: 'spreadsheet', range: '0:5' });
     expect(sideView({ ...side('dataset'), shape: 'eval' })).toEqual({
       type: 'dataset',
       dataset: 'x',

@@ -15,51 +15,31 @@ import { SessionPage, SessionsPage } from './sessions';
 import { SettingsPage } from './settings';
 import { TracePage, TracesPage } from './traces';
 
+type SectionPage = (project: Project, item: string | undefined, rest: string[]) => ReactNode;
+
+/** Each section of a project, by its path segment: its list, or one item when the path names one. */
+const sections: Record<string, SectionPage> = {
+  runs: (p, item) => (item ? <RunPage project={p} id={item} /> : <RunsPage project={p} />),
+  evaluators: (p, item) =>
+    item ? <EvaluatorEditor project={p} id={item === 'new' ? null : item} /> : <EvaluatorsPage project={p} />,
+  datasets: (p, item) => (item ? <DatasetPage project={p} id={item} /> : <DatasetsPage project={p} />),
+  containers: (p, item) => (item ? <ContainerPage project={p} id={item} /> : <ContainersPage project={p} />),
+  monitors: (p, item) => (item ? <MonitorPage project={p} id={item} /> : <MonitorsPage project={p} />),
+  traces: (p, item) => (item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />),
+  sessions: (p, item) => (item ? <SessionPage project={p} id={item} /> : <SessionsPage project={p} />),
+  models: (p) => <ModelsPage project={p} />,
+  review: (p, _item, rest) => <ReviewSection project={p} rest={rest} />,
+  settings: (p) => <SettingsPage project={p} />,
+};
+
 /** A project's pages: /projects/:id/<section>[/<item>]. */
 export function ProjectPage(props: { id: string; rest: string[] }) {
   const project = useApi<Project>(`/projects/${encodeURIComponent(props.id)}`);
   if (!project.data) return project.error ? <ErrorBox error={project.error} /> : <Loading />;
   const p = project.data;
   const [section = 'runs', item] = props.rest;
-  let body: ReactNode;
-  switch (section) {
-    case 'runs':
-      body = item ? <RunPage project={p} id={item} /> : <RunsPage project={p} />;
-      break;
-    case 'evaluators':
-      body = item ? (
-        <EvaluatorEditor project={p} id={item === 'new' ? null : item} />
-      ) : (
-        <EvaluatorsPage project={p} />
-      );
-      break;
-    case 'datasets':
-      body = item ? <DatasetPage project={p} id={item} /> : <DatasetsPage project={p} />;
-      break;
-    case 'containers':
-      body = item ? <ContainerPage project={p} id={item} /> : <ContainersPage project={p} />;
-      break;
-    case 'monitors':
-      body = item ? <MonitorPage project={p} id={item} /> : <MonitorsPage project={p} />;
-      break;
-    case 'traces':
-      body = item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />;
-      break;
-    case 'sessions':
-      body = item ? <SessionPage project={p} id={item} /> : <SessionsPage project={p} />;
-      break;
-    case 'models':
-      body = <ModelsPage project={p} />;
-      break;
-    case 'review':
-      body = <ReviewSection project={p} rest={props.rest.slice(1)} />;
-      break;
-    case 'settings':
-      body = <SettingsPage project={p} />;
-      break;
-    default:
-      body = <ErrorBox error="No such page" />;
-  }
+  const page = sections[section];
+  const body: ReactNode = page ? page(p, item, props.rest.slice(1)) : <ErrorBox error="No such page" />;
   return (
     <div className="page">
       <p className="crumbs">
