@@ -6,6 +6,8 @@ export interface LoadSpec {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** The n-th request's body (n from 0, warm-up included), in place of `body`. */
+  bodyOf?: (n: number) => string;
   concurrency: number;
   warmupMs: number;
   durationMs: number;
@@ -61,6 +63,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let stopped = false;
   const paceFrom = performance.now();
   let slot = 0;
+  let sent = 0;
   const interval = spec.ratePerS ? 1000 / spec.ratePerS : 0;
 
   async function worker(): Promise<void> {
@@ -77,7 +80,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           method: 'POST',
           path: spec.path,
           headers: spec.headers,
-          body: spec.body,
+          body: spec.bodyOf ? spec.bodyOf(sent++) : spec.body,
         });
         for await (const _chunk of res.body) if (first < 0) first = performance.now();
         const t1 = performance.now();

@@ -6,6 +6,12 @@
  *   npm run bench:log-writer                                  # 40,000 records a mode at 8,000/s, SQLite
  *   npm run bench:log-writer -- --records 20000 --rate 4000 --database-url postgres://…/evalgate_bench
  *   npm run bench:log-writer -- --answer-chars 2000     # longer answers (streamed in 8-character pieces)
+ *   npm run bench:log-writer -- --continuity off        # a container that keeps no conversation continuity
+ *   npm run bench:log-writer -- --turns 3               # conversations of 3 calls, each repeating the last
+ *
+ * Each record carries the trace context the gateway gives a call without a `traceparent` (a fresh trace
+ * id and span id): the writer stores its gateway span and trace summary and assigns it to a session, as
+ * it does a gateway call's.
  *
  * Prints one JSON document: per mode, microseconds of CPU per record on the writer's thread (the
  * busiest thread besides the main one), on the main thread (making the records and handing them
@@ -20,6 +26,7 @@ import { insertContainer } from '../src/catalog/containers/repository.js';
 import { openDatabase } from '../src/db/database.js';
 import { completionText } from '../src/inference/providers/openai-compatible.js';
 import type { TaskLogRecord } from '../src/inference/recording/types.js';
+import { callTrace } from '../src/inference/traceparent.js';
 import { newId, nowIso } from '../src/shared/ids.js';
 import { ensureProject } from '../src/tenancy/projects.js';
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
@@ -29,6 +36,10 @@ const records = Number(arg('records', '40000'));
 const rate = Number(arg('rate', '8000'));
 /** The mock's answer: its own short sentence by default, else this many characters of prose. */
 const answerChars = Number(arg('answer-chars', '0'));
+/** `off`: the records' container keeps no conversation continuity (calls without a key get no session). */
+const continuity = arg('continuity', 'on') !== 'off';
+/** Calls per conversation: call n is turn n % turns of conversation n / turns, its input the turns before. */
+const turns = Math.max(1, Number(arg('turns', '1')));
 
 /** The mock upstream's answer to one call, as the gateway hands it to the writer. */
 async function answer(mockUrl: string, stream: boolean): Promise<string> {
@@ -67,6 +78,12 @@ async function main(): Promise<void> {
       created_at: nowIso(),
       updated_at: nowIso(),
     });
+    if (!continuity)
+      await handle.db
+        .updateTable('containers')
+        .set({ session_continuity: 0 })
+        .where('id', '=', containerId)
+        .execute();
     await handle.close();
 
     serverEntry(); // builds dist: the thread runs the compiled writer, as the server does
@@ -80,18 +97,31 @@ async function main(): Promise<void> {
     const answerText = completionText(JSON.parse(plain));
     const report: Record<string, unknown> = {};
     for (const mode of ['plain', 'stream'] as const) {
-      const requestText = JSON.stringify({
-        model: 'openai/gpt-4o-mini',
-        messages: [{ role: 'user', content: 'Say hello.' }],
-        ...(mode === 'stream' ? { stream: true } : {}),
-      });
+      let made = 0;
+      /** The n-th call's request: its conversation's turns so far, the mock's answer after each. */
+      const requestOf = (n: number) => {
+        const conversation = Math.floor(n / turns);
+        const messages: { role: string; content: string }[] = [];
+        for (let t = 0; t <= n % turns; t++) {
+          if (t > 0) messages.push({ role: 'assistant', content: answerText });
+          messages.push({
+            role: 'user',
+            content: turns > 1 ? `${mode} ${conversation}: question ${t + 1}?` : 'Say hello.',
+          });
+        }
+        return JSON.stringify({
+          model: 'openai/gpt-4o-mini',
+          messages,
+          ...(mode === 'stream' ? { stream: true } : {}),
+        });
+      };
       const record = (): TaskLogRecord => ({
         id: newId('log'),
         projectId,
         containerId,
         model: 'openai/gpt-4o-mini',
         output: mode === 'plain' ? answerText : null,
-        requestText,
+        requestText: requestOf(made++),
         ...(mode === 'plain' ? { responseText: plain } : { responseSse: sse }),
         usage: { prompt_tokens: 9, completion_tokens: 10, total_tokens: 19 },
         latencyMs: 1.234,
@@ -100,6 +130,7 @@ async function main(): Promise<void> {
         error: null,
         metadata: { stream: mode === 'stream', served_by: 'openai/gpt-4o-mini', attempts: 1 },
         createdAt: new Date().toISOString(),
+        ...callTrace(undefined),
       });
       const writer = createThreadedLogWriter(url, {});
       // The thread starts with the first record; its start-up is not counted.
@@ -129,6 +160,8 @@ async function main(): Promise<void> {
     }
     const settings = {
       rate_per_s: rate,
+      continuity,
+      turns,
       database: url.startsWith('sqlite:') ? 'sqlite' : 'postgres',
       answer_chars: answerText.length,
       stream_events: sse.split('\n\n').filter((e) => e.startsWith('data: ')).length,

@@ -17,12 +17,12 @@
  *
  * Prints one JSON document (progress on stderr), the load average before and after each part.
  */
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/db/database.js';
+import { percentiles, postgresDatabase, summary } from './databases.js';
 import { arg, startServer } from './lib.js';
-import { alternate, cpuPerCall, loadAverage, median } from './method.js';
+import { alternate, cpuPerCall, loadAverage } from './method.js';
 import { encodeBodies, sendBodies } from './traces-ingest.js';
 import { seededSession, seededTraceId, seedSpans } from './traces-seed.js';
 
@@ -34,43 +34,8 @@ const stored = Number(arg('stored', '1000000'));
 const reads = Number(arg('reads', '300'));
 const PG_ADMIN = arg('pg-admin-url', 'postgres://postgres@127.0.0.1:5432/postgres');
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
-
-function percentiles(xs: number[]) {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (p: number) => round2(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!);
-  return { p50: at(50), p95: at(95), max: round2(s.at(-1)!) };
-}
-
-const summary = (xs: number[]) => ({
-  median: round2(median(xs)),
-  range: [round2(Math.min(...xs)), round2(Math.max(...xs))],
-  rounds: xs.map(round2),
-});
-
-/** A PostgreSQL database of the bench's own, dropped afterwards. */
-async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: pg } = await import('pg');
-  const name = `evalgate_bench_traces_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: PG_ADMIN });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 async function main(): Promise<void> {
-  const pg = dbKind === 'postgres' ? await postgresDatabase() : null;
+  const pg = dbKind === 'postgres' ? await postgresDatabase(PG_ADMIN, 'traces') : null;
   const server = await startServer(pg ? { EVALGATE_DATABASE_URL: pg.url } : {});
   const pid = server.child.pid!;
   const url = pg?.url ?? `sqlite:${path.join(server.dataDir, 'evalgate.db')}`;

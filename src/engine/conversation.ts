@@ -4,7 +4,7 @@ import { insertLogRows, type NewLogRow, reserveSeqs } from '../catalog/logs/repo
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, RunGenerationTable } from '../db/schema.js';
 import type { ChatRequest, CompletionResult } from '../inference/types.js';
-import { assignSessions, cluesOf } from '../sessions/assign.js';
+import { assignSessions } from '../sessions/assign.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { Conversation, ConversationRole, TargetCall } from './conversation-types.js';
 import type { Generation } from './positions.js';
@@ -158,7 +158,7 @@ async function store(
         await assignSessions(
           trx,
           p.containerId,
-          logs.map((l) => ({ row: l, clues: cluesOf(l, key) })),
+          logs.map((l) => ({ row: l, ask: { key } })),
         );
         sessionId = logs[0]?.session_id ?? null;
       }

@@ -1,4 +1,4 @@
-import { randomHex } from '../shared/ids.js';
+import { newTraceId, randomHex } from '../shared/ids.js';
 
 /** The W3C trace context a gateway call is recorded in: the caller's trace, or a fresh one. */
 export interface CallTrace {
@@ -15,7 +15,7 @@ const ZEROS = /^0+$/;
 /**
  * The call's trace from a `traceparent` header (W3C Trace Context level 1): invalid or absent headers
  * are ignored as the specification says (version ff, all-zero ids, upper case, a version 00 header with
- * more fields), and the call then starts a trace of its own.
+ * more fields), and the call then starts a trace of its own (a time-ordered id, see `newTraceId`).
  */
 export function callTrace(header: string | string[] | undefined): CallTrace {
   const spanId = randomHex(8);
@@ -30,5 +30,5 @@ export function callTrace(header: string | string[] | undefined): CallTrace {
   ) {
     return { traceId: m[2]!, spanId, parentSpanId: m[3]! };
   }
-  return { traceId: randomHex(16), spanId };
+  return { traceId: newTraceId(), spanId };
 }

@@ -27,20 +27,12 @@ export function pruneExpiredKeys(trx: Transaction<Database>, now = Date.now()): 
   return pruneSessionKeys(trx, new Date(now - CONTINUITY_WINDOW_MS).toISOString(), PRUNE_LIMIT);
 }
 
-/** What was parsed when the row was made (see `DraftParts`); each part left out is read from the row. */
-export interface ParsedCall {
-  metadata?: Record<string, unknown>;
-  request?: unknown;
-  input?: unknown;
-  /** `undefined`: read from the row's text. */
-  response?: unknown;
-}
-
 /**
- * What a call says about its session, from its row and what was parsed to make it (off the request
- * path, in the writer, once per call: a retried batch keeps its calls' clues).
+ * What a call says about its session, read from its row (off the request path, in the writer's batch).
+ * `withHashes`: whether to read the conversation for continuity's
+ * hashes (the input and the answer, parsed and hashed); a container without continuity never asks.
  */
-export function cluesOf(row: LogRow, sessionKey: string | undefined, parsed: ParsedCall = {}): CallClues {
+export function cluesOf(row: LogRow, sessionKey: string | undefined, withHashes = true): CallClues {
   const clues: CallClues = {
     header: sessionKey && sessionKey !== '' ? sessionKey : null,
     previousLog: null,
@@ -52,11 +44,11 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, parsed: Par
     continues: null,
     soFar: null,
   };
-  const metadata = parsed.metadata ?? parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
+  const metadata = parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
   if (metadata.route === 'embeddings') return clues;
   const requestText = row.request ?? '';
   if (metadata.route === 'responses' && /"(previous_response_id|conversation)"/.test(requestText)) {
-    const parsedRequest = 'request' in parsed ? parsed.request : parseJson<unknown>(requestText, {});
+    const parsedRequest = parseJson<unknown>(requestText, {});
     const request = isObject(parsedRequest) ? parsedRequest : {};
     const previous = request.previous_response_id;
     if (typeof previous === 'string' && previous.startsWith('resp_'))
@@ -66,10 +58,10 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, parsed: Par
     else if (isObject(conversation) && typeof conversation.id === 'string')
       clues.conversation = conversation.id;
   }
-  const input = inputEvents('input' in parsed ? parsed.input : parseJson<unknown>(row.input ?? 'null', null));
+  if (!withHashes) return clues;
+  const input = inputEvents(parseJson<unknown>(row.input ?? 'null', null));
   if (input === null || input.length === 0) return clues;
-  const response =
-    parsed.response !== undefined ? parsed.response : parseJson<unknown>(row.response ?? 'null', null);
+  const response = parseJson<unknown>(row.response ?? 'null', null);
   const hashes = conversationHashes(input, answerEvents(response));
   clues.continues = hashes.continues;
   clues.soFar = hashes.soFar;
@@ -91,6 +83,12 @@ interface Pending {
 }
 
 /**
+ * How a call's session is found: by its clues, with the session key it came with (`X-Evalgate-Session`,
+ * an ingested span's conversation id), or `null` for a call recorded with its session id (kept as it is).
+ */
+export type SessionAsk = { key: string | undefined } | null;
+
+/**
  * Assigns the calls of one container's batch to sessions, in this order: the `X-Evalgate-Session`
  * header; a Responses `previous_response_id` (the session of the call that produced it) or
  * `conversation`; a trace id shared with earlier calls; then, where the container keeps continuity on,
@@ -103,17 +101,11 @@ interface Pending {
 export async function assignSessions(
   trx: Transaction<Database>,
   containerId: string,
-  calls: { row: LogRow; clues?: CallClues | null | undefined }[],
+  calls: { row: LogRow; ask: SessionAsk }[],
 ): Promise<void> {
-  const pending: Pending[] = [];
-  for (const { row, clues } of calls) {
-    // null: the record came with its session id. Otherwise assigned afresh (a retried batch included);
-    // clues not given are read from the row.
-    if (clues === null) continue;
-    row.session_id = null;
-    pending.push({ row, clues: clues ?? cluesOf(row, undefined) });
-  }
-  if (pending.length === 0) return;
+  // A call that came with its session id keeps it; the others are assigned afresh (a retried batch included).
+  const asked = calls.filter((c) => c.ask !== null);
+  if (asked.length === 0) return;
   const container = await trx
     .selectFrom('containers')
     .select(['project_id', 'session_continuity'])
@@ -121,6 +113,10 @@ export async function assignSessions(
     .executeTakeFirst();
   if (!container) return;
   const continuity = (container.session_continuity ?? 1) !== 0;
+  const pending: Pending[] = asked.map(({ row, ask }) => {
+    row.session_id = null;
+    return { row, clues: cluesOf(row, ask?.key, continuity) };
+  });
 
   const wanted = new Set<string>();
   const previousLogs = new Set<string>();

@@ -1,9 +1,13 @@
 import { type Insertable, sql, type Transaction } from 'kysely';
+import { insertRows } from '../db/bulk.js';
 import type { Database, TaskLogTable } from '../db/schema.js';
 import type { SessionAssignment } from '../db/schema-sessions.js';
 import { parseJson } from '../shared/json.js';
 
 type LogRow = Insertable<TaskLogTable>;
+
+/** Rows per multi-row statement (PostgreSQL; SQLite runs one cached single-row statement per row). */
+const STATEMENT_ROWS = 200;
 
 /** What one call says about its session. */
 export interface CallClues {
@@ -121,11 +125,12 @@ export async function storeSessions(
       models: JSON.stringify(models),
     });
   }
-  // Started and grown sessions in one statement: a grown one adds the batch's totals to its own.
-  if (values.length > 0) {
-    await trx
+  // Started and grown sessions in one statement per batch of rows (its text compiled once): a grown one
+  // adds the batch's totals to its own.
+  await insertRows(trx, 'sessions:upsert', values, STATEMENT_ROWS, (batch) =>
+    trx
       .insertInto('task_sessions')
-      .values(values)
+      .values(batch)
       .onConflict((oc) =>
         oc.column('id').doUpdateSet({
           turn_count: sql<number>`task_sessions.turn_count + excluded.turn_count`,
@@ -137,28 +142,25 @@ export async function storeSessions(
           last_activity_at: sql<string>`case when excluded.last_activity_at > task_sessions.last_activity_at then excluded.last_activity_at else task_sessions.last_activity_at end`,
           models: sql<string>`excluded.models`,
         }),
-      )
-      .execute();
-  }
-  if (keys.size > 0) {
-    await trx
+      ),
+  );
+  const keyRows = [...keys].map(([key, k]) => ({
+    container_id: where.containerId,
+    key,
+    session_id: k.session,
+    created_at: k.at,
+  }));
+  await insertRows(trx, 'sessions:keys', keyRows, STATEMENT_ROWS, (batch) =>
+    trx
       .insertInto('task_session_keys')
-      .values(
-        [...keys].map(([key, k]) => ({
-          container_id: where.containerId,
-          key,
-          session_id: k.session,
-          created_at: k.at,
-        })),
-      )
+      .values(batch)
       .onConflict((oc) =>
         oc.columns(['container_id', 'key']).doUpdateSet((eb) => ({
           session_id: eb.ref('excluded.session_id'),
           created_at: eb.ref('excluded.created_at'),
         })),
-      )
-      .execute();
-  }
+      ),
+  );
 }
 
 /**

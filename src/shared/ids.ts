@@ -42,6 +42,15 @@ export function randomHex(bytes: number): string {
   return randomFromPool(bytes).toString('hex');
 }
 
+/**
+ * A fresh W3C trace id that sorts by time: 48 bits of milliseconds, then 80 random bits (the random part
+ * covers the right-most 7 bytes that Trace Context level 2 asks to be random). Traces a process starts
+ * land at the end of the stores' indexes on trace ids rather than on a random page each.
+ */
+export function newTraceId(now = Date.now()): string {
+  return now.toString(16).padStart(12, '0').slice(-12) + randomHex(10);
+}
+
 let lastMs = 0;
 let lastRandom: Buffer = Buffer.alloc(10);
 let lastTime = '';

@@ -3,6 +3,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTrace } from '../../src/inference/traceparent.js';
+import { newTraceId } from '../../src/shared/ids.js';
 import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { sdkProvider, settled } from './helpers.js';
 
@@ -126,5 +127,19 @@ describe('gateway calls join the caller’s trace', () => {
       expect(got.parentSpanId, bad).toBeUndefined();
       expect(got.traceId).not.toBe(t);
     }
+  });
+
+  it('starts traces whose ids sort by time, random in their last 10 bytes', () => {
+    const early = newTraceId(Date.parse('2026-01-01T00:00:00Z'));
+    const late = newTraceId(Date.parse('2026-01-01T00:00:00.001Z'));
+    expect(early < late).toBe(true);
+    expect(early.slice(0, 12)).toBe(Date.parse('2026-01-01T00:00:00Z').toString(16).padStart(12, '0'));
+    const fresh = Array.from({ length: 50 }, () => callTrace(undefined).traceId);
+    for (const id of fresh) expect(id).toMatch(/^[0-9a-f]{32}$/);
+    expect(new Set(fresh.map((id) => id.slice(12))).size).toBe(50);
+    // Made one after another, they never sort before an earlier one's millisecond.
+    const times = fresh.map((id) => Number.parseInt(id.slice(0, 12), 16));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(Math.abs(times[0]! - Date.now())).toBeLessThan(60_000);
   });
 });

@@ -18,20 +18,8 @@ function parseRequest(requestText: string): { messages?: unknown } | null {
   }
 }
 
-/**
- * What making a row parsed on the way (the session assignment reads these rather than parsing the
- * row's text again): the request, the input messages, and the answer where it was at hand as a value
- * (`undefined`: only the row's text holds it).
- */
-export interface DraftParts {
-  metadata: Record<string, unknown>;
-  request: unknown;
-  input: unknown;
-  response: unknown;
-}
-
 /** The recorded response and output: a streamed answer's chunks assembled into one completion. */
-function answerOf(r: TaskLogRecord): { response: string; output: string | null; value: unknown } {
+function answerOf(r: TaskLogRecord): { response: string; output: string | null } {
   if (r.responseSse !== undefined) {
     const completion = assembleCompletion(ssePayloads(r.responseSse), r.model);
     // The usage chunk is not among them when the client did not ask for it.
@@ -41,11 +29,10 @@ function answerOf(r: TaskLogRecord): { response: string; output: string | null; 
     return {
       response: JSON.stringify(completion),
       output: r.status === 'error' && text === '' ? null : text,
-      value: completion,
     };
   }
-  if (r.responseText !== undefined) return { response: r.responseText, output: r.output, value: undefined };
-  return { response: JSON.stringify(r.response ?? null), output: r.output, value: r.response ?? null };
+  if (r.responseText !== undefined) return { response: r.responseText, output: r.output };
+  return { response: JSON.stringify(r.response ?? null), output: r.output };
 }
 
 function inputOf(r: TaskLogRecord, request: { messages?: unknown } | null): unknown {
@@ -55,12 +42,7 @@ function inputOf(r: TaskLogRecord, request: { messages?: unknown } | null): unkn
 
 /** A record as a row, seq 0 until its batch is written (set in place); throws if it cannot be serialised. */
 export function draftOf(r: TaskLogRecord): NewLogRow {
-  return draftWithParts(r).row;
-}
-
-/** A record as a row, and what was parsed to make it. */
-export function draftWithParts(r: TaskLogRecord): { row: NewLogRow; parts: DraftParts } {
-  const { response, output, value } = answerOf(r);
+  const { response, output } = answerOf(r);
   const request = r.requestText !== undefined ? parseRequest(r.requestText) : (r.request ?? null);
   const input = inputOf(r, r.requestText !== undefined ? (request as { messages?: unknown } | null) : null);
   const row: NewLogRow = {
@@ -86,7 +68,7 @@ export function draftWithParts(r: TaskLogRecord): { row: NewLogRow; parts: Draft
     parent_span_id: r.parentSpanId ?? null,
     session_id: r.sessionId ?? null,
   };
-  return { row, parts: { metadata: r.metadata ?? {}, request, input, response: value } };
+  return row;
 }
 
 /** `toISOString()`'s own form (the gateway's records come in it), kept as it is. */

@@ -3,7 +3,7 @@ import { insertLogRows, type NewLogRow, reserveSeqs } from '../../catalog/logs/r
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { recordGatewaySpans } from '../../db/trace-gateway-spans.js';
-import { assignSessions, cluesOf, pruneExpiredKeys } from '../../sessions/assign.js';
+import { assignSessions, pruneExpiredKeys, type SessionAsk } from '../../sessions/assign.js';
 import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
@@ -78,10 +78,7 @@ async function writeBatch(
       await assignSessions(
         trx,
         containerId,
-        drafts.map((row) => {
-          const ask = sessionClues.get(row);
-          return { row, clues: ask === null ? null : cluesOf(row, ask?.key) };
-        }),
+        drafts.map((row) => ({ row, ask: sessionClues.get(row) ?? { key: undefined } })),
       );
     }
     await insertLogRows(trx, rows);
@@ -90,9 +87,6 @@ async function writeBatch(
     return rows;
   });
 }
-
-/** How a buffered call's session is found: null when the record came with its session id. */
-type SessionAsk = { key: string | undefined } | null;
 
 /** Ids of the batch already stored (an earlier attempt committed, but its answer was lost with the connection). */
 async function storedIds(db: Kysely<Database>, batch: NewLogRow[]): Promise<Set<string>> {
