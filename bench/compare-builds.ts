@@ -95,16 +95,17 @@ function checkoutBuilt(commit: string): string {
       fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
     } else {
       log(`${commit}: ${differing.length} locked packages differ (${differing[0]![0]}…); npm ci`);
+      // Its output on stderr: stdout is the report's.
       execFileSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], {
         cwd: dir,
-        stdio: 'inherit',
+        stdio: ['ignore', 2, 2],
       });
       // Without install scripts better-sqlite3 has no addon: this checkout's, when the versions agree.
       const addon = 'node_modules/better-sqlite3/build';
       if (ours.get('node_modules/better-sqlite3') === theirs.get('node_modules/better-sqlite3')) {
         fs.cpSync(path.join(ROOT, addon), path.join(dir, addon), { recursive: true });
       } else {
-        execFileSync('npm', ['rebuild', 'better-sqlite3'], { cwd: dir, stdio: 'inherit' });
+        execFileSync('npm', ['rebuild', 'better-sqlite3'], { cwd: dir, stdio: ['ignore', 2, 2] });
       }
     }
   }
@@ -115,10 +116,7 @@ function checkoutBuilt(commit: string): string {
     execFileSync(
       process.execPath,
       [path.join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: dir,
-        stdio: 'inherit',
-      },
+      { cwd: dir, stdio: ['ignore', 2, 2] },
     );
   }
   return dir;

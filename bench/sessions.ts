@@ -8,7 +8,8 @@
  *    and the mock's answers, as an agent's calls do, with no session header: with continuity on the log
  *    writer finds each turn's session by the hash of the conversation so far; off, the calls have no
  *    session. Per round: the server's CPU per call (utime + stime of every thread, from /proc, until it is
- *    idle again). The figure is the median of the per-round ratios on ÷ off, with their range; target ≤ 1.05.
+ *    idle again), and how it split between the main thread and the log writer's. A first round of each is
+ *    not counted (the server's first calls compile its code). The figure is the median of the per-round ratios on ÷ off, with their range; target ≤ 1.05.
  *    The sessions the on container got are counted (one per conversation when continuity found them).
  * 2. Reads: `--stored` task logs in sessions of 5 written straight into the database
  *    (bench/sessions-seed.ts), then p50/p95 of `GET /v1/sessions` lists (newest first, a container, one
@@ -25,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/db/database.js';
 import { percentiles, postgresDatabase, summary } from './databases.js';
-import { api, arg, startMockProcess, startServer } from './lib.js';
+import { api, arg, startMockProcess, startServer, threadCpuUs, threadSplit } from './lib.js';
 import { runLoad } from './load.js';
 import { alternate, cpuPerCall, loadAverage, perRound, ratioFigure } from './method.js';
 import { seededSession, seedSessions } from './sessions-seed.js';
@@ -102,16 +103,18 @@ async function main(): Promise<void> {
     });
     const answer = await mockAnswer(mock.url);
 
-    // 1. Continuity on and off, alternating.
+    // 1. Continuity on and off, alternating, after one uncounted round of each (the server's first calls
+    // compile its code and schemas).
     const results = await alternate(
-      rounds,
+      rounds + 1,
       [
         { name: 'on', label: on.label as string },
         { name: 'off', label: off.label as string },
       ].map(({ name, label }) => ({
         name,
-        run: (round: number) =>
-          cpuPerCall([pid], async () => {
+        run: async (round: number) => {
+          const threadsBefore = threadCpuUs(pid);
+          const r = await cpuPerCall([pid], async () => {
             const r = await runLoad({
               origin: server.url,
               path: '/v1/chat/completions',
@@ -124,21 +127,41 @@ async function main(): Promise<void> {
               ratePerS: rate,
             });
             return { calls: r.completed, rps: r.rps, errors: r.errors, p50_ms: r.p50_ms };
-          }),
+          });
+          // Where the time went: the main thread, the log writer's thread, the rest (collector helpers…).
+          const split = threadSplit(pid, threadsBefore, threadCpuUs(pid));
+          const per = (us: number) => Math.round(us / Math.max(1, r.calls));
+          return {
+            ...r,
+            main_us_per_call: per(split.main),
+            writer_us_per_call: per(split.busiest_other),
+            other_us_per_call: per(split.rest),
+          };
+        },
       })),
       log,
     );
+    const callsOn = (results.get('on') ?? []).reduce((n, r) => n + r.calls, 0);
+    for (const list of results.values()) list.shift();
     const cpu = (r: { cpu_us_per_call: number }) => r.cpu_us_per_call;
     const sessionsOn = await api(server, 'GET', `/v1/sessions?container=${on.label}&limit=1`);
     const sessionsOff = await api(server, 'GET', `/v1/sessions?container=${off.label}&limit=1`);
-    const callsOn = (results.get('on') ?? []).reduce((n, r) => n + r.calls, 0);
     out.continuity = {
       settings: { rate_per_s: rate, duration_ms: durationMs, warmup_ms: warmupMs, turns, rounds },
       cpu_us_per_call: {
         on: summary((results.get('on') ?? []).map(cpu)),
         off: summary((results.get('off') ?? []).map(cpu)),
       },
+      writer_thread_us_per_call: {
+        on: summary((results.get('on') ?? []).map((r) => r.writer_us_per_call)),
+        off: summary((results.get('off') ?? []).map((r) => r.writer_us_per_call)),
+      },
+      main_thread_us_per_call: {
+        on: summary((results.get('on') ?? []).map((r) => r.main_us_per_call)),
+        off: summary((results.get('off') ?? []).map((r) => r.main_us_per_call)),
+      },
       on_over_off: ratioFigure(perRound(results, 'on', 'off', cpu), maxSpread, 1.05),
+      // Over every round, the uncounted first included: sessions made ÷ conversations sent.
       calls_on: callsOn,
       sessions_on: sessionsOn.total,
       conversations_on: Math.ceil(callsOn / turns),

@@ -28,9 +28,23 @@ export function rowRunnerOf(db: Kysely<Database>): RowRunner | undefined {
   return db.isTransaction ? rowRunners.get(db.getExecutor().adapter) : undefined;
 }
 
+/** The row counts a multi-row statement is built for, below a full batch: few texts, each compiled once. */
+const PART_ROWS = [256, 128, 64, 32, 16, 8, 4, 2, 1];
+
+/**
+ * How many of `left` rows the next statement takes: a full batch, else the largest of PART_ROWS that
+ * fits. A batch of any size is then a few statements whose texts are cached, rather than one statement
+ * of its own size built and compiled anew (which costs more than running it).
+ */
+export function statementRows(left: number, batchSize: number): number {
+  if (left >= batchSize) return batchSize;
+  return PART_ROWS.find((n) => n <= left && n < batchSize) ?? Math.min(left, batchSize);
+}
+
 /**
  * Inserts rows in batches of `batchSize` with the statement `build` makes, building each distinct
- * statement (same name, row count and columns) once per dialect and reusing its text afterwards. Rows must
+ * statement (same name, row count and columns) once per dialect and reusing its text afterwards; a
+ * partial batch is sent as statements of the few sizes of `statementRows`. Rows must
  * share their key order (build them with one function), so the parameters are the values row by row.
  * Returns the number of rows the database reports inserted (rows skipped by ON CONFLICT DO NOTHING are not).
  */
@@ -64,8 +78,9 @@ export async function insertRows<R extends object>(
     if (typeof single === 'string') return runner(single, rows.map(valuesOf));
   }
   let inserted = 0;
-  for (let i = 0; i < rows.length; i += batchSize) {
-    const batch = rows.slice(i, i + batchSize);
+  for (let i = 0, size = 0; i < rows.length; i += size) {
+    size = statementRows(rows.length - i, batchSize);
+    const batch = rows.slice(i, i + size);
     const parameters = batch.flatMap(valuesOf);
     const statement = statementFor(batch, parameters.length);
     const result = await db.executeQuery(

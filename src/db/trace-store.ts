@@ -1,5 +1,5 @@
 import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
-import { insertRows, rowRunnerOf } from './bulk.js';
+import { insertRows, rowRunnerOf, statementRows } from './bulk.js';
 import type { Database, SpanTable } from './schema.js';
 import { statementTexts } from './statements.js';
 
@@ -94,8 +94,10 @@ async function insertSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<S
     return spans.filter((_, i) => changed[i] === true);
   }
   const fresh: StoredSpan[] = [];
-  for (let i = 0; i < spans.length; i += INSERT_ROWS) {
-    const batch = spans.slice(i, i + INSERT_ROWS);
+  for (let i = 0, size = 0; i < spans.length; i += size) {
+    // Statements of a few sizes, so that their texts are compiled once (see `statementRows`).
+    size = statementRows(spans.length - i, INSERT_ROWS);
+    const batch = spans.slice(i, i + size);
     const parameters: unknown[] = [];
     for (const s of batch) for (const v of valuesOf(s.row)) parameters.push(v);
     const result = await db.executeQuery<{ project_id: string; trace_id: string; span_id: string }>(

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { insertRows } from '../../src/db/bulk.js';
+import { insertRows, statementRows } from '../../src/db/bulk.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
+import { statementTexts } from '../../src/db/statements.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 
 type OrgRow = Database['organizations'];
@@ -85,5 +86,31 @@ describe('insertRows', () => {
         ),
     ).rejects.toThrow();
     expect(await stored()).toEqual([]);
+  });
+
+  it('sends a batch of any size as statements of a few sizes, each text built once', async () => {
+    const sizes = (n: number, batch: number) => {
+      const out: number[] = [];
+      for (let left = n; left > 0; left -= out.at(-1)!) out.push(statementRows(left, batch));
+      return out;
+    };
+    expect(sizes(1203, 500)).toEqual([500, 500, 128, 64, 8, 2, 1]);
+    expect(sizes(97, 500)).toEqual([64, 32, 1]);
+    expect(sizes(10, 8)).toEqual([8, 2]);
+    expect(sizes(3, 2)).toEqual([2, 1]);
+    // Outside a transaction (the multi-row path on both databases): the texts kept are of those sizes only.
+    let next = 0;
+    for (const n of [97, 33, 81, 7, 150]) {
+      await insertOrgs(
+        handle.db,
+        Array.from({ length: n }, () => org(next++)),
+      );
+    }
+    expect(await stored()).toHaveLength(next);
+    const kept = [...statementTexts(handle.db).keys()]
+      .filter((k) => k.startsWith('insert:organizations|'))
+      .map((k) => Number(k.split('|')[1]))
+      .sort((a, b) => a - b);
+    expect(kept).toEqual([1, 2, 4, 16, 32, 64, 128]);
   });
 });
