@@ -40,3 +40,17 @@ export async function postgresDatabase(
     },
   };
 }
+
+/**
+ * A timer of GET requests to `origin` (ms to the end of the body); a non-200 answer throws. A keep-alive
+ * connection the server closed meanwhile (during a long seeding) fails once: the request is sent again.
+ */
+export function timedGet(origin: string, headers: Record<string, string>) {
+  return async (route: string): Promise<number> => {
+    const t = performance.now();
+    const res = await fetch(origin + route, { headers }).catch(() => fetch(origin + route, { headers }));
+    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+    return performance.now() - t;
+  };
+}

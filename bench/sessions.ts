@@ -25,7 +25,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/db/database.js';
-import { percentiles, postgresDatabase, summary } from './databases.js';
+import { percentiles, postgresDatabase, summary, timedGet } from './databases.js';
 import { api, arg, startMockProcess, startServer, threadCpuUs, threadSplit } from './lib.js';
 import { runLoad } from './load.js';
 import { alternate, cpuPerCall, loadAverage, perRound, ratioFigure } from './method.js';
@@ -185,16 +185,7 @@ async function main(): Promise<void> {
       );
       const seedSeconds = Math.round((performance.now() - t0) / 100) / 10;
       await handle.close();
-      const time = async (route: string): Promise<number> => {
-        const t = performance.now();
-        // A keep-alive connection the server closed during the (long) seeding fails once: asked again.
-        const res = await fetch(server.url + route, { headers: auth }).catch(() =>
-          fetch(server.url + route, { headers: auth }),
-        );
-        if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
-        return performance.now() - t;
-      };
+      const time = timedGet(server.url, auth);
       const pick = (i: number) => (i * 7919 + 13) % sessions;
       for (let i = 0; i < 20; i++) await time(`/v1/sessions/${seededSession(pick(i + reads))}`);
       const gets: number[] = [];

@@ -20,7 +20,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/db/database.js';
-import { percentiles, postgresDatabase, summary } from './databases.js';
+import { percentiles, postgresDatabase, summary, timedGet } from './databases.js';
 import { arg, startServer } from './lib.js';
 import { alternate, cpuPerCall, loadAverage } from './method.js';
 import { encodeBodies, sendBodies } from './traces-ingest.js';
@@ -104,16 +104,7 @@ async function main(): Promise<void> {
     const seed = await seedSpans(handle.db, project.project_id, project.container_id!, stored);
     await handle.close();
     const traces = seed.traces;
-    const time = async (route: string): Promise<number> => {
-      const t = performance.now();
-      // A keep-alive connection the server closed during the (long) seeding fails once: asked again.
-      const res = await fetch(server.url + route, { headers: auth }).catch(() =>
-        fetch(server.url + route, { headers: auth }),
-      );
-      if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-      return performance.now() - t;
-    };
+    const time = timedGet(server.url, auth);
     const pick = (i: number) => (i * 7919 + 13) % traces;
     // Warm-up: the first reads load pages into the caches.
     for (let i = 0; i < 20; i++) await time(`/v1/traces/${seededTraceId(pick(i + reads))}`);
