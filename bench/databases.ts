@@ -54,3 +54,16 @@ export function timedGet(origin: string, headers: Record<string, string>) {
     return performance.now() - t;
   };
 }
+
+/**
+ * The reads' figures against their targets: one item's lookup (p95 ≤ 50 ms) and the filtered lists
+ * (each list's p95 ≤ 200 ms), from the lookup times and each list's percentiles.
+ */
+export function readFigures(lookups: number[], lists: Record<string, ReturnType<typeof percentiles>>) {
+  const lookup = percentiles(lookups);
+  const worstList = Math.max(...Object.values(lists).map((l) => l.p95));
+  return {
+    lookup: { ...lookup, target: 'p95 <= 50', meets_target: lookup.p95 <= 50 },
+    list: { ...lists, target: 'p95 <= 200', meets_target: worstList <= 200 },
+  };
+}
