@@ -38,7 +38,7 @@ const PART_ROWS = [256, 128, 64, 32, 16, 8, 4, 2, 1];
  */
 export function statementRows(left: number, batchSize: number): number {
   if (left >= batchSize) return batchSize;
-  return PART_ROWS.find((n) => n <= left && n < batchSize) ?? Math.min(left, batchSize);
+  return PART_ROWS.find((n) => n <= left) ?? left;
 }
 
 /**

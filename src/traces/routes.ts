@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { principalOf } from '../auth/guard.js';
@@ -64,7 +64,10 @@ const ExportBody = Type.Unknown({
     'ExportTraceServiceRequest (opentelemetry-proto), protobuf or OTLP/JSON; Content-Encoding gzip allowed',
 });
 
-function sendStatus(reply: FastifyReply, as: 'protobuf' | 'json', e: OtlpBodyError): FastifyReply {
+/** How an OTLP request and its answer are encoded (the request's content type says). */
+type Encoding = 'protobuf' | 'json';
+
+function sendStatus(reply: FastifyReply, as: Encoding, e: OtlpBodyError): FastifyReply {
   const code = e.status === 413 ? RPC_CODES.RESOURCE_EXHAUSTED : RPC_CODES.INVALID_ARGUMENT;
   // A body left half-read (past the limit) is not waited for: the connection ends with this answer.
   if (!reply.request.raw.complete) reply.header('connection', 'close');
@@ -76,7 +79,7 @@ function sendStatus(reply: FastifyReply, as: 'protobuf' | 'json', e: OtlpBodyErr
 
 function decodeWith<T>(
   bytes: Buffer,
-  as: 'protobuf' | 'json',
+  as: Encoding,
   message: string,
   fromProtobuf: (b: Uint8Array) => T,
   fromJsonValue: (v: unknown) => T,
@@ -93,33 +96,31 @@ function decodeWith<T>(
   }
 }
 
-const decode = (bytes: Buffer, as: 'protobuf' | 'json'): OtlpTraceRequest =>
+const decode = (bytes: Buffer, as: Encoding): OtlpTraceRequest =>
   decodeWith(bytes, as, 'ExportTraceServiceRequest', decodeProtobuf, fromJson);
 
-const decodeLogs = (bytes: Buffer, as: 'protobuf' | 'json'): OtlpLogsRequest =>
+const decodeLogs = (bytes: Buffer, as: Encoding): OtlpLogsRequest =>
   decodeWith(bytes, as, 'ExportLogsServiceRequest', decodeLogsProtobuf, logsFromJson);
 
-type Encoding = 'protobuf' | 'json';
-
 /**
- * An OTLP export request's body, read within the limit, gunzipped and decoded in its encoding; or,
- * when it cannot be, OTLP's error status already sent (400, 413) and undefined answered (415 is thrown).
+ * An OTLP export request's body in the encoding its content type names, read within the limit, gunzipped
+ * and decoded; or, when it cannot be, OTLP's error status already sent (400, 413) and undefined answered
+ * (415 is thrown).
  */
 async function readExport<T>(
-  body: unknown,
-  contentEncoding: string | undefined,
-  as: Encoding,
+  req: FastifyRequest,
   reply: FastifyReply,
   limit: number,
   decodeAs: (bytes: Buffer, as: Encoding) => T,
-): Promise<T | undefined> {
-  if (!(body instanceof OtlpBody)) {
+): Promise<{ as: Encoding; request: T } | undefined> {
+  const as: Encoding = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
+  if (!(req.body instanceof OtlpBody)) {
     sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
     return undefined;
   }
   try {
-    const raw = await readBounded(body.stream, limit);
-    return decodeAs(await decoded(raw, contentEncoding, limit), as);
+    const raw = await readBounded(req.body.stream, limit);
+    return { as, request: decodeAs(await decoded(raw, req.headers['content-encoding'], limit), as) };
   } catch (err) {
     if (!(err instanceof OtlpBodyError)) throw err;
     if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
@@ -192,17 +193,10 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
       },
     },
     async (req, reply) => {
-      const as = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
       const { projectId } = principalOf(req);
-      const request = await readExport(
-        req.body,
-        req.headers['content-encoding'],
-        as,
-        reply,
-        bodyLimit,
-        decode,
-      );
-      if (request === undefined) return reply;
+      const read = await readExport(req, reply, bodyLimit, decode);
+      if (read === undefined) return reply;
+      const { as, request } = read;
       const header = req.headers[CONTAINER_HEADER];
       const ref = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
       const result = await store.ingest(projectId, ref, request);
@@ -242,17 +236,10 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
       },
     },
     async (req, reply) => {
-      const as = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
       const { projectId } = principalOf(req);
-      const request = await readExport(
-        req.body,
-        req.headers['content-encoding'],
-        as,
-        reply,
-        bodyLimit,
-        decodeLogs,
-      );
-      if (request === undefined) return reply;
+      const read = await readExport(req, reply, bodyLimit, decodeLogs);
+      if (read === undefined) return reply;
+      const { as, request } = read;
       const result = await store.ingestLogs(projectId, request);
       const partial =
         result.rejected > 0

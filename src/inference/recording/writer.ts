@@ -53,7 +53,7 @@ const PRUNE_EVERY_MS = 60_000;
 async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
-  sessionClues: WeakMap<NewLogRow, SessionAsk>,
+  sessionAsks: WeakMap<NewLogRow, SessionAsk>,
   prune: boolean,
 ): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
@@ -78,7 +78,7 @@ async function writeBatch(
       await assignSessions(
         trx,
         containerId,
-        drafts.map((row) => ({ row, ask: sessionClues.get(row) ?? { key: undefined } })),
+        drafts.map((row) => ({ row, ask: sessionAsks.get(row) ?? { key: undefined } })),
       );
     }
     await insertLogRows(trx, rows);
@@ -129,11 +129,10 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
   const tried = new WeakSet<NewLogRow>();
   /**
-   * Records' session clues (the `X-Evalgate-Session` header, Responses ids, conversation hashes), read
-   * once as each record is made into a row from what that parsed; null for a record that came with its
-   * session id (kept as it is).
+   * How each buffered record's session is found (its `X-Evalgate-Session` key, or null when it came with
+   * its session id); the clues themselves are read from the row when its batch is written.
    */
-  const sessionClues = new WeakMap<NewLogRow, SessionAsk>();
+  const sessionAsks = new WeakMap<NewLogRow, SessionAsk>();
   /** When the writer last deleted session keys too old to match (with a batch, at most once a minute). */
   let prunedAt = Date.now();
   let inFlight = 0;
@@ -230,7 +229,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, sessionClues, prune);
+      const stored = await writeBatch(db, batch, sessionAsks, prune);
       if (prune) prunedAt = Date.now();
       written += stored.length;
       lost += batch.length - stored.length;
@@ -326,8 +325,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           return;
         }
         const draft = draftOf(record);
-        // The session clues are read when the batch is written, off the caller's path.
-        sessionClues.set(draft, record.sessionId !== undefined ? null : { key: record.sessionKey });
+        sessionAsks.set(draft, record.sessionId !== undefined ? null : { key: record.sessionKey });
         buffer.push(draft);
         accepted++;
         heldIds.accepted(draft.id);
