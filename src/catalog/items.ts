@@ -22,6 +22,11 @@ export interface Item {
    * `sample["tool_calls"]`.
    */
   session?: SessionValues;
+  /**
+   * Why the source could not give this position's whole content (a session longer than a run reads):
+   * scorers are not called, and the position's rows are errors with this code and message.
+   */
+  unreadable?: { code: string; message: string };
 }
 
 /** What evaluators see of a session beyond the item's input and output. */

@@ -3,7 +3,7 @@ import type { SessionDetail } from '../client/index.js';
 import { clientFrom, usage, wholeNumber } from './client-context.js';
 import { countLine, detail, firstItems, print, printJson, seconds, snippet, table, usd } from './output.js';
 
-/** `evalgate sessions list|get`: conversations and agent runs, the gateway's calls grouped. */
+/** `evalgate sessions list|get|end`: conversations and agent runs, the gateway's calls grouped. */
 
 type Turn = SessionDetail['turns'][number];
 
@@ -44,6 +44,7 @@ function showSession(s: SessionDetail): string {
     ['grouped by', s.assigned_by],
     ['started', s.started_at],
     ['last activity', s.last_activity_at],
+    ['ended', s.ended_at ?? 'no (open)'],
     ['turns', s.turn_count],
     ['errors', s.error_count],
     ['models', s.models.join(', ')],
@@ -166,4 +167,14 @@ export function registerSessionCommands(program: Command): void {
         print(showSession(session));
       },
     );
+
+  sessions
+    .command('end <session_id>')
+    .description('end a session: a session monitor scores it now instead of waiting for it to be idle')
+    .option('--json', 'print the session as JSON')
+    .action(async (sessionId: string, opts: { json?: boolean }, cmd: Command) => {
+      const session = await clientFrom(cmd).sessions.end(sessionId);
+      if (opts.json) return printJson(session);
+      print(`Ended ${session.id} at ${session.ended_at} (${session.turn_count} turns).`);
+    });
 }

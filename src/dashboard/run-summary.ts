@@ -4,7 +4,7 @@ import type { RunPlan } from '../engine/plan.js';
 import type { RunRow } from '../runs/repository.js';
 import { sideLabels } from '../runs/service.js';
 import { parseJson } from '../shared/json.js';
-import { sideView } from '../sources/registry.js';
+import { kindOf, sideView } from '../sources/registry.js';
 
 /**
  * What a run page shows besides the run: its evaluators' names and modes, its launches' models, and the
@@ -28,5 +28,7 @@ export async function planSummary(db: Kysely<Database>, row: RunRow) {
       pass_threshold: e.pass_threshold,
     })),
     launches: plan?.launches ?? [],
+    /** The dashboard page showing one of the samples' items (a session, a trace), when their kind has one. */
+    item_page: plan ? (kindOf(plan.sides.sample).itemPage ?? null) : null,
   };
 }

@@ -24,6 +24,8 @@ export interface TaskSessionTable {
   latency_ms: number;
   /** JSON array of the model slugs its calls named, in first-use order. */
   models: string;
+  /** When the session was ended explicitly; null while open (a later call opens it again). */
+  ended_at: string | null;
 }
 
 /** An exact key (kind-prefixed) under which later calls of the container find a session. */

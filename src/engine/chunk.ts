@@ -270,7 +270,7 @@ export class ChunkWork {
             groundTruth: noTruth ? null : (items.ground_truth[i] ?? null),
             baseline: items.baseline[i] ?? null,
           };
-          const failure = failed.get(p);
+          const failure = failed.get(p) ?? input.sample?.unreadable;
           const missing = failure ? null : missingReason(ev, input);
           if (failure) rows.push(this.row(ev, input, 'error', { error: failure }));
           else if (missing !== null) rows.push(this.row(ev, input, 'missing', {}, missing));

@@ -70,7 +70,8 @@ async function noteStep(db: Kysely<Database>, monitor: SessionMonitor): Promise<
 }
 
 /**
- * Selects, in one transaction, the monitor's pending sessions that have been idle since `cutoff`: each
+ * Selects, in one transaction, the monitor's pending sessions that have been idle since `cutoff` or were
+ * ended explicitly: each
  * leaves the pending table, and one not selected before becomes a position of the monitor's run (with its
  * chunks); a session scored before and active again is not scored twice.
  */
@@ -88,7 +89,7 @@ async function selectStep(
       .innerJoin('task_sessions as s', 's.id', 'p.session_id')
       .select(['s.id', 's.last_activity_at'])
       .where('p.monitor_id', '=', monitor.id)
-      .where('s.last_activity_at', '<=', cutoff)
+      .where((eb) => eb.or([eb('s.last_activity_at', '<=', cutoff), eb('s.ended_at', 'is not', null)]))
       .orderBy('s.last_activity_at')
       .orderBy('s.id')
       .limit(SWEEP_PAGE)
@@ -125,7 +126,7 @@ async function selectStep(
 
 /**
  * One sweep of every enabled session monitor: notes the sessions of newly committed calls, then selects
- * those idle for the monitor's `idle_seconds` as of `now`. Returns the number of sessions selected.
+ * those idle for the monitor's `idle_seconds` as of `now`, or ended. Returns the number of sessions selected.
  */
 export async function sweepSessions(
   db: Kysely<Database>,

@@ -37,7 +37,7 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, withHashes 
     header: sessionKey && sessionKey !== '' ? sessionKey : null,
     previousLog: null,
     conversation: null,
-    // An ingested span's conversation id arrives as a header-like key (see `spanConversationKey`).
+    // An ingested span's conversation id arrives as `sessionKey`, as an X-Evalgate-Session header does.
     // A trace joins calls only when it came from the caller (a `traceparent`, an ingested span under a
     // parent): a call without one is given a fresh trace of its own, which says nothing of its session.
     trace: row.parent_span_id ? (row.trace_id ?? null) : null,
@@ -66,15 +66,6 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, withHashes 
   clues.continues = hashes.continues;
   clues.soFar = hashes.soFar;
   return clues;
-}
-
-/**
- * The entry point for ingested spans: a span's `gen_ai.conversation.id` / `session.id` names its
- * session the way an `X-Evalgate-Session` header does (pass it as the record's session key).
- */
-export function spanConversationKey(attributes: Record<string, unknown>): string | null {
-  const value = attributes['gen_ai.conversation.id'] ?? attributes['session.id'];
-  return typeof value === 'string' && value !== '' ? value : null;
 }
 
 interface Pending {

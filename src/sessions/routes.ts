@@ -4,6 +4,7 @@ import { settleWithin } from '../catalog/logs/service.js';
 import { pageOf, responses } from '../http/schemas.js';
 import {
   ListSessionsQuery,
+  Session,
   SessionDetail,
   SessionIdParam,
   SessionList,
@@ -52,6 +53,25 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> =
     async (req) => {
       await settle();
       return service.getSession(ports, principalOf(req).projectId, req.params.session, req.query);
+    },
+  );
+
+  app.post(
+    '/v1/sessions/:session/end',
+    {
+      config: { permission: 'inference:write' },
+      schema: {
+        tags,
+        summary:
+          'Ends a session: a session monitor scores it at its next sweep instead of waiting for it to be idle',
+        params: SessionIdParam,
+        response: responses({ 200: Session }, 404),
+      },
+    },
+    async (req) => {
+      // The calls answered before the end are in the session when it ends.
+      await settle();
+      return service.endSession(ports.db, principalOf(req).projectId, req.params.session);
     },
   );
 };

@@ -22,6 +22,12 @@ export const Session = Type.Object({
   ),
   started_at: Type.String(),
   last_activity_at: Type.String(),
+  ended_at: Nullable(
+    Type.String({
+      description:
+        'When the session was ended with POST /v1/sessions/{id}/end; null while open (a later call opens it again)',
+    }),
+  ),
   turn_count: Type.Integer({ minimum: 0, description: 'Calls in the session' }),
   error_count: Type.Integer({ minimum: 0 }),
   models: Type.Array(Type.String()),

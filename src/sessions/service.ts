@@ -4,6 +4,7 @@ import type { Database } from '../db/schema.js';
 import type { TaskSessionTable } from '../db/schema-sessions.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
+import { nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import type { ListSessionsQuery, Session, SessionDetail } from './schemas.js';
 import { type SessionLog, transcriptOf } from './transcript.js';
@@ -43,6 +44,7 @@ export function toSession(row: SessionRow): Session {
     key: row.external_key,
     started_at: row.started_at,
     last_activity_at: row.last_activity_at,
+    ended_at: row.ended_at ?? null,
     turn_count: Number(row.turn_count),
     error_count: Number(row.error_count),
     models: parseJson<string[]>(row.models, []),
@@ -209,6 +211,22 @@ export async function requireSession(
     .executeTakeFirst();
   if (!row) throw ApiError.notFound('Session', id);
   return row;
+}
+
+/**
+ * Ends a session of the project (404 otherwise): a session monitor scores it at its next sweep instead of
+ * waiting for it to be idle. Ending an ended session keeps the first end's time. A call that joins the
+ * session later opens it again.
+ */
+export async function endSession(db: Kysely<Database>, projectId: string, id: string): Promise<Session> {
+  await db
+    .updateTable('task_sessions')
+    .set({ ended_at: nowIso() })
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('ended_at', 'is', null)
+    .execute();
+  return toSession(await requireSession(db, projectId, id));
 }
 
 /**

@@ -126,7 +126,7 @@ export async function storeSessions(
     });
   }
   // Started and grown sessions in one statement per batch of rows (its text compiled once): a grown one
-  // adds the batch's totals to its own.
+  // adds the batch's totals to its own (and is open again if it had been ended).
   await insertRows(trx, 'sessions:upsert', values, STATEMENT_ROWS, (batch) =>
     trx
       .insertInto('task_sessions')
@@ -141,6 +141,8 @@ export async function storeSessions(
           latency_ms: sql<number>`task_sessions.latency_ms + excluded.latency_ms`,
           last_activity_at: sql<string>`case when excluded.last_activity_at > task_sessions.last_activity_at then excluded.last_activity_at else task_sessions.last_activity_at end`,
           models: sql<string>`excluded.models`,
+          // A call after an explicit end opens the session again.
+          ended_at: null,
         }),
       ),
   );

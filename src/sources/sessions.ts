@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Item, Range } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import type { ReadSide } from '../engine/plan.js';
-import { type SessionFilter, sessionLogs, sessionQuery } from '../sessions/service.js';
+import { MAX_TURNS, type SessionFilter, sessionLogs, sessionQuery } from '../sessions/service.js';
 import { conversationItem, projectOf, resolveFilteredContainer } from './conversation.js';
 import type { SourceKind } from './types.js';
 import { refView } from './view.js';
@@ -30,10 +30,19 @@ export async function sessionItem(
   db: Kysely<Database>,
   session: { id: string; turn_count: number },
 ): Promise<Item> {
-  return conversationItem(session.id, await sessionLogs(db, session.id), {
-    session_id: session.id,
-    turn_count: Number(session.turn_count),
-  });
+  const turns = Number(session.turn_count);
+  const metadata = { session_id: session.id, turn_count: turns };
+  if (turns > MAX_TURNS) {
+    // Scored on part of it, a session would be judged on a conversation it did not have.
+    return {
+      ...conversationItem(session.id, [], metadata),
+      unreadable: {
+        code: 'session_too_long',
+        message: `The session has ${turns} turns; a session run reads sessions of at most ${MAX_TURNS} turns (filter with max_turns to leave longer ones out)`,
+      },
+    };
+  }
+  return conversationItem(session.id, await sessionLogs(db, session.id), metadata);
 }
 
 /**
@@ -76,4 +85,5 @@ export const sessionsSource: SourceKind = {
     return items;
   },
   view: refView('container', TYPE),
+  itemPage: 'sessions',
 };

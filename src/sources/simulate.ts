@@ -110,4 +110,6 @@ export const simulateSource: SourceKind = {
       range: formatRange(side.range),
     };
   },
+  // Each position is a conversation recorded as a session.
+  itemPage: 'sessions',
 };

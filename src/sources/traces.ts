@@ -135,4 +135,5 @@ export const tracesSource: SourceKind = {
     return items;
   },
   view: refView('container', TYPE),
+  itemPage: 'traces',
 };

@@ -96,4 +96,9 @@ export interface SourceKind {
   generation?(side: GenerateSide): Generation;
   /** The API's view of the side. */
   view(side: PlannedSide): SideView;
+  /**
+   * The dashboard page that shows one of the side's items, its item id being the page's id (a session
+   * run's items are sessions): the run's samples link there.
+   */
+  readonly itemPage?: 'sessions' | 'traces';
 }

@@ -54,6 +54,8 @@ export interface IngestResult {
 export interface PruneResult {
   spans: number;
   traces: number;
+  /** GenAI events received as OTLP log records (kept per span until its content joins a task log). */
+  log_events: number;
   task_logs: number;
 }
 
@@ -247,7 +249,8 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
   const logDays = deps.logRetentionDays ?? 0;
   const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
   const prune = async (now = new Date()): Promise<PruneResult> => {
-    const traces = days > 0 ? await pruneTraces(deps.db, before(now, days)) : { spans: 0, traces: 0 };
+    const traces =
+      days > 0 ? await pruneTraces(deps.db, before(now, days)) : { spans: 0, traces: 0, log_events: 0 };
     const logs = logDays > 0 ? await pruneTaskLogs(deps.db, before(now, logDays)) : 0;
     return { ...traces, task_logs: logs };
   };

@@ -85,6 +85,7 @@ export function taskLogOf(
     traceId: span.traceId,
     spanId: span.spanId,
     ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}),
-    ...(span.facts.sessionId ? { sessionId: span.facts.sessionId } : {}),
+    // The span's conversation id names its session as an X-Evalgate-Session header does.
+    ...(span.facts.sessionId ? { sessionKey: span.facts.sessionId } : {}),
   };
 }

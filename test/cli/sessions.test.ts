@@ -1,5 +1,5 @@
 /**
- * `evalgate sessions list|get` against a real server: an agent's tool loop through the gateway (one
+ * `evalgate sessions list|get|end` against a real server: an agent's tool loop through the gateway (one
  * session by its header) is listed with its totals and filters, and shown turn by turn with its tool
  * calls, tokens and cost; paging turns, bad options and an unknown session are clear errors.
  */
@@ -76,6 +76,21 @@ describe('evalgate sessions', () => {
     expect(page.turns).toHaveLength(1);
     expect(page.turns[0].output.tool_calls[0].name).toBe('get_time');
     const missing = await evalgate(g.h, ['sessions', 'get', 'sess_missing']);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('not found');
+  }, 120_000);
+
+  it('ends a session (the first end kept), shows it ended, and says when a session is unknown', async () => {
+    const [s] = await evalgateJson(g.h, ['sessions', 'list', '--container', 'cli-agent']);
+    expect(s.ended_at).toBeNull();
+    const ended = await evalgate(g.h, ['sessions', 'end', s.id]);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toContain(`Ended ${s.id} at `);
+    const again = await evalgateJson(g.h, ['sessions', 'end', s.id, '--json']);
+    expect(again.ended_at).toEqual(expect.any(String));
+    expect(ended.stdout).toContain(again.ended_at);
+    expect((await evalgate(g.h, ['sessions', 'get', s.id])).stdout).toMatch(/ended\W+\d{4}-/);
+    const missing = await evalgate(g.h, ['sessions', 'end', 'sess_missing']);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('not found');
   }, 120_000);

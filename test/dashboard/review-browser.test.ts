@@ -96,15 +96,32 @@ async function scoreShown(r: Reviewer): Promise<string> {
   return id;
 }
 
+const FINISHED = 'Nothing left for you to review in this queue.';
+/**
+ * What the page shows, read in one step: the shown item's id (null when none) and whether it says nothing
+ * is left. (Two locator reads could straddle a render: the item gone after "finished" was read as false.)
+ */
+function pageState(page: Page): Promise<{ id: string | null; finished: boolean }> {
+  return page.evaluate(`({
+    id: document.querySelector('[data-testid="item-id"]')?.textContent ?? null,
+    finished: [...document.querySelectorAll('[role="status"]')].some((e) => e.textContent === ${JSON.stringify(FINISHED)}),
+  })`);
+}
+
+/** Waits until the page shows an item other than `before`, or says nothing is left. */
+async function movedFrom(page: Page, before: string): Promise<string | null> {
+  let state = await pageState(page);
+  await waitFor(async () => {
+    state = await pageState(page);
+    return state.finished || (state.id !== null && state.id !== before);
+  }, LONG);
+  return state.finished ? null : state.id;
+}
+
 /** j: the next item (a new claim); answers its id, or null when nothing is left. */
 async function next(r: Reviewer, before: string): Promise<string | null> {
   await r.page.keyboard.press('j');
-  const done = r.page.getByText('Nothing left for you to review in this queue.');
-  await waitFor(
-    async () => (await done.isVisible()) || (await r.page.getByTestId('item-id').textContent()) !== before,
-    LONG,
-  );
-  return (await done.isVisible()) ? null : await itemId(r.page);
+  return movedFrom(r.page, before);
 }
 
 async function member(login: string, provider: 'Provider A' | 'Provider B'): Promise<Reviewer> {
@@ -217,7 +234,7 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
     const skipped = (await itemId(alice.page)) ?? '';
     alice.seen.push(skipped);
     await alice.page.keyboard.press('s');
-    await waitFor(async () => (await alice.page.getByTestId('item-id').textContent()) !== skipped, LONG);
+    expect(await movedFrom(alice.page, skipped)).not.toBeNull();
     expect(await next(bob, b1)).toBe(skipped);
     const b2 = await scoreShown(bob);
     const a2 = await scoreShown(alice);
@@ -265,7 +282,7 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
     await bob.page.getByRole('button', { name: 'Flag', exact: true }).click();
     await bob.page.getByLabel('Reason').fill('the answer is cut off');
     await bob.page.getByRole('button', { name: 'Flag item' }).click();
-    await waitFor(async () => (await bob.page.getByTestId('item-id').textContent()) !== flagged, LONG);
+    expect(await movedFrom(bob.page, flagged)).not.toBeNull();
     await fitsBothWidths(bob.page);
 
     // Both score until nothing is left for either.

@@ -170,6 +170,32 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     await fitsBothWidths(page);
   }, 240_000);
 
+  it('shows a session run’s samples each linked to its session page', async () => {
+    await api('POST', '/v1/evaluators', {
+      type: 'trajectory_length',
+      name: 'three-turns',
+      length_of: 'turns',
+      min_length: 1,
+      max_length: 3,
+    });
+    const run = await api('POST', '/v1/evaluation/runs', {
+      container: 'agent',
+      sample: { type: 'sessions', container: 'agent' },
+      ground_truth: { type: 'sessions', container: 'agent' },
+      evaluators: ['three-turns'],
+    });
+    await waitFor(
+      async () => (await api('GET', `/v1/evaluation/runs/${run.id}`)).status === 'completed',
+      60_000,
+    );
+    await page.goto(`${projectUrl}/runs/${run.id}?tab=samples`);
+    const item = page.locator('article.sample').getByRole('link', { name: sessionId });
+    await item.waitFor({ timeout: 30_000 });
+    await item.click();
+    await page.waitForURL(new RegExp(`/sessions/${sessionId}$`));
+    await page.getByRole('list', { name: 'Transcript' }).getByText('Weather in Lyon?').waitFor();
+  }, 120_000);
+
   it('answers 404 to a user outside the project', async () => {
     const projectId = /\/projects\/(prj_[^/]+)/.exec(projectUrl)![1]!;
     const outsider = await signIn(s.h, 'b', 'mallory');

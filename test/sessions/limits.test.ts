@@ -2,9 +2,14 @@
  * The size limit of a session read: GET /v1/sessions/{id} returns at most EVALGATE_SESSION_MAX_TURNS
  * turns (a longer session is read in pages with turns_offset), refuses a turns_limit over it with 422,
  * and refuses with 413 a page whose stored calls hold more than EVALGATE_SESSION_MAX_BYTES; another
- * project's key gets 404. Both databases.
+ * project's key gets 404. A session run records an error for a session longer than it reads (1,000
+ * turns) rather than scoring part of it. Both databases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadContainer } from '../../src/inference/gateway.js';
+import { MAX_TURNS } from '../../src/sessions/service.js';
+import { newId } from '../../src/shared/ids.js';
+import { waitFor } from '../helpers/wait.js';
 import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 
 let g: Gateway;
@@ -92,4 +97,56 @@ describe('the size limit of a session read', () => {
     const unknown = await g.h.call('GET', '/v1/sessions/sess_missing?turns_limit=1');
     expect(unknown.status).toBe(404);
   }, 60_000);
+
+  it('gives a session run an error, not a partial score, for a session longer than it reads', async () => {
+    const projectId = g.h.admin.projectId;
+    const container = await loadContainer(g.h.app.services.db, projectId, 'limits');
+    const start = Date.now() - 60_000;
+    // Recorded by the real writer under one session key, as a long agent run's calls are.
+    for (let i = 0; i <= MAX_TURNS; i++) {
+      g.h.app.services.logWriter.write({
+        id: newId('log'),
+        projectId,
+        containerId: container,
+        model: MODEL,
+        input: [{ role: 'user', content: `step ${i}` }],
+        output: `done ${i}`,
+        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+        latencyMs: 1,
+        cost: 0,
+        status: 'success',
+        error: null,
+        metadata: { route: 'chat' },
+        createdAt: new Date(start + i).toISOString(),
+        sessionKey: 'marathon',
+      });
+    }
+    const long = await sessionId('marathon');
+    expect((await g.h.call('GET', `/v1/sessions/${long}?turns_limit=1`)).body.turn_count).toBe(MAX_TURNS + 1);
+    const ev = await g.h.call('POST', '/v1/evaluators', {
+      body: { type: 'trajectory_length', name: 'any-length', length_of: 'turns', min_length: 1 },
+    });
+    expect(ev.status, ev.text).toBe(201);
+    const run = await g.h.call('POST', '/v1/evaluation/runs', {
+      body: {
+        container: 'limits',
+        sample: { type: 'sessions', container: 'limits' },
+        // The same sessions as ground truth (no reference); omitted, it would be the container's calls.
+        ground_truth: { type: 'sessions', container: 'limits' },
+        evaluators: ['any-length'],
+      },
+    });
+    expect(run.status, run.text).toBe(201);
+    await waitFor(
+      async () => (await g.h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status === 'completed',
+      60_000,
+    );
+    const samples = (await g.h.call('GET', `/v1/evaluation/runs/${run.body.id}/samples?limit=100`)).body.data;
+    const marathon = samples.find((s: { item_id: string }) => s.item_id === long);
+    expect(marathon).toMatchObject({ status: 'error', error: { code: 'session_too_long' } });
+    expect(marathon.error.message).toContain(`${MAX_TURNS + 1} turns`);
+    const others = samples.filter((s: { item_id: string }) => s.item_id !== long);
+    // The file's two other sessions ('long', 'big') are scored.
+    expect(others.map((s: { status: string }) => s.status)).toEqual(['scored', 'scored']);
+  }, 180_000);
 });

@@ -97,6 +97,10 @@ describe('simulated conversations', () => {
 
     const sessions = (await h.call('GET', '/v1/sessions?container=sim&limit=50')).body.data;
     expect(sessions).toHaveLength(ROWS);
+    // Each sample's item is its conversation's session.
+    expect(new Set(samples.map((s: { item_id: string }) => s.item_id))).toEqual(
+      new Set(sessions.map((s: { id: string }) => s.id)),
+    );
     for (const s of sessions) {
       expect(s).toMatchObject({ assigned_by: 'header', turn_count: 4, models: ['target'] });
       expect(s.key).toMatch(new RegExp(`^simulated:${id}:0:\\d$`));

@@ -100,6 +100,10 @@ describe('GenAI conventions ≥ 1.37 (attributes), protobuf exporter', () => {
     });
     // gpt-4o-mini at the bundled table's prices: 1000 in, 500 out.
     expect(log.cost).toBeGreaterThan(0);
+    // gen_ai.conversation.id names the call's session, as an X-Evalgate-Session header does.
+    const session = await h.call('GET', `/v1/sessions/${log.session_id}`);
+    expect(session.status, session.text).toBe(200);
+    expect(session.body).toMatchObject({ assigned_by: 'header', key: 'conv-1', turn_count: 1 });
 
     const trace = await h.call('GET', `/v1/traces/${traceId}`);
     expect(trace.status, trace.text).toBe(200);

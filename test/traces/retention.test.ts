@@ -1,3 +1,6 @@
+import { context, trace as otelTrace } from '@opentelemetry/api';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneTaskLogs } from '../../src/catalog/logs/retention.js';
 import { loadContainer } from '../../src/inference/gateway.js';
@@ -18,26 +21,60 @@ afterAll(async () => {
   await h.close();
 });
 
+/** A trace of `spans` spans, its root with one GenAI user-message event sent as an OTLP log record. */
 async function trace(spans: number): Promise<string> {
   const provider = sdkProvider(h, { protocol: 'protobuf' });
+  const loggers = new LoggerProvider({
+    processors: [
+      new SimpleLogRecordProcessor({
+        exporter: new OTLPLogExporter({
+          url: `${h.url}/v1/logs`,
+          headers: { authorization: `Bearer ${h.admin.key}` },
+        }),
+      }),
+    ],
+  });
   const tracer = provider.getTracer('retention');
   let id = '';
   tracer.startActiveSpan('root', (root) => {
     id = root.spanContext().traceId;
+    loggers.getLogger('retention').emit({
+      eventName: 'gen_ai.user.message',
+      body: { content: 'hello' },
+      context: otelTrace.setSpan(context.active(), root),
+    });
     for (let i = 0; i < spans - 1; i++) tracer.startSpan(`child ${i}`).end();
     root.end();
   });
+  await loggers.forceFlush();
+  await loggers.shutdown();
   await provider.forceFlush();
   await provider.shutdown();
   await settled(h);
   return id;
 }
 
+const logEvents = async (traceId: string) =>
+  (
+    await h.services.db
+      .selectFrom('span_log_events')
+      .select('event_key')
+      .where('trace_id', '=', traceId)
+      .execute()
+  ).length;
+
 describe('trace retention', () => {
-  it('deletes expired spans and traces in batches, keeps the others', async () => {
+  it('deletes expired spans, traces and GenAI log events in batches, keeps the others', async () => {
     const old = await trace(5);
     const fresh = await trace(3);
+    expect(await logEvents(old)).toBe(1);
+    expect(await logEvents(fresh)).toBe(1);
     const longAgo = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    await h.services.db
+      .updateTable('span_log_events')
+      .set({ received_at: longAgo })
+      .where('trace_id', '=', old)
+      .execute();
     await h.services.db
       .updateTable('spans')
       .set({ received_at: longAgo })
@@ -51,17 +88,20 @@ describe('trace retention', () => {
 
     // Batches of 2: three rounds for the 5 spans.
     const cutoff = new Date(Date.now() - 7 * 86_400_000).toISOString();
-    expect(await pruneTraces(h.services.db, cutoff, 2)).toEqual({ spans: 5, traces: 1 });
+    expect(await pruneTraces(h.services.db, cutoff, 2)).toEqual({ spans: 5, traces: 1, log_events: 1 });
+    expect(await logEvents(old)).toBe(0);
+    expect(await logEvents(fresh)).toBe(1);
     expect((await h.call('GET', `/v1/traces/${old}`)).status).toBe(404);
     const kept = await h.call('GET', `/v1/traces/${fresh}`);
     expect(kept.body.spans).toHaveLength(3);
     expect((await h.call('GET', '/v1/traces')).body.data.map((t: { id: string }) => t.id)).toEqual([fresh]);
     // The server's own pass (EVALGATE_TRACE_RETENTION_DAYS=7) finds nothing more to delete.
-    expect(await h.services.traces.prune()).toEqual({ spans: 0, traces: 0, task_logs: 0 });
+    expect(await h.services.traces.prune()).toEqual({ spans: 0, traces: 0, log_events: 0, task_logs: 0 });
     // A week on, the fresh trace expires too.
     expect(await h.services.traces.prune(new Date(Date.now() + 8 * 86_400_000))).toEqual({
       spans: 3,
       traces: 1,
+      log_events: 1,
       task_logs: 0,
     });
   });

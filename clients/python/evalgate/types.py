@@ -774,6 +774,7 @@ class Session(TypedDict):
     key: Optional[str]
     started_at: str
     last_activity_at: str
+    ended_at: Optional[str]
     #: Calls in the session
     turn_count: int
     error_count: int
@@ -847,6 +848,7 @@ class SessionDetail(TypedDict):
     key: Optional[str]
     started_at: str
     last_activity_at: str
+    ended_at: Optional[str]
     #: Calls in the session
     turn_count: int
     error_count: int

@@ -1,12 +1,13 @@
 """The traces resource against the live server: a trace sent as OTLP/JSON to ``POST /v1/traces`` (as an
-OpenTelemetry exporter would send it) is listed, filtered and read back as a span tree."""
+OpenTelemetry exporter would send it) is listed, filtered and read back as a span tree; a model-call span's
+``gen_ai.conversation.id`` names its session, which the sessions resource lists, reads and ends."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import httpx
 import pytest
@@ -14,7 +15,7 @@ from conftest import client_of
 from live import Server
 
 from evalgate import AsyncEvalgate, NotFoundError, UnprocessableEntityError
-from evalgate.types import Trace, TraceSummary
+from evalgate.types import Session, SessionDetail, Trace, TraceSummary
 
 
 def conforms(obj: Dict[str, Any], model: Any) -> None:
@@ -28,7 +29,7 @@ def attr(key: str, value: Any) -> Dict[str, Any]:
     return {"key": key, "value": {"stringValue": value}}
 
 
-def send_trace(server: Server) -> str:
+def send_trace(server: Server, conversation: Optional[str] = None) -> str:
     trace_id = os.urandom(16).hex()
     root, chat = os.urandom(8).hex(), os.urandom(8).hex()
     now = time.time_ns()
@@ -55,6 +56,7 @@ def send_trace(server: Server) -> str:
                 attr("gen_ai.request.model", "py-model"),
                 attr("gen_ai.usage.input_tokens", 21),
                 attr("gen_ai.usage.output_tokens", 4),
+                *([attr("gen_ai.conversation.id", conversation)] if conversation else []),
             ],
         },
     ]
@@ -109,3 +111,29 @@ def test_traces(server: Server) -> None:
             return await aclient.traces.get(trace_id)
 
     assert asyncio.run(read_async())["id"] == trace_id
+
+
+def test_sessions_of_spans(server: Server) -> None:
+    client = client_of(server)
+    conversation = f"py-conv-{os.urandom(4).hex()}"
+    send_trace(server, conversation)
+
+    def found() -> Optional[Dict[str, Any]]:
+        return next((s for s in client.sessions.list(limit=100) if s["key"] == conversation), None)
+
+    deadline = time.monotonic() + 30
+    while (session := found()) is None:
+        assert time.monotonic() < deadline, "the span's session was not made"
+        time.sleep(0.2)
+    conforms(session, Session)
+    assert session["assigned_by"] == "header" and session["turn_count"] == 1 and session["ended_at"] is None
+    detail = client.sessions.get(session["id"])
+    conforms(detail, SessionDetail)
+    assert [t["model"] for t in detail["turns"]] == ["py-model"]
+
+    ended = client.sessions.end(session["id"])
+    conforms(ended, Session)
+    assert ended["ended_at"] is not None
+    assert client.sessions.end(session["id"])["ended_at"] == ended["ended_at"]
+    with pytest.raises(NotFoundError):
+        client.sessions.end("sess_missing")

@@ -28,4 +28,12 @@ export class Sessions {
       options,
     });
   }
+
+  /**
+   * Ends the session: a session monitor scores it at its next sweep instead of waiting for it to be idle.
+   * A call that joins it later opens it again.
+   */
+  end(session: string, options?: RequestOptions): Promise<Session> {
+    return this.#transport.request({ method: 'POST', path: `/v1/sessions/${seg(session)}/end`, options });
+  }
 }

@@ -26,6 +26,7 @@ import * as m026 from './026_session_monitors.js';
 import * as m027 from './027_conversation_calls.js';
 import * as m029 from './029_trace_indexes.js';
 import * as m031 from './031_span_log_events.js';
+import * as m032 from './032_session_end.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '027_conversation_calls': m027,
   '031_span_log_events': m031,
   '029_trace_indexes': m029,
+  '032_session_end': m032,
 };
 
 export const migrationProvider: MigrationProvider = {

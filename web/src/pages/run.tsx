@@ -268,7 +268,7 @@ export function RunPage(props: { project: Project; id: string }) {
           )}
         </>
       )}
-      {tab === 'samples' && <SampleBrowser base={base} detail={d} />}
+      {tab === 'samples' && <SampleBrowser base={base} project={props.project.id} detail={d} />}
       {tab === 'compare' && <ComparePanel project={props.project} detail={d} />}
     </div>
   );

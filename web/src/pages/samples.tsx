@@ -11,6 +11,7 @@ import {
   StatusBadge,
   Value,
 } from '../components';
+import { Link } from '../router';
 import type { RunDetail, Sample } from '../types';
 
 const OUTCOMES: Record<string, Record<string, string | boolean>> = {
@@ -45,14 +46,27 @@ function Verdicts(props: { sample: Sample }) {
   );
 }
 
-function SampleCard(props: { sample: Sample; evaluator: string; model: string; pairwise: boolean }) {
+/** The sample's item id, linked to the page that shows the item (a session, a trace) when there is one. */
+function ItemRef(props: { id: string | null; page: string | null }) {
+  if (!props.id) return null;
+  const id = <code className="muted">{props.id}</code>;
+  return props.page ? <Link to={`${props.page}/${encodeURIComponent(props.id)}`}>{id}</Link> : id;
+}
+
+function SampleCard(props: {
+  sample: Sample;
+  evaluator: string;
+  model: string;
+  pairwise: boolean;
+  itemPage: string | null;
+}) {
   const s = props.sample;
   return (
     <article className="sample card" data-position={s.position}>
       <header className="row">
         <span>
-          <strong>#{s.position}</strong> {s.item_id && <code className="muted">{s.item_id}</code>} ·{' '}
-          {props.evaluator} · {props.model}
+          <strong>#{s.position}</strong> <ItemRef id={s.item_id} page={props.itemPage} /> · {props.evaluator}{' '}
+          · {props.model}
         </span>
         <span className="row">
           <StatusBadge status={s.status} />
@@ -118,8 +132,9 @@ function SampleCard(props: { sample: Sample; evaluator: string; model: string; p
 }
 
 /** Per-sample results with filters for evaluator, launch and outcome. */
-export function SampleBrowser(props: { base: string; detail: RunDetail }) {
+export function SampleBrowser(props: { base: string; project: string; detail: RunDetail }) {
   const { detail } = props;
+  const itemPage = detail.item_page ? `/projects/${props.project}/${detail.item_page}` : null;
   const [evaluator, setEvaluator] = useState('');
   const [launch, setLaunch] = useState('');
   const [outcome, setOutcome] = useState('all');
@@ -191,6 +206,7 @@ export function SampleBrowser(props: { base: string; detail: RunDetail }) {
             evaluator={evaluators.get(s.evaluator_id)?.name ?? s.evaluator_id}
             model={models.get(s.launch_index) ?? ''}
             pairwise={evaluators.get(s.evaluator_id)?.mode === 'pairwise'}
+            itemPage={itemPage}
           />
         ))
       )}

@@ -19,6 +19,7 @@ interface SessionSummary {
   key: string | null;
   started_at: string;
   last_activity_at: string;
+  ended_at: string | null;
   turn_count: number;
   error_count: number;
   models: string[];
@@ -148,6 +149,7 @@ export function SessionPage(props: { project: Project; id: string }) {
             {fmtDate(s.started_at)} · {s.turn_count} turns · {s.error_count} errors · {s.usage.prompt_tokens}{' '}
             in / {s.usage.completion_tokens} out tokens · {fmtUsd(s.cost)} · {fmtDuration(s.latency_ms)} ·
             grouped by {s.assigned_by}
+            {s.ended_at ? ` · ended ${fmtDate(s.ended_at)}` : ''}
           </p>
           <ScoreList project={props.project.id} scores={s.scores} />
           <ol className="transcript" aria-label="Transcript">

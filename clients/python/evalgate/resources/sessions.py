@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..types import SessionDetail
+from ..types import Session, SessionDetail
 from ._base import RequestOptions, Resource, operation, seg
 
 
@@ -43,3 +43,9 @@ class Sessions(Resource):
     def get(self, session: str, *, request_options: Optional[RequestOptions] = None) -> SessionDetail:
         """The session's calls in order (messages, tool calls with arguments and results, scores)."""
         return self._call("GET", f"/v1/sessions/{seg(session)}", options=request_options)
+
+    @operation("POST", "/v1/sessions/{session}/end")
+    def end(self, session: str, *, request_options: Optional[RequestOptions] = None) -> Session:
+        """Ends the session: a session monitor scores it at its next sweep instead of waiting for it to be
+        idle. A call that joins it later opens it again."""
+        return self._call("POST", f"/v1/sessions/{seg(session)}/end", options=request_options)
