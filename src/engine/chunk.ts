@@ -295,12 +295,35 @@ export class ChunkWork {
         });
       }),
     );
-    // Stored together, so stamped together: one clock read for the chunk's rows.
+    // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
+    return this.store(rows);
+  }
+
+  /**
+   * Gives up on a chunk that kept failing: each of its positions without a row gets an error row with
+   * `error` (no item read, no call made), so that every position a run or a monitor selected is
+   * accounted for. Returns the rows stored.
+   */
+  async giveUp(error: ErrorBody): Promise<number> {
+    const { plan } = this.state;
+    const done = await store.donePositions(this.deps.db, this.runId, this.launch.index, this.from, this.to);
+    const rows: RunSampleTable[] = [];
+    for (const ev of plan.evaluators) {
+      for (let p = this.from; p < this.to; p++) {
+        if (done.has(`${ev.id}:${p}`)) continue;
+        const input: ScoreInput = { position: p, sample: null, groundTruth: null, baseline: null };
+        rows.push(this.row(ev, input, 'error', { error }));
+      }
+    }
+    return this.store(rows);
+  }
+
+  /** Stores the chunk's rows, stamped with one clock read, and tells the run's listener. */
+  private async store(rows: RunSampleTable[]): Promise<number> {
     const at = nowIso();
     for (const r of rows) r.created_at = at;
-    // A call that gave up on rate limits has already marked the run abandoned (RunState.call).
-    const stored = await store.insertSamples(db, this.runId, rows);
-    this.deps.onScored?.(plan, rows);
+    const stored = await store.insertSamples(this.deps.db, this.runId, rows);
+    this.deps.onScored?.(this.state.plan, rows);
     return stored;
   }
 

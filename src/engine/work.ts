@@ -163,6 +163,21 @@ export class Engine {
   }
 
   /**
+   * Gives up on a chunk that failed `attempts` times (the executor then marks it failed): its positions
+   * without a row get an error row naming the last failure, so that a monitor's selected calls are all
+   * accounted for and a run's results count them.
+   */
+  async giveUpChunk(ref: ChunkRef, attempts: number, err: unknown): Promise<void> {
+    const state = await this.state(ref.runId);
+    const launch = state.plan.launches[ref.launch];
+    if (!launch) return;
+    const reason = err instanceof Error ? err.message : String(err);
+    const error = { code: 'chunk_failed', message: `Scoring failed ${attempts} times: ${reason}` };
+    const work = new ChunkWork(this.chunkDeps, state, launch, ref.from, ref.to, new AbortController().signal);
+    this.deps.metrics.positionsScored(await work.giveUp(error));
+  }
+
+  /**
    * Aggregates the stored rows and ends the run: `cancelled` when asked, `error` when the run gave up
    * (rate limits) or chunks could not be executed, else `completed`. Only the first caller ends it.
    */

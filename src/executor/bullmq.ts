@@ -101,7 +101,11 @@ export class BullExecutor implements Executor {
       await this.engine.finalizeRun(job.data.runId);
       return;
     }
-    if (job.name === 'chunk' && 'chunk' in job.data) return this.chunk(job.data, signal);
+    if (job.name === 'chunk' && 'chunk' in job.data) {
+      // The job's last attempt: a failure leaves the chunk out of its run, with its positions as errors.
+      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      return this.chunk(job.data, signal, last);
+    }
   }
 
   private async prepare(environment: string, runId: string): Promise<void> {
@@ -131,7 +135,7 @@ export class BullExecutor implements Executor {
     });
   }
 
-  private async chunk(ref: ChunkRef, jobSignal?: AbortSignal): Promise<void> {
+  private async chunk(ref: ChunkRef, jobSignal?: AbortSignal, last = false): Promise<void> {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal);
     jobSignal?.addEventListener('abort', () => controller.abort(new RunInterrupted('shutdown')), {
@@ -152,6 +156,9 @@ export class BullExecutor implements Executor {
       // A cancelled run's chunk is done with: the finalize job then ends the run `cancelled`.
       if (err instanceof RunCancelled) return;
       if (err instanceof ScorerSetupError) await this.engine.failRun(ref.runId, err);
+      else if (last && !(err instanceof RunInterrupted)) {
+        await this.engine.giveUpChunk(ref, CHUNK_JOB_OPTIONS.attempts, err).catch(() => {});
+      }
       throw err;
     } finally {
       set.delete(controller);

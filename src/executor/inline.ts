@@ -178,6 +178,7 @@ export class InlineExecutor implements Executor {
       else if (!stop) this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
       if (err instanceof RunInterrupted && err.reason === 'lease_lost') return;
       if (!stop && !setup && attempts >= MAX_ATTEMPTS) {
+        await this.engine.giveUpChunk(ref, attempts, err).catch(() => {});
         await leases.failChunk(this.db, ref).catch(() => {});
         return;
       }

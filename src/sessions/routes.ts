@@ -65,7 +65,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> =
         summary:
           'Ends a session: a session monitor scores it at its next sweep instead of waiting for it to be idle',
         params: SessionIdParam,
-        response: responses({ 200: Session }, 404),
+        response: responses({ 200: Session }, 404, 422),
       },
     },
     async (req) => {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
@@ -8,8 +9,8 @@ import { waitFor } from '../helpers/wait.js';
 /**
  * Every selected call ends scored or errored: a monitor's `selected` equals its results' `num_scored` +
  * `num_errors` (and the metrics' scored + errors) once it has caught up, whatever became of the call —
- * answered and scored, answered and the judge failed, or the call itself failed (no output to score).
- * The judge is a mock provider on loopback; the harness scores inline on both databases.
+ * answered and scored, answered and the judge failed, the call itself failed (no output to score), or
+ * its chunk could not store its rows however often it was tried (the database refusing them). The judge is a mock provider on loopback; the harness scores inline on both databases.
  */
 
 describe(`monitor accounting (${testDbKind()})`, () => {
@@ -130,6 +131,44 @@ describe(`monitor accounting (${testDbKind()})`, () => {
       expect(s.status).toBe('missing');
       expect(s.error).toMatchObject({ code: 'missing_data' });
       expect(s.error?.message).toMatch(/no output/);
+    }
+  });
+
+  it('gives a chunk that fails every attempt error rows: selected = scored + errors still', async () => {
+    const before = (await h.call('GET', '/v1/monitors/every/results')).body.totals[0];
+    const selected = (await h.call('GET', '/v1/monitors/every')).body.selected;
+    // This test's own database refuses scored rows (a trigger), as a failing disk or a bad migration would.
+    const refusing =
+      testDbKind() === 'sqlite'
+        ? [
+            sql`create trigger refuse_scored before insert on run_samples when new.status = 'scored'
+                begin select raise(abort, 'the store refuses scored rows'); end`,
+          ]
+        : [
+            sql`create function refuse_scored() returns trigger as $$ begin
+                if new.status = 'scored' then raise exception 'the store refuses scored rows'; end if;
+                return new; end $$ language plpgsql`,
+            sql`create trigger refuse_scored before insert on run_samples for each row
+                execute function refuse_scored()`,
+          ];
+    for (const statement of refusing) await statement.execute(h.services.db);
+    try {
+      for (let i = 0; i < 2; i++) expect(await call()).toBe(true);
+      const { m, totals } = await caughtUp(selected + 2);
+      expect(totals.num_scored).toBe(before.num_scored);
+      expect(totals.num_errors).toBe(before.num_errors + 2);
+      expect(totals.num_scored + totals.num_errors).toBe(m.selected);
+      const errors = (await h.call('GET', '/v1/monitors/every/samples?failed=true&limit=100')).body.data;
+      const givenUp = errors.filter((s: any) => s.error?.code === 'chunk_failed');
+      expect(givenUp).toHaveLength(2);
+      for (const s of givenUp) {
+        expect(s.status).toBe('error');
+        expect(s.error.message).toMatch(/^Scoring failed 5 times: .*the store refuses scored rows/);
+      }
+    } finally {
+      await sql`drop trigger refuse_scored${testDbKind() === 'sqlite' ? sql`` : sql` on run_samples`}`.execute(
+        h.services.db,
+      );
     }
   });
 });
