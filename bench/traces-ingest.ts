@@ -1,6 +1,7 @@
 /**
  * bench:traces' export requests: OTLP ExportTraceServiceRequests of `perRequest` spans in traces of 10 (a
- * root `invoke_agent`, five GenAI ≥ 1.37 `chat` calls with messages and usage, four `execute_tool` spans),
+ * root `invoke_agent`, `calls` GenAI ≥ 1.37 `chat` calls with messages and usage — five by default — and
+ * `execute_tool` spans for the rest),
  * encoded as an exporter would (protobuf with the official definitions, or OTLP/JSON with hex ids), and a
  * sender that posts them with a few concurrent clients, retrying a 503 (the store's bound) as exporters do.
  */
@@ -16,7 +17,7 @@ const hex = (n: number) => randomBytes(n).toString('hex');
 
 const kv = (key: string, value: Record<string, unknown>) => ({ key, value });
 
-function request(n: number) {
+function request(n: number, calls: number) {
   const now = BigInt(Date.now()) * 1_000_000n;
   const spans = [];
   let traceId = '';
@@ -27,7 +28,9 @@ function request(n: number) {
       traceId = hex(16);
       root = hex(8);
     }
-    const isCall = !isRoot && i % 2 === 1;
+    // Model calls at the odd places of the trace, the first `calls` of them.
+    const place = i % SPANS_PER_TRACE;
+    const isCall = !isRoot && place % 2 === 1 && place < 2 * calls;
     spans.push({
       traceId,
       spanId: isRoot ? root : hex(8),
@@ -97,11 +100,13 @@ export function encodeBodies(
   format: 'protobuf' | 'json',
   spans: number,
   perRequest: number,
+  calls = 5,
 ): (round: number) => (Uint8Array | string)[] {
   const encode = format === 'protobuf' ? protobufEncoder() : (json: Json) => JSON.stringify(json);
   return () => {
     const out: (Uint8Array | string)[] = [];
-    for (let i = 0; i < spans; i += perRequest) out.push(encode(request(Math.min(perRequest, spans - i))));
+    for (let i = 0; i < spans; i += perRequest)
+      out.push(encode(request(Math.min(perRequest, spans - i), calls)));
     return out;
   };
 }

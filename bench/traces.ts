@@ -14,6 +14,7 @@
  *   npm run bench:traces                                  # SQLite, 1,000,000 spans stored
  *   npm run bench:traces -- --db postgres                 # a fresh PostgreSQL database (dropped after)
  *   npm run bench:traces -- --spans 20000 --rounds 5 --stored 1000000 --reads 300
+ *   npm run bench:traces -- --calls-per-trace 0 --stored 1000   # spans only: no task logs made
  *
  * Prints one JSON document (progress on stderr), the load average before and after each part.
  */
@@ -29,6 +30,8 @@ import { seededSession, seededTraceId, seedSpans } from './traces-seed.js';
 const dbKind = arg('db', 'sqlite') === 'postgres' ? 'postgres' : 'sqlite';
 const spansPerRound = Number(arg('spans', '20000'));
 const perRequest = Number(arg('batch', '200'));
+/** Model-call spans per trace of 10 (each also becomes a task log): 0 to 5. */
+const callsPerTrace = Math.min(5, Math.max(0, Number(arg('calls-per-trace', '5'))));
 const rounds = Math.max(5, Number(arg('rounds', '5')));
 const stored = Number(arg('stored', '1000000'));
 const reads = Number(arg('reads', '300'));
@@ -50,8 +53,8 @@ async function main(): Promise<void> {
   try {
     // 1. Ingest, protobuf and JSON alternating.
     const bodies = {
-      protobuf: encodeBodies('protobuf', spansPerRound, perRequest),
-      json: encodeBodies('json', spansPerRound, perRequest),
+      protobuf: encodeBodies('protobuf', spansPerRound, perRequest, callsPerTrace),
+      json: encodeBodies('json', spansPerRound, perRequest, callsPerTrace),
     };
     const results = await alternate(
       rounds,
@@ -78,6 +81,7 @@ async function main(): Promise<void> {
     out.ingest = {
       spans_per_round: spansPerRound,
       spans_per_request: perRequest,
+      model_calls_per_trace_of_10: callsPerTrace,
       ...Object.fromEntries(
         [...results].map(([format, rs]) => [
           format,
