@@ -68,9 +68,11 @@ describe(`ending a session (${testDbKind()})`, () => {
     ).map((r) => r.log_id);
 
   it('scores an ended session at the next sweep, not one left open, and only once', async () => {
-    const done = await call('done', 'first');
-    await call('done', 'second');
-    const open = await call('open', 'hello');
+    // Keys of this attempt's own (a retried test starts new sessions).
+    const tag = Math.random().toString(36).slice(2, 8);
+    const done = await call(`done-${tag}`, 'first');
+    await call(`done-${tag}`, 'second');
+    const open = await call(`open-${tag}`, 'hello');
 
     const ended = await h.call('POST', `/v1/sessions/${done}/end`);
     expect(ended.status, ended.text).toBe(200);
@@ -80,22 +82,26 @@ describe(`ending a session (${testDbKind()})`, () => {
     expect((await h.call('POST', `/v1/sessions/${done}/end`)).body.ended_at).toBe(ended.body.ended_at);
     expect((await h.call('GET', `/v1/sessions/${open}`)).body.ended_at).toBeNull();
 
-    await waitFor(async () => (await positions()).length === 1, 15_000);
-    expect(await positions()).toEqual([done]);
-    const samples = await h.services.db
-      .selectFrom('run_samples')
-      .select(['status', 'passed'])
-      .where('run_id', '=', monitor.run_id)
-      .execute();
-    expect(samples).toEqual([{ status: 'scored', passed: expect.anything() }]);
-    expect(Number(samples[0]!.passed)).toBe(1);
+    // Selected at a sweep, then scored by the monitor's run: one row, from the ended session only.
+    const scoredRows = () =>
+      h.services.db
+        .selectFrom('run_samples')
+        .select(['item_id', 'status', 'passed'])
+        .where('run_id', '=', monitor.run_id)
+        .where('item_id', 'in', [done, open])
+        .execute();
+    await waitFor(async () => (await scoredRows()).length === 1, 15_000, 'the ended session scored');
+    const rows = await scoredRows();
+    expect(rows.map((r) => [r.item_id, r.status, Number(r.passed)])).toEqual([[done, 'scored', 1]]);
+    expect((await positions()).filter((id) => id === done || id === open)).toEqual([done]);
 
     // A call after the end opens the session again; the monitor that scored it does not score it again.
-    expect(await call('done', 'third')).toBe(done);
+    expect(await call(`done-${tag}`, 'third')).toBe(done);
     const reopened = await h.call('GET', `/v1/sessions/${done}`);
     expect(reopened.body).toMatchObject({ ended_at: null, turn_count: 3 });
     await new Promise((r) => setTimeout(r, 1_000));
-    expect(await positions()).toEqual([done]);
+    expect((await positions()).filter((id) => id === done || id === open)).toEqual([done]);
+    expect(await scoredRows()).toHaveLength(1);
   }, 60_000);
 
   it('answers 404 for an unknown session and another project’s key, 403 without inference:write', async () => {
