@@ -26,7 +26,7 @@ const program = new Command()
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
 const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
-API_COMMANDS.push('queues', 'review');
+API_COMMANDS.push('queues', 'review', 'sessions');
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
