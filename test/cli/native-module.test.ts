@@ -37,7 +37,8 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')(
   },
 );
 
-describe('the SQLite runtime warning', () => {
+// `serve` here starts with the environment cleared: always on SQLite, so it runs once (the SQLite project).
+describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the SQLite runtime warning', () => {
   it('names Node.js 24.19+ with better-sqlite3 12, and nothing else', () => {
     expect(sqliteRuntimeWarning('24.21.0', '12.11.1')).toMatch(
       /^Node\.js 24\.21\.0 with better-sqlite3 12\.11\.1: the process may abort/,
