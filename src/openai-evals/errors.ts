@@ -14,9 +14,14 @@ export function badRequest(issues: readonly ValidationIssue[]): ApiError {
   });
 }
 
+/** The validator's keywords for values no database stores as sent (see `validatorCompiler`). */
+const UNSTORABLE = new Set(['nul', 'surrogate', 'finite']);
+
 /**
  * In an OpenAI-shaped plugin: schema failures of the query string and path answer 400 like every other
- * invalid request (bodies are checked by the routes themselves, which name each problem precisely).
+ * invalid request. Bodies are checked by the routes themselves, which name each problem precisely, except
+ * for values no database stores as sent (U+0000, lone surrogates, infinities), found anywhere in a body
+ * that passed its schema: those answer 400 here, before a route could hand them to the database.
  */
 export function installOpenAiValidation(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
@@ -25,8 +30,10 @@ export function installOpenAiValidation(app: FastifyInstance): void {
   app.addHook('preHandler', async (req) => {
     const failed = req.validationError;
     const part = failed?.validationContext;
-    if (failed?.validation && part && part !== 'body') {
-      throw badRequest(toIssues(part, failed.validation as Parameters<typeof toIssues>[1]));
-    }
+    if (!failed?.validation || !part) return;
+    const errors = failed.validation as Parameters<typeof toIssues>[1];
+    if (part !== 'body') throw badRequest(toIssues(part, errors));
+    const unstorable = errors.filter((e) => UNSTORABLE.has(e.keyword));
+    if (unstorable.length > 0) throw badRequest(toIssues('body', unstorable));
   });
 }

@@ -150,6 +150,13 @@ describe('/v1/evals with the official SDK', () => {
     expect((longKey as Error).message).toMatch(/64 characters/);
     expect((longKey as Error).message).toMatch(/512 characters/);
 
+    // What no database stores as sent (PostgreSQL text refuses U+0000): 400 naming where, not a 500.
+    const nul = await client.evals
+      .create({ name: 'a\u0000b', data_source_config: custom, testing_criteria: [stringCheck] })
+      .catch((e: unknown) => e);
+    expect(nul).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((nul as Error).message).toMatch(/name: String must not contain NUL/);
+
     const missing = await h.call('POST', '/v1/evals', { body: {} });
     expect(missing.status).toBe(400);
     expect(missing.body.error.message).toMatch(/data_source_config: Field required/);
