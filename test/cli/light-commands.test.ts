@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDbKind } from '../helpers/databases.js';
+import { RESOLVE_LOG_HOOK } from '../helpers/resolve-log.js';
 import { tempDirs } from '../helpers/temp.js';
 import { ROOT } from './cli-helpers.js';
 
@@ -23,21 +24,11 @@ const SERVER_COMMANDS = ['serve', 'migrate', 'worker', 'dashboard', 'projects', 
 const SERVER_MODULES = ['/src/app.ts', '/node_modules/fastify/', '/node_modules/better-sqlite3/'];
 
 function preload(dir: string, log: string): string {
-  const hook = [
-    "import fs from 'node:fs';",
-    'let log;',
-    'export function initialize(data) { log = data.log; }',
-    'export async function resolve(specifier, context, next) {',
-    '  const result = await next(specifier, context);',
-    "  fs.appendFileSync(log, result.url + '\\n');",
-    '  return result;',
-    '}',
-  ].join('\n');
   const file = path.join(dir, 'preload.mjs');
   fs.writeFileSync(
     file,
     `import { register } from 'node:module';\n` +
-      `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}), { data: { log: ${JSON.stringify(log)} } });\n`,
+      `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(RESOLVE_LOG_HOOK)}), { data: { log: ${JSON.stringify(log)} } });\n`,
   );
   return file;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDbKind } from '../helpers/databases.js';
+import { RESOLVE_LOG_HOOK } from '../helpers/resolve-log.js';
 import { tempDirs } from '../helpers/temp.js';
 
 // Neither test needs a database (the child below uses SQLite in a directory of its own): they run once,
@@ -198,16 +199,7 @@ import path from 'node:path';
 const [tmp, alsoBullmq] = process.argv.slice(1);
 const log = path.join(tmp, 'resolved.txt');
 fs.writeFileSync(log, '');
-const hook = [
-  "import fs from 'node:fs';",
-  'let log;',
-  'export function initialize(data) { log = data.log; }',
-  'export async function resolve(specifier, context, next) {',
-  '  const result = await next(specifier, context);',
-  "  fs.appendFileSync(log, result.url + '\\\\n');",
-  '  return result;',
-  '}',
-].join('\\n');
+const hook = ${JSON.stringify(RESOLVE_LOG_HOOK)};
 register('data:text/javascript,' + encodeURIComponent(hook), { data: { log } });
 
 const { loadConfig } = await import('./src/config.ts');
