@@ -44,7 +44,7 @@ export function toSession(row: SessionRow): Session {
     key: row.external_key,
     started_at: row.started_at,
     last_activity_at: row.last_activity_at,
-    ended_at: row.ended_at ?? null,
+    ended_at: row.ended_at,
     turn_count: Number(row.turn_count),
     error_count: Number(row.error_count),
     models: parseJson<string[]>(row.models, []),
