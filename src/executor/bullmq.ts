@@ -102,9 +102,9 @@ export class BullExecutor implements Executor {
       return;
     }
     if (job.name === 'chunk' && 'chunk' in job.data) {
-      // The job's last attempt: a failure leaves the chunk out of its run, with its positions as errors.
-      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      return this.chunk(job.data, signal, last);
+      // On the job's last attempt a failure leaves the chunk out of its run, with its positions as errors.
+      const attempts = job.opts.attempts ?? 1;
+      return this.chunk(job.data, signal, job.attemptsMade + 1 >= attempts ? attempts : null);
     }
   }
 
@@ -135,7 +135,7 @@ export class BullExecutor implements Executor {
     });
   }
 
-  private async chunk(ref: ChunkRef, jobSignal?: AbortSignal, last = false): Promise<void> {
+  private async chunk(ref: ChunkRef, jobSignal?: AbortSignal, lastOf: number | null = null): Promise<void> {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal);
     jobSignal?.addEventListener('abort', () => controller.abort(new RunInterrupted('shutdown')), {
@@ -156,8 +156,10 @@ export class BullExecutor implements Executor {
       // A cancelled run's chunk is done with: the finalize job then ends the run `cancelled`.
       if (err instanceof RunCancelled) return;
       if (err instanceof ScorerSetupError) await this.engine.failRun(ref.runId, err);
-      else if (last && !(err instanceof RunInterrupted)) {
-        await this.engine.giveUpChunk(ref, CHUNK_JOB_OPTIONS.attempts, err).catch(() => {});
+      else if (lastOf !== null && !(err instanceof RunInterrupted)) {
+        await this.engine
+          .giveUpChunk(ref, lastOf, err)
+          .catch((e: Error) => this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${e.message}`));
       }
       throw err;
     } finally {

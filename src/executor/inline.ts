@@ -178,7 +178,9 @@ export class InlineExecutor implements Executor {
       else if (!stop) this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${(err as Error).message}`);
       if (err instanceof RunInterrupted && err.reason === 'lease_lost') return;
       if (!stop && !setup && attempts >= MAX_ATTEMPTS) {
-        await this.engine.giveUpChunk(ref, attempts, err).catch(() => {});
+        await this.engine
+          .giveUpChunk(ref, attempts, err)
+          .catch((e: Error) => this.options.warn(`run ${ref.runId} chunk ${ref.chunk}: ${e.message}`));
         await leases.failChunk(this.db, ref).catch(() => {});
         return;
       }

@@ -71,9 +71,8 @@ async function noteStep(db: Kysely<Database>, monitor: SessionMonitor): Promise<
 
 /**
  * Selects, in one transaction, the monitor's pending sessions that have been idle since `cutoff` or were
- * ended explicitly: each
- * leaves the pending table, and one not selected before becomes a position of the monitor's run (with its
- * chunks); a session scored before and active again is not scored twice.
+ * ended explicitly: each leaves the pending table, and one not selected before becomes a position of the
+ * monitor's run (with its chunks); a session scored before and active again is not scored twice.
  */
 async function selectStep(
   db: Kysely<Database>,
