@@ -30,6 +30,8 @@ import {
   startProcess,
   startServer,
   stopProcess,
+  threadCpuUs,
+  threadSplit,
 } from './lib.js';
 import { runLoad } from './load.js';
 import {
@@ -84,17 +86,27 @@ async function gatewayOver(mockUrl: string, env: Record<string, string>): Promis
 
 const CACHE = { 'x-evalgate-cache': 'use' };
 
-async function cpuFigures(evalgate: BenchServer, proxy: { url: string; pid: number }) {
-  const eg: Endpoint = {
-    origin: evalgate.url,
-    headers: { authorization: `Bearer ${evalgate.key}` },
-    model: 'openai/gpt-4o-mini',
-  };
+const endpointOf = (server: BenchServer): Endpoint => ({
+  origin: server.url,
+  headers: { authorization: `Bearer ${server.key}` },
+  model: 'openai/gpt-4o-mini',
+});
+
+/** The same gateway with recording off, and with recording on but no spool (what a kill may lose). */
+interface Variants {
+  unrecorded: BenchServer;
+  unspooled: BenchServer;
+}
+
+async function cpuFigures(evalgate: BenchServer, variants: Variants, proxy: { url: string; pid: number }) {
+  const { unrecorded, unspooled } = variants;
+  const eg = endpointOf(evalgate);
   const bare: Endpoint = { origin: proxy.url, headers: {}, model: 'gpt-4o-mini' };
   const egPid = evalgate.child.pid!;
   const at =
     (pid: number, to: Endpoint, stream: boolean, extra: Record<string, string> = {}) =>
     async () => {
+      const before = threadCpuUs(pid);
       const r = await cpuPerCall([pid], async () => {
         const load = await runLoad({
           ...loadOf(to, stream, extra),
@@ -105,11 +117,23 @@ async function cpuFigures(evalgate: BenchServer, proxy: { url: string; pid: numb
         });
         return { calls: load.completed, rps: load.rps, errors: load.errors, p99_ms: load.p99_ms };
       });
-      return r;
+      // Where the CPU went: the main thread, the busiest other (the log writer's), the rest (GC helpers, libuv).
+      const split = threadSplit(pid, before, threadCpuUs(pid));
+      const per = (us: number) => (r.calls > 0 ? Math.round(us / r.calls) : Number.NaN);
+      return {
+        ...r,
+        threads_us_per_call: {
+          main: per(split.main),
+          writer: per(split.busiest_other),
+          rest: per(split.rest),
+        },
+      };
     };
   const results = await alternate(rounds, [
     { name: 'bare_plain', run: at(proxy.pid, bare, false) },
     { name: 'evalgate_plain', run: at(egPid, eg, false) },
+    { name: 'evalgate_unrecorded_plain', run: at(unrecorded.child.pid!, endpointOf(unrecorded), false) },
+    { name: 'evalgate_unspooled_plain', run: at(unspooled.child.pid!, endpointOf(unspooled), false) },
     { name: 'bare_stream', run: at(proxy.pid, bare, true) },
     { name: 'evalgate_stream', run: at(egPid, eg, true) },
     { name: 'evalgate_cache_hit', run: at(egPid, eg, false, CACHE) },
@@ -119,6 +143,11 @@ async function cpuFigures(evalgate: BenchServer, proxy: { url: string; pid: numb
     const rs = results.get(name) ?? [];
     return {
       cpu_us_per_call_median: median(rs.map(cpu)),
+      threads_us_per_call_median: {
+        main: median(rs.map((r) => r.threads_us_per_call.main)),
+        writer: median(rs.map((r) => r.threads_us_per_call.writer)),
+        rest: median(rs.map((r) => r.threads_us_per_call.rest)),
+      },
       achieved_rps_median: median(rs.map((r) => r.rps)),
       errors: rs.reduce((a, r) => a + r.errors, 0),
       rounds: rs,
@@ -129,6 +158,24 @@ async function cpuFigures(evalgate: BenchServer, proxy: { url: string; pid: numb
     recorded_vs_bare_proxy: {
       plain: ratioFigure(perRound(results, 'evalgate_plain', 'bare_plain', cpu), maxSpread, 1.35),
       stream: ratioFigure(perRound(results, 'evalgate_stream', 'bare_stream', cpu), maxSpread, 1.6),
+    },
+    // What limits the plain figure: the gateway without recording (auth, limits, routing, the provider
+    // layer) against the bare proxy; what recording adds (the task log, its span and trace, its session,
+    // stored by the writer's thread); and what the spool adds (each record written to a file before
+    // the answer goes out, so that a kill loses nothing).
+    decomposition: {
+      unrecorded_vs_bare_proxy: ratioFigure(
+        perRound(results, 'evalgate_unrecorded_plain', 'bare_plain', cpu),
+        maxSpread,
+      ),
+      unspooled_vs_unrecorded: ratioFigure(
+        perRound(results, 'evalgate_unspooled_plain', 'evalgate_unrecorded_plain', cpu),
+        maxSpread,
+      ),
+      recorded_vs_unspooled: ratioFigure(
+        perRound(results, 'evalgate_plain', 'evalgate_unspooled_plain', cpu),
+        maxSpread,
+      ),
     },
     cache_hit_vs_upstream_call: ratioFigure(
       perRound(results, 'evalgate_cache_hit', 'evalgate_plain', cpu),
@@ -243,12 +290,21 @@ async function main(): Promise<void> {
     const mock = await startMockProcess({});
     const proxy = await startProcess([...NODE_TSX, 'bench/bare-proxy.ts', mock.url], {}, jsonUrl);
     const server = await gatewayOver(mock.url, {});
+    // The same gateway with recording off, and recording without the spool: where the plain figure goes.
+    const variants: Variants | null = only.has('cpu')
+      ? {
+          unrecorded: await gatewayOver(mock.url, { EVALGATE_RECORDING: '0' }),
+          unspooled: await gatewayOver(mock.url, { EVALGATE_LOG_SPOOL: '0' }),
+        }
+      : null;
     try {
-      if (only.has('cpu'))
-        summary.cpu_per_call = await cpuFigures(server, { url: proxy.url, pid: proxy.child.pid! });
+      if (variants)
+        summary.cpu_per_call = await cpuFigures(server, variants, { url: proxy.url, pid: proxy.child.pid! });
       if (only.has('latency')) summary.added_latency_c1 = await latencyFigures(mock.url, server, proxy.url);
     } finally {
       await server.stop();
+      await variants?.unrecorded.stop();
+      await variants?.unspooled.stop();
       await stopProcess(proxy.child);
       await mock.stop();
     }

@@ -152,12 +152,9 @@ export interface InferencePorts {
 export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRunner {
   const providers: ProviderLayer = deps.providers;
   const { hopId } = deps;
-  /** Each request's hops, checked once (a route checks before its other work; `run` reuses it). */
-  const checked = new WeakMap<FastifyRequest, string[]>();
-
   function checkHops(req: FastifyRequest): string[] {
-    const known = checked.get(req);
-    if (known) return known;
+    // Read from the header each time (a route checks before its other work, `run` again): cheaper than
+    // keeping each request's answer in a map.
     const hops = hopsOf(req.headers[HOP_HEADER]);
     // Sent by this deployment (or a replica): answering would call the same upstream again, without end.
     if (hops.includes(hopId)) {
@@ -168,7 +165,6 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
         { hops },
       );
     }
-    checked.set(req, hops);
     return hops;
   }
 
@@ -293,7 +289,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       // Recorded (spooled) before the answer goes out, so that the log id it carries survives a kill.
       record({
         model: request.model,
-        output: recordedOutput(result.body),
+        output: result.output ?? recordedOutput(result.body),
         input,
         // Already a chat completion's text unless the upstream answered natively in another dialect.
         responseText: native ? JSON.stringify(result.body) : result.bodyText,

@@ -58,6 +58,8 @@ export interface GatewayCompletion extends CompletionResult {
   attempts: number;
   /** The model name the upstream that answered was given. */
   upstreamModel: string;
+  /** The task log's output (`recordedOutput` of the body), when already known: a cache hit keeps it. */
+  output?: string;
 }
 
 export interface ProviderLayer extends ProviderCaller {

@@ -4,6 +4,7 @@ import { type CachePolicy, ResponseCache } from '../../src/inference/cache/cache
 import { HOT_HOLD_MS } from '../../src/inference/cache/hot.js';
 import { type CacheStore, createSqlCacheStore } from '../../src/inference/cache/store.js';
 import type { ProviderLayer } from '../../src/inference/provider-layer.js';
+import { recordedOutput } from '../../src/inference/recorded-output.js';
 import type { ChatRequest } from '../../src/inference/types.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
@@ -95,6 +96,8 @@ describe('cache hit path', () => {
       // The bytes the upstream answered, as they were stored: nothing re-encoded.
       expect(hit.result.bodyText).toBe(miss.result.bodyText);
       expect(hit.result.text).toBe(miss.result.text);
+      // The task log's output, made once for the entry rather than from a parse per hit.
+      expect(hit.result.output).toBe(recordedOutput(miss.result.body));
       expect(hit.result.cost).toBe(0);
       expect(hit.result.attempts).toBe(0);
     }

@@ -146,6 +146,7 @@ export class ResponseCache {
           },
           bodyText: entry.bodyText,
           text: hot.text,
+          output: hot.output(),
           usage: entry.usage,
           cost: 0,
           latencyMs: performance.now() - t0,

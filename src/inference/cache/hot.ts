@@ -1,4 +1,5 @@
 import { isObject, type JsonObject } from '../../shared/json.js';
+import { recordedOutput } from '../recorded-output.js';
 import { replayFrames } from './replay.js';
 import type { CacheEntry } from './store.js';
 
@@ -19,6 +20,7 @@ const MAX_CHARS = 32 * 1024 * 1024;
 export class HotEntry {
   private framesPlain: string | null = null;
   private framesUsage: string | null = null;
+  private recorded: string | null = null;
 
   constructor(
     readonly entry: CacheEntry,
@@ -36,6 +38,12 @@ export class HotEntry {
     if (includeUsage) this.framesUsage = built;
     else this.framesPlain = built;
     return built;
+  }
+
+  /** The task log's output of the stored answer (made on the first hit, then kept). */
+  output(): string {
+    this.recorded ??= recordedOutput(this.body());
+    return this.recorded;
   }
 
   /** A fresh parse of the stored bytes: each hit's caller gets an object of its own to read or change. */

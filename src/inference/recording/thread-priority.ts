@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createInterface } from 'node:readline';
 
 /** The log writer's thread runs at this nice value (a background share of the CPU). */
 export const BACKGROUND_NICE = 10;
@@ -26,13 +27,60 @@ export function canLeaveIdleClass(): boolean {
 }
 
 /**
+ * A shell kept for the life of the process that runs `chrt` on request, one line per change. Spawning
+ * `chrt` from this process would fork the whole server (hundreds of megabytes mapped) on the event loop's
+ * thread, a stall of milliseconds per change; the small shell forks cheaply, and asking it is one write
+ * to a pipe. Its pipes and process do not hold the event loop open; it ends with this process (its
+ * input closes). Once it is gone (no sh), every change answers false.
+ */
+class ChrtShell {
+  private child: ChildProcess | null = null;
+  private dead = false;
+  private readonly waiting: ((done: boolean) => void)[] = [];
+
+  run(policy: string, tid: number): Promise<boolean> {
+    const child = this.child ?? this.start();
+    if (!child?.stdin) return Promise.resolve(false);
+    const stdin = child.stdin;
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      stdin.write(`${policy} ${tid}\n`);
+    });
+  }
+
+  private start(): ChildProcess | null {
+    if (this.dead) return null;
+    const child = spawn('sh', ['-c', CHRT_LOOP], { stdio: ['pipe', 'pipe', 'ignore'] });
+    this.child = child;
+    const gone = () => {
+      if (this.child === child) this.child = null;
+      this.dead = true;
+      for (const resolve of this.waiting.splice(0)) resolve(false);
+    };
+    child.once('error', gone);
+    child.once('exit', gone);
+    child.stdin?.on('error', gone);
+    createInterface({ input: child.stdout! }).on('line', (line) =>
+      this.waiting.shift()?.(line.trim() === '0'),
+    );
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
+    return child;
+  }
+}
+
+/** Reads `<policy> <tid>` lines and answers each with chrt's exit status. */
+const CHRT_LOOP = 'while read -r policy tid; do chrt "$policy" --pid 0 "$tid" >/dev/null 2>&1; echo $?; done';
+
+const shell = new ChrtShell();
+
+/**
  * Puts a thread of this process in Linux's idle scheduling class (it runs only when no other thread
  * wants the core, and yields at once when one wakes) or back in the normal one, through util-linux's
- * `chrt`. Resolves whether the change was made (false without chrt, or when it is not allowed).
+ * `chrt` (run by a helper shell, see ChrtShell). Resolves whether the change was made (false without
+ * chrt or sh, or when it is not allowed).
  */
 export function setIdleClass(tid: number, idle: boolean): Promise<boolean> {
-  const policy = idle ? '--idle' : '--other';
-  return new Promise((resolve) => {
-    execFile('chrt', [policy, '--pid', '0', String(tid)], { timeout: 5000 }, (err) => resolve(!err));
-  });
+  return shell.run(idle ? '--idle' : '--other', tid);
 }
