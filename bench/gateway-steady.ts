@@ -153,35 +153,25 @@ async function cpuFigures(evalgate: BenchServer, variants: Variants, proxy: { ur
       rounds: rs,
     };
   };
+  /** A step's CPU per call over another's, round by round, as a figure. */
+  const ratio = (a: string, b: string, target?: number) =>
+    ratioFigure(perRound(results, a, b, cpu), maxSpread, target);
   return {
     rate_per_s: rate,
     recorded_vs_bare_proxy: {
-      plain: ratioFigure(perRound(results, 'evalgate_plain', 'bare_plain', cpu), maxSpread, 1.35),
-      stream: ratioFigure(perRound(results, 'evalgate_stream', 'bare_stream', cpu), maxSpread, 1.6),
+      plain: ratio('evalgate_plain', 'bare_plain', 1.35),
+      stream: ratio('evalgate_stream', 'bare_stream', 1.6),
     },
     // What limits the plain figure: the gateway without recording (auth, limits, routing, the provider
     // layer) against the bare proxy; what recording adds (the task log, its span and trace, its session,
     // stored by the writer's thread); and what the spool adds (each record written to a file before
     // the answer goes out, so that a kill loses nothing).
     decomposition: {
-      unrecorded_vs_bare_proxy: ratioFigure(
-        perRound(results, 'evalgate_unrecorded_plain', 'bare_plain', cpu),
-        maxSpread,
-      ),
-      unspooled_vs_unrecorded: ratioFigure(
-        perRound(results, 'evalgate_unspooled_plain', 'evalgate_unrecorded_plain', cpu),
-        maxSpread,
-      ),
-      recorded_vs_unspooled: ratioFigure(
-        perRound(results, 'evalgate_plain', 'evalgate_unspooled_plain', cpu),
-        maxSpread,
-      ),
+      unrecorded_vs_bare_proxy: ratio('evalgate_unrecorded_plain', 'bare_plain'),
+      unspooled_vs_unrecorded: ratio('evalgate_unspooled_plain', 'evalgate_unrecorded_plain'),
+      recorded_vs_unspooled: ratio('evalgate_plain', 'evalgate_unspooled_plain'),
     },
-    cache_hit_vs_upstream_call: ratioFigure(
-      perRound(results, 'evalgate_cache_hit', 'evalgate_plain', cpu),
-      maxSpread,
-      0.35,
-    ),
+    cache_hit_vs_upstream_call: ratio('evalgate_cache_hit', 'evalgate_plain', 0.35),
     per_target: Object.fromEntries([...results.keys()].map((name) => [name, perCall(name)])),
   };
 }
