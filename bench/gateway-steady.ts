@@ -11,7 +11,7 @@
  * 3. Sustained requests per second with recording, rate limits and a project budget on, against a mock
  *    answering in 20 ms (`--sustained-concurrency`, default 256), Evalgate and the bare proxy alternating.
  *
- *   npm run bench:gateway                                   # all three (~3 min)
+ *   npm run bench:gateway                                   # all three (~8 min)
  *   npm run bench:gateway -- --only cpu --rounds 7 --rate 1000 --duration 4000
  *   npm run bench:gateway -- --only latency,sustained --max-spread 0.2
  *
