@@ -52,6 +52,14 @@ export function isWellFormed(text: string): boolean {
   return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
 
+/** The keywords of the errors `unstorable` reports (values no database stores as sent). */
+const UNSTORABLE_KEYWORDS = new Set(['nul', 'surrogate', 'finite']);
+
+/** Whether a validation error is one of `unstorable`'s: U+0000, a lone surrogate, a non-finite number. */
+export function isUnstorableError(error: { keyword: string }): boolean {
+  return UNSTORABLE_KEYWORDS.has(error.keyword);
+}
+
 /**
  * Values no database stores faithfully, found anywhere in an input: U+0000 in a string or key
  * (PostgreSQL text cannot hold it), lone surrogates (stored as U+FFFD, or refused by PostgreSQL's

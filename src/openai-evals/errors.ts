@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { toIssues } from '../http/validation.js';
+import { isUnstorableError, toIssues } from '../http/validation.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 
 /**
@@ -13,9 +13,6 @@ export function badRequest(issues: readonly ValidationIssue[]): ApiError {
     issues: issues.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type })),
   });
 }
-
-/** The validator's keywords for values no database stores as sent (see `validatorCompiler`). */
-const UNSTORABLE = new Set(['nul', 'surrogate', 'finite']);
 
 /**
  * In an OpenAI-shaped plugin: schema failures of the query string and path answer 400 like every other
@@ -33,7 +30,7 @@ export function installOpenAiValidation(app: FastifyInstance): void {
     if (!failed?.validation || !part) return;
     const errors = failed.validation as Parameters<typeof toIssues>[1];
     if (part !== 'body') throw badRequest(toIssues(part, errors));
-    const unstorable = errors.filter((e) => UNSTORABLE.has(e.keyword));
+    const unstorable = errors.filter(isUnstorableError);
     if (unstorable.length > 0) throw badRequest(toIssues('body', unstorable));
   });
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 
 /** The log writer's thread runs at this nice value (a background share of the CPU). */
@@ -30,8 +31,8 @@ export function canLeaveIdleClass(): boolean {
  * A shell kept for the life of the process that runs `chrt` on request, one line per change. Spawning
  * `chrt` from this process would fork the whole server (hundreds of megabytes mapped) on the event loop's
  * thread, a stall of milliseconds per change; the small shell forks cheaply, and asking it is one write
- * to a pipe. Its pipes and process do not hold the event loop open; it ends with this process (its
- * input closes). Once it is gone (no sh), every change answers false.
+ * to a pipe. Its pipes and process hold the event loop only while an answer is awaited; it ends with
+ * this process (its input closes). Once it is gone (no sh), every change answers false.
  */
 class ChrtShell {
   private child: ChildProcess | null = null;
@@ -43,7 +44,8 @@ class ChrtShell {
     if (!child?.stdin) return Promise.resolve(false);
     const stdin = child.stdin;
     return new Promise((resolve) => {
-      this.waiting.push(resolve);
+      // While an answer is awaited its pipe holds the event loop, as the `chrt` process itself would.
+      if (this.waiting.push(resolve) === 1) (child.stdout as Socket | null)?.ref();
       stdin.write(`${policy} ${tid}\n`);
     });
   }
@@ -60,12 +62,13 @@ class ChrtShell {
     child.once('error', gone);
     child.once('exit', gone);
     child.stdin?.on('error', gone);
-    createInterface({ input: child.stdout! }).on('line', (line) =>
-      this.waiting.shift()?.(line.trim() === '0'),
-    );
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      this.waiting.shift()?.(line.trim() === '0');
+      if (this.waiting.length === 0) (child.stdout as Socket | null)?.unref();
+    });
     child.unref();
-    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-    (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
+    // The stdio pipes are sockets: unreferenced while nothing is awaited, they keep no event loop alive.
+    for (const pipe of [child.stdin, child.stdout]) (pipe as Socket | null)?.unref();
     return child;
   }
 }

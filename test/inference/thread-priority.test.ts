@@ -1,0 +1,45 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { canLeaveIdleClass } from '../../src/inference/recording/thread-priority.js';
+
+/*
+ * The helper shell that runs `chrt` (ChrtShell): a process that changes a thread's class gets its
+ * answers, and then ends on its own (the shell's pipes hold its event loop only while an answer is
+ * awaited), leaving no shell behind. A real process under tsx, real chrt.
+ */
+
+function hasChrt(): boolean {
+  try {
+    execFileSync('chrt', ['--help'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const SCRIPT = `
+import fs from 'node:fs';
+import { setIdleClass } from './src/inference/recording/thread-priority.ts';
+const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+const idle = await setIdleClass(tid, true);
+const policy = fs.readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[38];
+const back = await setIdleClass(tid, false);
+console.log(JSON.stringify({ idle, policy, back }));
+`;
+
+describe('the chrt helper shell', () => {
+  it.skipIf(!hasChrt() || !canLeaveIdleClass())(
+    'answers each change, and lets the process end on its own with the shell gone',
+    { timeout: 30_000 },
+    () => {
+      // Exits 0 only if the event loop ended with every await settled (13 would mean an answer never came).
+      const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], {
+        cwd: process.cwd(),
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      // SCHED_IDLE is policy 5 in /proc's stat (field 41).
+      expect(JSON.parse(out.trim())).toEqual({ idle: true, policy: '5', back: true });
+    },
+  );
+});
