@@ -127,8 +127,11 @@ describe('a review queue over a judge run', () => {
     });
     expect(added.status, added.text).toBe(200);
     expect(failed).toHaveLength(40);
-    expect(share().length).toBeGreaterThan(8);
-    expect(share().length).toBeLessThan(35);
+    // The share is about 20 of 200, and which positions it takes hangs on the run's random id. The bounds
+    // only rule out a share that selects nothing or nearly everything; for a fair 10 % share they fail
+    // about once in 40,000 runs (the binomial tails below 5 and above 39).
+    expect(share().length).toBeGreaterThanOrEqual(5);
+    expect(share().length).toBeLessThanOrEqual(39);
     expect(added.body.added).toBe(expected().size);
     // The same rules again add nothing.
     const again = await h.call('POST', `/v1/annotation-queues/${queue}/items`, {
