@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
@@ -6,12 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { insertContainer } from '../../src/catalog/containers/repository.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
-import { canLeaveIdleClass } from '../../src/inference/recording/thread-priority.js';
 import { createThreadedLogWriter } from '../../src/inference/recording/threaded-writer.js';
 import type { LogWriter, TaskLogRecord } from '../../src/inference/recording/types.js';
 import { createLogWriter } from '../../src/inference/recording/writer.js';
 import { newId, nowIso } from '../../src/shared/ids.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
+import { canChangeClasses } from '../helpers/chrt.js';
 import { type FreshDatabase, freshDatabase, PG_ADMIN_URL, testDbKind } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -288,15 +287,6 @@ function policyOf(tid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
 }
 
-function hasChrt(): boolean {
-  try {
-    execFileSync('chrt', ['--help'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Holds the database's write lock (SQLite) or the seq counters' table (PostgreSQL) until `release` resolves. */
 async function holdWriters(db: Kysely<Database>, release: Promise<void>): Promise<void> {
   let locked!: () => void;
@@ -314,7 +304,7 @@ async function holdWriters(db: Kysely<Database>, release: Promise<void>): Promis
 }
 
 describe('log writer on its own thread', () => {
-  it.skipIf(!hasChrt() || !canLeaveIdleClass())(
+  it.skipIf(!canChangeClasses())(
     'runs in the idle scheduling class while it keeps up, and gets its share back when it falls behind or a flush is awaited',
     { timeout: 30_000 },
     async () => {

@@ -1,21 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { canLeaveIdleClass } from '../../src/inference/recording/thread-priority.js';
+import { canChangeClasses } from '../helpers/chrt.js';
 
 /*
  * The helper shell that runs `chrt` (ChrtShell): a process that changes a thread's class gets its
  * answers, and then ends on its own (the shell's pipes hold its event loop only while an answer is
  * awaited), leaving no shell behind. A real process under tsx, real chrt.
  */
-
-function hasChrt(): boolean {
-  try {
-    execFileSync('chrt', ['--help'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const SCRIPT = `
 import fs from 'node:fs';
@@ -28,7 +19,7 @@ console.log(JSON.stringify({ idle, policy, back }));
 `;
 
 describe('the chrt helper shell', () => {
-  it.skipIf(!hasChrt() || !canLeaveIdleClass())(
+  it.skipIf(!canChangeClasses())(
     'answers each change, and lets the process end on its own with the shell gone',
     { timeout: 30_000 },
     () => {
