@@ -53,11 +53,12 @@ export function isWellFormed(text: string): boolean {
 }
 
 /** The keywords of the errors `unstorable` reports (values no database stores as sent). */
-const UNSTORABLE_KEYWORDS = new Set(['nul', 'surrogate', 'finite']);
+const UNSTORABLE_KEYWORDS = ['nul', 'surrogate', 'finite'] as const;
+const unstorableKeywords: ReadonlySet<string> = new Set(UNSTORABLE_KEYWORDS);
 
 /** Whether a validation error is one of `unstorable`'s: U+0000, a lone surrogate, a non-finite number. */
 export function isUnstorableError(error: { keyword: string }): boolean {
-  return UNSTORABLE_KEYWORDS.has(error.keyword);
+  return unstorableKeywords.has(error.keyword);
 }
 
 /**
@@ -68,7 +69,7 @@ export function isUnstorableError(error: { keyword: string }): boolean {
  * turned into a pointer only for a value that fails (the walk builds no strings).
  */
 function unstorable(value: unknown, path: string[], out: ErrorObject[]): ErrorObject[] {
-  const fail = (keyword: string) => {
+  const fail = (keyword: (typeof UNSTORABLE_KEYWORDS)[number]) => {
     out.push({ keyword, instancePath: pointerOf(path), schemaPath: '#', params: {} });
   };
   if (typeof value === 'string') {

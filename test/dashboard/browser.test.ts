@@ -350,6 +350,8 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     // loads: the suite shares two cores with other test files, and one load can wait behind them. The page
     // itself loads in under a second; its runs table comes with a second request (the runs API), which
     // under the suite's load can wait behind other files' work, so it is held to a second and a half.
+    const PAGE_MS = 1000;
+    const TABLE_MS = 1500;
     const coldLoad = async () => {
       const fresh = await browser.newContext({ viewport: { width: 1280, height: 860 } });
       await fresh.addCookies(await context.cookies());
@@ -372,7 +374,7 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
       return { visible, timing };
     };
     let best = await coldLoad();
-    for (let i = 0; i < 4 && (best.visible >= 1000 || best.timing.nav.loadEventEnd >= 1000); i++) {
+    for (let i = 0; i < 4 && (best.visible >= TABLE_MS || best.timing.nav.loadEventEnd >= PAGE_MS); i++) {
       const next = await coldLoad();
       if (next.visible < best.visible) best = next;
     }
@@ -389,8 +391,8 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the dashboard in a
     expect(external).toEqual([]);
     expect(scripts.length).toBeGreaterThan(0);
     expect(compressed).toBeLessThan(300 * 1024);
-    expect(timing.nav.loadEventEnd).toBeLessThan(1000);
-    expect(visible).toBeLessThan(1500);
+    expect(timing.nav.loadEventEnd).toBeLessThan(PAGE_MS);
+    expect(visible).toBeLessThan(TABLE_MS);
   });
 
   it('signs out, and provider B with the same e-mail is another user', async () => {

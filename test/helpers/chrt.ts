@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { canLeaveIdleClass } from '../../src/inference/recording/thread-priority.js';
 
 /** Whether util-linux's `chrt` is here and this process may take a thread out of the idle class again. */
@@ -9,4 +10,11 @@ export function canChangeClasses(): boolean {
     return false;
   }
   return canLeaveIdleClass();
+}
+
+/** A thread of this process's scheduling policy as Linux reports it (0: normal, 5: the idle class). */
+export function policyOf(tid: number): number {
+  const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  // Fields after the command name's closing parenthesis start at field 3; the policy is field 41.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
 }

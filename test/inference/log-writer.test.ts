@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,7 +9,7 @@ import type { LogWriter, TaskLogRecord } from '../../src/inference/recording/typ
 import { createLogWriter } from '../../src/inference/recording/writer.js';
 import { newId, nowIso } from '../../src/shared/ids.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
-import { canChangeClasses } from '../helpers/chrt.js';
+import { canChangeClasses, policyOf } from '../helpers/chrt.js';
 import { type FreshDatabase, freshDatabase, PG_ADMIN_URL, testDbKind } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -278,13 +277,6 @@ async function databaseOutage(
       await admin.end();
     },
   };
-}
-
-/** A thread's scheduling policy as Linux reports it (0: normal, 5: idle class). */
-function policyOf(tid: number): number {
-  const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-  // Fields after the command name's closing parenthesis start at field 3; the policy is field 41.
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
 }
 
 /** Holds the database's write lock (SQLite) or the seq counters' table (PostgreSQL) until `release` resolves. */

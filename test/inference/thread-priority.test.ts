@@ -11,9 +11,10 @@ import { canChangeClasses } from '../helpers/chrt.js';
 const SCRIPT = `
 import fs from 'node:fs';
 import { setIdleClass } from './src/inference/recording/thread-priority.ts';
+import { policyOf } from './test/helpers/chrt.ts';
 const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
 const idle = await setIdleClass(tid, true);
-const policy = fs.readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[38];
+const policy = policyOf(tid);
 const back = await setIdleClass(tid, false);
 console.log(JSON.stringify({ idle, policy, back }));
 `;
@@ -30,7 +31,7 @@ describe('the chrt helper shell', () => {
         timeout: 20_000,
       });
       // SCHED_IDLE is policy 5 in /proc's stat (field 41).
-      expect(JSON.parse(out.trim())).toEqual({ idle: true, policy: '5', back: true });
+      expect(JSON.parse(out.trim())).toEqual({ idle: true, policy: 5, back: true });
     },
   );
 });
