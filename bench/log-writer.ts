@@ -22,11 +22,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { callTrace } from '../src/capture/traceparent.js';
+import type { TaskLogRecord } from '../src/capture/types.js';
 import { insertContainer } from '../src/catalog/containers/repository.js';
 import { openDatabase } from '../src/db/database.js';
-import { completionText } from '../src/inference/providers/openai-compatible.js';
-import type { TaskLogRecord } from '../src/inference/recording/types.js';
-import { callTrace } from '../src/inference/traceparent.js';
+import { completionText } from '../src/llm/providers/openai-compatible.js';
 import { newId, nowIso } from '../src/shared/ids.js';
 import { ensureProject } from '../src/tenancy/projects.js';
 import { startMockUpstream } from '../test/fixtures/mock-upstream.js';
@@ -87,10 +87,10 @@ async function main(): Promise<void> {
     await handle.close();
 
     serverEntry(); // builds dist: the thread runs the compiled writer, as the server does
-    const built = '../dist/inference/recording/threaded-writer.js';
+    const built = '../dist/capture/threaded-writer.js';
     const { createThreadedLogWriter } = (await import(
       built
-    )) as typeof import('../src/inference/recording/threaded-writer.js');
+    )) as typeof import('../src/capture/threaded-writer.js');
     const plain = await answer(mock.url, false);
     const sse = await answer(mock.url, true);
     // The answer's text, as the gateway hands it to the writer with a plain call.

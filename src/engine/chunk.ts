@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Item } from '../catalog/items.js';
 import type { RunGenerationTable, RunSampleTable } from '../db/schema.js';
-import type { ChatRequest } from '../inference/types.js';
+import type { ChatRequest } from '../llm/types.js';
 import {
   outcomeOf,
   type ScoreInput,

@@ -1,4 +1,4 @@
-import type { ChatRequest, CompletionResult } from '../inference/types.js';
+import type { ChatRequest, CompletionResult } from '../llm/types.js';
 
 /**
  * A conversation a run generates (simulated conversations): the generate side's kind drives it, the

@@ -3,7 +3,7 @@ import type { Item } from '../catalog/items.js';
 import { insertLogRows, type NewLogRow, reserveSeqs } from '../catalog/logs/repository.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, RunGenerationTable } from '../db/schema.js';
-import type { ChatRequest, CompletionResult } from '../inference/types.js';
+import type { ChatRequest, CompletionResult } from '../llm/types.js';
 import { assignSessions } from '../sessions/assign.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { Conversation, ConversationRole, TargetCall } from './conversation-types.js';

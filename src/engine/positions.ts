@@ -1,5 +1,5 @@
 import type { Item, Range, SessionValues } from '../catalog/items.js';
-import type { ChatRequest, CompletionResult } from '../inference/types.js';
+import type { ChatRequest, CompletionResult } from '../llm/types.js';
 import type { Conversation, ConversationIO } from './conversation-types.js';
 import type { GenerateSide, Layout, ReadSide, RunPlan, SideName } from './plan.js';
 import { isGenerated } from './plan.js';

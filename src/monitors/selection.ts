@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { CommittedLog } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
 import type { QueuedChunk, RunQueue } from '../executor/run-queue.js';
-import type { CommittedLog } from '../inference/recording/types.js';
 import { nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import * as repo from './repository.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { CommittedLog } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
 import type { RunQueue } from '../executor/run-queue.js';
-import type { CommittedLog } from '../inference/recording/types.js';
 import * as repo from './repository.js';
 import { selectThrough } from './selection.js';
 import { sweepSessions } from './session-sweep.js';

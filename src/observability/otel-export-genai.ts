@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import { draftOf } from '../inference/recording/log-row.js';
-import type { TaskLogRecord } from '../inference/recording/types.js';
+import { draftOf } from '../capture/log-row.js';
+import type { TaskLogRecord } from '../capture/types.js';
 
 /**
  * A recorded gateway call as a GenAI client span of the current semantic conventions (≥ 1.37): what the

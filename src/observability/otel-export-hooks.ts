@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
+import { callTrace } from '../capture/traceparent.js';
+import type { LogWriter, TaskLogRecord } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
-import type { LogWriter, TaskLogRecord } from '../inference/recording/types.js';
-import { callTrace } from '../inference/traceparent.js';
 import type { EvaluationEvent, OtelExport } from './otel-export.js';
 
 /**

@@ -26,8 +26,8 @@ import {
   type SpanExporter,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import type { TaskLogRecord } from '../capture/types.js';
 import type { OtelExportSettings } from '../config-otel.js';
-import type { TaskLogRecord } from '../inference/recording/types.js';
 import { withTimeout } from '../shared/timeout.js';
 import { type GenAiSpan, genAiSpanOf } from './otel-export-genai.js';
 

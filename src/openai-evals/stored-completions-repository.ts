@@ -1,7 +1,7 @@
 import { type Expression, type Kysely, PostgresAdapter, type SqlBool, sql } from 'kysely';
 import type { LogRow } from '../catalog/logs/repository.js';
 import type { Database } from '../db/schema.js';
-import { completionIdOf, logIdOfCompletion } from '../inference/dialects/chat/answer.js';
+import { completionIdOf, logIdOfCompletion } from '../llm/dialects/chat/answer.js';
 import { chatAnswer } from '../shared/chat-answer.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 

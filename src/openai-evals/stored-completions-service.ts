@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { logIdOfCompletion } from '../inference/dialects/chat/answer.js';
+import { logIdOfCompletion } from '../llm/dialects/chat/answer.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import { badRequest } from './errors.js';

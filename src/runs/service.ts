@@ -13,7 +13,7 @@ import { cancelQueued, renameRun, requestCancel } from '../engine/store/transiti
 import { QueueUnavailable, type RunQueue } from '../executor/run-queue.js';
 import { liveWorkers } from '../executor/workers.js';
 import type { ListResponse, Page } from '../http/schemas.js';
-import { DEFAULT_CACHE_TTL_SECONDS } from '../inference/cache/cache.js';
+import { DEFAULT_CACHE_TTL_SECONDS } from '../llm/cache/cache.js';
 import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';

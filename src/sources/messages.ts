@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../inference/types.js';
+import type { ChatMessage } from '../llm/types.js';
 
 /** An item's `input` as chat messages for generation. */
 export function toMessages(input: unknown): ChatMessage[] {

@@ -1,6 +1,6 @@
 import type { Item } from '../catalog/items.js';
 import type { Generation } from '../engine/positions.js';
-import type { ChatMessage, ChatRequest, CompletionResult } from '../inference/types.js';
+import type { ChatMessage, ChatRequest, CompletionResult } from '../llm/types.js';
 import { renderMessages } from '../scoring/graders/model.js';
 import type { ModelInput } from '../scoring/graders/schemas.js';
 import { resolve, TemplateError } from '../scoring/graders/template.js';

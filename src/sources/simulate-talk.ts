@@ -5,7 +5,7 @@ import type {
   StoredConversation,
   TargetCall,
 } from '../engine/conversation-types.js';
-import type { ChatMessage, ChatRequest, CompletionResult } from '../inference/types.js';
+import type { ChatMessage, ChatRequest, CompletionResult } from '../llm/types.js';
 import { conversationText, type SessionLog, trajectoryText, transcriptOf } from '../sessions/transcript.js';
 import { nowIso } from '../shared/ids.js';
 import { isObject, parseJson } from '../shared/json.js';

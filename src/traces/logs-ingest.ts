@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
+import type { LogWriter } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
 import type { NewSpanRow } from '../db/trace-store.js';
-import { recordedOutput } from '../inference/recorded-output.js';
-import type { LogWriter } from '../inference/recording/types.js';
+import { recordedOutput } from '../llm/recorded-output.js';
 import { contentWithLogEvents, type LogEvent, logEventsOf } from './logs-events.js';
 import type { Attributes, CallContent, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';

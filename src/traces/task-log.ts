@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { recordedOutput } from '../inference/recorded-output.js';
-import type { TaskLogRecord } from '../inference/recording/types.js';
+import type { TaskLogRecord } from '../capture/types.js';
+import { recordedOutput } from '../llm/recorded-output.js';
 import type { ModelCallFacts } from './mapping/index.js';
 import type { IngestedSpan } from './span.js';
 

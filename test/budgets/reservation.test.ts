@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxCallCost } from '../../src/inference/paid-call.js';
+import { maxCallCost } from '../../src/llm/paid-call.js';
 import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 
 /*

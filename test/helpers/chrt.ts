@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { canLeaveIdleClass } from '../../src/inference/recording/thread-priority.js';
+import { canLeaveIdleClass } from '../../src/capture/thread-priority.js';
 
 /** Whether util-linux's `chrt` is here and this process may take a thread out of the idle class again. */
 export function canChangeClasses(): boolean {

@@ -3,9 +3,9 @@ import { createMemoryCounter } from '../../src/budgets/counter.js';
 import { Budgets } from '../../src/budgets/service.js';
 import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import type { Database } from '../../src/db/schema.js';
-import { ResponseCache } from '../../src/inference/cache/cache.js';
-import { createSqlCacheStore } from '../../src/inference/cache/store.js';
-import type { InferencePorts } from '../../src/inference/call-runner.js';
+import type { InferencePorts } from '../../src/gateway/call-runner.js';
+import { ResponseCache } from '../../src/llm/cache/cache.js';
+import { createSqlCacheStore } from '../../src/llm/cache/store.js';
 import { layerFor } from '../inference/layer-helpers.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assembleCompletion } from '../../src/inference/assemble.js';
-import type { ProviderLayer } from '../../src/inference/provider-layer.js';
-import { completionText } from '../../src/inference/providers/openai-compatible.js';
-import { ssePayloads } from '../../src/inference/sse.js';
+import { assembleCompletion } from '../../src/llm/assemble.js';
+import type { ProviderLayer } from '../../src/llm/provider-layer.js';
+import { completionText } from '../../src/llm/providers/openai-compatible.js';
+import { ssePayloads } from '../../src/llm/sse.js';
 import { ApiError } from '../../src/shared/errors.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';

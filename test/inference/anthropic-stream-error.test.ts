@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderLayer } from '../../src/inference/provider-layer.js';
+import type { ProviderLayer } from '../../src/llm/provider-layer.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 
 // An Anthropic upstream whose stream starts, sends some text, then reports an error event mid-way.

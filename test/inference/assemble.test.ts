@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleCompletion } from '../../src/inference/assemble.js';
+import { assembleCompletion } from '../../src/llm/assemble.js';
 
 const HEAD = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'gpt-x' };
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
-import { type CachePolicy, ResponseCache } from '../../src/inference/cache/cache.js';
-import { HOT_HOLD_MS } from '../../src/inference/cache/hot.js';
-import { type CacheStore, createSqlCacheStore } from '../../src/inference/cache/store.js';
-import type { ProviderLayer } from '../../src/inference/provider-layer.js';
-import { recordedOutput } from '../../src/inference/recorded-output.js';
-import type { ChatRequest } from '../../src/inference/types.js';
+import { type CachePolicy, ResponseCache } from '../../src/llm/cache/cache.js';
+import { HOT_HOLD_MS } from '../../src/llm/cache/hot.js';
+import { type CacheStore, createSqlCacheStore } from '../../src/llm/cache/store.js';
+import type { ProviderLayer } from '../../src/llm/provider-layer.js';
+import { recordedOutput } from '../../src/llm/recorded-output.js';
+import type { ChatRequest } from '../../src/llm/types.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';

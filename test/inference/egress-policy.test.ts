@@ -7,7 +7,7 @@ import {
   isAddressAllowed,
   type LookupFn,
   type UpstreamPolicy,
-} from '../../src/inference/egress/policy.js';
+} from '../../src/llm/egress/policy.js';
 import { ApiError } from '../../src/shared/errors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 

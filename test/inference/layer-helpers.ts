@@ -1,11 +1,7 @@
 import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import type { UpstreamConfig } from '../../src/config.js';
-import {
-  type ChatStream,
-  createProviderLayer,
-  type ProviderLayer,
-} from '../../src/inference/provider-layer.js';
-import { type AddressCheck, createUpstream } from '../../src/inference/upstream.js';
+import { type ChatStream, createProviderLayer, type ProviderLayer } from '../../src/llm/provider-layer.js';
+import { type AddressCheck, createUpstream } from '../../src/llm/upstream.js';
 
 export const UPSTREAM: UpstreamConfig = {
   connections: 16,

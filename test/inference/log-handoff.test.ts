@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPOOL_FOLDER } from '../../src/inference/recording/spool.js';
-import { createSpooledLogWriter } from '../../src/inference/recording/spooled-writer.js';
-import { createThreadedLogWriter } from '../../src/inference/recording/threaded-writer.js';
-import type { TaskLogRecord } from '../../src/inference/recording/types.js';
+import { SPOOL_FOLDER } from '../../src/capture/spool.js';
+import { createSpooledLogWriter } from '../../src/capture/spooled-writer.js';
+import { createThreadedLogWriter } from '../../src/capture/threaded-writer.js';
+import type { TaskLogRecord } from '../../src/capture/types.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDirs } from '../helpers/temp.js';
 

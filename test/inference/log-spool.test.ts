@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPOOL_FOLDER } from '../../src/inference/recording/spool.js';
-import { createSpooledLogWriter } from '../../src/inference/recording/spooled-writer.js';
-import type { LogWriter, TaskLogRecord } from '../../src/inference/recording/types.js';
-import { createLogWriter } from '../../src/inference/recording/writer.js';
+import { SPOOL_FOLDER } from '../../src/capture/spool.js';
+import { createSpooledLogWriter } from '../../src/capture/spooled-writer.js';
+import type { LogWriter, TaskLogRecord } from '../../src/capture/types.js';
+import { createLogWriter } from '../../src/capture/writer.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDirs } from '../helpers/temp.js';
 

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HeldIds } from '../../src/capture/held-ids.js';
+import { createThreadedLogWriter } from '../../src/capture/threaded-writer.js';
+import type { LogWriter, TaskLogRecord } from '../../src/capture/types.js';
+import { createLogWriter } from '../../src/capture/writer.js';
 import { insertContainer } from '../../src/catalog/containers/repository.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
-import { HeldIds } from '../../src/inference/recording/held-ids.js';
-import { createThreadedLogWriter } from '../../src/inference/recording/threaded-writer.js';
-import type { LogWriter, TaskLogRecord } from '../../src/inference/recording/types.js';
-import { createLogWriter } from '../../src/inference/recording/writer.js';
 import { newId, nowIso } from '../../src/shared/ids.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';

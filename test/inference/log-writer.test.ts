@@ -1,12 +1,12 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createThreadedLogWriter } from '../../src/capture/threaded-writer.js';
+import type { LogWriter, TaskLogRecord } from '../../src/capture/types.js';
+import { createLogWriter } from '../../src/capture/writer.js';
 import { insertContainer } from '../../src/catalog/containers/repository.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
-import { createThreadedLogWriter } from '../../src/inference/recording/threaded-writer.js';
-import type { LogWriter, TaskLogRecord } from '../../src/inference/recording/types.js';
-import { createLogWriter } from '../../src/inference/recording/writer.js';
 import { newId, nowIso } from '../../src/shared/ids.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { canChangeClasses, policyOf } from '../helpers/chrt.js';

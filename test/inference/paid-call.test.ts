@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
-import { maxCallCost, paidCall } from '../../src/inference/paid-call.js';
-import type { ChatRequest } from '../../src/inference/types.js';
+import { maxCallCost, paidCall } from '../../src/llm/paid-call.js';
+import type { ChatRequest } from '../../src/llm/types.js';
 import { ApiError } from '../../src/shared/errors.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';

@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SelfAddresses } from '../../src/inference/egress/self-addresses.js';
-import { hopIdOf, hopsOf } from '../../src/inference/hop.js';
-import { AddressBlockedError, ConnectionLimitError, createUpstream } from '../../src/inference/upstream.js';
+import { SelfAddresses } from '../../src/llm/egress/self-addresses.js';
+import { hopIdOf, hopsOf } from '../../src/llm/hop.js';
+import { AddressBlockedError, ConnectionLimitError, createUpstream } from '../../src/llm/upstream.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';

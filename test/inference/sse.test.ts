@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { assembleCompletion } from '../../src/inference/assemble.js';
-import { formatCost } from '../../src/inference/routes.js';
-import { SseReader, ssePayloads } from '../../src/inference/sse.js';
+import { formatCost } from '../../src/gateway/routes.js';
+import { assembleCompletion } from '../../src/llm/assemble.js';
+import { SseReader, ssePayloads } from '../../src/llm/sse.js';
 
 describe('server-sent events reader', () => {
   it('reassembles events split anywhere, with CRLF, named events, comments and multi-line data', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventProblem } from '../../src/inference/stream-check.js';
+import { eventProblem } from '../../src/llm/stream-check.js';
 
 /** The rule as first written: any control byte but tab, LF and CR is refused before the JSON is read. */
 function byScanThenParse(data: string): string | null {

@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleCompletion } from '../../src/inference/assemble.js';
-import type { ProviderLayer } from '../../src/inference/provider-layer.js';
-import { completionText } from '../../src/inference/providers/openai-compatible.js';
-import { ssePayloads } from '../../src/inference/sse.js';
+import { assembleCompletion } from '../../src/llm/assemble.js';
+import type { ProviderLayer } from '../../src/llm/provider-layer.js';
+import { completionText } from '../../src/llm/providers/openai-compatible.js';
+import { ssePayloads } from '../../src/llm/sse.js';
 import { seeded } from '../helpers/random.js';
 import { drain, layerFor, modelAt } from './layer-helpers.js';
 

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallCanceller } from '../../src/inference/cancel.js';
-import { dispatchCall } from '../../src/inference/upstream-call.js';
+import { CallCanceller } from '../../src/llm/cancel.js';
+import { dispatchCall } from '../../src/llm/upstream-call.js';
 
 // A loopback upstream: /whole answers at once; /drip sends a piece every 20 ms until the client goes away.
 let server: http.Server;

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogWriter } from '../../src/capture/writer.js';
 import { openDatabase } from '../../src/db/database.js';
-import { createLogWriter } from '../../src/inference/recording/writer.js';
 import { MonitorSelector } from '../../src/monitors/selector.js';
 import { newId } from '../../src/shared/ids.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';

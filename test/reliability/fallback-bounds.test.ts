@@ -1,6 +1,6 @@
 import type { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_ATTEMPTS_PER_CALL, MAX_MODELS_PER_CALL } from '../../src/inference/resilience.js';
+import { MAX_ATTEMPTS_PER_CALL, MAX_MODELS_PER_CALL } from '../../src/llm/resilience.js';
 import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 
 const hi = [{ role: 'user' as const, content: 'Hi' }];

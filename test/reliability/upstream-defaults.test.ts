@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLoopbackHost, loadConfig } from '../../src/config.js';
-import { checkUpstreamUrl } from '../../src/inference/egress/policy.js';
+import { checkUpstreamUrl } from '../../src/llm/egress/policy.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 import { unusedPort } from '../helpers/ports.js';

@@ -2,7 +2,7 @@ import { context, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTrace } from '../../src/inference/traceparent.js';
+import { callTrace } from '../../src/capture/traceparent.js';
 import { newTraceId } from '../../src/shared/ids.js';
 import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { sdkProvider, settled } from './helpers.js';

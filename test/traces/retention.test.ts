@@ -3,7 +3,7 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneTaskLogs } from '../../src/catalog/logs/retention.js';
-import { loadContainer } from '../../src/inference/gateway.js';
+import { loadContainer } from '../../src/gateway/containers.js';
 import { randomHex } from '../../src/shared/ids.js';
 import { pruneTraces } from '../../src/traces/retention.js';
 import { type Harness, startHarness } from '../helpers/harness.js';

@@ -1,4 +1,4 @@
-import type { ChatRequest, CompletionResult } from '../../inference/types.js';
+import type { ChatRequest, CompletionResult } from '../../llm/types.js';
 import type { EmbeddingResult } from '../../scoring/graders/result.js';
 import type { Scorer } from '../../scoring/types.js';
 import type { EvaluatorSnapshot } from '../plan.js';

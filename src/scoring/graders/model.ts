@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest } from '../../inference/types.js';
+import type { ChatMessage, ChatRequest } from '../../llm/types.js';
 import { chatAnswer } from '../../shared/chat-answer.js';
 import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';

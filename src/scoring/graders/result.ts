@@ -1,4 +1,4 @@
-import type { ChatRequest, CompletionResult } from '../../inference/types.js';
+import type { ChatRequest, CompletionResult } from '../../llm/types.js';
 import type { Scorer } from '../types.js';
 import type { PythonGrader } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChatMessage, ChatRequest, CompletionResult } from '../../inference/types.js';
+import type { ChatMessage, ChatRequest, CompletionResult } from '../../llm/types.js';
 import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';

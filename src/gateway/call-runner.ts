@@ -1,13 +1,29 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/guard.js';
+import { callTrace } from '../capture/traceparent.js';
+import type { ResponseCache } from '../llm/cache/cache.js';
+import { CallCanceller } from '../llm/cancel.js';
+import type { DialectAnswer, NativeCall, StreamEncoder } from '../llm/dialect-types.js';
+import { translatingSink } from '../llm/dialects/stream-sink.js';
+import { HOP_HEADER, hopsOf } from '../llm/hop.js';
+import { maxCallCost, paidCall } from '../llm/paid-call.js';
+import {
+  CallAbortedError,
+  type FrameSink,
+  type ProviderLayer,
+  type StreamCallOptions,
+  type StreamResult,
+} from '../llm/provider-layer.js';
+import type { ChatCompletion } from '../llm/providers/types.js';
+import { recordedOutput } from '../llm/recorded-output.js';
+import type { ChatRequest } from '../llm/types.js';
 import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
 import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
 import type { JsonObject } from '../shared/json.js';
 import type { WireProtocol } from '../shared/wire-protocol.js';
-import type { ResponseCache } from './cache/cache.js';
-import { cacheMetadata, gatewayCache } from './cache/hook.js';
+import { cacheMetadata, gatewayCache } from './cache-hook.js';
 import {
   CONTAINER_HEADER,
   COST_HEADER,
@@ -19,23 +35,7 @@ import {
   sessionKeyOf,
   UPSTREAM_MODEL_HEADER,
 } from './call-headers.js';
-import { CallCanceller } from './cancel.js';
-import type { DialectAnswer, NativeCall, StreamEncoder } from './dialect-types.js';
-import { translatingSink } from './dialects/stream-sink.js';
-import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './gateway.js';
-import { HOP_HEADER, hopsOf } from './hop.js';
-import { maxCallCost, paidCall } from './paid-call.js';
-import {
-  CallAbortedError,
-  type FrameSink,
-  type ProviderLayer,
-  type StreamCallOptions,
-  type StreamResult,
-} from './provider-layer.js';
-import type { ChatCompletion } from './providers/types.js';
-import { recordedOutput } from './recorded-output.js';
-import { callTrace } from './traceparent.js';
-import type { ChatRequest } from './types.js';
+import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './containers.js';
 
 /** The routes of the gateway, one per client dialect; kept on every task log as `metadata.route`. */
 export type GatewayRoute = WireProtocol;

@@ -1,7 +1,7 @@
 import type { RouteDialect } from '../../http/request-types.js';
 import type { WireProtocol } from '../../shared/wire-protocol.js';
-import { MESSAGES_EDGE } from './messages/edge.js';
-import { OPENAI_EDGE } from './openai-edge.js';
+import { MESSAGES_EDGE } from './anthropic.js';
+import { OPENAI_EDGE } from './openai.js';
 
 /** Each dialect's edge (its error body and credential header), as its routes name it in `config.dialect`. */
 export const ROUTE_DIALECTS: Record<WireProtocol, RouteDialect> = {

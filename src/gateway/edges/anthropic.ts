@@ -1,5 +1,5 @@
-import type { RouteDialect } from '../../../http/request-types.js';
-import type { ApiError } from '../../../shared/errors.js';
+import type { RouteDialect } from '../../http/request-types.js';
+import type { ApiError } from '../../shared/errors.js';
 
 const ANTHROPIC_TYPES: Record<number, string> = {
   400: 'invalid_request_error',

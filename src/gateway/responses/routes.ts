@@ -1,18 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../../auth/guard.js';
-import { grants } from '../../../auth/permissions.js';
-import { setPathDialect } from '../../../http/error-handler.js';
-import { openAiResponses } from '../../../http/schemas.js';
-import { ApiError } from '../../../shared/errors.js';
-import { newId } from '../../../shared/ids.js';
-import { isObject, type JsonObject } from '../../../shared/json.js';
-import { type CallRunner, clientMetadata } from '../../call-runner.js';
-import type { DialectAnswer } from '../../dialect-types.js';
-import { ROUTE_DIALECTS } from '../edges.js';
-import { type ResponseFrame, ResponsesStreamEncoder, responseIdOf, responseOf } from './answer.js';
-import { nativeResponses } from './native.js';
-import { decodeResponsesRequest, nativeResponsesRequest } from './request.js';
+import { principalOf } from '../../auth/guard.js';
+import { grants } from '../../auth/permissions.js';
+import { setPathDialect } from '../../http/error-handler.js';
+import { openAiResponses } from '../../http/schemas.js';
+import type { DialectAnswer } from '../../llm/dialect-types.js';
+import {
+  type ResponseFrame,
+  ResponsesStreamEncoder,
+  responseIdOf,
+  responseOf,
+} from '../../llm/dialects/responses/answer.js';
+import { nativeResponses } from '../../llm/dialects/responses/native.js';
+import { decodeResponsesRequest, nativeResponsesRequest } from '../../llm/dialects/responses/request.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { isObject, type JsonObject } from '../../shared/json.js';
+import { type CallRunner, clientMetadata } from '../call-runner.js';
+import { ROUTE_DIALECTS } from '../edges/index.js';
 import type { StoredResponses } from './stored.js';
 
 const Open = { additionalProperties: true } as const;

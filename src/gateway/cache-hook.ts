@@ -1,10 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { principalOf } from '../../auth/guard.js';
-import type { ResolvedModel } from '../../catalog/models/types.js';
-import type { JsonObject } from '../../shared/json.js';
-import type { GatewayCompletion } from '../provider-layer.js';
-import type { ChatStream } from '../stream-pump.js';
-import type { ChatRequest } from '../types.js';
+import { principalOf } from '../auth/guard.js';
+import type { ResolvedModel } from '../catalog/models/types.js';
 import {
   CACHE_HEADER,
   CACHE_TTL_HEADER,
@@ -12,8 +8,12 @@ import {
   type CachePolicy,
   cachePolicy,
   type ResponseCache,
-} from './cache.js';
-import type { EntryKind } from './key.js';
+} from '../llm/cache/cache.js';
+import type { EntryKind } from '../llm/cache/key.js';
+import type { GatewayCompletion } from '../llm/provider-layer.js';
+import type { ChatStream } from '../llm/stream-pump.js';
+import type { ChatRequest } from '../llm/types.js';
+import type { JsonObject } from '../shared/json.js';
 
 function header(req: FastifyRequest, name: string): string | null {
   const raw = req.headers[name.toLowerCase()];

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../db/database.js';
+import { openDatabase } from '../db/database.js';
 import { BACKGROUND_NICE } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
 import type { TaskLogRecord } from './types.js';

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
+import type { CallTrace } from '../capture/traceparent.js';
+import type { LogWriter, TaskLogRecord } from '../capture/types.js';
 import { findContainer, insertContainer } from '../catalog/containers/repository.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
+import type { ChatRequest } from '../llm/types.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
-import type { LogWriter, TaskLogRecord } from './recording/types.js';
-import type { CallTrace } from './traceparent.js';
-import type { ChatRequest } from './types.js';
 
 /** The container that receives calls made without `X-Evalgate-Container`. */
 export const DEFAULT_CONTAINER = 'default';

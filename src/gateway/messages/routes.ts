@@ -1,19 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../../auth/guard.js';
-import { setPathDialect } from '../../../http/error-handler.js';
-import { anthropicResponses } from '../../../http/schemas.js';
-import { newId } from '../../../shared/ids.js';
-import type { JsonObject } from '../../../shared/json.js';
-import { type CallRunner, clientMetadata } from '../../call-runner.js';
-import type { DialectAnswer } from '../../dialect-types.js';
-import type { ProviderLayer } from '../../provider-layer.js';
-import type { ChatRequest } from '../../types.js';
-import { ROUTE_DIALECTS } from '../edges.js';
-import { type MessageFrame, MessagesStreamEncoder, messageOf } from './answer.js';
-import { estimateInputTokens } from './count-tokens.js';
-import { nativeMessages } from './native.js';
-import { decodeMessagesRequest } from './request.js';
+import { principalOf } from '../../auth/guard.js';
+import { setPathDialect } from '../../http/error-handler.js';
+import { anthropicResponses } from '../../http/schemas.js';
+import type { DialectAnswer } from '../../llm/dialect-types.js';
+import { type MessageFrame, MessagesStreamEncoder, messageOf } from '../../llm/dialects/messages/answer.js';
+import { estimateInputTokens } from '../../llm/dialects/messages/count-tokens.js';
+import { nativeMessages } from '../../llm/dialects/messages/native.js';
+import { decodeMessagesRequest } from '../../llm/dialects/messages/request.js';
+import type { ProviderLayer } from '../../llm/provider-layer.js';
+import type { ChatRequest } from '../../llm/types.js';
+import { newId } from '../../shared/ids.js';
+import type { JsonObject } from '../../shared/json.js';
+import { type CallRunner, clientMetadata } from '../call-runner.js';
+import { ROUTE_DIALECTS } from '../edges/index.js';
 
 const Open = { additionalProperties: true } as const;
 

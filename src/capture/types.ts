@@ -1,4 +1,4 @@
-import type { ErrorBody } from '../../shared/errors.js';
+import type { ErrorBody } from '../shared/errors.js';
 
 /** One model call to record as a task log of a container (the gateway's traffic). */
 export interface TaskLogRecord {

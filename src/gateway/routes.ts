@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { openAiResponses } from '../http/schemas.js';
+import { storedChatAnswer } from '../llm/dialects/chat/answer.js';
+import type { ChatRequest } from '../llm/types.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
-import { storedChatAnswer } from './dialects/chat/answer.js';
-import { ROUTE_DIALECTS } from './dialects/edges.js';
-import { embeddingsRoutes } from './dialects/embeddings/routes.js';
-import { messagesRoutes } from './dialects/messages/routes.js';
-import { responsesRoutes } from './dialects/responses/routes.js';
-import { createStoredResponses } from './dialects/responses/stored.js';
-import { createGateway } from './gateway.js';
+import { createGateway } from './containers.js';
+import { ROUTE_DIALECTS } from './edges/index.js';
+import { embeddingsRoutes } from './embeddings/routes.js';
+import { messagesRoutes } from './messages/routes.js';
+import { responsesRoutes } from './responses/routes.js';
+import { createStoredResponses } from './responses/stored.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
-import type { ChatRequest } from './types.js';
 
 export type { InferencePorts } from './call-runner.js';
 export { CONTAINER_HEADER, COST_HEADER, FALLBACK_HEADER, formatCost, LOG_ID_HEADER } from './call-runner.js';

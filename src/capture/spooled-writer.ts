@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { readSpoolFile, type Segment, SpoolFiles, type SpoolLine } from './spool.js';
 import type { LogWriter, LogWriterStats, TaskLogRecord } from './types.js';
 

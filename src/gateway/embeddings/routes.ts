@@ -1,10 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../../auth/guard.js';
-import { openAiResponses } from '../../../http/schemas.js';
-import { isObject, type JsonObject } from '../../../shared/json.js';
-import type { ResponseCache } from '../../cache/cache.js';
-import { cacheMetadata, gatewayCache } from '../../cache/hook.js';
+import { principalOf } from '../../auth/guard.js';
+import { callTrace } from '../../capture/traceparent.js';
+import { openAiResponses } from '../../http/schemas.js';
+import type { ResponseCache } from '../../llm/cache/cache.js';
+import { CallCanceller } from '../../llm/cancel.js';
+import { maxEmbeddingsCost, paidCall } from '../../llm/paid-call.js';
+import type { ProviderLayer } from '../../llm/provider-layer.js';
+import type { ChatRequest } from '../../llm/types.js';
+import { CallAbortedError } from '../../llm/upstream-errors.js';
+import { isObject, type JsonObject } from '../../shared/json.js';
+import { cacheMetadata, gatewayCache } from '../cache-hook.js';
 import {
   type CallRunner,
   COST_HEADER,
@@ -13,14 +19,8 @@ import {
   formatCost,
   LOG_ID_HEADER,
   UPSTREAM_MODEL_HEADER,
-} from '../../call-runner.js';
-import { CallCanceller } from '../../cancel.js';
-import { maxEmbeddingsCost, paidCall } from '../../paid-call.js';
-import type { ProviderLayer } from '../../provider-layer.js';
-import { callTrace } from '../../traceparent.js';
-import type { ChatRequest } from '../../types.js';
-import { CallAbortedError } from '../../upstream-errors.js';
-import { ROUTE_DIALECTS } from '../edges.js';
+} from '../call-runner.js';
+import { ROUTE_DIALECTS } from '../edges/index.js';
 
 const Open = { additionalProperties: true } as const;
 
