@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { testDbKind } from '../helpers/databases.js';
 import type { TestKey } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 
 /*
  * Spend limits through the official SDKs, in one process: on SQLite the counter is this process's memory;

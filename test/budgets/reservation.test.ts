@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxCallCost } from '../../src/llm/paid-call.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 
 /*
  * Budgets by reservation through the gateway (inline mode): 64 chat calls at once against a $0.05 budget,

@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { agentReply, time, weather } from '../sessions/agent-mock.js';
 import { evalgate, evalgateJson } from './cli-helpers.js';
 

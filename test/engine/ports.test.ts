@@ -18,7 +18,7 @@ import { sourcePorts } from '../../src/sources/registry.js';
 import { createProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
-import { layerFor, modelAt } from '../inference/layer-helpers.js';
+import { layerFor, modelAt } from '../llm/layer-helpers.js';
 
 /**
  * The engine and the run rules built from their ports alone: no server, no Fastify, no createServices.

@@ -20,7 +20,7 @@ import {
   recordingMetrics,
   scorerPorts,
 } from '../helpers/engine-ports.js';
-import { modelAt } from '../inference/layer-helpers.js';
+import { modelAt } from '../llm/layer-helpers.js';
 
 /** The scorer registry, the ask-until-it-parses loop and missing positions, from the engine's ports. */
 

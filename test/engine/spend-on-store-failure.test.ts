@@ -5,7 +5,7 @@ import { type ChunkRef, Engine } from '../../src/engine/work.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 import { engineDeps, judgeRunOver, modelsBySlug } from '../helpers/engine-ports.js';
-import { modelAt } from '../inference/layer-helpers.js';
+import { modelAt } from '../llm/layer-helpers.js';
 
 /*
  * A chunk whose judge calls were answered (and paid) but whose rows cannot be stored: the calls' cost is

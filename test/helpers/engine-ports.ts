@@ -20,7 +20,7 @@ import { runContext } from '../../src/runs/context.js';
 import { createRun } from '../../src/runs/service.js';
 import { sourcePorts } from '../../src/sources/registry.js';
 import { createProject } from '../../src/tenancy/projects.js';
-import { layerFor } from '../inference/layer-helpers.js';
+import { layerFor } from '../llm/layer-helpers.js';
 
 /** Engine metrics that remember what they were told. */
 export interface RecordedMetrics extends EngineMetrics {

@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/schema.js';
 import type { InferencePorts } from '../../src/gateway/call-runner.js';
 import { ResponseCache } from '../../src/llm/cache/cache.js';
 import { createSqlCacheStore } from '../../src/llm/cache/store.js';
-import { layerFor } from '../inference/layer-helpers.js';
+import { layerFor } from '../llm/layer-helpers.js';
 
 /**
  * The gateway's ports (`InferencePorts`) built from real parts without a server: the provider layer (to

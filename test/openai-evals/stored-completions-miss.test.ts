@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/shared/ids.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 
 let g: Gateway;
 let flushes = 0;

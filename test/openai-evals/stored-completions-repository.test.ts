@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectStoredCompletions } from '../../src/openai-evals/stored-completions-repository.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 
 let g: Gateway;
 let other: { key: string; projectId: string };

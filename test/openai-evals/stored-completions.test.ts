@@ -5,7 +5,7 @@ import type {
   ChatCompletionStoreMessage,
 } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 
 let g: Gateway;
 let client: OpenAI;

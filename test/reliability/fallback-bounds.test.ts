@@ -1,7 +1,7 @@
 import type { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS_PER_CALL, MAX_MODELS_PER_CALL } from '../../src/llm/resilience.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 
 const hi = [{ role: 'user' as const, content: 'Hi' }];
 const model = 'openai/gpt-4o-mini';

@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { agentReply, time, weather } from './agent-mock.js';
 
 let g: Gateway;

@@ -5,7 +5,7 @@ import { tool as aiTool, generateText, stepCountIs } from 'ai';
 import { createAgent, tool as lcTool } from 'langchain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { agentReply, time, weather } from './agent-mock.js';
 
 /**

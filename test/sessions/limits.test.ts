@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadContainer } from '../../src/gateway/containers.js';
 import { MAX_TURNS } from '../../src/sessions/service.js';
 import { newId } from '../../src/shared/ids.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 
 let g: Gateway;
 const MODEL = 'openai/gpt-4o-mini';

@@ -4,9 +4,9 @@ import path from 'node:path';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockRequest } from '../fixtures/mock-upstream.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { hasBwrap } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { agentReply, time, weather } from './agent-mock.js';
 
 /**

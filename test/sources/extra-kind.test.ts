@@ -17,7 +17,7 @@ import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.
 import '../fixtures/synthetic-source.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
-import { layerFor, modelAt } from '../inference/layer-helpers.js';
+import { layerFor, modelAt } from '../llm/layer-helpers.js';
 
 /**
  * A source kind registered in one file (test/fixtures/synthetic-source.ts) runs end to end: a run is

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockRequest } from '../fixtures/mock-upstream.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { hasBwrap } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { sdkProvider, settled } from '../traces/helpers.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 /**

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTrace } from '../../src/capture/traceparent.js';
 import { newTraceId } from '../../src/shared/ids.js';
-import { type Gateway, startGateway } from '../inference/gateway-helpers.js';
+import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { sdkProvider, settled } from './helpers.js';
 
 /**

@@ -8,7 +8,7 @@ import { recordedOutput } from '../../src/llm/recorded-output.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
-import { drain, layerFor, modelAt } from './layer-helpers.js';
+import { drain, layerFor, modelAt } from '../llm/layer-helpers.js';
 
 /*
  * What a cache hit costs: it answers from the stored bytes without touching the provider layer (no

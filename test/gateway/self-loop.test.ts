@@ -7,7 +7,7 @@ import { AddressBlockedError, ConnectionLimitError, createUpstream } from '../..
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
-import { UPSTREAM } from './layer-helpers.js';
+import { UPSTREAM } from '../llm/layer-helpers.js';
 
 /** The harness's key pepper, so the hop id of its deployment. */
 const OWN_HOP = hopIdOf('test-pepper-0123456789abcdef');

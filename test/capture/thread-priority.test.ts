@@ -10,7 +10,7 @@ import { canChangeClasses } from '../helpers/chrt.js';
 
 const SCRIPT = `
 import fs from 'node:fs';
-import { setIdleClass } from './src/inference/recording/thread-priority.ts';
+import { setIdleClass } from './src/capture/thread-priority.ts';
 import { policyOf } from './test/helpers/chrt.ts';
 const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
 const idle = await setIdleClass(tid, true);
