@@ -59,6 +59,36 @@ module.exports = {
       to: { path: '^src/runs/' },
     },
     {
+      name: 'llm-stands-alone',
+      severity: 'error',
+      comment:
+        'src/llm is the model call every face uses (the gateway, judges, generation, graders, monitors, ' +
+        'simulated users): it must not know who calls it or what is recorded. It imports nothing of the ' +
+        'HTTP edge (src/gateway), of recording (src/capture) or of the evaluation engine (src/engine), not ' +
+        'even types; what it needs from them is passed in.',
+      from: { path: '^src/llm/' },
+      to: { path: '^src/(gateway|capture|engine|http|auth)/' },
+    },
+    {
+      name: 'capture-below-gateway',
+      severity: 'error',
+      comment:
+        'src/capture records what happened (task logs, spans, sessions): the gateway hands it records, ' +
+        'and OTLP ingest does too. It must not import the HTTP edge that feeds it.',
+      from: { path: '^src/capture/' },
+      to: { path: '^src/(gateway|http)/' },
+    },
+    {
+      name: 'gateway-is-an-edge',
+      severity: 'error',
+      comment:
+        'src/gateway is the HTTP edge of the model call (routes per dialect: decode → llm → capture → ' +
+        'encode). Features call src/llm and read src/capture; only the composition root (src/app.ts, ' +
+        'src/ports.ts, src/services.ts) mounts the gateway.',
+      from: { path: '^src/', pathNot: '^src/(gateway/|app\\.ts$|ports\\.ts$|services\\.ts$)' },
+      to: { path: '^src/gateway/' },
+    },
+    {
       name: 'bullmq-only-in-executor',
       severity: 'error',
       comment:

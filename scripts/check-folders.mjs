@@ -81,22 +81,41 @@ const tsConfig = options.tsConfig?.fileName ? extractTSConfig(options.tsConfig.f
 const { output } = await cruise([dir], { ...options, validate: false }, {}, { tsConfig });
 
 // unit -> unit -> { count, example: 'from → to' }
-const graph = new Map();
+// One graph per folder: its units are its direct children (a sub-folder, or a file of its own), and an
+// import between modules under two different children is an edge between them. The top level is the
+// graph of `dir` itself; each sub-folder's graph finds back-arrows inside a room (a file importing a
+// sub-folder that imports the file back) that the module-level rule cannot see.
+const graphs = new Map();
 let local = 0;
+/** The folder both paths are under, and the child of it each is in (null when one is not under dir). */
+function split(from, to) {
+  if (!from.startsWith(`${dir}/`) || !to.startsWith(`${dir}/`)) return null;
+  const a = from.split('/');
+  const b = to.split('/');
+  let i = 0;
+  while (i < a.length - 1 && i < b.length - 1 && a[i] === b[i]) i += 1;
+  if (i === a.length - 1 && i === b.length - 1 && a[i] === b[i]) return null;
+  const parent = a.slice(0, i).join('/');
+  return { parent, from: `${parent}/${a[i]}`, to: `${parent}/${b[i]}` };
+}
 for (const module of output.modules) {
-  const from = unitOf(module.source, dir);
-  if (!from) continue;
-  if (!graph.has(from)) graph.set(from, new Map());
+  if (!module.source.startsWith(`${dir}/`)) continue;
+  const top = unitOf(module.source, dir);
+  if (!graphs.has(dir)) graphs.set(dir, new Map());
+  if (!graphs.get(dir).has(top)) graphs.get(dir).set(top, new Map());
   for (const dependency of module.dependencies) {
-    const to = unitOf(dependency.resolved, dir);
     // Type imports count: a folder that names another's types depends on it as much as one calling it.
-    if (!to || dependency.couldNotResolve) continue;
+    if (dependency.couldNotResolve || !unitOf(dependency.resolved, dir)) continue;
     local += 1;
-    if (to === from) continue;
-    const edges = graph.get(from);
-    const edge = edges.get(to) ?? { count: 0, example: `${module.source} → ${dependency.resolved}` };
-    edge.count += 1;
-    edges.set(to, edge);
+    const edge = split(module.source, dependency.resolved);
+    if (!edge || edge.from === edge.to) continue;
+    if (!graphs.has(edge.parent)) graphs.set(edge.parent, new Map());
+    const graph = graphs.get(edge.parent);
+    if (!graph.has(edge.from)) graph.set(edge.from, new Map());
+    const edges = graph.get(edge.from);
+    const entry = edges.get(edge.to) ?? { count: 0, example: `${module.source} → ${dependency.resolved}` };
+    entry.count += 1;
+    edges.set(edge.to, entry);
   }
 }
 
@@ -106,13 +125,20 @@ if (local === 0) {
   process.exit(2);
 }
 
-const found = cycles(graph);
+const found = [...graphs].flatMap(([parent, graph]) =>
+  cycles(graph).map((component) => ({ parent, component })),
+);
 if (found.length === 0) {
-  console.log(`check-folders: no import cycles between the ${graph.size} top-level units of ${dir}/.`);
+  const tops = graphs.get(dir)?.size ?? 0;
+  console.log(
+    `check-folders: no import cycles between the ${tops} top-level units of ${dir}/, nor inside any of its ` +
+      `${graphs.size - 1} folders.`,
+  );
   process.exit(0);
 }
 
-for (const component of found) {
+for (const { parent, component } of found) {
+  const graph = graphs.get(parent);
   console.log(`\n  error no-folder-cycle: ${component.join(' ↔ ')}`);
   for (const from of component) {
     for (const to of component) {
@@ -125,6 +151,6 @@ for (const component of found) {
 }
 console.log(
   `\nx ${found.length} folder cycle${found.length === 1 ? '' : 's'} in ${dir}/: no folder may import one ` +
-    'that imports it back (see .dependency-cruiser.cjs and scripts/check-folders.mjs).',
+    'that imports it back, at any depth (see .dependency-cruiser.cjs and scripts/check-folders.mjs).',
 );
 process.exit(1);

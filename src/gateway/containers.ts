@@ -1,15 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { CallTrace } from '../capture/traceparent.js';
 import type { LogWriter, TaskLogRecord } from '../capture/types.js';
-import { findContainer, insertContainer } from '../catalog/containers/repository.js';
+import { loadContainer } from '../catalog/containers/resolve.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { ChatRequest } from '../llm/types.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
-import { newId, nowIso } from '../shared/ids.js';
-
-/** The container that receives calls made without `X-Evalgate-Container`. */
-export const DEFAULT_CONTAINER = 'default';
+import { newId } from '../shared/ids.js';
 
 const CONTAINER_CACHE_MS = 60_000;
 
@@ -124,34 +121,6 @@ export interface GatewayOptions {
   recording: boolean;
   modelCacheMs: number;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
-}
-
-export async function loadContainer(
-  db: Kysely<Database>,
-  projectId: string,
-  ref: string | null,
-): Promise<string> {
-  const found = await findContainer(db, projectId, ref ?? DEFAULT_CONTAINER);
-  if (found) return found.id;
-  if (ref !== null) throw ApiError.notFound('Container', ref);
-  const now = nowIso();
-  try {
-    await insertContainer(db, {
-      id: newId('ctr'),
-      project_id: projectId,
-      label: DEFAULT_CONTAINER,
-      description: 'Gateway calls made without an X-Evalgate-Container header',
-      metadata: '{}',
-      created_at: now,
-      updated_at: now,
-    });
-  } catch (err) {
-    // Another request created it first: use theirs.
-    if (!(err instanceof ApiError && err.code === 'conflict')) throw err;
-  }
-  const created = await findContainer(db, projectId, DEFAULT_CONTAINER);
-  if (!created) throw new Error('default container vanished after creation');
-  return created.id;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createStoredResponses } from '../capture/stored-responses.js';
 import { openAiResponses } from '../http/schemas.js';
 import { storedChatAnswer } from '../llm/dialects/chat/answer.js';
 import type { ChatRequest } from '../llm/types.js';
@@ -8,7 +9,6 @@ import { ROUTE_DIALECTS } from './edges/index.js';
 import { embeddingsRoutes } from './embeddings/routes.js';
 import { messagesRoutes } from './messages/routes.js';
 import { responsesRoutes } from './responses/routes.js';
-import { createStoredResponses } from './responses/stored.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
 
 export type { InferencePorts } from './call-runner.js';

@@ -1,6 +1,6 @@
 import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import { storedResponseOf } from '../capture/stored-responses.js';
 import type { Database } from '../db/schema.js';
-import { storedResponseOf } from '../gateway/responses/stored.js';
 import type { ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import { metadataIssues } from './evals-validation.js';

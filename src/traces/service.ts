@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { LogWriter } from '../capture/types.js';
+import { loadContainer } from '../catalog/containers/resolve.js';
 import { pruneTaskLogs } from '../catalog/logs/retention.js';
 import type { PriceTable } from '../catalog/models/prices.js';
 import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import { type StoredSpan, storeSpans } from '../db/trace-store.js';
-import { loadContainer } from '../gateway/containers.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
 import { createLogIngest, type LogIngestResult } from './logs-ingest.js';

@@ -6,7 +6,7 @@
  * turns) rather than scoring part of it. Both databases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadContainer } from '../../src/gateway/containers.js';
+import { loadContainer } from '../../src/catalog/containers/resolve.js';
 import { MAX_TURNS } from '../../src/sessions/service.js';
 import { newId } from '../../src/shared/ids.js';
 import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';

@@ -134,6 +134,48 @@ describe.skipIf(testDbKind() === 'postgres')('npm run check: import rules', { ti
     expect(step.output).toContain('x 2 folder cycles');
   });
 
+  it('fails on a back-arrow inside a folder: a file and a sibling sub-folder that import each other', async () => {
+    const dir = fixture({
+      'src/llm/runner.ts': "import { rule } from './dialects/rule.js';\nexport const run = () => rule;\n",
+      'src/llm/types.ts': 'export const kind = 1;\n',
+      'src/llm/dialects/rule.ts': 'export const rule = 1;\n',
+      'src/llm/dialects/uses.ts': "import { run } from '../runner.js';\nexport const uses = () => run;\n",
+    });
+    const folders = await checkFolders(dir);
+    expect(folders.code, folders.output).toBe(1);
+    expect(folders.output).toContain('no-folder-cycle: src/llm/dialects ↔ src/llm/runner.ts');
+    expect(folders.output).toContain(
+      'src/llm/dialects → src/llm/runner.ts (1 import), e.g. src/llm/dialects/uses.ts → src/llm/runner.ts',
+    );
+  });
+
+  it('keeps src/llm apart from the gateway, capture and the engine, and the gateway apart from features', async () => {
+    for (const [from, to] of [
+      ['src/llm/call.ts', 'src/gateway/edge.ts'],
+      ['src/llm/call.ts', 'src/capture/writer.ts'],
+      ['src/llm/call.ts', 'src/engine/plan.ts'],
+      ['src/capture/writer.ts', 'src/gateway/edge.ts'],
+      ['src/runs/service.ts', 'src/gateway/edge.ts'],
+    ] as const) {
+      const spec = path.relative(path.dirname(from), to).replace(/\.ts$/, '.js');
+      const dir = fixture({
+        [from]: `import type { T } from '${spec.startsWith('.') ? spec : `./${spec}`}';\nexport type U = T;\n`,
+        [to]: 'export type T = number;\n',
+      });
+      const step = await checkDependencies(dir);
+      expect(step.code, `${from} → ${to}: ${step.output}`).not.toBe(0);
+      expect(step.output).toMatch(/error (llm-stands-alone|capture-below-gateway|gateway-is-an-edge):/);
+    }
+    const allowed = fixture({
+      'src/gateway/edge.ts': "import type { T } from '../llm/call.js';\nexport type U = T;\n",
+      'src/capture/writer.ts': "import type { T } from '../llm/call.js';\nexport type V = T;\n",
+      'src/llm/call.ts': 'export type T = number;\n',
+      'src/app.ts': "import type { U } from './gateway/edge.js';\nexport type W = U;\n",
+    });
+    const ok = await checkDependencies(allowed);
+    expect(ok.code, ok.output).toBe(0);
+  });
+
   it('passes a tree whose folders import one way only; an `import type` back counts as an import', async () => {
     const oneWay = fixture({
       'src/a/x.ts': "import { y } from '../b/y.js';\nexport const x = () => y;\n",

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
 import { grants } from '../../auth/permissions.js';
+import type { StoredResponses } from '../../capture/stored-responses.js';
 import { setPathDialect } from '../../http/error-handler.js';
 import { openAiResponses } from '../../http/schemas.js';
 import type { DialectAnswer } from '../../llm/dialect-types.js';
@@ -18,7 +19,6 @@ import { newId } from '../../shared/ids.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { type CallRunner, clientMetadata } from '../call-runner.js';
 import { ROUTE_DIALECTS } from '../edges/index.js';
-import type { StoredResponses } from './stored.js';
 
 const Open = { additionalProperties: true } as const;
 

@@ -1,17 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { LogWriter } from '../../capture/types.js';
-import { findLog, type LogRow, setLogMetadata } from '../../catalog/logs/repository.js';
-import type { Database } from '../../db/schema.js';
-import {
-  logIdOf,
-  type ResponseFrame,
-  responseIdOf,
-  responseOf,
-} from '../../llm/dialects/responses/answer.js';
-import type { ChatMessage } from '../../llm/types.js';
-import { chatAnswer } from '../../shared/chat-answer.js';
-import { ApiError } from '../../shared/errors.js';
-import { type JsonObject, parseJson } from '../../shared/json.js';
+import { findLog, type LogRow, setLogMetadata } from '../catalog/logs/repository.js';
+import type { Database } from '../db/schema.js';
+import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from '../llm/dialects/responses/answer.js';
+import type { ChatMessage } from '../llm/types.js';
+import { chatAnswer } from '../shared/chat-answer.js';
+import { ApiError } from '../shared/errors.js';
+import { type JsonObject, parseJson } from '../shared/json.js';
+import type { LogWriter } from './types.js';
 
 /*
  * Stored responses are task logs: a `POST /v1/responses` call recorded with `route: responses` is found

@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { ApiError } from '../../shared/errors.js';
+import { newId, nowIso } from '../../shared/ids.js';
+import { findContainer, insertContainer } from './repository.js';
+
+/** The container that receives calls made without `X-Evalgate-Container`. */
+export const DEFAULT_CONTAINER = 'default';
+
+/**
+ * The id of the container a recorded call goes to: the one named (by id or label), else the project's
+ * `default`, created on first use. A named container the project does not have is a 404.
+ */
+export async function loadContainer(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string | null,
+): Promise<string> {
+  const found = await findContainer(db, projectId, ref ?? DEFAULT_CONTAINER);
+  if (found) return found.id;
+  if (ref !== null) throw ApiError.notFound('Container', ref);
+  const now = nowIso();
+  try {
+    await insertContainer(db, {
+      id: newId('ctr'),
+      project_id: projectId,
+      label: DEFAULT_CONTAINER,
+      description: 'Gateway calls made without an X-Evalgate-Container header',
+      metadata: '{}',
+      created_at: now,
+      updated_at: now,
+    });
+  } catch (err) {
+    // Another request created it first: use theirs.
+    if (!(err instanceof ApiError && err.code === 'conflict')) throw err;
+  }
+  const created = await findContainer(db, projectId, DEFAULT_CONTAINER);
+  if (!created) throw new Error('default container vanished after creation');
+  return created.id;
+}
