@@ -10,9 +10,10 @@
  * session's page reads its calls).
  */
 import { type Kysely, sql } from 'kysely';
-import { insertLogRows, type NewLogRow, reserveSeqs } from '../src/catalog/logs/repository.js';
+import { type SessionDelta, storeSessions } from '../src/capture/sessions/store.js';
+import { insertLogRows } from '../src/capture/task-log-store.js';
+import { type NewLogRow, reserveSeqs } from '../src/catalog/logs/repository.js';
 import type { Database } from '../src/db/schema.js';
-import { type SessionDelta, storeSessions } from '../src/sessions/store.js';
 
 const PER_TRANSACTION = 10_000;
 

@@ -8,8 +8,8 @@
  * traces per session.
  */
 import { type Kysely, sql } from 'kysely';
+import { type StoredSpan, storeSpans } from '../src/capture/trace-store.js';
 import type { Database } from '../src/db/schema.js';
-import { type StoredSpan, storeSpans } from '../src/db/trace-store.js';
 
 export const SPANS_PER_TRACE = 10;
 const PER_TRANSACTION = 10_000;

@@ -1,8 +1,8 @@
-import type { NewLogRow } from '../catalog/logs/repository.js';
 import { assembleCompletion } from '../llm/assemble.js';
 import { readUsage } from '../llm/providers/openai-compatible.js';
 import { recordedOutput } from '../llm/recorded-output.js';
 import { ssePayloads } from '../llm/sse.js';
+import type { NewLogRow } from './task-log-store.js';
 import type { TaskLogRecord } from './types.js';
 
 // PostgreSQL text cannot hold U+0000, and a NaN would break the NOT NULL numeric columns on SQLite.

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
-import { findLog, type LogRow, setLogMetadata } from '../catalog/logs/repository.js';
 import type { Database } from '../db/schema.js';
 import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from '../llm/dialects/responses/answer.js';
 import type { ChatMessage } from '../llm/types.js';
 import { chatAnswer } from '../shared/chat-answer.js';
 import { ApiError } from '../shared/errors.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
+import { findLog, type LogRow, setLogMetadata } from './task-log-store.js';
 import type { LogWriter } from './types.js';
 
 /*

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import { insertLogRows, type NewLogRow, reserveSeqs } from '../catalog/logs/repository.js';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { recordGatewaySpans } from '../db/trace-gateway-spans.js';
-import { assignSessions, pruneExpiredKeys, type SessionAsk } from '../sessions/assign.js';
+import { recordGatewaySpans } from './gateway-spans.js';
 import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
+import { assignSessions, pruneExpiredKeys, type SessionAsk } from './sessions/assign.js';
+import { insertLogRows, type NewLogRow, reserveSeqs } from './task-log-store.js';
 import type { CommittedLog, LogWriter } from './types.js';
 
 export interface LogWriterOptions {

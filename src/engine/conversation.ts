@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
+import { assignSessions } from '../capture/sessions/assign.js';
+import { insertLogRows } from '../capture/task-log-store.js';
 import type { Item } from '../catalog/items.js';
-import { insertLogRows, type NewLogRow, reserveSeqs } from '../catalog/logs/repository.js';
+import { type NewLogRow, reserveSeqs } from '../catalog/logs/repository.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database, RunGenerationTable } from '../db/schema.js';
 import type { ChatRequest, CompletionResult } from '../llm/types.js';
-import { assignSessions } from '../sessions/assign.js';
 import { newId, nowIso } from '../shared/ids.js';
 import type { Conversation, ConversationRole, TargetCall } from './conversation-types.js';
 import type { Generation } from './positions.js';

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { ResponseCache } from '../llm/cache/cache.js';
 import { type EmbeddingsResult, embedTexts } from '../llm/embeddings.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import { maxCallCost, maxEmbeddingsCost, paidCall } from '../llm/paid-call.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
 import type { ChatRequest, CompletionResult } from '../llm/types.js';

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/guard.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import {
   CACHE_HEADER,
   CACHE_TTL_HEADER,
@@ -10,6 +9,7 @@ import {
   type ResponseCache,
 } from '../llm/cache/cache.js';
 import type { EntryKind } from '../llm/cache/key.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import type { GatewayCompletion } from '../llm/provider-layer.js';
 import type { ChatStream } from '../llm/stream-pump.js';
 import type { ChatRequest } from '../llm/types.js';

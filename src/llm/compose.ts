@@ -1,8 +1,8 @@
-import type { ModelContext } from '../catalog/models/resolve.js';
-import { resolveModel } from '../catalog/models/resolve.js';
 import type { Config } from '../config.js';
 import { isAddressAllowed } from './egress/policy.js';
 import type { SelfAddresses } from './egress/self-addresses.js';
+import type { ModelContext } from './models/resolve.js';
+import { resolveModel } from './models/resolve.js';
 import { createProviderLayer, type ProviderLayer } from './provider-layer.js';
 import { createUpstream } from './upstream.js';
 

@@ -1,6 +1,6 @@
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { JsonObject } from '../shared/json.js';
 import type { NativeProtocol } from '../shared/wire-protocol.js';
+import type { ResolvedModel } from './models/types.js';
 import type { ChatCompletion } from './providers/types.js';
 import type { StreamResult } from './stream-pump.js';
 import type { ChatRequest } from './types.js';

@@ -1,6 +1,6 @@
-import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../shared/errors.js';
 import type { CancelSignal } from './cancel.js';
+import type { ResolvedModel } from './models/types.js';
 import type { ProviderLayer } from './provider-layer.js';
 import type { Usage } from './types.js';
 

@@ -1,6 +1,6 @@
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Payer, Reservation, SpendGuard } from '../shared/budget.js';
 import { usd } from '../shared/numbers.js';
+import type { ResolvedModel } from './models/types.js';
 
 /**
  * One paid model call, whoever makes it (the gateway's routes, embeddings, a run's judges and

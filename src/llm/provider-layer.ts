@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../shared/errors.js';
 import { isObject } from '../shared/json.js';
 import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { CancelSignal } from './cancel.js';
 import { ANSWER_RULES, NATIVE_ADAPTERS } from './dialects/protocols.js';
 import { HOP_HEADER, hopHeader } from './hop.js';
+import type { ResolvedModel } from './models/types.js';
 import { PROVIDERS } from './providers/index.js';
 import { completionText, readUsage } from './providers/openai-compatible.js';
 import type { CallContext, JsonObject, ProviderAdapter } from './providers/types.js';

@@ -1,6 +1,6 @@
-import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError } from '../shared/errors.js';
 import { type CancelSignal, onCancel } from './cancel.js';
+import type { ResolvedModel } from './models/types.js';
 import { CallAbortedError, UpstreamError } from './upstream-errors.js';
 
 export interface RetryPolicy {

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { ErrorBody } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';
 import type { CancelSignal } from './cancel.js';
+import type { ResolvedModel } from './models/types.js';
 import {
   type CallContext,
   DONE,

@@ -1,4 +1,4 @@
-import type { ResolvedModel } from '../catalog/models/types.js';
+import type { ResolvedModel } from './models/types.js';
 
 /** A chat-completion request body in the widely used wire format; unknown fields pass through. */
 export interface ChatRequest {

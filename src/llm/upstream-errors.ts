@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import { ApiError, type ErrorCode } from '../shared/errors.js';
 import type { CancelSignal } from './cancel.js';
+import type { ResolvedModel } from './models/types.js';
 import type { ProviderAdapter } from './providers/types.js';
 import { AddressBlockedError } from './upstream.js';
 

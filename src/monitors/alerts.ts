@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { UpstreamUrlCheck } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
+import type { UpstreamUrlCheck } from '../llm/models/types.js';
 import { parseJson } from '../shared/json.js';
 import type { AlertRule } from './schemas.js';
 

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { readItemRows } from '../catalog/datasets/repository.js';
 import { createDataset, type DatasetContext } from '../catalog/datasets/service.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import type { RunContext } from '../runs/context.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';

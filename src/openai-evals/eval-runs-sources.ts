@@ -1,5 +1,5 @@
 import type { UploadContext } from '../catalog/json-lines.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import { graderIssues } from '../scoring/graders/validate.js';
 import type { ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';

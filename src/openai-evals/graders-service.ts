@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { grants, type Permission } from '../auth/permissions.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
 import { embedTexts } from '../llm/embeddings.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import { maxCallCost, maxEmbeddingsCost, type PaidPermit, paidCall } from '../llm/paid-call.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
 import type { ModelLimiter } from '../ratelimit/model-limiter.js';

@@ -1,4 +1,5 @@
 import { type Expression, type Kysely, PostgresAdapter, type SqlBool, sql } from 'kysely';
+import { setLogMetadata } from '../capture/task-log-store.js';
 import type { LogRow } from '../catalog/logs/repository.js';
 import type { Database } from '../db/schema.js';
 import { completionIdOf, logIdOfCompletion } from '../llm/dialects/chat/answer.js';
@@ -233,12 +234,5 @@ export async function writeStoredMetadata(
   logId: string,
   metadata: JsonObject,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('task_logs')
-    .set({ metadata: JSON.stringify(metadata) })
-    .where('id', '=', logId)
-    .where('project_id', '=', projectId)
-    .where(storedChat(db))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return setLogMetadata(db, projectId, logId, JSON.stringify(metadata), storedChat(db));
 }

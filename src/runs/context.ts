@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import { findDataset } from '../catalog/datasets/repository.js';
 import { settleWithin } from '../catalog/logs/service.js';
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { Database } from '../db/schema.js';
 import type { RunQueue } from '../executor/run-queue.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import type { SpendGuard } from '../shared/budget.js';
 
 /** What run creation needs from the rest of the service, injected so the rules stay testable. */

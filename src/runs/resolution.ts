@@ -1,8 +1,8 @@
-import type { ResolvedModel } from '../catalog/models/types.js';
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
 import { graderOfRow } from '../evaluators/graders.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
+import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import { resolveSide as resolveSourceSide, sidesIssues } from '../sources/registry.js';

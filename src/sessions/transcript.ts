@@ -1,4 +1,4 @@
-import { answerEvents, type ConversationEvent, inputEvents } from './canonical.js';
+import { answerEvents, type ConversationEvent, inputEvents } from '../capture/sessions/canonical.js';
 
 /** One task log of a session, as the transcript reads it. */
 export interface SessionLog {

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
+import { setLogContent } from '../capture/task-log-store.js';
+import { type NewSpanRow, setSpanModelCall } from '../capture/trace-store.js';
 import type { LogWriter } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
-import type { NewSpanRow } from '../db/trace-store.js';
 import { recordedOutput } from '../llm/recorded-output.js';
 import { contentWithLogEvents, type LogEvent, logEventsOf } from './logs-events.js';
 import type { Attributes, CallContent, ModelCallFacts } from './mapping/index.js';
@@ -141,18 +142,13 @@ async function rewriteTaskLog(
   };
   const completion = completionOf(span, call);
   const metadata = { ...(parseAttributes(row.metadata) as Record<string, unknown>), content_captured: true };
-  await db
-    .updateTable('task_logs')
-    .set({
-      input: JSON.stringify(content.input),
-      output: content.output === null ? null : recordedOutput(completion),
-      request: JSON.stringify({ model: view.request_model, messages: content.input }),
-      response: JSON.stringify(completion),
-      metadata: JSON.stringify(metadata),
-    })
-    .where('project_id', '=', projectId)
-    .where('id', '=', logId)
-    .execute();
+  await setLogContent(db, projectId, logId, {
+    input: JSON.stringify(content.input),
+    output: content.output === null ? null : recordedOutput(completion),
+    request: JSON.stringify({ model: view.request_model, messages: content.input }),
+    response: JSON.stringify(completion),
+    metadata: JSON.stringify(metadata),
+  });
   return true;
 }
 
@@ -163,13 +159,7 @@ async function markCaptured(
   spanId: string,
   view: SpanModelCall,
 ) {
-  await db
-    .updateTable('spans')
-    .set({ model_call: JSON.stringify({ ...view, content_captured: true }) })
-    .where('project_id', '=', projectId)
-    .where('trace_id', '=', traceId)
-    .where('span_id', '=', spanId)
-    .execute();
+  await setSpanModelCall(db, projectId, traceId, spanId, JSON.stringify({ ...view, content_captured: true }));
 }
 
 interface StoredSpan {

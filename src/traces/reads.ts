@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { GATEWAY_SCOPE } from '../capture/gateway-spans.js';
 import { findContainer } from '../catalog/containers/repository.js';
 import type { Database, SpanTable, TaskLogTable, TraceTable } from '../db/schema.js';
-import { GATEWAY_SCOPE } from '../db/trace-gateway-spans.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { usd } from '../shared/numbers.js';

@@ -4,9 +4,9 @@ import { sql } from 'kysely';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../src/auth/key-store.js';
-import { priceTable } from '../../src/catalog/models/prices.js';
-import { resolveModel } from '../../src/catalog/models/resolve.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { priceTable } from '../../src/llm/models/prices.js';
+import { resolveModel } from '../../src/llm/models/resolve.js';
 import { freshDatabase } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addUsage,
@@ -13,39 +10,16 @@ import {
 } from '../../src/engine/store/transitions.js';
 import { newId, nowIso } from '../../src/shared/ids.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { writersOf, writesOf } from '../helpers/table-writers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TRANSITIONS = 'src/engine/store/transitions.ts';
 
 /** Statements that write the `runs` table: Kysely's builders and raw SQL, in any quoting or case. */
-const RUNS_WRITE = [
-  /\b(updateTable|insertInto|deleteFrom|replaceInto|mergeInto)\(\s*['"`]runs['"`]\s*\)/,
-  /\b(update|insert\s+into|delete\s+from)\s+"?runs"?\b/i,
-];
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
-  });
-}
-
-/** The files of src/ (migrations aside: they create the table) whose code writes the `runs` table. */
-function runsWriters(): string[] {
-  return sourceFiles(path.join(ROOT, 'src'))
-    .map((file) => path.relative(ROOT, file).split(path.sep).join('/'))
-    .filter((file) => !file.startsWith('src/db/migrations/'))
-    .filter((file) => {
-      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
-      return RUNS_WRITE.some((pattern) => pattern.test(text));
-    })
-    .sort();
-}
+const RUNS_WRITE = writesOf('runs');
 
 describe('a run has one owner', () => {
   it('writes the runs table (status, counters, flags) only in the transitions module', () => {
-    expect(runsWriters()).toEqual([TRANSITIONS]);
+    expect(writersOf('runs')).toEqual([TRANSITIONS]);
   });
 
   it('recognises each way of writing the table, so the scan above can fail', () => {

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { createMemoryCounter } from '../../src/budgets/counter.js';
 import { Budgets } from '../../src/budgets/service.js';
-import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import type { Database } from '../../src/db/schema.js';
 import type { InferencePorts } from '../../src/gateway/call-runner.js';
 import { ResponseCache } from '../../src/llm/cache/cache.js';
 import { createSqlCacheStore } from '../../src/llm/cache/store.js';
+import type { ResolvedModel } from '../../src/llm/models/types.js';
 import { layerFor } from '../llm/layer-helpers.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import type { UpstreamConfig } from '../../src/config.js';
+import type { ResolvedModel } from '../../src/llm/models/types.js';
 import { type ChatStream, createProviderLayer, type ProviderLayer } from '../../src/llm/provider-layer.js';
 import { type AddressCheck, createUpstream } from '../../src/llm/upstream.js';
 

@@ -196,7 +196,7 @@ describe('session assignment in the log writer', () => {
 
 describe('pruning session keys', () => {
   it('deletes continuity and trace keys past the window, keeps header keys', async () => {
-    const { pruneExpiredKeys } = await import('../../src/sessions/assign.js');
+    const { pruneExpiredKeys } = await import('../../src/capture/sessions/assign.js');
     const db = g.h.app.services.db;
     const count = async (prefix: string) =>
       Number(

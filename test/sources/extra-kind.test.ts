@@ -1,12 +1,12 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContainer } from '../../src/catalog/containers/service.js';
-import type { ResolvedModel } from '../../src/catalog/models/types.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { Engine } from '../../src/engine/work.js';
 import { createEvaluator } from '../../src/evaluators/service.js';
 import { InlineExecutor } from '../../src/executor/inline.js';
 import { InlineRunQueue } from '../../src/executor/inline-queue.js';
+import type { ResolvedModel } from '../../src/llm/models/types.js';
 import { createMemoryModelLimiter } from '../../src/ratelimit/model-limiter-memory.js';
 import { runContext } from '../../src/runs/context.js';
 import type { CreateRun } from '../../src/runs/schemas.js';

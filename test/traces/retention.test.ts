@@ -2,10 +2,10 @@ import { context, trace as otelTrace } from '@opentelemetry/api';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneTaskLogs } from '../../src/capture/log-retention.js';
+import { pruneTraces } from '../../src/capture/trace-retention.js';
 import { loadContainer } from '../../src/catalog/containers/resolve.js';
-import { pruneTaskLogs } from '../../src/catalog/logs/retention.js';
 import { randomHex } from '../../src/shared/ids.js';
-import { pruneTraces } from '../../src/traces/retention.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { sdkProvider, settled } from './helpers.js';
 

@@ -1,47 +1,14 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { insertRows } from '../../db/bulk.js';
-import type { Database, TaskLogTable } from '../../db/schema.js';
+import type { LogRow } from '../../capture/task-log-store.js';
+import type { Database } from '../../db/schema.js';
 
-export type LogRow = Selectable<TaskLogTable>;
-export type NewLogRow = Insertable<TaskLogTable>;
-/** A task log row before its seq is known. */
-export type LogDraft = Omit<NewLogRow, 'seq'> & { id: string; container_id: string };
-
-// 19 parameters per row: 500 rows stay below SQLite's 32766 and PostgreSQL's 65535 bound parameters.
-const INSERT_ROWS = 500;
-
-/**
- * Hands out `n` consecutive seqs of a container and returns the first, or null when the container does
- * not exist. The counter row stays locked until the transaction ends, so concurrent writers (in this or
- * another process) queue on it: ranges never overlap, and a rolled-back transaction leaves no gap.
- */
-export async function reserveSeqs(
-  trx: Transaction<Database>,
-  containerId: string,
-  n: number,
-): Promise<number | null> {
-  const row = await trx
-    .insertInto('task_log_counters')
-    .columns(['container_id', 'last_seq'])
-    .expression((eb) =>
-      eb
-        .selectFrom('containers')
-        .select(['containers.id as container_id', sql<number>`cast(${n} as bigint)`.as('last_seq')])
-        .where('containers.id', '=', containerId),
-    )
-    .onConflict((oc) =>
-      oc.column('container_id').doUpdateSet((eb) => ({
-        last_seq: eb('task_log_counters.last_seq', '+', eb.ref('excluded.last_seq')),
-      })),
-    )
-    .returning('last_seq')
-    .executeTakeFirst();
-  return row ? Number(row.last_seq) - n + 1 : null;
-}
-
-export async function insertLogRows(trx: Transaction<Database>, rows: NewLogRow[]): Promise<void> {
-  await insertRows(trx, 'task_logs', rows, INSERT_ROWS, (batch) => trx.insertInto('task_logs').values(batch));
-}
+export {
+  findLog,
+  type LogDraft,
+  type LogRow,
+  type NewLogRow,
+  reserveSeqs,
+} from '../../capture/task-log-store.js';
 
 /** How many logs the container has (seqs are gap-free from 1, so the counter is the count). */
 export async function lastSeq(db: Kysely<Database>, containerId: string): Promise<number> {
@@ -92,34 +59,4 @@ export async function readLogs(
     .limit(to - from)
     .offset(from)
     .execute();
-}
-
-/** One task log of a project by id, or undefined. */
-export async function findLog(
-  db: Kysely<Database>,
-  projectId: string,
-  id: string,
-): Promise<LogRow | undefined> {
-  return db
-    .selectFrom('task_logs')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-}
-
-/** Replaces a task log's metadata (JSON text); true when the log exists in the project. */
-export async function setLogMetadata(
-  db: Kysely<Database>,
-  projectId: string,
-  id: string,
-  metadata: string,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('task_logs')
-    .set({ metadata })
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
 }

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
+import { insertLogRows } from '../../capture/task-log-store.js';
 import type { Database } from '../../db/schema.js';
 import type { ListResponse, Page } from '../../http/schemas.js';
 import { toIssues, validatorCompiler } from '../../http/validation.js';
@@ -141,11 +142,11 @@ async function store(
     for await (const d of drafts) {
       rows.push({ ...d, seq: seq++ });
       if (rows.length >= 500) {
-        await repo.insertLogRows(trx, rows);
+        await insertLogRows(trx, rows);
         rows = [];
       }
     }
-    await repo.insertLogRows(trx, rows);
+    await insertLogRows(trx, rows);
     if (seq - start !== count) throw new Error(`log import: ${seq - start} rows, expected ${count}`);
     return start;
   });

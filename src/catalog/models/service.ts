@@ -1,12 +1,17 @@
+import type { PriceEntry } from '../../llm/models/prices.js';
+import * as repo from '../../llm/models/repository.js';
+import {
+  FRONTIER_PROVIDERS,
+  frontierKind,
+  type ModelContext,
+  splitFrontierSlug,
+} from '../../llm/models/resolve.js';
+import type { UpstreamUrlCheck } from '../../llm/models/types.js';
 import { encryptSecret, lastFour } from '../../shared/crypto.js';
 import { ApiError, type ValidationIssue } from '../../shared/errors.js';
 import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
-import type { PriceEntry } from './prices.js';
-import * as repo from './repository.js';
-import { FRONTIER_PROVIDERS, frontierKind, type ModelContext, splitFrontierSlug } from './resolve.js';
 import type { Model, ModelList, PatchModel, RegisterModel } from './schemas.js';
-import type { UpstreamUrlCheck } from './types.js';
 
 /**
  * Model context plus the upstream safety check of a base URL (the network policy, and the ports this

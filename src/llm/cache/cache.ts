@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { ResolvedModel } from '../../catalog/models/types.js';
 import { ApiError } from '../../shared/errors.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { assembleCompletion } from '../assemble.js';
+import type { ResolvedModel } from '../models/types.js';
 import type { GatewayCompletion } from '../provider-layer.js';
 import { completionText } from '../providers/openai-compatible.js';
 import { ssePayloads } from '../sse.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ResolvedModel } from '../../catalog/models/types.js';
 import type { WireProtocol } from '../../shared/wire-protocol.js';
+import type { ResolvedModel } from '../models/types.js';
 import { applyDefaults } from '../provider-layer.js';
 import type { ChatRequest } from '../types.js';
 

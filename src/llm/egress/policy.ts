@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import type { UpstreamVerdict } from '../../catalog/models/types.js';
 import type { UpstreamPolicySettings } from '../../config.js';
+import type { UpstreamVerdict } from '../models/types.js';
 import { embeddedIpv4 } from './ipv6.js';
 import { portOf, type SelfAddresses } from './self-addresses.js';
 

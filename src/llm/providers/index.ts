@@ -1,4 +1,4 @@
-import type { ProviderKind } from '../../catalog/models/types.js';
+import type { ProviderKind } from '../models/types.js';
 import { anthropic } from './anthropic.js';
 import { openAiCompatible } from './openai-compatible.js';
 import type { ProviderAdapter } from './types.js';

@@ -1,6 +1,6 @@
-import type { ProviderKind, ResolvedModel } from '../../catalog/models/types.js';
 import type { JsonObject } from '../../shared/json.js';
 import type { WireProtocol } from '../../shared/wire-protocol.js';
+import type { ProviderKind, ResolvedModel } from '../models/types.js';
 import type { ChatRequest, Usage } from '../types.js';
 
 export type { JsonObject };

@@ -1,8 +1,8 @@
 import { type Insertable, sql, type Transaction } from 'kysely';
-import { insertRows } from '../db/bulk.js';
-import type { Database, TaskLogTable } from '../db/schema.js';
-import type { SessionAssignment } from '../db/schema-sessions.js';
-import { parseJson } from '../shared/json.js';
+import { insertRows } from '../../db/bulk.js';
+import type { Database, TaskLogTable } from '../../db/schema.js';
+import type { SessionAssignment } from '../../db/schema-sessions.js';
+import { parseJson } from '../../shared/json.js';
 
 type LogRow = Insertable<TaskLogTable>;
 

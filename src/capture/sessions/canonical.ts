@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { isObject, type JsonObject } from '../shared/json.js';
+import { isObject, type JsonObject } from '../../shared/json.js';
 
 /**
  * A conversation in one form whatever dialect carried it: chat messages, Responses output items and

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database } from '../db/schema.js';
 
 /** Task logs deleted per statement: each delete is short, so that the log writer is never held up for long. */
 export const LOG_PRUNE_BATCH = 1_000;

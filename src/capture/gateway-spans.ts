@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { Database, TaskLogTable } from './schema.js';
+import type { Database, TaskLogTable } from '../db/schema.js';
 import { type StoredSpan, storeSpansIn } from './trace-store.js';
 
 type NewLogRow = Insertable<TaskLogTable>;

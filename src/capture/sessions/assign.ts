@@ -1,8 +1,8 @@
 import type { Insertable, Transaction } from 'kysely';
-import type { Database, TaskLogTable } from '../db/schema.js';
-import type { SessionAssignment } from '../db/schema-sessions.js';
-import { newId } from '../shared/ids.js';
-import { isObject, parseJson } from '../shared/json.js';
+import type { Database, TaskLogTable } from '../../db/schema.js';
+import type { SessionAssignment } from '../../db/schema-sessions.js';
+import { newId } from '../../shared/ids.js';
+import { isObject, parseJson } from '../../shared/json.js';
 import { answerEvents, conversationHashes, inputEvents } from './canonical.js';
 import { type CallClues, pruneSessionKeys, type SessionDelta, storeSessions } from './store.js';
 

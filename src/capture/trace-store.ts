@@ -1,7 +1,7 @@
 import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
-import { insertRows, rowRunnerOf, statementRows } from './bulk.js';
-import type { Database, SpanTable } from './schema.js';
-import { statementTexts } from './statements.js';
+import { insertRows, rowRunnerOf, statementRows } from '../db/bulk.js';
+import type { Database, SpanTable } from '../db/schema.js';
+import { statementTexts } from '../db/statements.js';
 
 export type NewSpanRow = Insertable<SpanTable>;
 
@@ -247,4 +247,21 @@ export async function storeSpansIn(trx: Kysely<Database>, spans: StoredSpan[]): 
 export async function storeSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
   if (spans.length === 0) return [];
   return db.transaction().execute((trx) => storeSpansIn(trx, spans));
+}
+
+/** Replaces a span's model-call summary (JSON text): its content arrived after it, in log events. */
+export async function setSpanModelCall(
+  db: Kysely<Database>,
+  projectId: string,
+  traceId: string,
+  spanId: string,
+  modelCall: string,
+): Promise<void> {
+  await db
+    .updateTable('spans')
+    .set({ model_call: modelCall })
+    .where('project_id', '=', projectId)
+    .where('trace_id', '=', traceId)
+    .where('span_id', '=', spanId)
+    .execute();
 }
