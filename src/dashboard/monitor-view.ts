@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { capabilitiesOf } from '../engine/scorers/registry.js';
 import { evaluatorNames } from '../monitors/results.js';
 import type { Monitor } from '../monitors/schemas.js';
 import { parseJson } from '../shared/json.js';
@@ -89,6 +90,9 @@ function lastLine(message: string): string {
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
+/** Whether an evaluator of this type runs code in the sandbox (the scorer registry says). */
+const runsCode = (type: string | null) => type !== null && capabilitiesOf({ type }).sandbox;
+
 function whyNothing(
   m: Monitor,
   type: string | null,
@@ -96,7 +100,7 @@ function whyNothing(
   sandbox: { available: boolean; reason?: string } | null,
 ): string | null {
   if (c.scored > 0 || c.errors > 0) return null;
-  if (type === 'code' && sandbox && !sandbox.available) {
+  if (runsCode(type) && sandbox && !sandbox.available) {
     return `Code evaluators cannot run on this server: ${sandbox.reason ?? 'no sandbox'}.`;
   }
   if (m.selected === 0) {
@@ -136,7 +140,7 @@ export async function monitorDetail(
       : Promise.resolve([]),
   ]);
   const typeOf = new Map(types.map((t) => [t.id, t.type as string]));
-  const needsSandbox = monitor.evaluators.some((id) => typeOf.get(id) === 'code');
+  const needsSandbox = monitor.evaluators.some((id) => runsCode(typeOf.get(id) ?? null));
   const status = needsSandbox ? await sandbox() : null;
   const evaluator_states = monitor.evaluators.map((id): MonitorEvaluatorState => {
     const c = counts.get(id) ?? { scored: 0, errors: 0, missing: 0, missingMessage: null };

@@ -78,14 +78,6 @@ export function buildGrader(
   return { grader: def as SubGrader, issues };
 }
 
-/** The model a grader evaluator calls (its judge, or cosine's embeddings model), if any. */
-export function modelOfGrader(grader: SubGrader): string | null {
-  if (grader.type === 'score_model' || grader.type === 'label_model') return grader.model;
-  if (grader.type === 'text_similarity' && grader.evaluation_metric === 'cosine')
-    return embeddingModelOf(grader);
-  return null;
-}
-
 type Common = Omit<
   GraderEvaluator,
   | 'object'

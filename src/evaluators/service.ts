@@ -2,19 +2,14 @@ import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database, EvaluatorTable } from '../db/schema.js';
+import { capabilitiesOf } from '../engine/scorers/registry.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { checkCodeEvaluator } from '../scoring/code/check-source.js';
+import type { SubGrader } from '../scoring/graders/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
-import {
-  buildGrader,
-  GRADER_FIELDS,
-  graderOfRow,
-  isGraderType,
-  modelOfGrader,
-  toGraderEvaluator,
-} from './graders.js';
+import { buildGrader, GRADER_FIELDS, graderOfRow, isGraderType, toGraderEvaluator } from './graders.js';
 import * as repo from './repository.js';
 import { scaleOf } from './scale.js';
 import type { CreateEvaluator, Evaluator, PatchEvaluator } from './schemas.js';
@@ -143,17 +138,21 @@ async function validate(
     ? validateTrajectory(row, row.type, given)
     : shapeIssues(row, given);
   issues.push(...checkScale(given.scale));
+  let grader: SubGrader | null = null;
   if (isGraderType(row.type)) {
     const built = buildGrader(row.type, row.name, graderOfRow(row), given, row.pass_threshold);
     issues.push(...built.issues);
-    row.grader = JSON.stringify(built.grader);
-    row.model = modelOfGrader(built.grader);
+    grader = built.grader;
+    row.grader = JSON.stringify(grader);
+    // Stored as the evaluator's model: the one its grader calls (the scorer registry says which).
+    row.model = capabilitiesOf({ type: row.type, grader }).model;
   }
   if (issues.length) throw ApiError.validation(issues);
   // A judge's model, and the model a grader calls (score_model, label_model, cosine's embedding_model).
   const modelField = row.type === 'text_similarity' ? 'embedding_model' : 'model';
-  if (row.type !== 'code' && !isTrajectoryType(row.type) && row.model && given[modelField] !== undefined) {
-    await checkModel(ctx, row.project_id, row.model, modelField);
+  const calls = capabilitiesOf({ type: row.type, grader, model: row.model });
+  if (calls.callsModel && calls.model && given[modelField] !== undefined) {
+    await checkModel(ctx, row.project_id, calls.model, modelField);
   }
   if (row.type === 'code' && (given.source !== undefined || given.requirements !== undefined)) {
     await checkCodeEvaluator(ctx.python, {

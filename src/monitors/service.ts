@@ -4,6 +4,7 @@ import { grants, type Permission } from '../auth/permissions.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorSnapshot, RunPlan } from '../engine/plan.js';
+import { permissionsAskedBy } from '../engine/scorers/registry.js';
 import { createRun } from '../engine/store/birth.js';
 import { findRunCounters } from '../engine/store/runs.js';
 import { finishRun, requestCancel } from '../engine/store/transitions.js';
@@ -47,14 +48,15 @@ function need(permissions: readonly string[], needed: Permission, why: string): 
   }
 }
 
-/** A monitor reads the container's calls and calls judge models on the creator's behalf, as a run does. */
+/**
+ * A monitor reads the container's calls and scores them on the creator's behalf, as a run does: its
+ * evaluators ask what the scorer registry says their kinds ask (a model-calling kind, to call models).
+ */
 function checkAccess(permissions: readonly string[], evaluators: EvaluatorSnapshot[] | null): void {
   need(permissions, 'evaluators:read', 'the monitor uses evaluators');
   need(permissions, 'logs:read', "the monitor reads the container's task logs");
-  if (evaluators?.some((e) => e.type === 'judge')) {
-    need(permissions, 'models:read', 'the monitor uses judge models');
-    need(permissions, 'inference:write', 'the monitor calls judge models');
-  }
+  for (const ask of permissionsAskedBy(evaluators ?? [], 'the monitor'))
+    need(permissions, ask.permission, ask.why);
 }
 
 export async function requireMonitor(db: Kysely<Database>, projectId: string, ref: string) {

@@ -6,8 +6,8 @@ import { deleteDataset } from '../catalog/datasets/repository.js';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { EvaluatorSnapshot, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
+import { capabilitiesOf } from '../engine/scorers/registry.js';
 import { createRun, repeatedRun } from '../engine/store/birth.js';
-import { modelOfGrader } from '../evaluators/graders.js';
 import { checkJudges, checkReads } from '../runs/access.js';
 import { stableJson } from '../runs/resolution.js';
 import { isTerminal } from '../runs/schemas.js';
@@ -48,6 +48,10 @@ async function evalsContainer(db: Kysely<Database>, projectId: string): Promise<
   }
 }
 
+/** The model a criterion calls (its model grader's, cosine's embeddings model), as the registry says. */
+const modelOfCriterion = (grader: SubGrader): string | null =>
+  capabilitiesOf({ type: grader.type, grader }).model;
+
 /** A criterion as the engine scores it (python graders run as sandboxed code). */
 function snapshotOf(evalId: string, index: number, grader: SubGrader): EvaluatorSnapshot {
   const threshold = (grader as { pass_threshold?: number }).pass_threshold;
@@ -56,7 +60,7 @@ function snapshotOf(evalId: string, index: number, grader: SubGrader): Evaluator
     name: grader.name,
     type: grader.type === 'python' ? 'code' : grader.type,
     mode: 'pointwise',
-    model: modelOfGrader(grader),
+    model: modelOfCriterion(grader),
     prompt: null,
     api: null,
     inference_parameters: {},
@@ -134,7 +138,7 @@ export async function createEvalRun(
   const rowsKind = evalRowsKind(ds);
   checkReads([rowsKind], principal.permissions);
   const criteria = parseJson<SubGrader[]>(evalRow.testing_criteria, []);
-  const graderModels = [...new Set(criteria.map(modelOfGrader).filter((m): m is string => m !== null))];
+  const graderModels = [...new Set(criteria.map(modelOfCriterion).filter((m): m is string => m !== null))];
   const resolved = await resolveNames(ports, projectId, graderModels, ['body', 'testing_criteria']);
   const genModel =
     typeof ds.model === 'string'
@@ -144,7 +148,7 @@ export async function createEvalRun(
   const checked = checkedSource(ds, genModel);
   const evaluators = criteria.map((c, i) => {
     const snap = snapshotOf(evalRow.id, i, c);
-    const name = modelOfGrader(c);
+    const name = modelOfCriterion(c);
     const model = name ? resolved.get(name)?.slug : undefined;
     if (model && snap.grader && (snap.grader.type === 'score_model' || snap.grader.type === 'label_model')) {
       snap.grader = { ...snap.grader, model };

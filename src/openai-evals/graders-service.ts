@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { grants, type Permission } from '../auth/permissions.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
+import { capabilitiesOf, permissionsAskedBy } from '../engine/scorers/registry.js';
 import { embedTexts } from '../llm/embeddings.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { maxCallCost, maxEmbeddingsCost, type PaidPermit, paidCall } from '../llm/paid-call.js';
@@ -10,8 +11,7 @@ import { grade, subGradersOf } from '../scoring/graders/grade.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
 import type { GraderPorts, GraderResult } from '../scoring/graders/result.js';
 import { sampleNamespace } from '../scoring/graders/sample.js';
-import type { Grader } from '../scoring/graders/schemas.js';
-import { embeddingModelOf } from '../scoring/graders/text.js';
+import type { Grader, SubGrader } from '../scoring/graders/schemas.js';
 import { graderIssues } from '../scoring/graders/validate.js';
 import { type Scorer, ScorerSetupError } from '../scoring/types.js';
 import type { Payer, SpendGuard } from '../shared/budget.js';
@@ -36,19 +36,15 @@ export interface GraderApiPorts {
 }
 type ServiceDeps = GraderApiPorts;
 
-/** The models a grader calls: judges' `model`, and cosine's embeddings model. */
+/** A grader's parts as the scorer registry knows them: a multi grader's sub-graders, else itself. */
+function partsOf(grader: Grader): SubGrader[] {
+  return grader.type === 'multi' ? Object.values(subGradersOf(grader)) : [grader];
+}
+
+/** The models a grader calls (judges' `model`, cosine's embeddings model), as the registry says. */
 export function modelsOf(grader: Grader): string[] {
-  switch (grader.type) {
-    case 'score_model':
-    case 'label_model':
-      return [grader.model];
-    case 'text_similarity':
-      return grader.evaluation_metric === 'cosine' ? [embeddingModelOf(grader)] : [];
-    case 'multi':
-      return [...new Set(Object.values(subGradersOf(grader)).flatMap(modelsOf))];
-    default:
-      return [];
-  }
+  const models = partsOf(grader).map((g) => capabilitiesOf({ type: g.type, grader: g }).model);
+  return [...new Set(models.filter((m): m is string => m !== null))];
 }
 
 /** A grader definition, or 400 naming every problem. */
@@ -223,11 +219,11 @@ export async function runGrader(
   }
   if (issues.length) throw badRequest(issues);
   const grader = body.grader as Grader;
-  const names = modelsOf(grader);
-  if (names.length) {
-    requirePermission(principal.permissions, 'models:read', 'the grader uses models');
-    requirePermission(principal.permissions, 'inference:write', 'the grader calls models');
+  const parts = partsOf(grader).map((g) => ({ type: g.type, grader: g }));
+  for (const ask of permissionsAskedBy(parts, 'the grader', 'models')) {
+    requirePermission(principal.permissions, ask.permission, ask.why);
   }
+  const names = modelsOf(grader);
   const models = await resolveGraderModels(deps, principal.projectId, names);
   const payer = { projectId: principal.projectId, keyId: principal.keyId };
   // A spent budget refuses the call as the gateway does (429 budget_exceeded), before any model call.

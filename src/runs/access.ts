@@ -1,5 +1,6 @@
 import { grants, type Permission } from '../auth/permissions.js';
 import type { RunPlan } from '../engine/plan.js';
+import { permissionsAskedBy } from '../engine/scorers/registry.js';
 import { ApiError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
 import { planKinds, readNeeds, requestKinds } from '../sources/registry.js';
@@ -38,12 +39,13 @@ export function checkCreate(body: CreateRun, permissions: readonly string[]): vo
   checkReads(requestKinds(body), permissions, true);
 }
 
-/** Once the evaluators are known: judges (and graders that call a model) call their model. */
+/**
+ * Once the evaluators are known: what their kinds ask of the run's creator (judges, and graders that
+ * call a model, ask to call it), as the scorer registry declares it.
+ */
 export function checkJudges(plan: Pick<RunPlan, 'evaluators'>, permissions: readonly string[]): void {
-  if (plan.evaluators.some((e) => e.type === 'judge' || (e.type !== 'code' && e.model))) {
-    require(permissions, 'models:read', 'the run uses judge models');
-    require(permissions, 'inference:write', 'the run calls judge models');
-  }
+  for (const ask of permissionsAskedBy(plan.evaluators, 'the run'))
+    require(permissions, ask.permission, ask.why);
 }
 
 /** Reading a run's per-sample rows (or an eval run's output items) shows the rows it read. */

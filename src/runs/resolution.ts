@@ -1,4 +1,5 @@
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
+import { capabilitiesOf } from '../engine/scorers/registry.js';
 import { graderOfRow } from '../evaluators/graders.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
@@ -147,11 +148,12 @@ export async function snapshotEvaluators(
   if (issues.length) throw ApiError.validation(issues);
   for (const [i, ev] of snapshots.entries()) {
     // Judges, and the graders that call a model (score_model, label_model, cosine's embeddings).
-    if (ev.type === 'code' || !ev.model) continue;
+    const calls = capabilitiesOf(ev);
+    if (!calls.callsModel || !calls.model) continue;
     const model = await resolveModelRef(
       ctx,
       projectId,
-      ev.model,
+      calls.model,
       ['body', 'evaluators', i],
       `Evaluator '${ev.name}' cannot run: `,
     );
@@ -163,7 +165,7 @@ export async function snapshotEvaluators(
       );
     }
   }
-  if (snapshots.some((s) => s.type === 'code')) {
+  if (snapshots.some((s) => capabilitiesOf(s).sandbox)) {
     const sandbox = await ctx.catalog.sandbox();
     if (!sandbox.available) {
       throw new ApiError(

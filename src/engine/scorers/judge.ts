@@ -3,7 +3,8 @@ import type { ScorerKind } from './kind.js';
 
 /** LLM-as-judge evaluators (pointwise or pairwise): what their prompt uses is what they need. */
 export const judgeScorer: ScorerKind = {
-  paid: () => true,
+  callsModel: () => true,
+  modelOf: (ev) => ev.model ?? null,
   needs: (ev) => judgeNeeds(ev),
   create: (ev, ports) =>
     createJudgeScorer(ev, (request, signal) => ports.complete(ev.model ?? '', request, signal)),

@@ -1,5 +1,6 @@
 import type { ChatRequest, CompletionResult } from '../../llm/types.js';
 import type { EmbeddingResult } from '../../scoring/graders/result.js';
+import type { SubGrader } from '../../scoring/graders/schemas.js';
 import type { Scorer } from '../../scoring/types.js';
 import type { EvaluatorSnapshot } from '../plan.js';
 
@@ -12,6 +13,16 @@ export interface ScorerPorts {
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   /** Whether code can run in this process (a sandbox, or the operator's opt-out). */
   sandbox(): Promise<{ available: boolean; reason?: string }>;
+}
+
+/**
+ * What an evaluator's capabilities are decided from: its kind (its grader's type, else its own type),
+ * its grader and its model. A stored evaluator, a run's snapshot and an eval's criterion all have these.
+ */
+export interface EvaluatorShape {
+  type: string;
+  grader?: SubGrader | null;
+  model?: string | null;
 }
 
 /** What an evaluator reads at a position beyond the sample's output, which every scorer reads. */
@@ -30,10 +41,12 @@ export interface ScorerKind {
   /** Set when the kind runs code in the sandbox: its name in the "cannot run on this worker" error. */
   sandboxed?: string;
   /**
-   * Whether scoring with the evaluator calls a paid model (a judge, a model grader, embeddings): a run
-   * with such an evaluator checks its project's budget before it is created. Absent: it never does.
+   * Whether scoring with the evaluator calls a model (a judge, a model grader, embeddings): a paid
+   * call, so a run checks its project's budget and its creator's right to call models. Absent: never.
    */
-  paid?(evaluator: EvaluatorSnapshot): boolean;
+  callsModel?(evaluator: EvaluatorShape): boolean;
+  /** The model scoring with the evaluator calls, as the evaluator names it; null (or absent): none. */
+  modelOf?(evaluator: EvaluatorShape): string | null;
   needs(evaluator: EvaluatorSnapshot): Needs;
   /**
    * Set when the kind scores what a sample did (its turns, its tool calls) rather than its answer: a

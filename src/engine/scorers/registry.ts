@@ -4,6 +4,7 @@
  * scorer is one file in this folder plus its line below; an unknown kind is an error, never a fallback.
  */
 
+import type { Permission } from '../../auth/permissions.js';
 import { type ScoreInput, type Scorer, ScorerSetupError } from '../../scoring/types.js';
 import type { CriteriaType, TrajectoryEvaluatorType } from '../../shared/grader-types.js';
 import type { EvaluatorSnapshot, RunPlan } from '../plan.js';
@@ -11,10 +12,10 @@ import { isBlank } from '../positions.js';
 import { codeScorer } from './code.js';
 import { graderScorer, pythonGraderKind } from './graders.js';
 import { judgeScorer } from './judge.js';
-import type { ScorerKind, ScorerPorts } from './kind.js';
+import type { EvaluatorShape, ScorerKind, ScorerPorts } from './kind.js';
 import { trajectoryScorer } from './trajectory.js';
 
-export type { Needs, ScorerKind, ScorerPorts } from './kind.js';
+export type { EvaluatorShape, Needs, ScorerKind, ScorerPorts } from './kind.js';
 
 /** The kinds every evaluator of this version may be: the compiler asks for one scorer per grader type. */
 const BUILT_IN: Record<'judge' | 'code' | CriteriaType | TrajectoryEvaluatorType, ScorerKind> = {
@@ -37,12 +38,12 @@ export function registerScorer(kind: string, scorer: ScorerKind): void {
 }
 
 /** The evaluator's kind: its grader's type when it has a grader, else its own type. */
-export function kindOf(ev: Pick<EvaluatorSnapshot, 'type' | 'grader'>): string {
+export function kindOf(ev: Pick<EvaluatorShape, 'type' | 'grader'>): string {
   return ev.grader?.type ?? ev.type;
 }
 
 /** The scorer kind of an evaluator; an unknown kind is a setup error of the run. */
-export function scorerKindOf(ev: Pick<EvaluatorSnapshot, 'type' | 'grader'>): ScorerKind {
+export function scorerKindOf(ev: Pick<EvaluatorShape, 'type' | 'grader'>): ScorerKind {
   const kind = kinds.get(kindOf(ev));
   if (!kind) {
     throw new ScorerSetupError('unknown_evaluator_type', `No scorer is registered for '${kindOf(ev)}'`);
@@ -87,7 +88,61 @@ export function missingReason(ev: EvaluatorSnapshot, input: ScoreInput): string 
   return null;
 }
 
+/** What scoring with an evaluator uses besides computing, as its kind declares it. */
+export interface Capabilities {
+  /** It calls a model (a paid call: budgets, and the creator's right to call models). */
+  callsModel: boolean;
+  /** The model it calls, as the evaluator names it; null when it names none. */
+  model: string | null;
+  /** It runs code in the sandbox (code evaluators, python graders). */
+  sandbox: boolean;
+  /** What it asks of the creator of a run or monitor that scores with it. */
+  permissions: readonly Permission[];
+}
+
+/** A model-calling kind asks to see the project's models and to call them. */
+const MODEL_PERMISSIONS: readonly Permission[] = ['models:read', 'inference:write'];
+
+/** The capabilities of an evaluator; an unknown kind is a setup error, as for its scorer. */
+export function capabilitiesOf(ev: EvaluatorShape): Capabilities {
+  const kind = scorerKindOf(ev);
+  const callsModel = kind.callsModel?.(ev) === true;
+  return {
+    callsModel,
+    model: kind.modelOf?.(ev) ?? null,
+    sandbox: kind.sandboxed !== undefined,
+    permissions: callsModel ? MODEL_PERMISSIONS : [],
+  };
+}
+
+/** One permission asked of a creator, and why (the 403's message says it). */
+export interface PermissionAsk {
+  permission: Permission;
+  why: string;
+}
+
+const WHY: Partial<Record<Permission, string>> = { 'models:read': 'uses', 'inference:write': 'calls' };
+
+/**
+ * What creating `subject` (`the run`, `the monitor`) that scores with the evaluators asks of its
+ * creator, each permission once, in the order the kinds declare them: "the run uses judge models".
+ */
+export function permissionsAskedBy(
+  evaluators: readonly EvaluatorShape[],
+  subject: string,
+  models = 'judge models',
+): PermissionAsk[] {
+  const asked = new Set(evaluators.flatMap((ev) => capabilitiesOf(ev).permissions));
+  return [...asked].map((permission) => ({
+    permission,
+    why: `${subject} ${WHY[permission] ?? 'needs'} ${models}`,
+  }));
+}
+
 /** Whether a run of the plan will call a paid model: it generates, or one of its evaluators asks a model. */
-export function callsModels(plan: Pick<RunPlan, 'generated' | 'evaluators'>): boolean {
-  return plan.generated !== null || plan.evaluators.some((ev) => kinds.get(kindOf(ev))?.paid?.(ev) === true);
+export function callsModels(plan: {
+  generated: RunPlan['generated'];
+  evaluators: readonly EvaluatorShape[];
+}): boolean {
+  return plan.generated !== null || plan.evaluators.some((ev) => capabilitiesOf(ev).callsModel);
 }
