@@ -1,5 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Database, TaskLogTable } from '../db/schema.js';
+import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_REQUEST_MODEL } from '../shared/genai-attributes.js';
 import { type StoredSpan, storeSpansIn } from './trace-store.js';
 
 type NewLogRow = Insertable<TaskLogTable>;
@@ -46,7 +47,10 @@ export function gatewaySpanOf(log: NewLogRow): StoredSpan | null {
       duration_ms: latency,
       status_code: log.status === 'error' ? 'error' : 'unset',
       status_message: null,
-      attributes: JSON.stringify({ 'gen_ai.operation.name': operation, 'gen_ai.request.model': log.model }),
+      attributes: JSON.stringify({
+        [ATTR_GEN_AI_OPERATION_NAME]: operation,
+        [ATTR_GEN_AI_REQUEST_MODEL]: log.model,
+      }),
       events: '[]',
       resource: RESOURCE_TEXT,
       scope: SCOPE_TEXT,

@@ -1,6 +1,28 @@
 import type { Attributes } from '@opentelemetry/api';
 import { draftOf } from '../capture/log-row.js';
 import type { TaskLogRecord } from '../capture/types.js';
+import {
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_INPUT_MESSAGES,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY,
+  ATTR_GEN_AI_REQUEST_MAX_TOKENS,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY,
+  ATTR_GEN_AI_REQUEST_SEED,
+  ATTR_GEN_AI_REQUEST_STOP_SEQUENCES,
+  ATTR_GEN_AI_REQUEST_TEMPERATURE,
+  ATTR_GEN_AI_REQUEST_TOP_P,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_ID,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
+  ATTR_GEN_AI_TOOL_DEFINITIONS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+} from '../shared/genai-attributes.js';
 
 /**
  * A recorded gateway call as a GenAI client span of the current semantic conventions (≥ 1.37): what the
@@ -121,13 +143,13 @@ export function providerOfSlug(model: string): string | null {
 }
 
 const REQUEST_NUMBERS = [
-  ['temperature', 'gen_ai.request.temperature'],
-  ['top_p', 'gen_ai.request.top_p'],
-  ['max_tokens', 'gen_ai.request.max_tokens'],
-  ['max_completion_tokens', 'gen_ai.request.max_tokens'],
-  ['frequency_penalty', 'gen_ai.request.frequency_penalty'],
-  ['presence_penalty', 'gen_ai.request.presence_penalty'],
-  ['seed', 'gen_ai.request.seed'],
+  ['temperature', ATTR_GEN_AI_REQUEST_TEMPERATURE],
+  ['top_p', ATTR_GEN_AI_REQUEST_TOP_P],
+  ['max_tokens', ATTR_GEN_AI_REQUEST_MAX_TOKENS],
+  ['max_completion_tokens', ATTR_GEN_AI_REQUEST_MAX_TOKENS],
+  ['frequency_penalty', ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY],
+  ['presence_penalty', ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY],
+  ['seed', ATTR_GEN_AI_REQUEST_SEED],
 ] as const;
 
 function setIf(attributes: Attributes, key: string, value: string | number | string[] | null): void {
@@ -151,21 +173,25 @@ export function genAiSpanOf(
   const usage: unknown = record.usage ?? (isObject(response) ? response.usage : null);
   const { messages: output, finish } = outputOf(response, draft.output ?? null);
   const attributes: Attributes = {
-    'gen_ai.operation.name': operation,
-    'gen_ai.request.model': record.model,
+    [ATTR_GEN_AI_OPERATION_NAME]: operation,
+    [ATTR_GEN_AI_REQUEST_MODEL]: record.model,
     'evalgate.task_log.id': record.id,
     'evalgate.project.id': record.projectId,
     'evalgate.container.id': record.containerId,
     'evalgate.cost_usd': Number.isFinite(record.cost) ? record.cost : 0,
   };
-  setIf(attributes, 'gen_ai.provider.name', provider ?? providerOfSlug(record.model));
-  setIf(attributes, 'gen_ai.response.model', responseModel);
-  setIf(attributes, 'gen_ai.response.id', isObject(response) ? str(response.id) : null);
-  setIf(attributes, 'gen_ai.response.finish_reasons', finish);
-  setIf(attributes, 'gen_ai.conversation.id', str(record.sessionId));
+  setIf(attributes, ATTR_GEN_AI_PROVIDER_NAME, provider ?? providerOfSlug(record.model));
+  setIf(attributes, ATTR_GEN_AI_RESPONSE_MODEL, responseModel);
+  setIf(attributes, ATTR_GEN_AI_RESPONSE_ID, isObject(response) ? str(response.id) : null);
+  setIf(attributes, ATTR_GEN_AI_RESPONSE_FINISH_REASONS, finish);
+  setIf(attributes, ATTR_GEN_AI_CONVERSATION_ID, str(record.sessionId));
   if (isObject(usage)) {
-    setIf(attributes, 'gen_ai.usage.input_tokens', num(usage.prompt_tokens) ?? num(usage.input_tokens));
-    setIf(attributes, 'gen_ai.usage.output_tokens', num(usage.completion_tokens) ?? num(usage.output_tokens));
+    setIf(attributes, ATTR_GEN_AI_USAGE_INPUT_TOKENS, num(usage.prompt_tokens) ?? num(usage.input_tokens));
+    setIf(
+      attributes,
+      ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+      num(usage.completion_tokens) ?? num(usage.output_tokens),
+    );
   }
   if (isObject(request)) {
     for (const [field, key] of REQUEST_NUMBERS) setIf(attributes, key, num(request[field]));
@@ -173,17 +199,17 @@ export function genAiSpanOf(
     if (Array.isArray(stop))
       setIf(
         attributes,
-        'gen_ai.request.stop_sequences',
+        ATTR_GEN_AI_REQUEST_STOP_SEQUENCES,
         stop.filter((s) => typeof s === 'string'),
       );
   }
   if (captureContent) {
     const { system, input } = inputOf(parse(draft.input));
-    if (system.length > 0) attributes['gen_ai.system_instructions'] = JSON.stringify(system);
-    attributes['gen_ai.input.messages'] = JSON.stringify(input);
-    attributes['gen_ai.output.messages'] = JSON.stringify(output);
+    if (system.length > 0) attributes[ATTR_GEN_AI_SYSTEM_INSTRUCTIONS] = JSON.stringify(system);
+    attributes[ATTR_GEN_AI_INPUT_MESSAGES] = JSON.stringify(input);
+    attributes[ATTR_GEN_AI_OUTPUT_MESSAGES] = JSON.stringify(output);
     if (isObject(request) && Array.isArray(request.tools))
-      attributes['gen_ai.tool.definitions'] = JSON.stringify(request.tools);
+      attributes[ATTR_GEN_AI_TOOL_DEFINITIONS] = JSON.stringify(request.tools);
   }
   const error = record.status === 'error' ? (record.error ?? { code: 'error', message: 'failed' }) : null;
   if (error) attributes['error.type'] = error.code;

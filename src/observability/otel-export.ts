@@ -28,6 +28,14 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { TaskLogRecord } from '../capture/types.js';
 import type { OtelExportSettings } from '../config-otel.js';
+import {
+  ATTR_GEN_AI_EVALUATION_EXPLANATION,
+  ATTR_GEN_AI_EVALUATION_NAME,
+  ATTR_GEN_AI_EVALUATION_SCORE_LABEL,
+  ATTR_GEN_AI_EVALUATION_SCORE_VALUE,
+  ATTR_GEN_AI_RESPONSE_ID,
+  EVENT_GEN_AI_EVALUATION_RESULT,
+} from '../shared/genai-attributes.js';
 import { withTimeout } from '../shared/timeout.js';
 import { type GenAiSpan, genAiSpanOf } from './otel-export-genai.js';
 
@@ -273,14 +281,19 @@ export class OtelExport {
       const context = remoteParent(e.traceId, e.spanId);
       const attributes: Attributes = {
         ...e.attributes,
-        'gen_ai.evaluation.name': e.name,
+        [ATTR_GEN_AI_EVALUATION_NAME]: e.name,
         'evalgate.evaluator.id': e.evaluatorId,
       };
-      if (e.score !== null) attributes['gen_ai.evaluation.score.value'] = e.score;
-      if (e.label !== null) attributes['gen_ai.evaluation.score.label'] = e.label;
-      if (e.explanation !== null) attributes['gen_ai.evaluation.explanation'] = e.explanation;
-      if (e.responseId !== null) attributes['gen_ai.response.id'] = e.responseId;
-      this.logger.emit({ eventName: 'gen_ai.evaluation.result', timestamp: e.timeMs, context, attributes });
+      if (e.score !== null) attributes[ATTR_GEN_AI_EVALUATION_SCORE_VALUE] = e.score;
+      if (e.label !== null) attributes[ATTR_GEN_AI_EVALUATION_SCORE_LABEL] = e.label;
+      if (e.explanation !== null) attributes[ATTR_GEN_AI_EVALUATION_EXPLANATION] = e.explanation;
+      if (e.responseId !== null) attributes[ATTR_GEN_AI_RESPONSE_ID] = e.responseId;
+      this.logger.emit({
+        eventName: EVENT_GEN_AI_EVALUATION_RESULT,
+        timestamp: e.timeMs,
+        context,
+        attributes,
+      });
     }
   }
 

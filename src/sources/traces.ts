@@ -4,6 +4,12 @@ import type { Database } from '../db/schema.js';
 import type { ReadSide } from '../engine/plan.js';
 import { sessionLogs } from '../sessions/service.js';
 import type { TranscriptToolCall } from '../sessions/transcript.js';
+import {
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_NAME,
+} from '../shared/genai-attributes.js';
 import { isObject, parseJson } from '../shared/json.js';
 import { conversationItem, projectOf, resolveFilteredContainer } from './conversation.js';
 import type { SourceKind } from './types.js';
@@ -59,13 +65,13 @@ async function toolSpans(
     .execute();
   return rows.map((r) => {
     const a = parseJson<Record<string, unknown>>(r.attributes, {});
-    const args = a['gen_ai.tool.call.arguments'];
+    const args = a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
     const turn = callStarts.filter((s) => s <= r.started_at).length - 1;
     return {
-      id: text(a['gen_ai.tool.call.id']) ?? r.span_id,
-      name: text(a['gen_ai.tool.name']) ?? r.name,
+      id: text(a[ATTR_GEN_AI_TOOL_CALL_ID]) ?? r.span_id,
+      name: text(a[ATTR_GEN_AI_TOOL_NAME]) ?? r.name,
       arguments: typeof args === 'string' ? parseJson<unknown>(args, args) : (args ?? null),
-      result: text(a['gen_ai.tool.call.result']),
+      result: text(a[ATTR_GEN_AI_TOOL_CALL_RESULT]),
       turn: Math.max(0, turn),
     };
   });

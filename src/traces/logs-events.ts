@@ -1,4 +1,10 @@
 import { createHash } from 'node:crypto';
+import {
+  ATTR_GEN_AI_INPUT_MESSAGES,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
+  EVENT_GEN_AI_CLIENT_INFERENCE_OPERATION_DETAILS,
+  GEN_AI_PREFIX,
+} from '../shared/genai-attributes.js';
 import type { Attributes, CallContent, JsonValue, SpanView } from './mapping/index.js';
 import { spanFacts } from './mapping/index.js';
 import type { OtlpLogRecord, OtlpLogsRequest } from './otlp/logs-proto.js';
@@ -14,7 +20,7 @@ import { attributesOf, jsonOf } from './span.js';
  */
 
 /** The event whose attributes are the ≥ 1.37 message attributes of the call. */
-export const DETAILS_EVENT = 'gen_ai.client.inference.operation.details';
+export const DETAILS_EVENT = EVENT_GEN_AI_CLIENT_INFERENCE_OPERATION_DETAILS;
 
 /** One GenAI event of a log record, for the span it names. */
 export interface LogEvent {
@@ -70,7 +76,7 @@ export function logEventsOf(request: OtlpLogsRequest): LogEventsOf {
       for (const r of sl.logRecords ?? []) {
         const own = attributesOf(r.attributes);
         const name = nameOf(r, own);
-        if (name === null || !name.startsWith('gen_ai.')) continue;
+        if (name === null || !name.startsWith(GEN_AI_PREFIX)) continue;
         const traceId = hex(r.traceId);
         const spanId = hex(r.spanId);
         if (!valid(traceId, 16) || !valid(spanId, 8)) {
@@ -99,7 +105,7 @@ export function logEventsOf(request: OtlpLogsRequest): LogEventsOf {
 function carriesContent(e: { name: string; attributes: Attributes }): boolean {
   const a = e.attributes;
   if (e.name === DETAILS_EVENT) {
-    return a['gen_ai.input.messages'] !== undefined || a['gen_ai.output.messages'] !== undefined;
+    return a[ATTR_GEN_AI_INPUT_MESSAGES] !== undefined || a[ATTR_GEN_AI_OUTPUT_MESSAGES] !== undefined;
   }
   if (a.content !== undefined && a.content !== null) return true;
   const m = a.message;
@@ -126,7 +132,12 @@ export function contentWithLogEvents(
     if (e.name === DETAILS_EVENT) attributes = { ...attributes, ...e.attributes };
     else asSpanEvents.push({ name: e.name, attributes: e.attributes });
   }
-  const call = spanFacts({ name: span.name, attributes, events: [...span.events, ...asSpanEvents] }).call;
+  const call = spanFacts({
+    spanId: span.spanId,
+    name: span.name,
+    attributes,
+    events: [...span.events, ...asSpanEvents],
+  }).call;
   if (!call || (call.content.input === null && call.content.output === null)) return null;
   return call.content;
 }

@@ -6,6 +6,7 @@ import type { Database } from '../db/schema.js';
 import { recordedOutput } from '../llm/recorded-output.js';
 import { contentWithLogEvents, type LogEvent, logEventsOf } from './logs-events.js';
 import type { Attributes, CallContent, ModelCallFacts } from './mapping/index.js';
+import type { Usage } from './mapping/types.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { IngestedSpan } from './span.js';
 import { completionOf } from './task-log.js';
@@ -116,6 +117,13 @@ async function storeEvents(db: Kysely<Database>, projectId: string, events: LogE
   }
 }
 
+/** A task log's usage column as the mapping's counts, null where it has none. */
+function usageOf(text: string | null): Usage {
+  const u = text === null ? {} : parseAttributes(text);
+  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return { input: count(u.prompt_tokens), output: count(u.completion_tokens) };
+}
+
 /** The task log's recorded content replaced by `content` (what the span alone could not say). */
 async function rewriteTaskLog(
   db: Kysely<Database>,
@@ -127,7 +135,7 @@ async function rewriteTaskLog(
 ): Promise<boolean> {
   const row = await db
     .selectFrom('task_logs')
-    .select(['metadata', 'request'])
+    .select(['metadata', 'request', 'usage'])
     .where('project_id', '=', projectId)
     .where('id', '=', logId)
     .executeTakeFirst();
@@ -137,7 +145,8 @@ async function rewriteTaskLog(
     provider: view.provider,
     requestModel: view.request_model,
     responseModel: view.response_model,
-    usage: { input: view.usage.input_tokens, output: view.usage.output_tokens },
+    // The counts the log has: the span view's integers say 0 for a count the emitter did not record.
+    usage: usageOf(row.usage),
     content,
   };
   const completion = completionOf(span, call);
@@ -207,6 +216,7 @@ export function createLogIngest(deps: {
       const list = events.get(pairKey(s.trace_id, s.span_id));
       if (!view || !list) continue;
       const stored = {
+        spanId: s.span_id,
         name: s.name,
         attributes: parseAttributes(s.attributes),
         events: spanEventsOf(s.events),

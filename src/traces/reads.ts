@@ -4,6 +4,7 @@ import { findContainer } from '../catalog/containers/repository.js';
 import type { Database, SpanTable, TaskLogTable, TraceTable } from '../db/schema.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
+import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_REQUEST_MODEL } from '../shared/genai-attributes.js';
 import { usd } from '../shared/numbers.js';
 import type { JsonValue } from './mapping/types.js';
 import type { ListTracesQuery, SpanModelCall, Trace, TraceSpan, TraceSummary, TraceTotals } from './types.js';
@@ -164,8 +165,8 @@ function gatewaySpanOf(row: LogRow): Unplaced {
     duration_ms: Number(row.latency_ms),
     status: { code: row.status === 'error' ? 'error' : 'unset', message: error?.message ?? null },
     attributes: {
-      'gen_ai.operation.name': route === 'embeddings' ? 'embeddings' : 'chat',
-      'gen_ai.request.model': row.model,
+      [ATTR_GEN_AI_OPERATION_NAME]: route === 'embeddings' ? 'embeddings' : 'chat',
+      [ATTR_GEN_AI_REQUEST_MODEL]: row.model,
       'evalgate.task_log_id': row.id,
     },
     events: [],

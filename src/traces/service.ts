@@ -183,7 +183,8 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       priced.set(k, hit);
     }
     const p = await hit.prices;
-    return usd((call.usage.input * p.input + call.usage.output * p.output) / 1_000_000);
+    // Unknown counts cost nothing: the price is of what was recorded.
+    return usd(((call.usage.input ?? 0) * p.input + (call.usage.output ?? 0) * p.output) / 1_000_000);
   };
 
   async function store(batch: PendingSpan[]): Promise<void> {
@@ -209,10 +210,11 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
         model: modelOf(call),
         request_model: call.requestModel,
         response_model: call.responseModel,
+        // The span API's counts are integers: an unknown count shows as 0 there (the task log omits it).
         usage: {
-          input_tokens: call.usage.input,
-          output_tokens: call.usage.output,
-          total_tokens: call.usage.input + call.usage.output,
+          input_tokens: call.usage.input ?? 0,
+          output_tokens: call.usage.output ?? 0,
+          total_tokens: (call.usage.input ?? 0) + (call.usage.output ?? 0),
         },
         cost,
         content_captured: call.content.input !== null || call.content.output !== null,

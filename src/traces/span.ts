@@ -101,6 +101,6 @@ export function toIngested(
       scope?.name !== undefined || scope?.version !== undefined
         ? { name: scope.name ?? '', version: scope.version ? scope.version : null }
         : null,
-    facts: spanFacts({ name, attributes, events }),
+    facts: spanFacts({ spanId, name, attributes, events }),
   };
 }

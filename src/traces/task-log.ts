@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TaskLogRecord } from '../capture/types.js';
 import { recordedOutput } from '../llm/recorded-output.js';
 import type { ModelCallFacts } from './mapping/index.js';
+import type { Usage } from './mapping/types.js';
 import type { IngestedSpan } from './span.js';
 
 /** A span's task log id: the same span sent again names the same log. */
@@ -13,6 +14,17 @@ export function taskLogIdOf(projectId: string, traceId: string, spanId: string):
 /** The model a call is recorded under: what answered, else what was asked for. */
 export function modelOf(call: ModelCallFacts): string {
   return call.responseModel ?? call.requestModel ?? 'unknown';
+}
+
+/** Usage in the chat-completion shape, without the counts the emitter did not record (unknown, not 0). */
+function completionUsage(usage: Usage): TaskLogRecord['usage'] {
+  const { input, output } = usage;
+  if (input === null && output === null) return null;
+  return {
+    ...(input !== null ? { prompt_tokens: input } : {}),
+    ...(output !== null ? { completion_tokens: output } : {}),
+    ...(input !== null && output !== null ? { total_tokens: input + output } : {}),
+  };
 }
 
 /** The call's answer as a chat completion (what task logs of the gateway keep as their response). */
@@ -36,11 +48,7 @@ export function completionOf(span: Pick<IngestedSpan, 'spanId' | 'startedAt'>, c
           },
         ]
       : [],
-    usage: {
-      prompt_tokens: call.usage.input,
-      completion_tokens: call.usage.output,
-      total_tokens: call.usage.input + call.usage.output,
-    },
+    usage: completionUsage(call.usage),
   };
 }
 

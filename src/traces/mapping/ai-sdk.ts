@@ -1,5 +1,23 @@
-import { asObject, firstNum, firstStr, message, parsed, str, textOf, toolCall } from './read.js';
-import type { Attributes, ChatMessage, JsonValue, ModelCallFacts, ToolCall } from './types.js';
+import {
+  ATTR_AI_MODEL_ID,
+  ATTR_AI_MODEL_PROVIDER,
+  ATTR_AI_OPERATION_ID,
+  ATTR_AI_PROMPT_MESSAGES,
+  ATTR_AI_RESPONSE_MODEL,
+  ATTR_AI_RESPONSE_TEXT,
+  ATTR_AI_RESPONSE_TOOL_CALLS,
+  ATTR_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_AI_USAGE_INPUT_TOKENS,
+  ATTR_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_AI_USAGE_PROMPT_TOKENS,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_SYSTEM,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+} from '../../shared/genai-attributes.js';
+import { asObject, callSite, firstNum, firstStr, message, parsed, str, textOf, toolCall } from './read.js';
+import type { ChatMessage, Convention, JsonValue, SpanView, ToolCall } from './types.js';
 
 /**
  * The AI SDK's `experimental_telemetry`: the provider call is the inner `ai.*.doGenerate` /
@@ -9,11 +27,10 @@ import type { Attributes, ChatMessage, JsonValue, ModelCallFacts, ToolCall } fro
 
 const CALL_OPERATIONS = /^ai\.(generateText|streamText|generateObject|streamObject)\.do(Generate|Stream)$/;
 
-function partsText(v: JsonValue | undefined): {
-  text: string | null;
-  toolCalls: ToolCall[];
-  results: ChatMessage[];
-} {
+function partsText(
+  v: JsonValue | undefined,
+  site: string,
+): { text: string | null; toolCalls: ToolCall[]; results: ChatMessage[] } {
   const out = { text: textOf(v), toolCalls: [] as ToolCall[], results: [] as ChatMessage[] };
   const list = parsed(v);
   if (!Array.isArray(list)) return out;
@@ -21,7 +38,7 @@ function partsText(v: JsonValue | undefined): {
     const p = asObject(raw);
     if (!p) return;
     if (p.type === 'tool-call')
-      out.toolCalls.push(toolCall(str(p.toolCallId), str(p.toolName), p.input ?? p.args, i));
+      out.toolCalls.push(toolCall(str(p.toolCallId), str(p.toolName), p.input ?? p.args, `${site}/${i}`));
     if (p.type === 'tool-result') {
       const r = p.output ?? p.result ?? null;
       const value = asObject(r)?.value ?? r;
@@ -33,47 +50,63 @@ function partsText(v: JsonValue | undefined): {
   return out;
 }
 
-function promptMessages(v: JsonValue | undefined): ChatMessage[] | null {
-  const list = parsed(v);
+function promptMessages(span: SpanView): ChatMessage[] | null {
+  const list = parsed(span.attributes[ATTR_AI_PROMPT_MESSAGES]);
   if (!Array.isArray(list)) return null;
-  return list.flatMap((raw) => {
+  return list.flatMap((raw, i) => {
     const m = asObject(raw);
     if (!m) return [];
-    const parts = partsText(m.content);
+    const parts = partsText(m.content, callSite(span, 'input', i));
     if (parts.results.length > 0) return parts.results;
     return [message(str(m.role) ?? 'user', parts.text, parts.toolCalls)];
   });
 }
 
-function toolCallsOf(v: JsonValue | undefined): ToolCall[] {
-  const list = parsed(v);
+function toolCallsOf(span: SpanView): ToolCall[] {
+  const list = parsed(span.attributes[ATTR_AI_RESPONSE_TOOL_CALLS]);
   if (!Array.isArray(list)) return [];
   return list.flatMap((raw, i) => {
     const c = asObject(raw);
-    return c ? [toolCall(str(c.toolCallId), str(c.toolName), c.input ?? c.args, i)] : [];
+    return c
+      ? [toolCall(str(c.toolCallId), str(c.toolName), c.input ?? c.args, callSite(span, 'output', i))]
+      : [];
   });
 }
 
-export function aiSdkCall(a: Attributes): ModelCallFacts | null {
-  const op = firstStr(a, 'ai.operationId');
-  if (op === null || !CALL_OPERATIONS.test(op)) return null;
-  const hasOutput = a['ai.response.text'] !== undefined || a['ai.response.toolCalls'] !== undefined;
-  const provider = firstStr(a, 'gen_ai.system', 'ai.model.provider');
-  return {
-    convention: 'ai-sdk',
-    provider: provider?.split('.')[0] ?? null,
-    requestModel: firstStr(a, 'gen_ai.request.model', 'ai.model.id'),
-    responseModel: firstStr(a, 'gen_ai.response.model', 'ai.response.model'),
-    usage: {
-      input: firstNum(a, 'ai.usage.inputTokens', 'ai.usage.promptTokens', 'gen_ai.usage.input_tokens') ?? 0,
-      output:
-        firstNum(a, 'ai.usage.outputTokens', 'ai.usage.completionTokens', 'gen_ai.usage.output_tokens') ?? 0,
-    },
-    content: {
-      input: promptMessages(a['ai.prompt.messages']),
-      output: hasOutput
-        ? { text: firstStr(a, 'ai.response.text'), toolCalls: toolCallsOf(a['ai.response.toolCalls']) }
-        : null,
-    },
-  };
-}
+export const aiSdk: Convention = {
+  name: 'ai-sdk',
+  priority: 20,
+  applies: (span) => span.attributes[ATTR_AI_OPERATION_ID] !== undefined,
+  map(span) {
+    const a = span.attributes;
+    const op = firstStr(a, ATTR_AI_OPERATION_ID);
+    if (op === null || !CALL_OPERATIONS.test(op)) return null;
+    const hasOutput = a[ATTR_AI_RESPONSE_TEXT] !== undefined || a[ATTR_AI_RESPONSE_TOOL_CALLS] !== undefined;
+    const provider = firstStr(a, ATTR_GEN_AI_SYSTEM, ATTR_AI_MODEL_PROVIDER);
+    return {
+      convention: 'ai-sdk',
+      // `openai.chat`, `openai.responses`: the provider is the part before the API.
+      provider: provider?.split('.')[0] ?? null,
+      requestModel: firstStr(a, ATTR_GEN_AI_REQUEST_MODEL, ATTR_AI_MODEL_ID),
+      responseModel: firstStr(a, ATTR_GEN_AI_RESPONSE_MODEL, ATTR_AI_RESPONSE_MODEL),
+      usage: {
+        input: firstNum(
+          a,
+          ATTR_AI_USAGE_INPUT_TOKENS,
+          ATTR_AI_USAGE_PROMPT_TOKENS,
+          ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+        ),
+        output: firstNum(
+          a,
+          ATTR_AI_USAGE_OUTPUT_TOKENS,
+          ATTR_AI_USAGE_COMPLETION_TOKENS,
+          ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+        ),
+      },
+      content: {
+        input: promptMessages(span),
+        output: hasOutput ? { text: firstStr(a, ATTR_AI_RESPONSE_TEXT), toolCalls: toolCallsOf(span) } : null,
+      },
+    };
+  },
+};

@@ -1,5 +1,10 @@
-import { asObject, message, parsed, str, toolCall } from './read.js';
-import type { Attributes, CallContent, ChatMessage, JsonValue, ToolCall } from './types.js';
+import {
+  ATTR_GEN_AI_INPUT_MESSAGES,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
+  ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
+} from '../../shared/genai-attributes.js';
+import { asObject, callSite, message, parsed, str, toolCall } from './read.js';
+import type { CallContent, ChatMessage, ContentReader, JsonValue, SpanView, ToolCall } from './types.js';
 
 /**
  * GenAI semantic conventions ≥ 1.37: the messages as span attributes of typed parts
@@ -13,7 +18,7 @@ interface Parts {
   responses: { id: string | null; text: string }[];
 }
 
-function partsOf(v: JsonValue | undefined): Parts {
+function partsOf(v: JsonValue | undefined, site: string): Parts {
   const out: Parts = { text: null, toolCalls: [], responses: [] };
   const list = parsed(v);
   if (typeof list === 'string') return { ...out, text: list };
@@ -27,7 +32,7 @@ function partsOf(v: JsonValue | undefined): Parts {
       const t = str(part.content ?? part.text);
       if (t !== null && type !== 'thinking') texts.push(t);
     } else if (type === 'tool_call') {
-      out.toolCalls.push(toolCall(str(part.id), str(part.name), part.arguments, i));
+      out.toolCalls.push(toolCall(str(part.id), str(part.name), part.arguments, `${site}/${i}`));
     } else if (type === 'tool_call_response') {
       const r = part.response ?? part.result ?? null;
       out.responses.push({ id: str(part.id), text: typeof r === 'string' ? r : JSON.stringify(r) });
@@ -37,15 +42,15 @@ function partsOf(v: JsonValue | undefined): Parts {
   return out;
 }
 
-function messagesOf(v: JsonValue | undefined): ChatMessage[] {
-  const list = parsed(v);
+function messagesOf(span: SpanView, key: string): ChatMessage[] {
+  const list = parsed(span.attributes[key]);
   if (!Array.isArray(list)) return [];
   const out: ChatMessage[] = [];
-  for (const raw of list) {
+  for (const [i, raw] of list.entries()) {
     const m = asObject(raw);
     if (!m) continue;
     const role = str(m.role) ?? 'user';
-    const parts = partsOf(m.parts ?? m.content);
+    const parts = partsOf(m.parts ?? m.content, callSite(span, key, i));
     if (parts.responses.length > 0) {
       for (const r of parts.responses) out.push(message('tool', r.text, [], r.id));
       continue;
@@ -56,21 +61,24 @@ function messagesOf(v: JsonValue | undefined): ChatMessage[] {
 }
 
 /** The content of a span in the ≥ 1.37 form, or nulls where it carries none. */
-export function genAiAttributeContent(a: Attributes): CallContent {
-  const hasInput = a['gen_ai.input.messages'] !== undefined || a['gen_ai.system_instructions'] !== undefined;
+function read(span: SpanView): CallContent {
+  const a = span.attributes;
+  const hasInput =
+    a[ATTR_GEN_AI_INPUT_MESSAGES] !== undefined || a[ATTR_GEN_AI_SYSTEM_INSTRUCTIONS] !== undefined;
   let input: ChatMessage[] | null = null;
   if (hasInput) {
-    const system = partsOf(a['gen_ai.system_instructions']).text;
+    const system = partsOf(a[ATTR_GEN_AI_SYSTEM_INSTRUCTIONS], callSite(span, 'system')).text;
     input = [
       ...(system !== null ? [message('system', system)] : []),
-      ...messagesOf(a['gen_ai.input.messages']),
+      ...messagesOf(span, ATTR_GEN_AI_INPUT_MESSAGES),
     ];
   }
   let output: CallContent['output'] = null;
-  if (a['gen_ai.output.messages'] !== undefined) {
-    const messages = messagesOf(a['gen_ai.output.messages']);
-    const first = messages[0];
+  if (a[ATTR_GEN_AI_OUTPUT_MESSAGES] !== undefined) {
+    const first = messagesOf(span, ATTR_GEN_AI_OUTPUT_MESSAGES)[0];
     output = { text: first?.content ?? null, toolCalls: first?.tool_calls ?? [] };
   }
   return { input, output };
 }
+
+export const genAiAttributeContent: ContentReader = { name: 'genai-attributes', priority: 10, read };

@@ -1,5 +1,25 @@
-import { asObject, message, parsed, str, textOf, toolCall } from './read.js';
-import type { Attributes, CallContent, ChatMessage, JsonValue, SpanView, ToolCall } from './types.js';
+import {
+  ATTR_GEN_AI_COMPLETION,
+  ATTR_GEN_AI_EVENT_CONTENT,
+  ATTR_GEN_AI_PROMPT,
+  EVENT_GEN_AI_ASSISTANT_MESSAGE,
+  EVENT_GEN_AI_CHOICE,
+  EVENT_GEN_AI_CONTENT_COMPLETION,
+  EVENT_GEN_AI_CONTENT_PROMPT,
+  EVENT_GEN_AI_SYSTEM_MESSAGE,
+  EVENT_GEN_AI_TOOL_MESSAGE,
+  EVENT_GEN_AI_USER_MESSAGE,
+} from '../../shared/genai-attributes.js';
+import { asObject, callSite, message, parsed, str, textOf, toolCall } from './read.js';
+import type {
+  Attributes,
+  CallContent,
+  ChatMessage,
+  ContentReader,
+  JsonValue,
+  SpanView,
+  ToolCall,
+} from './types.js';
 
 /**
  * GenAI semantic conventions ≤ 1.36: the messages as span events, `gen_ai.system.message`,
@@ -9,62 +29,70 @@ import type { Attributes, CallContent, ChatMessage, JsonValue, SpanView, ToolCal
  */
 
 const ROLES: Record<string, string> = {
-  'gen_ai.system.message': 'system',
-  'gen_ai.user.message': 'user',
-  'gen_ai.assistant.message': 'assistant',
-  'gen_ai.tool.message': 'tool',
+  [EVENT_GEN_AI_SYSTEM_MESSAGE]: 'system',
+  [EVENT_GEN_AI_USER_MESSAGE]: 'user',
+  [EVENT_GEN_AI_ASSISTANT_MESSAGE]: 'assistant',
+  [EVENT_GEN_AI_TOOL_MESSAGE]: 'tool',
 };
 
-function toolCallsOf(v: JsonValue | undefined): ToolCall[] {
+function toolCallsOf(v: JsonValue | undefined, site: string): ToolCall[] {
   const list = parsed(v);
   if (!Array.isArray(list)) return [];
   return list.flatMap((raw, i) => {
     const c = asObject(raw);
     if (!c) return [];
     const fn = asObject(c.function) ?? c;
-    return [toolCall(str(c.id), str(fn.name), fn.arguments ?? fn.args, i)];
+    return [toolCall(str(c.id), str(fn.name), fn.arguments ?? fn.args, `${site}/${i}`)];
   });
 }
 
 /** The event's message body: flattened attributes, or a JSON `message` / `gen_ai.event.content`. */
 function bodyOf(a: Attributes): Attributes {
-  const nested = asObject(parsed(a.message)) ?? asObject(parsed(a['gen_ai.event.content']));
+  const nested = asObject(parsed(a.message)) ?? asObject(parsed(a[ATTR_GEN_AI_EVENT_CONTENT]));
   return nested ? { ...a, ...nested } : a;
 }
 
-function chatMessages(v: JsonValue | undefined): ChatMessage[] | null {
+function chatMessages(v: JsonValue | undefined, site: string): ChatMessage[] | null {
   const list = parsed(v);
   if (!Array.isArray(list)) return null;
-  return list.flatMap((raw) => {
+  return list.flatMap((raw, i) => {
     const m = asObject(raw);
     if (!m) return [];
-    return [
-      message(str(m.role) ?? 'user', textOf(m.content), toolCallsOf(m.tool_calls), str(m.tool_call_id)),
-    ];
+    const calls = toolCallsOf(m.tool_calls, `${site}/${i}`);
+    return [message(str(m.role) ?? 'user', textOf(m.content), calls, str(m.tool_call_id))];
   });
 }
 
 /** The content of a span in the event form, or nulls where it carries none. */
-export function genAiEventContent(span: SpanView): CallContent {
+function read(span: SpanView): CallContent {
   let input: ChatMessage[] | null = null;
   let output: CallContent['output'] = null;
-  for (const event of span.events) {
+  for (const [e, event] of span.events.entries()) {
+    // The event's position names its tool calls that have no id.
+    const site = callSite(span, 'event', e);
     const role = ROLES[event.name];
     if (role !== undefined) {
       const body = bodyOf(event.attributes);
       input ??= [];
       input.push(
-        message(str(body.role) ?? role, textOf(body.content), toolCallsOf(body.tool_calls), str(body.id)),
+        message(
+          str(body.role) ?? role,
+          textOf(body.content),
+          toolCallsOf(body.tool_calls, site),
+          str(body.id),
+        ),
       );
-    } else if (event.name === 'gen_ai.choice' && output === null) {
+    } else if (event.name === EVENT_GEN_AI_CHOICE && output === null) {
       const body = bodyOf(event.attributes);
-      output = { text: textOf(body.content), toolCalls: toolCallsOf(body.tool_calls) };
-    } else if (event.name === 'gen_ai.content.prompt') {
-      input = chatMessages(event.attributes['gen_ai.prompt']) ?? input;
-    } else if (event.name === 'gen_ai.content.completion' && output === null) {
-      const first = chatMessages(event.attributes['gen_ai.completion'])?.[0];
+      output = { text: textOf(body.content), toolCalls: toolCallsOf(body.tool_calls, site) };
+    } else if (event.name === EVENT_GEN_AI_CONTENT_PROMPT) {
+      input = chatMessages(event.attributes[ATTR_GEN_AI_PROMPT], site) ?? input;
+    } else if (event.name === EVENT_GEN_AI_CONTENT_COMPLETION && output === null) {
+      const first = chatMessages(event.attributes[ATTR_GEN_AI_COMPLETION], site)?.[0];
       if (first) output = { text: first.content, toolCalls: first.tool_calls ?? [] };
     }
   }
   return { input, output };
 }
+
+export const genAiEventContent: ContentReader = { name: 'genai-events', priority: 20, read };

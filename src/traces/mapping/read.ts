@@ -1,4 +1,5 @@
-import type { Attributes, ChatMessage, JsonValue, ToolCall } from './types.js';
+import { createHash } from 'node:crypto';
+import type { Attributes, ChatMessage, JsonValue, SpanView, ToolCall } from './types.js';
 
 /** Helpers the conventions share to read attribute values. */
 
@@ -72,18 +73,35 @@ export function argumentsText(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
+/**
+ * Where a tool call sits in a span: the span's id and the call's path in it (side, message index, call
+ * index). It names a call that the emitter recorded without an id.
+ */
+export function callSite(span: SpanView, ...path: (string | number)[]): string {
+  return [span.spanId ?? '', ...path].join('/');
+}
+
+/**
+ * A tool call in the chat shape. Without an id of its own it gets one derived from where it sits and
+ * what it calls: distinct calls get distinct ids, and the same span mapped again gives the same ones.
+ */
 export function toolCall(
   id: string | null,
   name: string | null,
   args: JsonValue | undefined,
-  i: number,
+  site: string,
 ): ToolCall {
-  return {
-    id: id ?? `call_${i}`,
-    type: 'function',
-    function: { name: name ?? '', arguments: argumentsText(args) },
-  };
+  const fn = { name: name ?? '', arguments: argumentsText(args) };
+  if (id !== null && id !== '') return { id, type: 'function', function: fn };
+  const digest = createHash('sha256')
+    .update(`${site}\u0000${fn.name}\u0000${fn.arguments}`)
+    .digest('hex')
+    .slice(0, 24);
+  return { id: `call_${digest}`, type: 'function', function: fn };
 }
+
+/** Types of the content parts that are text: chat's, and the Responses API's input and output text. */
+export const TEXT_PART_TYPES: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
 
 /** Text of a content that may be a string or a list of typed parts. */
 export function textOf(v: JsonValue | undefined): string | null {
@@ -94,7 +112,7 @@ export function textOf(v: JsonValue | undefined): string | null {
       .map((part) => {
         const o = asObject(part);
         if (!o) return typeof part === 'string' ? part : null;
-        if (o.type === 'text' || o.type === undefined) return str(o.text ?? o.content);
+        if (o.type === undefined || TEXT_PART_TYPES.has(String(o.type))) return str(o.text ?? o.content);
         return null;
       })
       .filter((t): t is string => t !== null);
