@@ -31,13 +31,20 @@ export const graderRoutes: FastifyPluginAsyncTypebox<{ ports: GraderApiPorts }> 
         response: responses({ 200: GraderRunResponse }, 404, 413, 415),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
-      return runGrader(ports, principalOf(req), {
-        grader: body.grader,
-        model_sample: body.model_sample,
-        item: body.item,
+      // A client that leaves before the answer abandons the grade (its computation and model calls).
+      const left = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) left.abort();
       });
+      if (req.raw.socket?.destroyed) left.abort();
+      return runGrader(
+        ports,
+        principalOf(req),
+        { grader: body.grader, model_sample: body.model_sample, item: body.item },
+        left.signal,
+      );
     },
   );
 

@@ -7,7 +7,7 @@ import type { ResolvedModel } from '../llm/models/types.js';
 import { maxCallCost, maxEmbeddingsCost, type PaidPermit, paidCall } from '../llm/paid-call.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
 import type { ModelLimiter } from '../ratelimit/model-limiter.js';
-import { grade, subGradersOf } from '../scoring/graders/grade.js';
+import { grade, oversizedTexts, subGradersOf } from '../scoring/graders/grade.js';
 import { wrapPythonSource } from '../scoring/graders/python.js';
 import type { GraderPorts, GraderResult } from '../scoring/graders/result.js';
 import { sampleNamespace } from '../scoring/graders/sample.js';
@@ -208,10 +208,15 @@ export function runResponse(grader: Grader, result: GraderResult, seconds: numbe
   };
 }
 
+/**
+ * Grades one sample. `signal` aborts when the client leaves: the grade stops (a metric's thread is
+ * terminated, model calls are cancelled) and the answer is a 408 that nobody reads.
+ */
 export async function runGrader(
   deps: ServiceDeps,
   principal: { projectId: string; keyId: string | null; permissions: readonly string[] },
   body: RunGraderBody,
+  signal: AbortSignal = new AbortController().signal,
 ) {
   const issues = graderIssues(body.grader, ['body', 'grader']);
   if (typeof body.model_sample !== 'string') {
@@ -219,6 +224,12 @@ export async function runGrader(
   }
   if (issues.length) throw badRequest(issues);
   const grader = body.grader as Grader;
+  const ns = { item: body.item ?? {}, sample: { ...sampleNamespace(body.model_sample) } };
+  // Texts over text_similarity's caps are refused before any model call or computation.
+  const oversized = oversizedTexts(grader, ns).map(
+    (o): ValidationIssue => ({ loc: ['body', 'grader', ...o.path], msg: o.message, type: 'text_too_long' }),
+  );
+  if (oversized.length) throw badRequest(oversized);
   const parts = partsOf(grader).map((g) => ({ type: g.type, grader: g }));
   for (const ask of permissionsAskedBy(parts, 'the grader', 'models')) {
     requirePermission(principal.permissions, ask.permission, ask.why);
@@ -230,12 +241,14 @@ export async function runGrader(
   if (names.length) await deps.budgets?.check(payer);
   const ports = directPorts(deps, payer, models);
   const t0 = performance.now();
-  const result = await grade(
-    grader,
-    { item: body.item ?? {}, sample: { ...sampleNamespace(body.model_sample) } },
-    ports,
-    new AbortController().signal,
-  );
+  let result: GraderResult;
+  try {
+    result = await grade(grader, ns, ports, signal);
+  } catch (err) {
+    if (signal.aborted)
+      throw new ApiError('request_timeout', 'The client closed the request before it was graded');
+    throw err;
+  }
   // A model call the budget refused midway: the grade is incomplete, the refusal is the answer.
   const refusal = ports.refusal();
   if (refusal) throw refusal;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraderEvaluator } from '../../src/client/index.js';
+import { metricPoolState } from '../../src/scoring/graders/metric-pool.js';
 import {
   type MockRequest,
   type MockUpstream,
@@ -57,8 +58,8 @@ async function create(body: Record<string, unknown>): Promise<GraderEvaluator> {
   return res.body;
 }
 
-async function runToEnd(evaluators: string[]) {
-  const src = { type: 'dataset', dataset: 'qa' };
+async function runToEnd(evaluators: string[], dataset = 'qa') {
+  const src = { type: 'dataset', dataset };
   const created = await h.call('POST', '/v1/evaluation/runs', {
     body: { container: 'c', evaluators, sample: src, ground_truth: src },
   });
@@ -234,6 +235,43 @@ describe('evaluators of the grader types', () => {
     expect(errors.body.data[0].error.message).toMatch(/item has no field 'nope'/);
     const judged = await h.call('GET', `/v1/evaluation/runs/${run.id}/samples?evaluator=score&errored=true`);
     expect(judged.body.data[0].error.code).toBe('model_grader_parse_error');
+  });
+
+  it('errors an item whose text is over the caps, with the reason, and scores the others', async () => {
+    const long = 'word '.repeat(60_000);
+    // 5,000 characters: past the inline threshold, scored on the metric thread.
+    const medium = 'word '.repeat(1_000);
+    const ds = await h.call('POST', '/v1/datasets', {
+      body: {
+        label: 'long',
+        items: [
+          { input: 'a', output: 'short', expected: long },
+          { input: 'b', output: medium, expected: medium },
+          { input: 'c', output: 'abc', expected: 'abd' },
+        ],
+      },
+    });
+    expect(ds.status, JSON.stringify(ds.body)).toBe(201);
+    const fuzzy = await create({
+      type: 'text_similarity',
+      name: 'fuzzy',
+      input: '{{sample.output_text}}',
+      reference: '{{item.expected}}',
+      evaluation_metric: 'fuzzy_match',
+    });
+    const threaded = metricPoolState().finished;
+    const run = await runToEnd([fuzzy.id], 'long');
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+    expect(metricPoolState().finished).toBe(threaded + 1);
+    const per = run.results.per_model[0].per_eval[fuzzy.id];
+    expect(per).toMatchObject({ num_total: 3, num_scored: 2, num_errors: 1 });
+    expect(per.avg_score).toBeCloseTo((1 + 2 / 3) / 2, 12);
+    const errored = await h.call('GET', `/v1/evaluation/runs/${run.id}/samples?evaluator=fuzzy&errored=true`);
+    expect(errored.body.data).toHaveLength(1);
+    expect(errored.body.data[0].error).toEqual({
+      code: 'text_too_long',
+      message: 'the rendered reference has 300,000 characters; fuzzy_match takes at most 262,144',
+    });
   });
 
   it('refuses a grader evaluator whose model another project registered', async () => {

@@ -1,10 +1,12 @@
 import { type Formula, FormulaError, parseFormula } from './formula.js';
+import { computeSimilarity } from './metric-pool.js';
 import { labelModel, scoreModel } from './model.js';
 import { pythonGrade } from './python.js';
 import { failed, type GraderContext, type GraderPorts, type GraderResult, scored } from './result.js';
 import type { Grader, MultiGrader, StringCheckGrader, SubGrader, TextSimilarityGrader } from './schemas.js';
 import { renderTemplate, TemplateError } from './template.js';
-import { cosine, embeddingModelOf, similarity, stringCheck } from './text.js';
+import { cosine, embeddingModelOf, stringCheck } from './text.js';
+import { textLimitProblem } from './text-limits.js';
 
 function gradeStringCheck(grader: StringCheckGrader, ns: GraderContext): GraderResult {
   const input = renderTemplate(grader.input, { ...ns });
@@ -22,10 +24,19 @@ async function gradeTextSimilarity(
   const input = renderTemplate(grader.input, { ...ns });
   const reference = renderTemplate(grader.reference, { ...ns });
   const threshold = grader.pass_threshold;
-  if (grader.evaluation_metric !== 'cosine') {
-    const value = similarity(grader.evaluation_metric, input, reference);
+  const metric = grader.evaluation_metric;
+  const tooLong = textLimitProblem(metric, input, reference);
+  if (tooLong) return failed('text_too_long', tooLong.message);
+  if (metric !== 'cosine') {
+    let value: number;
+    try {
+      value = await computeSimilarity(metric, input, reference, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return failed('other_error', `${metric} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
     return scored(value, threshold === undefined ? null : value >= threshold, {
-      scores: { [grader.evaluation_metric]: value },
+      scores: { [metric]: value },
     });
   }
   const model = embeddingModelOf(grader);
@@ -63,6 +74,38 @@ export function subGradersOf(grader: MultiGrader): Record<string, SubGrader> {
     return { [one.name]: one };
   }
   return g as Record<string, SubGrader>;
+}
+
+/** A text_similarity grader's rendered text over the caps: where it is in the definition, and why. */
+export interface OversizedText {
+  path: string[];
+  message: string;
+}
+
+/**
+ * The texts of `grader` (a multi grader's sub-graders included) that are over text_similarity's caps
+ * once rendered for `ns`, so that graders/run can refuse the request before any work. A template that
+ * does not render is left to `grade`, which reports it.
+ */
+export function oversizedTexts(grader: Grader, ns: GraderContext): OversizedText[] {
+  if (grader.type === 'multi') {
+    const single = typeof (grader.graders as { type?: unknown }).type === 'string';
+    return Object.entries(subGradersOf(grader)).flatMap(([name, sub]) =>
+      oversizedTexts(sub, ns).map((o) => ({ ...o, path: ['graders', ...(single ? [] : [name]), ...o.path] })),
+    );
+  }
+  if (grader.type !== 'text_similarity') return [];
+  let input: string;
+  let reference: string;
+  try {
+    input = renderTemplate(grader.input, { ...ns });
+    reference = renderTemplate(grader.reference, { ...ns });
+  } catch (err) {
+    if (err instanceof TemplateError) return [];
+    throw err;
+  }
+  const problem = textLimitProblem(grader.evaluation_metric, input, reference);
+  return problem ? [{ path: [problem.field], message: problem.message }] : [];
 }
 
 async function gradeMulti(

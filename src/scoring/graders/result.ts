@@ -29,7 +29,9 @@ export type ErrorKind =
   | 'other_error'
   | 'python_grader_runtime_error'
   | 'python_grader_server_error'
-  | 'sample_parse_error';
+  | 'sample_parse_error'
+  // A text over text_similarity's caps (text-limits.ts); OpenAI's metadata flags it as `other_error`.
+  | 'text_too_long';
 
 export interface TokenUsage {
   prompt_tokens: number;
@@ -98,7 +100,7 @@ export function scored(
 /** An errored result: the kind's flag set, its details where OpenAI's metadata has a field for them. */
 export function failed(kind: ErrorKind, message: string, fields: Partial<GraderResult> = {}): GraderResult {
   const errors = noErrors();
-  errors[kind] = true;
+  errors[kind === 'text_too_long' ? 'other_error' : kind] = true;
   if (kind === 'model_grader_server_error') errors.model_grader_server_error_details = message;
   if (kind === 'python_grader_runtime_error') errors.python_grader_runtime_error_details = message;
   return { ...scored(0, null, fields), reward: null, error: { code: kind, message }, errors };

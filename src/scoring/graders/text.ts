@@ -27,12 +27,11 @@ export function stringCheck(
 
 export const DEFAULT_EMBEDDING_MODEL = 'openai/text-embedding-3-small';
 
+/** A text-similarity metric computed here (every one but `cosine`, which asks an embeddings model). */
+export type LocalMetric = Exclude<TextSimilarityMetric, 'cosine'>;
+
 /** The value of a local (not embedding) text-similarity metric, in [0, 1]. */
-export function similarity(
-  metric: Exclude<TextSimilarityMetric, 'cosine'>,
-  input: string,
-  reference: string,
-): number {
+export function similarity(metric: LocalMetric, input: string, reference: string): number {
   switch (metric) {
     case 'fuzzy_match':
       return fuzzyRatio(input, reference);

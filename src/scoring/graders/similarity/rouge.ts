@@ -1,3 +1,4 @@
+import { lcsLength, symbolsOf } from './lcs.js';
 import { ngramCounts, overlap, totalOf } from './ngrams.js';
 
 /** Tokens as rouge-score's default tokenizer makes them: lower case, runs of [a-z0-9]. */
@@ -17,27 +18,10 @@ export function rougeN(prediction: readonly string[], target: readonly string[],
   return fmeasure(matched / Math.max(totalOf(pred), 1), matched / Math.max(totalOf(targ), 1));
 }
 
-/** Length of the longest common subsequence, in O(min) memory. */
-export function lcsLength<T>(a: readonly T[], b: readonly T[]): number {
-  if (a.length < b.length) return lcsLength(b, a);
-  let previous = new Uint32Array(b.length + 1);
-  let current = new Uint32Array(b.length + 1);
-  for (let i = 1; i <= a.length; i++) {
-    const x = a[i - 1];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] =
-        x === b[j - 1]
-          ? (previous[j - 1] as number) + 1
-          : Math.max(previous[j] as number, current[j - 1] as number);
-    }
-    [previous, current] = [current, previous];
-  }
-  return previous[b.length] as number;
-}
-
 /** ROUGE-L F-measure (rouge-score's `rougeL`: one LCS over the whole text). */
 export function rougeL(prediction: readonly string[], target: readonly string[]): number {
   if (prediction.length === 0 || target.length === 0) return 0;
-  const lcs = lcsLength(target, prediction);
+  const ids = new Map<string, number>();
+  const lcs = lcsLength(symbolsOf(target, ids), symbolsOf(prediction, ids));
   return fmeasure(lcs / prediction.length, lcs / target.length);
 }

