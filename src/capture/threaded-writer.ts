@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../shared/worker-entry.js';
 import { HeldIds } from './held-ids.js';
 import { createOutageLog } from './outage-log.js';
 import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
@@ -25,16 +26,8 @@ export interface ThreadedLogWriter extends LogWriter {
   thread(): WriterThreadState;
 }
 
-// From the sources (tests, tsx) the thread's entry is TypeScript: it is loaded through tsx, a dev dependency.
-const fromSource = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(`./writer-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-
 function spawn(data: ThreadWorkerData): Worker {
-  if (!fromSource) return new Worker(ENTRY, { workerData: data });
-  // import.meta.resolve is missing under some test runners; the bare name then resolves from the working directory.
-  const tsx = typeof import.meta.resolve === 'function' ? import.meta.resolve('tsx/esm/api') : 'tsx/esm/api';
-  const load = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.tsImport(${JSON.stringify(ENTRY.href)}, ${JSON.stringify(import.meta.url)}))`;
-  return new Worker(load, { eval: true, workerData: data });
+  return startWorker(import.meta.url, 'writer-thread', { workerData: data });
 }
 
 /**
