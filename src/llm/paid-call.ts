@@ -1,6 +1,7 @@
 import type { Payer, Reservation, SpendGuard } from '../shared/budget.js';
-import { usd } from '../shared/numbers.js';
-import type { ResolvedModel } from './models/types.js';
+
+// The estimate moved to its own module; re-exported for the callers that import it from here.
+export { DEFAULT_OUTPUT_TOKENS_ESTIMATE, maxCallCost, maxEmbeddingsCost } from './estimate.js';
 
 /**
  * One paid model call, whoever makes it (the gateway's routes, embeddings, a run's judges and
@@ -8,11 +9,6 @@ import type { ResolvedModel } from './models/types.js';
  * largest cost → the call itself (the response cache, then the provider layer) → the reservation settled
  * to the actual cost → the cost recorded where the caller keeps it → the permit released.
  */
-
-/** The output tokens assumed when neither the request nor the model's defaults bound them. */
-export const DEFAULT_OUTPUT_TOKENS_ESTIMATE = 4096;
-/** Characters per token in the input estimate: low, so that the estimate errs on the high side. */
-const CHARS_PER_TOKEN = 3;
 
 /** A model limiter's permit (runs' per-model concurrency, RPM and TPM): released with the tokens used. */
 export interface PaidPermit {
@@ -42,51 +38,6 @@ export interface PaidCall<R> {
   tokens?: (result: R) => number;
   /** Records the cost where the caller keeps it (a run's tally, a grader's usage), before it is settled. */
   spent?: (result: R, cost: number) => void;
-}
-
-/** A call's largest cost: the input estimated from the request's size, the output at its bound. */
-export function maxCallCost(
-  model: Pick<ResolvedModel, 'inputPricePerMtok' | 'outputPricePerMtok' | 'defaultParameters'>,
-  request: Record<string, unknown>,
-  requestText?: string | null,
-): number {
-  const input = model.inputPricePerMtok ?? 0;
-  const output = model.outputPricePerMtok ?? 0;
-  if (input <= 0 && output <= 0) return 0;
-  const chars = requestText?.length ?? JSON.stringify(request).length;
-  const promptTokens = Math.ceil(chars / CHARS_PER_TOKEN);
-  return usd((promptTokens * input + outputBound(model, request) * output) / 1_000_000);
-}
-
-/** The embeddings call's largest cost: its input, at the input price. */
-export function maxEmbeddingsCost(
-  model: Pick<ResolvedModel, 'inputPricePerMtok'>,
-  request: Record<string, unknown>,
-  requestText?: string | null,
-): number {
-  const input = model.inputPricePerMtok ?? 0;
-  if (input <= 0) return 0;
-  const chars = requestText?.length ?? JSON.stringify(request).length;
-  return usd((Math.ceil(chars / CHARS_PER_TOKEN) * input) / 1_000_000);
-}
-
-function bound(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
-}
-
-function outputBound(
-  model: Pick<ResolvedModel, 'defaultParameters'>,
-  request: Record<string, unknown>,
-): number {
-  const defaults = model.defaultParameters;
-  return (
-    bound(request.max_completion_tokens) ??
-    bound(request.max_tokens) ??
-    bound(request.max_output_tokens) ??
-    bound(defaults.max_completion_tokens) ??
-    bound(defaults.max_tokens) ??
-    DEFAULT_OUTPUT_TOKENS_ESTIMATE
-  );
 }
 
 /**
