@@ -38,7 +38,7 @@ export interface CounterDeps {
 export class SpendWriter {
   private pending = new Map<string, { key: CounterKey; usd: number }>();
   private readonly writing = new Map<string, number>();
-  private flushing: Promise<void> | null = null;
+  private queue: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -61,30 +61,48 @@ export class SpendWriter {
     return (this.pending.get(id)?.usd ?? 0) + (this.writing.get(id) ?? 0);
   }
 
-  async flush(): Promise<void> {
+  /**
+   * What the database holds for a counter plus what this process has not stored yet, read while no batch
+   * is being written: a batch stored during the read would otherwise be counted twice (in the database
+   * and still in `writing`) or not at all. For seeding a counter (rare), not for every call.
+   */
+  snapshot(id: string, stored: () => Promise<number>): Promise<number> {
+    return this.serially(async () => (await stored()) + this.unwritten(id));
+  }
+
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.flushing) await this.flushing;
+    return this.serially(() => this.write());
+  }
+
+  /** Batches and snapshots one at a time, in the order asked for. */
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
     for (const [id, d] of batch) this.writing.set(id, (this.writing.get(id) ?? 0) + d.usd);
     let failed = false;
-    this.flushing = (async () => {
-      for (const [id, d] of batch) {
-        try {
-          await addSpend(this.deps.db, d.key, d.usd);
-        } catch (err) {
-          if (!failed) this.deps.warn(`budget spend not stored yet (${(err as Error).message}); retrying`);
-          failed = true;
-          this.add(id, d.key, d.usd);
-        }
-        const left = (this.writing.get(id) ?? 0) - d.usd;
-        if (Math.abs(left) < 1e-15) this.writing.delete(id);
-        else this.writing.set(id, left);
+    for (const [id, d] of batch) {
+      try {
+        await addSpend(this.deps.db, d.key, d.usd);
+      } catch (err) {
+        if (!failed) this.deps.warn(`budget spend not stored yet (${(err as Error).message}); retrying`);
+        failed = true;
+        this.add(id, d.key, d.usd);
       }
-    })();
-    await this.flushing;
-    this.flushing = null;
+      const left = (this.writing.get(id) ?? 0) - d.usd;
+      if (Math.abs(left) < 1e-15) this.writing.delete(id);
+      else this.writing.set(id, left);
+    }
   }
 }
 
@@ -96,17 +114,17 @@ export function createMemoryCounter(deps: CounterDeps, flushMs = 200): SpendCoun
   const values = new Map<string, number>();
   const seeding = new Map<string, Promise<number>>();
   const writer = new SpendWriter(deps, flushMs);
-  const unwritten = (id: string) => writer.unwritten(id);
 
   function seed(key: CounterKey, id: string): Promise<number> {
     let p = seeding.get(id);
     if (!p) {
-      p = storedSpend(deps.db, key).then((stored) => {
-        const value = stored + unwritten(id);
-        if (values.size > 100_000) values.clear();
-        values.set(id, value);
-        return value;
-      });
+      p = writer
+        .snapshot(id, () => storedSpend(deps.db, key))
+        .then((value) => {
+          if (values.size > 100_000) values.clear();
+          values.set(id, value);
+          return value;
+        });
       p.finally(() => seeding.delete(id)).catch(() => {});
       seeding.set(id, p);
     }
