@@ -1,5 +1,6 @@
 import type { Scale } from '../../shared/scale.js';
-import { type BootstrapOptions, byPromptHash, type Figures, figuresOf } from './figures.js';
+import { type BootstrapOptions, byPromptHash, figuresOf } from './figures.js';
+import type { Figures } from './figures-schema.js';
 import type { Pair } from './pairs.js';
 
 /** κ between the first two reviewers of each item (no intervals: a side figure). */

@@ -8,7 +8,7 @@ import { ApiError } from '../../shared/errors.js';
 import { requireQueue } from '../queues.js';
 import { LruPromises } from './cache.js';
 import type { AgreementFigures, AgreementInput } from './compute.js';
-import { Figures } from './figures.js';
+import { Figures } from './figures-schema.js';
 import {
   DEFAULT_RESAMPLES,
   dataVersion,
