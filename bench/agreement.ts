@@ -28,7 +28,8 @@ const judgeScore = (i: number) => (i % 5) + 1;
 /** The human grade: the judge's at most positions, one or two off at others (κ about 0.6). */
 const humanScore = (i: number) => (i % 4 === 0 ? ((judgeScore(i) + (i % 3)) % 5) + 1 : judgeScore(i));
 
-// Judge prompts name their row (`a<i>`) and get a grade; gateway calls get the mock's short sentence.
+// Judge prompts name their row (`a<i>`) and get a grade; gateway calls (to the same registered model, `judge`)
+// get a short sentence.
 const mock = await startMockUpstream({
   record: false,
   reply: (req) => {
@@ -85,7 +86,7 @@ const gatewayCall = () =>
     origin: server.url,
     path: '/v1/chat/completions',
     headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }] }),
+    body: JSON.stringify({ model: 'judge', messages: [{ role: 'user', content: 'Say hello.' }] }),
     concurrency: 1,
     warmupMs,
     durationMs,
@@ -114,6 +115,7 @@ async function round(runId: string, seed: number): Promise<Round> {
   const during = await gatewayCall();
   const windowEnd = performance.now();
   const answer = await agreement;
+  if (idle.requests === 0 || during.requests === 0) throw new Error('no gateway call succeeded');
   if (answer.n !== pairs || answer.bootstrap.resamples !== resamples) {
     throw new Error(`agreement over ${answer.n} pairs, ${answer.bootstrap.resamples} resamples`);
   }
