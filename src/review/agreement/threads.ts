@@ -1,6 +1,7 @@
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { ApiError } from '../../shared/errors.js';
+import { startWorker } from '../../shared/worker-entry.js';
 import type { AgreementFigures, AgreementJob } from './compute.js';
 
 /** What the main thread sends a statistics thread, and what it answers. */
@@ -27,16 +28,8 @@ export function defaultPoolOptions(): ThreadPoolOptions {
   };
 }
 
-// From the sources (tests, tsx) the thread's entry is TypeScript: it is loaded through tsx, a dev dependency.
-const fromSource = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(`./thread.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-
 function spawn(): Worker {
-  if (!fromSource) return new Worker(ENTRY);
-  // import.meta.resolve is missing under some test runners; the bare name then resolves from the working directory.
-  const tsx = typeof import.meta.resolve === 'function' ? import.meta.resolve('tsx/esm/api') : 'tsx/esm/api';
-  const load = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.tsImport(${JSON.stringify(ENTRY.href)}, ${JSON.stringify(import.meta.url)}))`;
-  return new Worker(load, { eval: true });
+  return startWorker(import.meta.url, 'thread');
 }
 
 interface Task {
