@@ -19,6 +19,7 @@ import { installRequestDeadlines } from './http/deadlines.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
 import { installJsonParser } from './http/json-parser.js';
+import { lazySerializers } from './http/lazy-serializers.js';
 import { installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { monitorRoutes } from './monitors/routes.js';
@@ -110,6 +111,8 @@ export async function createApp(services: Services): Promise<App> {
     // Requests the HTTP parser refuses, and those arriving while closing, are answered in the envelope.
     clientErrorHandler,
     return503OnClosing: false,
+    // Response serializers compiled on first use (validators too: `validatorCompiler`), not at start.
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
   installErrorHandling(server);

@@ -27,7 +27,6 @@ import { AlertWatcher } from './monitors/alerts.js';
 import { MonitorSelector } from './monitors/selector.js';
 import { monitorSeries } from './monitors/series.js';
 import { createMetrics } from './observability/metrics.js';
-import { OtelExport } from './observability/otel-export.js';
 import { providerOfSlug } from './observability/otel-export-genai.js';
 import { exportingLogWriter } from './observability/otel-export-hooks.js';
 import { buildPorts, type Parts, type Ports } from './ports.js';
@@ -187,8 +186,9 @@ export async function createServices(config: Config, options: ServicesOptions = 
   // Task logs survive a kill: spooled to the data dir first; what a process gone before left is stored now.
   const spooledWriter = await spooled(config, innerWriter, database.db, warn);
   // With an OTLP endpoint configured, every recorded call is also exported as a span (else untouched).
+  // The OpenTelemetry SDK (a few hundred modules) is loaded only when an endpoint is configured.
   const otelExport = config.otel
-    ? new OtelExport(config.otel, {
+    ? new (await import('./observability/otel-export.js')).OtelExport(config.otel, {
         warn,
         providerOf: (projectId, model) => providerName(models, projectId, model),
       })

@@ -23,10 +23,30 @@ export interface Item {
    */
   session?: SessionValues;
   /**
-   * Why the source could not give this position's whole content (a session longer than a run reads):
-   * scorers are not called, and the position's rows are errors with this code and message.
+   * Why this position has nothing to score: the source could not give its whole content (a session
+   * longer than a run reads), or the call it records failed (see `callFailure`). Scorers are not called
+   * (so no judge is paid for), and the position's rows are errors with this code and message.
    */
   unreadable?: { code: string; message: string };
+}
+
+/** What a recorded call says of its outcome: a task log's (or a session turn's) status and error. */
+export interface RecordedOutcome {
+  status: string;
+  error: unknown;
+}
+
+/**
+ * The error of a recorded call that failed (a stream cut short, an upstream that answered 200 with no
+ * answer, a refused request), as its position's error: the log's own code and message. Whatever text
+ * such a call kept is no answer, so it is never scored as one. Null for a call that succeeded.
+ */
+export function callFailure(log: RecordedOutcome): { code: string; message: string } | null {
+  if (log.status !== 'error') return null;
+  const e = (typeof log.error === 'object' && log.error !== null ? log.error : {}) as Record<string, unknown>;
+  const code = typeof e.code === 'string' && e.code !== '' ? e.code : 'call_failed';
+  const said = typeof e.message === 'string' && e.message !== '' ? `: ${e.message}` : '';
+  return { code, message: `The recorded call failed (${code})${said}` };
 }
 
 /** What evaluators see of a session beyond the item's input and output. */

@@ -24,7 +24,7 @@ import {
 } from './positions.js';
 import type { RunState } from './run-state.js';
 import type { ScorerPool } from './scorer-pool.js';
-import { createScorer, missingReason, type ScorerPorts } from './scorers/registry.js';
+import { createScorer, errorReason, missingReason, type ScorerPorts } from './scorers/registry.js';
 import * as store from './store/samples.js';
 
 export interface ChunkDeps {
@@ -270,7 +270,7 @@ export class ChunkWork {
             groundTruth: noTruth ? null : (items.ground_truth[i] ?? null),
             baseline: items.baseline[i] ?? null,
           };
-          const failure = failed.get(p) ?? input.sample?.unreadable;
+          const failure = failed.get(p) ?? errorReason(ev, input);
           const missing = failure ? null : missingReason(ev, input);
           if (failure) rows.push(this.row(ev, input, 'error', { error: failure }));
           else if (missing !== null) rows.push(this.row(ev, input, 'missing', {}, missing));

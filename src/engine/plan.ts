@@ -2,6 +2,7 @@ import type { Range } from '../catalog/items.js';
 import type { EvaluatorTable } from '../db/schema.js';
 import type { SubGrader } from '../scoring/graders/schemas.js';
 import type { TrajectoryConfig } from '../scoring/trajectory/spec.js';
+import type { Scale } from '../shared/scale.js';
 
 export type SideName = 'sample' | 'ground_truth' | 'baseline';
 
@@ -62,6 +63,11 @@ export interface EvaluatorSnapshot {
   grader?: SubGrader | null;
   /** The configuration of trajectory graders (tool_call_match, trajectory_length). */
   trajectory?: TrajectoryConfig | null;
+  /**
+   * The scale its scores are on, as it was at creation: a judge's verdict off it is an error. Absent
+   * from plans stored before scales were checked (their verdicts are taken as they come).
+   */
+  scale?: Scale | null;
 }
 
 export interface Launch {

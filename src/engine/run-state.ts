@@ -2,14 +2,14 @@ import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ResponseCache } from '../llm/cache/cache.js';
-import { type EmbeddingsResult, embedTexts } from '../llm/embeddings.js';
+import { createModelCaller, type ModelCaller } from '../llm/call-model.js';
+import type { EmbeddingsResult } from '../llm/embeddings.js';
 import type { ResolvedModel } from '../llm/models/types.js';
-import { maxCallCost, maxEmbeddingsCost, paidCall } from '../llm/paid-call.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
 import type { ChatRequest, CompletionResult } from '../llm/types.js';
 import { rateLimitRetryMs } from '../llm/upstream-errors.js';
 import type { EngineMetrics } from '../observability/types.js';
-import type { ModelLimiter, ModelLimits } from '../ratelimit/model-limiter.js';
+import type { ModelLimiter } from '../ratelimit/model-limiter.js';
 import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
 import { PromiseCache } from '../shared/promise-cache.js';
@@ -47,6 +47,8 @@ export type Abandonment = ErrorBody;
 export class RunState {
   readonly ledger: Ledger;
   private readonly models = new PromiseCache<string, ResolvedModel>();
+  /** The one model call (limits, budget, cache, provider), with this process's limiter. */
+  private readonly caller: ModelCaller;
   /** When a call of this run last succeeded in this process (or when the process took the run up). */
   private lastSuccessAt = Date.now();
   abandoned: Abandonment | null;
@@ -59,24 +61,19 @@ export class RunState {
     abandoned: Abandonment | null,
   ) {
     this.ledger = new Ledger(deps.db, runId, deps.ledgerFlushMs, deps.warn);
+    this.caller = createModelCaller({
+      providers: deps.providers,
+      budgets: deps.budgets,
+      limits: { limiter: deps.limiter, concurrency: deps.modelConcurrency },
+      cache: deps.cache,
+    });
     this.abandoned = abandoned;
   }
 
   /** Models resolved so far, with their limits, read without an await by every call after the first. */
-  private readonly resolved = new Map<string, { model: ResolvedModel; limits: ModelLimits }>();
 
   private model(slug: string): Promise<ResolvedModel> {
     return this.models.get(slug, () => this.deps.resolveModel(this.plan.projectId, slug));
-  }
-
-  private async resolve(slug: string): Promise<{ model: ResolvedModel; limits: ModelLimits }> {
-    const model = await this.model(slug);
-    const entry = {
-      model,
-      limits: { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm },
-    };
-    this.resolved.set(slug, entry);
-    return entry;
   }
 
   private get payer() {
@@ -106,7 +103,7 @@ export class RunState {
   }
 
   /**
-   * One model call of the run, as a paid call (`inference/paid-call.ts`): the model's limiter, the
+   * One model call of the run, through the one model call (`llm/call-model.ts`): the model's limiter, the
    * project's budget (reserved, then settled), the cache when the run uses it, the provider layer (which
    * owns transport retries); what was paid is counted in the run's ledger as the call returns (written
    * within its flush interval, whatever becomes of the chunk: a chunk killed before storing its rows
@@ -121,9 +118,9 @@ export class RunState {
     signal: AbortSignal,
   ): Promise<CompletionResult> {
     const sink = this.ledger;
-    const { model, limits } = this.resolved.get(slug) ?? (await this.resolve(slug));
+    const model = await this.model(slug);
     const { limiter, metrics } = this.deps;
-    const { projectId, cache } = this.plan;
+    const { cache } = this.plan;
     const priced = model.inputPricePerMtok !== null && model.outputPricePerMtok !== null;
     for (;;) {
       if (this.abandoned) throw new RunAbandoned(this.abandoned);
@@ -135,27 +132,18 @@ export class RunState {
       let started = 0;
       let retryInMs: number | null = null;
       try {
-        const result = await paidCall(this.deps, {
+        // The budget is reserved once the call may go: calls queued behind the model's limit see what
+        // those before them paid. A cache hit costs nothing: the ledger counts what was paid.
+        const result = await this.caller.complete(model, request, {
           payer: this.payer,
-          estimate: maxCallCost(model, request),
-          // The budget is reserved once the call may go: calls queued behind the model's limit see what
-          // those before them paid.
-          permit: () => limiter.acquire(slug, limits, signal),
+          signal,
+          cache,
           admit: this.admit,
-          refused: this.refused,
-          run: () => {
+          started: () => {
             started = performance.now();
-            const complete = () => this.deps.providers.complete(model, request, { signal, projectId });
-            // A cache hit costs nothing: the ledger counts what was paid.
-            return cache && this.deps.cache
-              ? this.deps.cache
-                  .complete(projectId, model, 'chat', request, cache, complete)
-                  .then((c) => c.result)
-              : complete();
           },
-          cost: (r) => r.cost,
-          tokens: (r) => (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0),
-          spent: (r) => sink.add(kind, { usage: r.usage, cost: r.cost, priced: priced && r.usage !== null }),
+          refused: this.refused,
+          spent: (usage, cost) => sink.add(kind, { usage, cost, priced: priced && usage !== null }),
         });
         this.lastSuccessAt = Date.now();
         metrics.upstreamCall(slug, kind, 'ok', (performance.now() - started) / 1000);
@@ -183,22 +171,13 @@ export class RunState {
   async embed(slug: string, input: string[], signal: AbortSignal): Promise<EmbeddingsResult> {
     const sink = this.ledger;
     const model = await this.model(slug);
-    const limits = { concurrency: this.deps.modelConcurrency, rpm: model.limits.rpm, tpm: model.limits.tpm };
-    return paidCall(this.deps, {
+    return this.caller.embed(model, input, {
       payer: this.payer,
-      estimate: maxEmbeddingsCost(model, { input }),
-      permit: () => this.deps.limiter.acquire(slug, limits, signal),
+      signal,
       admit: this.admit,
       refused: this.refused,
-      run: () => embedTexts(this.deps.providers, model, input, signal),
-      cost: (r) => r.cost,
-      tokens: (r) => r.usage?.prompt_tokens ?? 0,
-      spent: (r) =>
-        sink.add('judge', {
-          usage: r.usage,
-          cost: r.cost,
-          priced: r.usage !== null && model.inputPricePerMtok !== null,
-        }),
+      spent: (usage, cost) =>
+        sink.add('judge', { usage, cost, priced: usage !== null && model.inputPricePerMtok !== null }),
     });
   }
 

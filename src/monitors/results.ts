@@ -24,9 +24,10 @@ interface Window {
 const iso = (t: string) => new Date(t).toISOString();
 
 /**
- * The rows of selected calls that could not be scored, which a monitor counts as errors: the scoring
- * failed (`error`), or there was nothing to score (`missing`: the call itself failed and answered no
- * output, or its log is gone). So every selected call ends scored or errored.
+ * The rows of selected calls that could not be scored, which a monitor counts as errors: the call itself
+ * failed (`error`, with the call's code: never judged), the scoring failed (`error`), or there was
+ * nothing to score (`missing`: no output, or the log is gone). So every selected call ends scored or
+ * errored.
  */
 export const UNSCORED = sql`s.status in ('error', 'missing')`;
 

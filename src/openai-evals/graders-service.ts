@@ -2,9 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { grants, type Permission } from '../auth/permissions.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
 import { capabilitiesOf, permissionsAskedBy } from '../engine/scorers/registry.js';
-import { embedTexts } from '../llm/embeddings.js';
+import { createModelCaller } from '../llm/call-model.js';
 import type { ResolvedModel } from '../llm/models/types.js';
-import { maxCallCost, maxEmbeddingsCost, type PaidPermit, paidCall } from '../llm/paid-call.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
 import type { ModelLimiter } from '../ratelimit/model-limiter.js';
 import { grade, oversizedTexts, subGradersOf } from '../scoring/graders/grade.js';
@@ -114,48 +113,24 @@ export function directPorts(
   payer: Payer,
   models: Map<string, ResolvedModel>,
 ): PaidGraderPorts {
-  const { projectId } = payer;
   let refusal: ApiError | null = null;
   const modelOf = (name: string): ResolvedModel => {
     const m = models.get(name);
     if (!m) throw new ApiError('bad_request', `model '${name}' was not resolved`);
     return m;
   };
-  const permit = (model: ResolvedModel, signal: AbortSignal): (() => Promise<PaidPermit>) | undefined => {
-    const limits = deps.models;
-    if (!limits) return undefined;
-    const { rpm, tpm } = model.limits;
-    return () => limits.limiter.acquire(model.slug, { concurrency: limits.concurrency, rpm, tpm }, signal);
-  };
+  const caller = createModelCaller({
+    providers: deps.providers,
+    budgets: deps.budgets,
+    limits: deps.models,
+  });
   const refused = async (err: unknown) => {
     if (err instanceof ApiError) refusal ??= err;
   };
   return {
     refusal: () => refusal,
-    complete: (name, request, signal) => {
-      const model = modelOf(name);
-      return paidCall(deps, {
-        payer,
-        estimate: maxCallCost(model, request),
-        permit: permit(model, signal),
-        refused,
-        run: () => deps.providers.complete(model, request, { signal, projectId }),
-        cost: (r) => r.cost,
-        tokens: (r) => (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0),
-      });
-    },
-    embed: (name, input, signal) => {
-      const model = modelOf(name);
-      return paidCall(deps, {
-        payer,
-        estimate: maxEmbeddingsCost(model, { input }),
-        permit: permit(model, signal),
-        refused,
-        run: () => embedTexts(deps.providers, model, input, signal),
-        cost: (r) => r.cost,
-        tokens: (r) => r.usage?.prompt_tokens ?? 0,
-      });
-    },
+    complete: (name, request, signal) => caller.complete(modelOf(name), request, { payer, signal, refused }),
+    embed: (name, input, signal) => caller.embed(modelOf(name), input, { payer, signal, refused }),
     python: async (grader) => {
       const sandbox = await deps.sandbox.status();
       if (!sandbox.available) {

@@ -4,7 +4,7 @@ import type { AnnotationReviewTable } from '../db/schema-review.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
-import { describeScale } from '../shared/scale.js';
+import { describeScale, scoreOnScale } from '../shared/scale.js';
 import { holdForReview } from './claims.js';
 import type { ItemRow } from './items.js';
 import type { QueueRow, RubricEvaluator } from './queues.js';
@@ -93,11 +93,7 @@ export function valueOn(
         bad('score', `score is required: ${want}`);
         return { score: null, passed: null, label: null };
       }
-      const outside =
-        (scale.min !== null && score < scale.min) ||
-        (scale.max !== null && score > scale.max) ||
-        (scale.type === 'ordinal' && !Number.isInteger(score));
-      if (outside) bad('score', `score ${score} is outside the scale: ${want}`);
+      if (!scoreOnScale(scale, score)) bad('score', `score ${score} is outside the scale: ${want}`);
       const passed = ev.pass_threshold === null ? null : score >= ev.pass_threshold ? 1 : 0;
       return { score, passed, label: null };
     }

@@ -200,8 +200,12 @@ export const ListItemsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const ErrorShape = Type.Object({ code: Type.String(), message: Type.String() });
+
 const JudgeScore = Type.Object({
   evaluator_id: Type.String(),
+  status: Type.String({ description: 'scored, error or missing: an error is never a pass' }),
+  error: Nullable(ErrorShape),
   score: Nullable(Type.Number()),
   passed: Nullable(Type.Boolean()),
   reasoning: Nullable(Type.String()),
@@ -217,6 +221,8 @@ export const ItemView = Type.Object({
     output: Type.Unknown(),
     expected: Type.Unknown(),
     metadata: Type.Unknown(),
+    /** Set when the recorded call (or a turn of the session) failed: its answer is no answer. */
+    error: Nullable(ErrorShape),
   }),
   judge: Nullable(Type.Array(JudgeScore)),
   claim: Nullable(Type.Object({ reviewer: Type.String(), expires_at: Type.String() })),

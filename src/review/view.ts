@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { callFailure } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import { parseJson } from '../shared/json.js';
 import { type ItemRow, toItem } from './items.js';
@@ -13,7 +14,7 @@ async function contentOf(db: Db, projectId: string, item: ItemRow): Promise<Item
   if (item.kind === 'run_sample') {
     const row = await db
       .selectFrom('run_samples')
-      .select(['input', 'output', 'expected'])
+      .select(['input', 'output', 'expected', 'item_id'])
       .where('run_id', '=', item.run_id ?? '')
       .where('launch_index', '=', item.launch_index ?? 0)
       .where('position', '=', item.position ?? 0)
@@ -23,12 +24,14 @@ async function contentOf(db: Db, projectId: string, item: ItemRow): Promise<Item
       output: parseJson(row?.output ?? null, null),
       expected: parseJson(row?.expected ?? null, null),
       metadata: null,
+      // A position of a run over recorded calls: the call's own failure, whatever the judges said.
+      error: row?.item_id ? await recordedFailure(db, projectId, row.item_id) : null,
     };
   }
   if (item.kind === 'task_log') {
     const log = await db
       .selectFrom('task_logs')
-      .select(['input', 'output', 'metadata'])
+      .select(['input', 'output', 'metadata', 'status', 'error'])
       .where('project_id', '=', projectId)
       .where('id', '=', item.ref)
       .executeTakeFirst();
@@ -37,11 +40,12 @@ async function contentOf(db: Db, projectId: string, item: ItemRow): Promise<Item
       output: log?.output ?? null,
       expected: null,
       metadata: parseJson(log?.metadata ?? null, null),
+      error: log ? callFailure({ status: log.status, error: parseJson(log.error, null) }) : null,
     };
   }
   const turns = await db
     .selectFrom('task_logs')
-    .select(['id', 'input', 'output', 'created_at'])
+    .select(['id', 'input', 'output', 'created_at', 'status', 'error'])
     .where('project_id', '=', projectId)
     .where('session_id', '=', item.ref)
     .orderBy('created_at')
@@ -56,15 +60,53 @@ async function contentOf(db: Db, projectId: string, item: ItemRow): Promise<Item
     output: turns.map((t) => t.output),
     expected: null,
     metadata: { session_id: item.ref, turns: turns.length },
+    error: firstFailure(turns),
   };
 }
 
-/** The judges' verdicts on a run's position, for the rubric's evaluators. */
+type Failure = ItemView['content']['error'];
+
+/** The first failed call of a session's turns (numbered from 1), or null. */
+function firstFailure(turns: readonly { status: string; error: string | null }[]): Failure {
+  for (const [i, t] of turns.entries()) {
+    const failure = callFailure({ status: t.status, error: parseJson(t.error, null) });
+    if (failure) return { code: failure.code, message: `Turn ${i + 1}: ${failure.message}` };
+  }
+  return null;
+}
+
+/**
+ * The failure of the recorded call (or session) a run's position was read from, or null: a reviewer
+ * is shown that the answer is a failed call's, never a plain answer.
+ */
+async function recordedFailure(db: Db, projectId: string, itemId: string): Promise<Failure> {
+  const log = await db
+    .selectFrom('task_logs')
+    .select(['status', 'error'])
+    .where('project_id', '=', projectId)
+    .where('id', '=', itemId)
+    .executeTakeFirst();
+  if (log) return callFailure({ status: log.status, error: parseJson(log.error, null) });
+  const turns = await db
+    .selectFrom('task_logs')
+    .select(['status', 'error'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', itemId)
+    .orderBy('created_at')
+    .limit(SESSION_TURNS)
+    .execute();
+  return firstFailure(turns);
+}
+
+/**
+ * The judges' verdicts on a run's position, for the rubric's evaluators: an errored position shows its
+ * status and error (its score and passed are null), never a pass.
+ */
 async function judgeOf(db: Db, item: ItemRow, evaluators: string[]): Promise<ItemView['judge']> {
   if (item.kind !== 'run_sample' || evaluators.length === 0) return [];
   const rows = await db
     .selectFrom('run_samples')
-    .select(['evaluator_id', 'score', 'passed', 'reasoning', 'prompt_hash'])
+    .select(['evaluator_id', 'status', 'error', 'score', 'passed', 'reasoning', 'prompt_hash'])
     .where('run_id', '=', item.run_id ?? '')
     .where('launch_index', '=', item.launch_index ?? 0)
     .where('position', '=', item.position ?? 0)
@@ -72,6 +114,8 @@ async function judgeOf(db: Db, item: ItemRow, evaluators: string[]): Promise<Ite
     .execute();
   return rows.map((r) => ({
     evaluator_id: r.evaluator_id,
+    status: r.status,
+    error: parseJson<{ code: string; message: string } | null>(r.error, null),
     score: r.score,
     passed: r.passed === null ? null : r.passed === 1,
     reasoning: r.reasoning,

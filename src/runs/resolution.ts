@@ -1,6 +1,7 @@
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
 import { capabilitiesOf } from '../engine/scorers/registry.js';
 import { graderOfRow } from '../evaluators/graders.js';
+import { scaleOf } from '../evaluators/scale.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
 import type { ResolvedModel } from '../llm/models/types.js';
@@ -143,6 +144,7 @@ export async function snapshotEvaluators(
       requirements: parseJson<string[]>(row.requirements, []),
       grader: isTrajectoryType(row.type) ? null : graderOfRow(row),
       trajectory: trajectoryOfRow(row),
+      scale: scaleOf(row),
     });
   }
   if (issues.length) throw ApiError.validation(issues);

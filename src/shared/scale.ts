@@ -60,3 +60,24 @@ export function describeScale(scale: Scale): string {
       return `one of ${scale.labels.join(', ')}`;
   }
 }
+
+/**
+ * Whether a number is a value of the scale: 0 or 1 on pass/fail, an integer within the bounds on an
+ * ordinal scale, a number within the (open-ended where null) bounds on a continuous one. A labels scale
+ * holds no numbers.
+ */
+export function scoreOnScale(scale: Scale, score: number): boolean {
+  switch (scale.type) {
+    case 'pass_fail':
+      return score === 0 || score === 1;
+    case 'labels':
+      return false;
+    default:
+      return (
+        Number.isFinite(score) &&
+        (scale.min === null || score >= scale.min) &&
+        (scale.max === null || score <= scale.max) &&
+        (scale.type !== 'ordinal' || Number.isInteger(score))
+      );
+  }
+}

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
-import type { Item } from '../catalog/items.js';
+import { callFailure, type Item } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import {
   conversationText,
@@ -15,7 +15,8 @@ import type { SourceKind } from './types.js';
 
 /**
  * Calls that make one conversation (a session's, a trace's) as one item: its first question in, its
- * last answer out, and the whole conversation for the evaluators (`Item.session`). `extraToolCalls` are
+ * last answer out, and the whole conversation for the evaluators (`Item.session`); an error of its
+ * position when one of its calls failed. `extraToolCalls` are
  * tool executions the calls themselves do not show (a trace's tool spans), added to the trajectory.
  */
 export function conversationItem(
@@ -33,7 +34,7 @@ export function conversationItem(
   const firstInput = t.turns[0]?.input.find((m) => m.role === 'user')?.content ?? '';
   const last = t.turns[t.turns.length - 1];
   const finalOutput = last?.output.content ?? '';
-  return {
+  const item: Item = {
     id,
     input: firstInput,
     output: finalOutput,
@@ -49,6 +50,25 @@ export function conversationItem(
       tool_calls: transcript.tool_calls,
     },
   };
+  const failure = failedTurn(logs);
+  if (failure) item.unreadable = failure;
+  return item;
+}
+
+/**
+ * The first failed call of a conversation, as the whole conversation's error: a judge shown a turn whose
+ * answer was cut short (or never came) would grade the conversation as if that answer were the agent's,
+ * so a conversation with a failed call is never scored (a run may leave such conversations out with the
+ * `errors: false` filter).
+ */
+function failedTurn(logs: readonly SessionLog[]): { code: string; message: string } | null {
+  for (const [i, log] of logs.entries()) {
+    const failure = callFailure(log);
+    if (failure) {
+      return { code: failure.code, message: `Turn ${i + 1} of ${logs.length}: ${failure.message}` };
+    }
+  }
+  return null;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Item, Range } from '../catalog/items.js';
+import { logItem } from '../catalog/logs/items.js';
 import { toTaskLog } from '../catalog/logs/service.js';
 import type { Database } from '../db/schema.js';
 import { formatRange } from '../engine/plan.js';
@@ -8,8 +9,9 @@ import type { SourceKind } from './types.js';
 
 /**
  * The items of positions [range.start, range.end) of a monitor's run: the task logs it selected, in
- * position order, mapped as a container's logs are (input = request messages, output = response text).
- * A position whose log is gone reads as an item without output (recorded as missing).
+ * position order, mapped as a container's logs are (input = request messages, output = response text;
+ * a failed call is an error of its position, never judged). A position whose log is gone reads as an
+ * item without output (recorded as missing).
  */
 export async function readMonitorItems(
   db: Kysely<Database>,
@@ -35,9 +37,7 @@ export async function readMonitorItems(
       out.push({ id: '', input: null, output: null, expected: null, metadata: {}, raw: null });
       continue;
     }
-    const log = toTaskLog(row);
-    const metadata = log.metadata as Record<string, unknown>;
-    out.push({ id: log.id, input: log.input, output: log.output, expected: null, metadata, raw: log });
+    out.push(logItem(toTaskLog(row), 'none'));
   }
   return out;
 }

@@ -255,7 +255,7 @@ export async function getTrace(db: Kysely<Database>, projectId: string, traceId:
   // call whose log is gone (log retention) keeps its span row.
   const logged = new Set(logRows.map((r) => r.span_id ?? ''));
   const spans: Unplaced[] = spanRows
-    .filter((r) => !(r.scope !== null && r.scope.includes(GATEWAY_SCOPE) && logged.has(r.span_id)))
+    .filter((r) => !(r.scope?.includes(GATEWAY_SCOPE) && logged.has(r.span_id)))
     .map(spanOf);
   const known = new Set(spans.map((s) => s.span_id));
   // A task log made from an ingested span is that span already; the others are the gateway's calls.

@@ -103,7 +103,7 @@ describe(`monitor accounting (${testDbKind()})`, () => {
     return line ? Number(line.split(' ').at(-1)) : 0;
   }
 
-  it('counts calls that failed (no output to score) and judge failures as errors: selected = scored + errors', async () => {
+  it('counts calls that failed (never judged) and judge failures as errors: selected = scored + errors', async () => {
     // Three answered calls, then two that fail upstream (400, not retried): recorded without output.
     for (let i = 0; i < 3; i++) expect(await call()).toBe(true);
     mock.fail({ status: 400, times: 2, match: (r) => r.body.model === 'g' });
@@ -123,14 +123,13 @@ describe(`monitor accounting (${testDbKind()})`, () => {
     const failed = await h.call('GET', '/v1/monitors/every/samples?failed=true');
     expect(failed.status).toBe(200);
     expect(failed.body.total).toBe(3);
-    // Listed as they are: the scoring's own error, or missing (nothing to score) with why, as missing_data.
-    expect(failed.body.data.filter((s: any) => s.status === 'error')).toHaveLength(1);
-    const missing = failed.body.data.filter((s: any) => s.output === null);
-    expect(missing).toHaveLength(2);
-    for (const s of missing) {
-      expect(s.status).toBe('missing');
-      expect(s.error).toMatchObject({ code: 'missing_data' });
-      expect(s.error?.message).toMatch(/no output/);
+    // Listed as they are: the scoring's own error, or the failed call's own error (never judged).
+    expect(failed.body.data.every((s: any) => s.status === 'error')).toBe(true);
+    const calls = failed.body.data.filter((s: any) => s.output === null);
+    expect(calls).toHaveLength(2);
+    for (const s of calls) {
+      expect(s.error?.code).not.toBe('missing_data');
+      expect(s.error?.message).toMatch(/^The recorded call failed/);
     }
   });
 

@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { LogRow } from '../../capture/task-log-store.js';
 import type { Database } from '../../db/schema.js';
 

@@ -6,6 +6,7 @@
 
 import type { Permission } from '../../auth/permissions.js';
 import { type ScoreInput, type Scorer, ScorerSetupError } from '../../scoring/types.js';
+import type { ErrorBody } from '../../shared/errors.js';
 import type { CriteriaType, TrajectoryEvaluatorType } from '../../shared/grader-types.js';
 import type { EvaluatorSnapshot, RunPlan } from '../plan.js';
 import { isBlank } from '../positions.js';
@@ -67,6 +68,20 @@ export async function createScorer(ev: EvaluatorSnapshot, ports: ScorerPorts): P
     }
   }
   return kind.create(ev, ports);
+}
+
+/**
+ * Why a position is an error of `ev` before any scorer runs (so no judge is ever paid to grade it), or
+ * null: the sample is unreadable (a recorded call that failed, a session too long to read), or so is
+ * the baseline a pairwise evaluator compares it with. Checked before `missingReason`.
+ */
+export function errorReason(ev: EvaluatorSnapshot, input: ScoreInput): ErrorBody | null {
+  if (input.sample?.unreadable) return input.sample.unreadable;
+  const baseline = input.baseline?.unreadable;
+  if (baseline && scorerKindOf(ev).needs(ev).baseline) {
+    return { code: baseline.code, message: `The baseline: ${baseline.message}` };
+  }
+  return null;
 }
 
 /** Why a position cannot be scored by `ev` (it is then `missing`), or null when it can. */

@@ -1,13 +1,23 @@
 import type { Kysely } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { Database } from '../../db/schema.js';
-import { scaleOf } from '../../evaluators/scale.js';
+import type { EvaluatorRow } from '../../evaluators/repository.js';
 import { requireEvaluator } from '../../evaluators/service.js';
 import { FreeObject, Nullable } from '../../http/schemas.js';
 import { ApiError } from '../../shared/errors.js';
 import { requireQueue } from '../queues.js';
-import { type BootstrapOptions, byPromptHash, Figures, figuresOf } from './figures.js';
-import { reviewerPairs, reviewPairs, runPairs } from './pairs.js';
+import { LruPromises } from './cache.js';
+import type { AgreementFigures, AgreementInput } from './compute.js';
+import { Figures } from './figures-schema.js';
+import {
+  DEFAULT_RESAMPLES,
+  dataVersion,
+  MAX_RESAMPLES,
+  MAX_WORK,
+  readInput,
+  resamplesFor,
+} from './inputs.js';
+import { StatisticsThreads } from './threads.js';
 
 type Db = Kysely<Database>;
 
@@ -34,7 +44,11 @@ export const AgreementQuery = Type.Object(
       Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'Bootstrap seed (0)' }),
     ),
     resamples: Type.Optional(
-      Type.Integer({ minimum: 100, maximum: 10_000, description: 'Bootstrap resamples (1000)' }),
+      Type.Integer({
+        minimum: 100,
+        maximum: MAX_RESAMPLES,
+        description: `Bootstrap resamples (${DEFAULT_RESAMPLES}; pairs × resamples at most ${MAX_WORK}, the default lowered to fit)`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -79,58 +93,74 @@ async function requireRunOf(db: Db, projectId: string, runId: string): Promise<s
   return run.id;
 }
 
-async function agreementOf(
-  db: Db,
-  projectId: string,
-  evaluatorRef: string,
-  source: { queueId: string | null; runId: string | null },
-  boot: BootstrapOptions,
-): Promise<Static<typeof AgreementOf>> {
-  const ev = await requireEvaluator(db, projectId, evaluatorRef);
-  const scale = scaleOf(ev);
-  const pairs =
-    source.runId !== null
-      ? await runPairs(db, source.runId, ev.id, scale, ev.pass_threshold)
-      : await reviewPairs(db, projectId, ev.id, source.queueId);
-  const groups = [...byPromptHash(pairs)].map(([hash, group]) => figuresOf(scale, hash, group, boot));
-  let inter: Static<typeof InterAnnotator> | null = null;
-  if (source.runId === null) {
-    const people = await reviewerPairs(db, projectId, ev.id, source.queueId);
-    if (people.length) {
-      const f = figuresOf(scale, null, people, { ...boot, resamples: 0 });
-      inter = {
-        n: f.n,
-        percent_agreement: f.percent_agreement,
-        kappa: f.kappa,
-        weighted_kappa: f.weighted_kappa,
-      };
-    }
-  }
-  return { evaluator: { id: ev.id, name: ev.name, scale }, n: pairs.length, groups, inter_annotator: inter };
+/** The process's statistics threads and its cache of answers (made on first use, one per process). */
+export interface AgreementRuntime {
+  threads: StatisticsThreads;
+  results: LruPromises<Agreement>;
 }
 
-/** Judge–human agreement of an evaluator (its reviews, one queue's, or a run over reviewed items). */
+/** Answers kept: the most recently asked, each for one version of its data. */
+const CACHED_ANSWERS = 64;
+
+let shared: AgreementRuntime | null = null;
+
+export function agreementRuntime(): AgreementRuntime {
+  shared ??= { threads: new StatisticsThreads(), results: new LruPromises(CACHED_ANSWERS) };
+  return shared;
+}
+
+type OneAgreement = Static<typeof AgreementOf>;
+
+function agreementOf(ev: EvaluatorRow, input: AgreementInput, figures: AgreementFigures): OneAgreement {
+  return {
+    evaluator: { id: ev.id, name: ev.name, scale: input.scale },
+    n: input.pairs.length,
+    groups: figures.groups,
+    inter_annotator: figures.inter_annotator,
+  };
+}
+
+/**
+ * Judge–human agreement of an evaluator (its reviews, one queue's, or a run over reviewed items). The
+ * pairs are read here; the statistics run on a statistics thread. The answer is kept per version of the
+ * data (a new review or a changed evaluator makes a new one), and identical requests share one computation.
+ */
 export async function evaluatorAgreement(
   db: Db,
   projectId: string,
   evaluatorRef: string,
   q: AgreementQuery,
+  runtime: AgreementRuntime = agreementRuntime(),
 ): Promise<Agreement> {
   const queueId = q.queue === undefined ? null : (await requireQueue(db, projectId, q.queue)).id;
   const runId = q.run === undefined ? null : await requireRunOf(db, projectId, q.run);
-  const boot = { seed: q.seed ?? 0, resamples: q.resamples ?? 1000 };
   const source = { queueId, runId };
-  const main = await agreementOf(db, projectId, evaluatorRef, source, boot);
-  const compare =
-    q.compare === undefined ? undefined : await agreementOf(db, projectId, q.compare, source, boot);
-  return {
-    object: 'evaluator.agreement',
-    ...main,
-    queue_id: queueId,
-    run_id: runId,
-    bootstrap: boot,
-    ...(compare ? { compare } : {}),
-  };
+  const evaluators = [await requireEvaluator(db, projectId, evaluatorRef)];
+  if (q.compare !== undefined) evaluators.push(await requireEvaluator(db, projectId, q.compare));
+  const seed = q.seed ?? 0;
+  const version = await dataVersion(db, projectId, evaluators, source);
+  const key = JSON.stringify([projectId, queueId, runId, seed, q.resamples ?? null, version]);
+  return runtime.results.get(key, async () => {
+    const inputs: AgreementInput[] = [];
+    for (const ev of evaluators) inputs.push(await readInput(db, projectId, ev, source));
+    const boot = {
+      seed,
+      resamples: resamplesFor(
+        q.resamples,
+        inputs.reduce((n, input) => n + input.pairs.length, 0),
+      ),
+    };
+    const figures = await runtime.threads.run({ sets: inputs, boot });
+    const [main, compare] = evaluators.map((ev, i) => agreementOf(ev, inputs[i]!, figures[i]!));
+    return {
+      object: 'evaluator.agreement',
+      ...(main as OneAgreement),
+      queue_id: queueId,
+      run_id: runId,
+      bootstrap: boot,
+      ...(compare ? { compare } : {}),
+    };
+  });
 }
 
 export const QueueAgreement = Type.Object({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ChatRequest, CompletionResult } from '../../llm/types.js';
+import { describeScale, type Scale, scoreOnScale } from '../../shared/scale.js';
 import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';
 import type { ScoreInput, ScoreOutcome, Scorer } from '../types.js';
@@ -12,6 +13,8 @@ export interface JudgeDefinition {
   prompt: string | null;
   inference_parameters: Record<string, unknown>;
   pass_threshold: number | null;
+  /** The evaluator's scale: a pointwise verdict off it is an error of its position. Absent: any number. */
+  scale?: Scale | null;
 }
 
 /** Calls the judge model: already bound to the resolved model and to the run's concurrency and back-off. */
@@ -117,6 +120,23 @@ function passedOf(def: JudgeDefinition, score: number): boolean | null {
   return def.pass_threshold === null ? null : score >= def.pass_threshold;
 }
 
+/**
+ * A verdict off the evaluator's scale (1.5 on 0..1, 7 on an integer 1..5): the judge did not follow its
+ * prompt, so its number means nothing on the scale and is never stored as a score (nor clamped). The
+ * position is an error, the verdict kept in the reasoning.
+ */
+function offScale(
+  def: JudgeDefinition,
+  verdict: { score: number; reasoning: string },
+): Partial<ScoreOutcome> | null {
+  if (!def.scale || def.scale.type === 'labels' || scoreOnScale(def.scale, verdict.score)) return null;
+  const message = `The judge answered ${verdict.score}, outside the evaluator's scale (${describeScale(def.scale)})`;
+  return {
+    error: { code: 'judge_off_scale', message },
+    reason: `verdict ${verdict.score}: ${verdict.reasoning}`,
+  };
+}
+
 /** Pairwise score for the sample: 1 wins both orders, 0 loses both, 0.5 otherwise. */
 export function pairwiseScore(first: Winner, second: Winner): { score: number; inconsistent: boolean } {
   // In the first order the sample is A; in the second it is B.
@@ -184,6 +204,8 @@ export function createJudgeScorer(def: JudgeDefinition, call: JudgeCall): Scorer
         logs: seen.lastText.slice(0, 2000),
       });
     }
+    const off = offScale(def, verdict);
+    if (off) return outcome(seen, off);
     return outcome(seen, {
       score: verdict.score,
       passed: passedOf(def, verdict.score),

@@ -57,6 +57,11 @@ function ItemContent(props: { view: ItemView; queue: Queue }) {
   const nameOf = (id: string) => queue.rubric.evaluators.find((e) => e.id === id)?.name ?? id;
   return (
     <>
+      {content.error ? (
+        <p className="error" data-testid="call-error">
+          The call failed ({content.error.code}): {content.error.message}
+        </p>
+      ) : null}
       {view.item.kind === 'session' ? (
         <section aria-label="Session">
           <h3>Session {view.item.ref}</h3>
@@ -101,9 +106,11 @@ function ItemContent(props: { view: ItemView; queue: Queue }) {
             <div key={j.evaluator_id} className="verdicts">
               <strong>{nameOf(j.evaluator_id)}</strong>:{' '}
               <span data-testid="judge-score">
-                {j.score ?? '—'}
-                {j.passed === null ? '' : j.passed ? ' (pass)' : ' (fail)'}
+                {j.status === 'error'
+                  ? `error (${j.error?.code ?? 'unknown'})`
+                  : `${j.score ?? '—'}${j.passed === null ? '' : j.passed ? ' (pass)' : ' (fail)'}`}
               </span>
+              {j.status === 'error' && j.error ? <p className="reasoning">{j.error.message}</p> : null}
               {j.reasoning ? <p className="reasoning">{j.reasoning}</p> : null}
             </div>
           ))

@@ -40,6 +40,9 @@ export interface QueueDetail {
 
 export interface JudgeScore {
   evaluator_id: string;
+  /** scored, error or missing: an errored position has no score and is never a pass. */
+  status: string;
+  error: { code: string; message: string } | null;
   score: number | null;
   passed: boolean | null;
   reasoning: string | null;
@@ -48,7 +51,14 @@ export interface JudgeScore {
 
 export interface ItemView {
   item: { id: string; kind: string; ref: string; state: string; source: string };
-  content: { input: unknown; output: unknown; expected: unknown; metadata: unknown };
+  content: {
+    input: unknown;
+    output: unknown;
+    expected: unknown;
+    metadata: unknown;
+    /** The recorded call (or a turn of the session) failed: what it kept is no answer. */
+    error: { code: string; message: string } | null;
+  };
   judge: JudgeScore[] | null;
   claim: { reviewer: string; expires_at: string } | null;
 }
