@@ -6,8 +6,9 @@ import type { ResponseCache } from '../llm/cache/cache.js';
 import { CallCanceller } from '../llm/cancel.js';
 import type { DialectAnswer, NativeCall, StreamEncoder } from '../llm/dialect-types.js';
 import { translatingSink } from '../llm/dialects/stream-sink.js';
+import { maxCallCost } from '../llm/estimate.js';
 import { HOP_HEADER, hopsOf } from '../llm/hop.js';
-import { maxCallCost, paidCall } from '../llm/paid-call.js';
+import { paidCall } from '../llm/paid-call.js';
 import {
   CallAbortedError,
   type FrameSink,

@@ -2,8 +2,9 @@ import type { ModelLimiter, ModelLimits } from '../ratelimit/model-limiter.js';
 import type { Payer, SpendGuard } from '../shared/budget.js';
 import type { CachePolicy, ResponseCache } from './cache/cache.js';
 import { type EmbeddingsResult, embedTexts } from './embeddings.js';
+import { maxCallCost, maxEmbeddingsCost } from './estimate.js';
 import type { ResolvedModel } from './models/types.js';
-import { maxCallCost, maxEmbeddingsCost, type PaidPermit, paidCall } from './paid-call.js';
+import { type PaidPermit, paidCall } from './paid-call.js';
 import type { ProviderLayer } from './provider-layer.js';
 import type { ChatRequest, CompletionResult, Usage } from './types.js';
 

@@ -1,8 +1,5 @@
 import type { Payer, Reservation, SpendGuard } from '../shared/budget.js';
 
-// The estimate moved to its own module; re-exported for the callers that import it from here.
-export { DEFAULT_OUTPUT_TOKENS_ESTIMATE, maxCallCost, maxEmbeddingsCost } from './estimate.js';
-
 /**
  * One paid model call, whoever makes it (the gateway's routes, embeddings, a run's judges and
  * generations, graders, monitors): the model limiter's permit → the budget's reservation of the call's

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxCallCost } from '../../src/llm/paid-call.js';
+import { maxCallCost } from '../../src/llm/estimate.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
 import { unusedPort } from '../helpers/ports.js';

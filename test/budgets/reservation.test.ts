@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxCallCost } from '../../src/llm/paid-call.js';
+import { maxCallCost } from '../../src/llm/estimate.js';
 import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 
 /*

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
-import { maxCallCost, paidCall } from '../../src/llm/paid-call.js';
+import { maxCallCost } from '../../src/llm/estimate.js';
+import { paidCall } from '../../src/llm/paid-call.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { ApiError } from '../../src/shared/errors.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
