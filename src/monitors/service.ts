@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import { grants, type Permission } from '../auth/permissions.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database } from '../db/schema.js';
@@ -54,7 +55,7 @@ function need(permissions: readonly string[], needed: Permission, why: string): 
  */
 function checkAccess(permissions: readonly string[], evaluators: EvaluatorSnapshot[] | null): void {
   need(permissions, 'evaluators:read', 'the monitor uses evaluators');
-  need(permissions, 'logs:read', "the monitor reads the container's task logs");
+  need(permissions, CONTENT_PERMISSION.task_log, "the monitor reads the container's task logs");
   for (const ask of permissionsAskedBy(evaluators ?? [], 'the monitor'))
     need(permissions, ask.permission, ask.why);
 }

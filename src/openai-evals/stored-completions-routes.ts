@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
 import { responses } from '../http/schemas.js';
 import { installOpenAiValidation } from './errors.js';
@@ -37,7 +38,7 @@ export const storedCompletionRoutes: FastifyPluginAsyncTypebox<{ ports: StoredCo
   app.get(
     '/v1/chat/completions',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.task_log },
       schema: {
         tags,
         summary: 'List stored chat completions (oldest first unless order=desc; metadata[key]=value filters)',
@@ -51,7 +52,7 @@ export const storedCompletionRoutes: FastifyPluginAsyncTypebox<{ ports: StoredCo
   app.get(
     '/v1/chat/completions/:completion_id',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.task_log },
       schema: {
         tags,
         summary: 'Get a stored chat completion',
@@ -95,7 +96,7 @@ export const storedCompletionRoutes: FastifyPluginAsyncTypebox<{ ports: StoredCo
   app.get(
     '/v1/chat/completions/:completion_id/messages',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.task_log },
       schema: {
         tags,
         summary: "A stored chat completion's request messages (cursor pagination)",

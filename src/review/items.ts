@@ -1,10 +1,12 @@
 import type { Kysely, Selectable } from 'kysely';
+import { type Need, requireNeeds } from '../auth/content.js';
 import type { Database } from '../db/schema.js';
 import type { AnnotationItemTable } from '../db/schema-review.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { findMonitor } from '../monitors/repository.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
+import { CONTENT_OF_KIND, runNeeds } from './content.js';
 import type { QueueRow } from './queues.js';
 import type { AddItems, Item, ItemRule } from './schemas.js';
 
@@ -203,12 +205,12 @@ function ruleSource(rule: ItemRule): string {
 async function addByRule(
   db: Db,
   queue: QueueRow,
-  rule: ItemRule,
+  rule: ItemRule & { runId: string },
   evaluatorId: string,
   index: number,
 ): Promise<{ added: number; matched: number }> {
   const loc = ['body', 'rules', index];
-  const runId = await ruleRun(db, queue.project_id, rule, loc);
+  const { runId } = rule;
   if (
     !rule.failed &&
     rule.share === undefined &&
@@ -268,12 +270,23 @@ export async function addItems(
   rubricFirst: string,
   resolveEvaluator: (ref: string, loc: (string | number)[]) => Promise<string>,
   body: AddItems,
+  permissions: readonly string[],
 ): Promise<{ added: number; already_queued: number }> {
+  const rules: (ItemRule & { runId: string })[] = [];
+  for (const [i, rule] of (body.rules ?? []).entries()) {
+    rules.push({ ...rule, runId: await ruleRun(db, queue.project_id, rule, ['body', 'rules', i]) });
+  }
+  // Nothing is queued that the caller could not read itself: the queue shows it to whoever claims it.
+  const needs: Need[] = [];
+  if (body.task_logs?.length) needs.push(CONTENT_OF_KIND.task_log);
+  if (body.sessions?.length) needs.push(CONTENT_OF_KIND.session);
+  const runs = [...(body.run_samples ?? []).map((s) => s.run), ...rules.map((r) => r.runId)];
+  requireNeeds(permissions, [...needs, ...(await runNeeds(db, runs))]);
   const refs = await refsByIds(db, queue.project_id, body);
   const unique = [...new Map(refs.map((r) => [`${r.kind}:${r.ref}`, r])).values()];
   let added = await insertItems(db, queue, unique, 'api');
   let considered = unique.length;
-  for (const [i, rule] of (body.rules ?? []).entries()) {
+  for (const [i, rule] of rules.entries()) {
     const evaluatorId =
       rule.evaluator === undefined
         ? rubricFirst

@@ -3,14 +3,17 @@ import type { Principal } from '../auth/authenticator.js';
 import type { Database } from '../db/schema.js';
 
 /**
- * Who is reviewing: the person behind the request. A key made by a dashboard user reviews as that user
- * (`user:<id>`, the same person as on the Review page); a key made by the CLI, with no user, as itself.
+ * Who is reviewing: the person behind the request. A key made on the dashboard records its user in
+ * `created_by` and reviews as that user (`user:<id>`, the same person as on the Review page); any other
+ * key is a reviewer of its own (`key:<id>`). A key made through the API records the key that made it
+ * there, which is not a person: two annotators' keys made by one admin key are two reviewers.
  */
 export async function reviewerOf(db: Kysely<Database>, principal: Principal): Promise<string> {
   const key = await db
     .selectFrom('api_keys')
-    .select('created_by')
-    .where('id', '=', principal.keyId)
+    .innerJoin('users', 'users.id', 'api_keys.created_by')
+    .select('users.id as user_id')
+    .where('api_keys.id', '=', principal.keyId)
     .executeTakeFirst();
-  return key?.created_by ? `user:${key.created_by}` : `key:${principal.keyId}`;
+  return key ? `user:${key.user_id}` : `key:${principal.keyId}`;
 }

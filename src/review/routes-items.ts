@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { requireNeeds } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
-import { grants } from '../auth/permissions.js';
 import { Dataset } from '../catalog/datasets/schemas.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { claimNext, remainingFor, skipItem } from './claims.js';
+import { itemNeeds, queueNeeds } from './content.js';
 import { exportReviewed } from './export.js';
 import { addItems, listItems, requireItem } from './items.js';
 import type { ReviewPorts } from './ports.js';
@@ -69,7 +70,14 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       const queue = await requireQueue(db, principalOf(req).projectId, req.params.queue);
       const rubric = await queueRubric(db, queue);
       const resolve = async (ref: string, loc: (string | number)[]) => rubricEvaluator(rubric, ref, loc).id;
-      const r = await addItems(db, queue, rubric[0]?.id ?? '', resolve, req.body);
+      const r = await addItems(
+        db,
+        queue,
+        rubric[0]?.id ?? '',
+        resolve,
+        req.body,
+        principalOf(req).permissions,
+      );
       return { object: 'annotation_items.added' as const, ...r };
     },
   );
@@ -87,7 +95,9 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       },
     },
     async (req) => {
-      const queue = await requireQueue(db, principalOf(req).projectId, req.params.queue);
+      const principal = principalOf(req);
+      const queue = await requireQueue(db, principal.projectId, req.params.queue);
+      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
       return listItems(db, queue, req.query.state, pageOf(req.query));
     },
   );
@@ -112,6 +122,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
       const item = await requireItem(db, queue, req.params.item);
+      requireNeeds(principal.permissions, await itemNeeds(db, item));
       const reviewer = await reviewerOf(db, principal);
       const evaluators = JSON.parse(queue.evaluators) as string[];
       return viewOf(db, queue.project_id, item, evaluators, {
@@ -136,6 +147,8 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
     async (req) => {
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
+      // Checked before claiming: a claim the caller may not read would hold the item from others.
+      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
       const reviewer = await reviewerOf(db, principal);
       const id = await claimNext(db, queue, reviewer);
       const evaluators = JSON.parse(queue.evaluators) as string[];
@@ -278,12 +291,12 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
     },
     async (req, reply) => {
       const principal = principalOf(req);
-      if (!grants(principal.permissions, 'data:write')) {
-        throw new ApiError('permission_denied', "This API key lacks the 'data:write' permission", {
-          required: 'data:write',
-        });
-      }
+      requireNeeds(principal.permissions, [
+        { permission: 'data:write', why: 'the export creates a dataset' },
+      ]);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
+      // The dataset holds the items' content: what showing them needs.
+      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
       const ev = rubricEvaluator(await queueRubric(db, queue), req.body.evaluator, ['body', 'evaluator']);
       return reply.code(201).send(await exportReviewed(db, queue, ev, req.body.label));
     },

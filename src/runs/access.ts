@@ -1,9 +1,9 @@
-import { grants, type Permission } from '../auth/permissions.js';
+import { type Need, requireNeeds } from '../auth/content.js';
+import type { Permission } from '../auth/permissions.js';
 import type { RunPlan } from '../engine/plan.js';
 import { permissionsAskedBy } from '../engine/scorers/registry.js';
-import { ApiError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
-import { planKinds, readNeeds, requestKinds } from '../sources/registry.js';
+import { readNeeds, requestKinds, sampleNeeds } from '../sources/registry.js';
 import type { SourceKind } from '../sources/types.js';
 import type { CreateRun } from './schemas.js';
 
@@ -14,11 +14,7 @@ import type { CreateRun } from './schemas.js';
  */
 
 function require(permissions: readonly string[], needed: Permission, why: string): void {
-  if (!grants(permissions, needed)) {
-    throw new ApiError('permission_denied', `This API key lacks the '${needed}' permission (${why})`, {
-      required: needed,
-    });
-  }
+  requireNeeds(permissions, [{ permission: needed, why }]);
 }
 
 /**
@@ -30,7 +26,7 @@ export function checkReads(
   permissions: readonly string[],
   creating = false,
 ): void {
-  for (const need of readNeeds(kinds, creating)) require(permissions, need.permission, need.why);
+  requireNeeds(permissions, readNeeds(kinds, creating));
 }
 
 /** Before anything is looked up: what the request's data sources and evaluators need. */
@@ -48,9 +44,17 @@ export function checkJudges(plan: Pick<RunPlan, 'evaluators'>, permissions: read
     require(permissions, ask.permission, ask.why);
 }
 
-/** Reading a run's per-sample rows (or an eval run's output items) shows the rows it read. */
+/**
+ * Reading a run's per-sample rows (or an eval run's output items) shows the rows it read: the 403 names
+ * the side that read them (a run over a dataset whose omitted ground truth is the container's task logs
+ * needs logs:read for that side, not for the dataset).
+ */
 export function checkSampleAccess(planText: string, permissions: readonly string[]): void {
+  requireNeeds(permissions, sampleAccessNeeds(planText));
+}
+
+/** What reading the samples of a run with this stored plan needs (nothing for a plan not readable). */
+export function sampleAccessNeeds(planText: string): Need[] {
   const plan = parseJson<RunPlan | null>(planText, null);
-  if (!plan) return;
-  checkReads(planKinds(plan.sides), permissions);
+  return plan ? sampleNeeds(plan.sides) : [];
 }

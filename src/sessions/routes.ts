@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
 import { settleWithin } from '../catalog/logs/service.js';
 import { pageOf, responses } from '../http/schemas.js';
@@ -23,7 +24,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> =
   app.get(
     '/v1/sessions',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.session },
       schema: {
         tags,
         summary: 'Sessions (conversations, agent runs) of the project, newest first, with their totals',
@@ -40,7 +41,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> =
   app.get(
     '/v1/sessions/:session',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.session },
       schema: {
         tags,
         summary:

@@ -1,3 +1,4 @@
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import { findContainer } from '../catalog/containers/repository.js';
 import type { Range } from '../catalog/items.js';
 import { countContainerLogs, readContainerLogItems } from '../catalog/logs/items.js';
@@ -35,7 +36,7 @@ export const containerSource: SourceKind = {
       return containerSide(c.id, range);
     },
   },
-  reads: [{ permission: 'logs:read', why: "the run reads a container's task logs" }],
+  reads: [{ permission: CONTENT_PERMISSION.task_log, what: "a container's task logs" }],
   recorded: true,
   selfIsNoReference: true,
   count: (db, side) => countContainerLogs(db, side.ref),

@@ -20,7 +20,7 @@ export const datasetSource: SourceKind = {
       return { type: 'dataset', ref: ds.id, models: [], range };
     },
   },
-  reads: [{ permission: 'data:read', why: 'the run reads a dataset' }],
+  reads: [{ permission: 'data:read', what: 'a dataset' }],
   count: (db, side) => countDatasetItems(db, side.ref),
   read: (db, side, range) => readDatasetItems(db, side.ref, range),
   view: refView('dataset', 'dataset'),

@@ -23,7 +23,7 @@ export const evalRowsSource: SourceKind = {
 /** An uploaded file's rows (`file_id`): reading them needs what reading the file needs. */
 export const evalFileSource: SourceKind = {
   type: 'eval_file',
-  reads: [{ permission: 'data:read', why: "the run reads an uploaded file's rows" }],
+  reads: [{ permission: 'data:read', what: "an uploaded file's rows" }],
   eval: { sourceType: 'file_id', rows: 'file' },
   count: (db, side) => countDatasetItems(db, side.ref),
   read: (db, side, range) => readEvalItems(db, side.ref, range),

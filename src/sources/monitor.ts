@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import type { Item, Range } from '../catalog/items.js';
 import { logItem } from '../catalog/logs/items.js';
 import { toTaskLog } from '../catalog/logs/service.js';
@@ -92,7 +93,7 @@ async function countSelections(db: Kysely<Database>, monitorId: string): Promise
  */
 export const monitorSource: SourceKind = {
   type: 'monitor',
-  reads: [{ permission: 'logs:read', why: "the run reads a container's task logs" }],
+  reads: [{ permission: CONTENT_PERMISSION.task_log, what: "a container's task logs" }],
   count: (db, side) => countSelections(db, side.ref),
   read: async (db, side, range) =>
     (await isSessionMonitor(db, side.ref))

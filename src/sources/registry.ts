@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Need } from '../auth/content.js';
 import { checkRange, DEFAULT_RANGE, parseRange } from '../catalog/range.js';
 import type { Database } from '../db/schema.js';
 import type { PlannedSide, RunPlan, SideName } from '../engine/plan.js';
@@ -15,7 +16,7 @@ import { simulateSource } from './simulate.js';
 import { storedCompletionsSource } from './stored-completions.js';
 import { storedResponsesSource } from './stored-responses.js';
 import { tracesSource } from './traces.js';
-import type { ReadNeed, ResolveContext, SideBody, SideView, SourceKind } from './types.js';
+import type { ResolveContext, SideBody, SideView, SourceKind } from './types.js';
 
 /**
  * The source registry: every kind of data source a run side may have, by name. Whatever depends on a
@@ -178,14 +179,42 @@ export async function resolveSide(
  * What reading these kinds needs (and, `creating`, what creating a run over them needs besides), each
  * permission once, in the kinds' registration order.
  */
-export function readNeeds(kinds: readonly SourceKind[], creating = false): ReadNeed[] {
+export function readNeeds(kinds: readonly SourceKind[], creating = false): Need[] {
   const order = sourceKinds();
   const sorted = [...new Set(kinds)].sort((a, b) => order.indexOf(a) - order.indexOf(b));
-  const needs = [
-    ...sorted.flatMap((k) => k.reads),
+  const needs: Need[] = [
+    ...sorted.flatMap((k) =>
+      k.reads.map((r) => ({ permission: r.permission, why: `the run reads ${r.what}` })),
+    ),
     ...(creating ? sorted.flatMap((k) => k.creates ?? []) : []),
   ];
-  const out = new Map<string, ReadNeed>();
+  return firstOfEach(needs);
+}
+
+/**
+ * What reading a run's samples needs: each side's reads, said of that side (an omitted side is the
+ * container's task logs, which a run "over a dataset" reads too), each permission once.
+ */
+export function sampleNeeds(sides: RunPlan['sides']): Need[] {
+  const named: [SideName, PlannedSide | null][] = [
+    ['sample', sides.sample],
+    ['ground_truth', sides.ground_truth],
+    ['baseline', sides.baseline ?? null],
+  ];
+  return firstOfEach(
+    named.flatMap(([name, side]) =>
+      side === null
+        ? []
+        : kindOf(side).reads.map((r) => ({
+            permission: r.permission,
+            why: `the run's samples show what its ${name} side reads: ${r.what}`,
+          })),
+    ),
+  );
+}
+
+function firstOfEach(needs: Need[]): Need[] {
+  const out = new Map<string, Need>();
   for (const need of needs) if (!out.has(need.permission)) out.set(need.permission, need);
   return [...out.values()];
 }

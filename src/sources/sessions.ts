@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import type { Item, Range } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import type { ReadSide } from '../engine/plan.js';
@@ -58,7 +59,7 @@ export const sessionsSource: SourceKind = {
     optional: ['filter'],
     resolve: resolveFilteredContainer(TYPE),
   },
-  reads: [{ permission: 'logs:read', why: "the run reads a container's sessions" }],
+  reads: [{ permission: CONTENT_PERMISSION.session, what: "a container's sessions" }],
   recorded: true,
   // A session is no reference for itself: the same sessions as ground truth give scorers none.
   selfIsNoReference: true,

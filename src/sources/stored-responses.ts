@@ -1,3 +1,4 @@
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import { countDatasetItems, readEvalItems } from '../catalog/datasets/items.js';
 import type { SourceKind } from './types.js';
 import { refView } from './view.js';
@@ -9,7 +10,7 @@ import { refView } from './view.js';
  */
 export const storedResponsesSource: SourceKind = {
   type: 'stored_responses',
-  reads: [{ permission: 'logs:read', why: 'the run reads stored responses (task logs)' }],
+  reads: [{ permission: CONTENT_PERMISSION.task_log, what: 'stored responses (task logs)' }],
   eval: { sourceType: 'responses', rows: 'selected' },
   count: (db, side) => countDatasetItems(db, side.ref),
   read: (db, side, range) => readEvalItems(db, side.ref, range),

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import type { Item, Range } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import type { ReadSide } from '../engine/plan.js';
@@ -98,7 +99,7 @@ export const tracesSource: SourceKind = {
         })),
     resolve: resolveFilteredContainer(TYPE),
   },
-  reads: [{ permission: 'logs:read', why: "the run reads a container's traces" }],
+  reads: [{ permission: CONTENT_PERMISSION.trace, what: "a container's traces" }],
   recorded: true,
   // A trace is no reference for itself: the same traces as ground truth give scorers none.
   selfIsNoReference: true,

@@ -27,8 +27,15 @@ export interface SideRequest {
   range: Range;
 }
 
-/** A permission reading a side needs, and why (the 403's message names it). */
+/** A permission reading a side needs, and what the side reads (the 403's message names it). */
 export interface ReadNeed {
+  permission: Permission;
+  /** What the side's items are, as a noun: "a container's task logs". */
+  what: string;
+}
+
+/** A permission creating a run over a side needs besides, and why. */
+export interface CreateNeed {
   permission: Permission;
   why: string;
 }
@@ -78,7 +85,7 @@ export interface SourceKind {
   /** What reading the side's items needs (creating a run over it, reading its samples or output items). */
   readonly reads: readonly ReadNeed[];
   /** What creating a run with such a side needs besides (a generate side calls models). */
-  readonly creates?: readonly ReadNeed[];
+  readonly creates?: readonly CreateNeed[];
   /** Sides over recorded traffic: run creation first waits for the task-log writer (read-your-writes). */
   readonly recorded?: boolean;
   /**

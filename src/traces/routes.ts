@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import { CONTENT_PERMISSION } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
 import type { Database } from '../db/schema.js';
 import { parseJsonBody } from '../http/json-parser.js';
@@ -36,6 +37,13 @@ export interface TracePorts {
 
 const tags = ['traces'];
 const PROTOBUF = 'application/x-protobuf';
+/** OTLP/HTTP allows both names of the protobuf media type; the answer names the one the request did. */
+const PROTOBUF_TYPES = [PROTOBUF, 'application/protobuf'] as const;
+
+function contentTypeOf(req: FastifyRequest, as: Encoding): string {
+  if (as === 'json') return 'application/json; charset=utf-8';
+  return req.mediaType === 'application/protobuf' ? 'application/protobuf' : PROTOBUF;
+}
 const CONTAINER_HEADER = 'x-evalgate-container';
 
 const RpcStatus = Type.Object(
@@ -73,7 +81,7 @@ function sendStatus(reply: FastifyReply, as: Encoding, e: OtlpBodyError): Fastif
   if (!reply.request.raw.complete) reply.header('connection', 'close');
   return reply
     .code(e.status)
-    .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
+    .type(contentTypeOf(reply.request, as))
     .send(encodeStatus(code, e.message, as));
 }
 
@@ -113,7 +121,9 @@ async function readExport<T>(
   limit: number,
   decodeAs: (bytes: Buffer, as: Encoding) => T,
 ): Promise<{ as: Encoding; request: T } | undefined> {
-  const as: Encoding = req.mediaType === PROTOBUF ? 'protobuf' : 'json';
+  const as: Encoding = (PROTOBUF_TYPES as readonly (string | undefined)[]).includes(req.mediaType)
+    ? 'protobuf'
+    : 'json';
   if (!(req.body instanceof OtlpBody)) {
     sendStatus(reply, as, new OtlpBodyError(400, 'Expected a body'));
     return undefined;
@@ -131,10 +141,12 @@ async function readExport<T>(
 
 /** The answer, already encoded (protobuf or OTLP/JSON): sent as it is, past the response schema. */
 function sendEncoded(reply: FastifyReply, as: Encoding, bytes: Uint8Array | string): FastifyReply {
-  return reply
-    .code(200)
-    .type(as === 'json' ? 'application/json; charset=utf-8' : PROTOBUF)
-    .send(bytes);
+  return reply.code(200).type(contentTypeOf(reply.request, as)).send(bytes);
+}
+
+/** An export body's media types in the OpenAPI document: protobuf under both names, and JSON. */
+function bodyContent(schema: unknown): Record<string, { schema: unknown }> {
+  return Object.fromEntries([...PROTOBUF_TYPES, 'application/json'].map((t) => [t, { schema }]));
 }
 
 const LogsExportResponse = Type.Object(
@@ -162,7 +174,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
   const { db, store, bodyLimit } = ports;
   // Only this plugin's routes take protobuf, and read their JSON themselves (gzip allowed here).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser([PROTOBUF, 'application/json'], (_req, payload, done) =>
+  app.addContentTypeParser([...PROTOBUF_TYPES, 'application/json'], (_req, payload, done) =>
     done(null, new OtlpBody(payload)),
   );
 
@@ -184,7 +196,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
         headers: Type.Object({
           'x-evalgate-container': Type.Optional(Type.String({ description: 'Container id or label' })),
         }),
-        body: { content: { [PROTOBUF]: { schema: ExportBody }, 'application/json': { schema: ExportBody } } },
+        body: { content: bodyContent(ExportBody) },
         response: {
           ...responses({ 200: ExportResponse }, 404, 413, 415, 422),
           400: RpcStatus,
@@ -226,7 +238,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           "ExportLogsServiceResponse in the request's encoding; a malformed body answers 400 and an " +
           "oversized one 413 with OTLP's error body (google.rpc.Status).",
         body: {
-          content: { [PROTOBUF]: { schema: LogsExportBody }, 'application/json': { schema: LogsExportBody } },
+          content: bodyContent(LogsExportBody),
         },
         response: {
           ...responses({ 200: LogsExportResponse }, 404, 413, 415, 422),
@@ -252,7 +264,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
   app.get(
     '/v1/traces',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.trace },
       schema: {
         tags,
         summary: "The project's traces, newest first (filters: container, time, session, model, errors)",
@@ -269,7 +281,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
   app.get(
     '/v1/traces/:trace_id',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.trace },
       schema: {
         tags,
         summary:

@@ -55,11 +55,34 @@ function validId(id: string, bytes: number): boolean {
   return id.length === bytes * 2 && !ZERO.test(id);
 }
 
-/** Nanoseconds since the epoch (decimal text) as ms, or null when absent or out of range. */
-function msOf(nanos: string | undefined): number | null {
+/** How far ahead of the server's clock a span may be stamped (clock skew), in ms. */
+export const MAX_FUTURE_MS = 86_400_000;
+/** fixed64 holds a negative int64 as 2^64 − n: every value from 2^63 up is one (or past the year 2262). */
+const NEGATIVE_FROM = 2n ** 63n;
+
+/**
+ * An OTLP timestamp (fixed64 nanoseconds since the epoch, decimal text) as ms: null when absent or 0,
+ * why not when out of range. Bounded so that no span sorts first for ever: not negative (a signed value
+ * sent as fixed64 arrives as 2^64 − n, year 2554), not more than a day ahead of the server's clock.
+ */
+function timeOf(nanos: string | undefined, nowMs: number): number | null | 'negative' | 'future' {
   if (nanos === undefined || !/^\d{1,20}$/.test(nanos)) return null;
-  const ms = Number(BigInt(nanos) / 1000n) / 1000;
-  return ms > 0 && ms < 8.64e15 ? ms : null;
+  const n = BigInt(nanos);
+  if (n >= NEGATIVE_FROM) return 'negative';
+  const ms = Number(n / 1000n) / 1000;
+  if (ms > nowMs + MAX_FUTURE_MS) return 'future';
+  return ms > 0 ? ms : null;
+}
+
+const OUT_OF_RANGE = {
+  negative: 'is negative (before 1970-01-01)',
+  future: 'is more than a day ahead of the server clock',
+} as const;
+
+/** An event's time; one absent or out of range is the span's start (the span is kept). */
+function eventTime(nanos: string | undefined, start: number, nowMs: number): number {
+  const t = timeOf(nanos, nowMs);
+  return typeof t === 'number' ? t : start;
 }
 
 /** An OTLP span in the internal shape, or why it is rejected. */
@@ -67,19 +90,23 @@ export function toIngested(
   span: OtlpSpan,
   resource: Record<string, JsonValue>,
   scope: { name?: string; version?: string } | undefined,
+  nowMs = Date.now(),
 ): IngestedSpan | string {
   const traceId = hex(span.traceId);
   const spanId = hex(span.spanId);
   if (!validId(traceId, 16)) return 'invalid trace id';
   if (!validId(spanId, 8)) return 'invalid span id';
   const parent = hex(span.parentSpanId);
-  const start = msOf(span.startTimeUnixNano);
+  const start = timeOf(span.startTimeUnixNano, nowMs);
   if (start === null) return 'missing start time';
-  const end = Math.max(start, msOf(span.endTimeUnixNano) ?? start);
+  if (typeof start === 'string') return `start time ${OUT_OF_RANGE[start]}`;
+  const ended = timeOf(span.endTimeUnixNano, nowMs);
+  if (typeof ended === 'string') return `end time ${OUT_OF_RANGE[ended]}`;
+  const end = Math.max(start, ended ?? start);
   const attributes = attributesOf(span.attributes);
   const events = (span.events ?? []).map((e) => ({
     name: e.name ?? '',
-    time: new Date(msOf(e.timeUnixNano) ?? start).toISOString(),
+    time: new Date(eventTime(e.timeUnixNano, start, nowMs)).toISOString(),
     attributes: attributesOf(e.attributes),
   }));
   const name = span.name ?? '';

@@ -51,7 +51,9 @@ beforeAll(async () => {
     async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed',
     60_000,
   );
-  alice = await h.key(['review:read', 'review:write']);
+  // A reviewer sees the run's samples: it needs what reading them needs (a dataset, and the container's
+  // task logs as the omitted ground truth).
+  alice = await h.key(['review:read', 'review:write', 'evaluation:read', 'data:read', 'logs:read']);
 }, 300_000);
 
 afterAll(async () => {

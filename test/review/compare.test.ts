@@ -44,7 +44,9 @@ beforeAll(async () => {
   await h.call('POST', '/v1/containers', { body: { label: 'c' } });
   const items = Array.from({ length: N }, (_, i) => ({ input: `question ${i}`, output: `answer ${i}` }));
   expect((await h.call('POST', '/v1/datasets', { body: { label: 'answers', items } })).status).toBe(201);
-  reviewer = await h.key(['review:read', 'review:write']);
+  // A reviewer sees the run's samples: it needs what reading them needs (the run reads a dataset and,
+  // as its omitted ground truth, the container's task logs).
+  reviewer = await h.key(['review:read', 'review:write', 'evaluation:read', 'data:read', 'logs:read']);
 }, 300_000);
 
 afterAll(async () => {

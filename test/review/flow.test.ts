@@ -79,8 +79,11 @@ beforeAll(async () => {
     async () => (await h.call('GET', `/v1/evaluation/runs/${runId}`)).body.status === 'completed',
     120_000,
   );
-  alice = await h.key(['review:read', 'review:write']);
-  bob = await h.key(['review:read', 'review:write']);
+  // Reviewers see the run's samples: they need what reading them needs (the run reads a dataset and, as
+  // its omitted ground truth, the container's task logs).
+  const reviewing = ['review:read', 'review:write', 'evaluation:read', 'data:read', 'logs:read'];
+  alice = await h.key(reviewing);
+  bob = await h.key(reviewing);
   python = await statsPython();
 }, 600_000);
 

@@ -123,6 +123,38 @@ describe('review tenancy', () => {
   });
 });
 
+describe('reviewers', () => {
+  it('counts two keys made by one key as two reviewers, each its own (key:<id>)', async () => {
+    const made: { id: string; key: string }[] = [];
+    for (const name of ['ann', 'ben']) {
+      const res = await h.call('POST', '/v1/api-keys', {
+        body: { name, permissions: ['review:*', 'logs:read'] },
+      });
+      expect(res.status, res.text).toBe(201);
+      made.push(res.body);
+    }
+    const q = await h.call('POST', '/v1/annotation-queues', {
+      body: { name: 'pair', evaluators: ['ordinal'], reviewers_per_item: 2 },
+    });
+    expect(q.status, q.text).toBe(201);
+    const logs = await h.call('GET', '/v1/containers/c/logs');
+    await h.call('POST', '/v1/annotation-queues/pair/items', { body: { task_logs: [logs.body.data[0].id] } });
+    const item = (await h.call('GET', '/v1/annotation-queues/pair/items')).body.data[0].id;
+    for (const [i, k] of made.entries()) {
+      const res = await h.call('POST', `/v1/annotation-queues/pair/items/${item}/review`, {
+        key: k.key,
+        body: { scores: [{ evaluator: 'ordinal', score: 2 + i }] },
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+    const reviews = await h.call('GET', '/v1/annotation-queues/pair/reviews');
+    expect(reviews.body.data.map((r: { reviewer: string }) => r.reviewer).sort()).toEqual(
+      made.map((k) => `key:${k.id}`).sort(),
+    );
+    expect((await h.call('GET', '/v1/annotation-queues/pair/items')).body.data[0].state).toBe('done');
+  });
+});
+
 describe('review input', () => {
   it('answers 422 naming the score outside the scale', async () => {
     const item = await h.call('POST', '/v1/annotation-queues/q/items', {

@@ -204,3 +204,57 @@ describe('OTLP ingest: answers and idempotence', () => {
     expect(trace.body.spans).toHaveLength(1);
   });
 });
+
+describe('OTLP ingest: media types and timestamps', () => {
+  it('takes application/protobuf as it takes application/x-protobuf, answering in the same type', async () => {
+    const traceId = hex(16);
+    const res = await post(protobufRequest(jsonRequest([{ traceId, spanId: hex(8) }])), {
+      ...PROTO_TYPE,
+      'content-type': 'application/protobuf',
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/protobuf');
+    const answer = types.response.toObject(types.response.decode(new Uint8Array(await res.arrayBuffer())));
+    expect(answer.partialSuccess).toBeUndefined();
+    await settled(h);
+    expect((await h.call('GET', `/v1/traces/${traceId}`)).body.spans).toHaveLength(1);
+  });
+
+  it('rejects spans stamped negative or more than a day ahead, with the reason, keeping the rest', async () => {
+    const traceId = hex(16);
+    const request = jsonRequest([
+      { traceId, spanId: hex(8) },
+      { traceId, spanId: hex(8) },
+      { traceId, spanId: hex(8) },
+      { traceId, spanId: hex(8) },
+    ]);
+    const spans = request.resourceSpans[0]!.scopeSpans[0]!.spans as Record<string, unknown>[];
+    const twoDaysAhead = `${BigInt(Date.now() + 2 * 86_400_000) * 1_000_000n}`;
+    // "-5" arrives as 2^64 − 5 (fixed64): the year 2554 before this bound.
+    spans[1]!.startTimeUnixNano = '-5';
+    spans[2]!.startTimeUnixNano = twoDaysAhead;
+    spans[3]!.endTimeUnixNano = '18446744073709551611';
+    for (const [body, type] of [
+      [JSON.stringify(request), JSON_TYPE],
+      [protobufRequest(request), PROTO_TYPE],
+    ] as const) {
+      const res = await post(body, type);
+      expect(res.status).toBe(200);
+      const answer =
+        type === JSON_TYPE
+          ? ((await res.json()) as any)
+          : types.response.toObject(types.response.decode(new Uint8Array(await res.arrayBuffer())), {
+              longs: String,
+            });
+      expect(String(answer.partialSuccess.rejectedSpans)).toBe('3');
+      expect(answer.partialSuccess.errorMessage).toContain('start time is negative (before 1970-01-01)');
+      expect(answer.partialSuccess.errorMessage).toContain('start time is more than a day ahead');
+      expect(answer.partialSuccess.errorMessage).toContain('end time is negative');
+    }
+    await settled(h);
+    const trace = await h.call('GET', `/v1/traces/${traceId}`);
+    expect(trace.body.spans).toHaveLength(1);
+    const list = await h.call('GET', '/v1/traces?limit=1');
+    expect(list.body.data[0].started_at < '2100').toBe(true);
+  });
+});

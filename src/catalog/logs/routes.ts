@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { CONTENT_PERMISSION } from '../../auth/content.js';
 import { principalOf } from '../../auth/guard.js';
 import { pageOf, responses } from '../../http/schemas.js';
 import { bodyKind, installNdjsonParser, jsonOrLines, uploadStream } from '../../http/uploads.js';
@@ -28,7 +29,7 @@ export const logRoutes: FastifyPluginAsyncTypebox<{ ports: service.LogContext }>
   app.get(
     '/v1/containers/:container/logs',
     {
-      config: { permission: 'logs:read' },
+      config: { permission: CONTENT_PERMISSION.task_log },
       schema: {
         tags,
         summary: "A container's task logs in seq order, optionally of one model or since a time",

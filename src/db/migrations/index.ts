@@ -27,6 +27,7 @@ import * as m027 from './027_conversation_calls.js';
 import * as m029 from './029_trace_indexes.js';
 import * as m031 from './031_span_log_events.js';
 import * as m032 from './032_session_end.js';
+import * as m033 from './033_key_reviewers.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '031_span_log_events': m031,
   '029_trace_indexes': m029,
   '032_session_end': m032,
+  '033_key_reviewers': m033,
 };
 
 export const migrationProvider: MigrationProvider = {
