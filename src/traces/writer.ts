@@ -13,7 +13,10 @@ export interface SpanWriterOptions<T> {
   store(batch: T[]): Promise<void>;
   batchSize: number;
   flushMs: number;
-  /** Items held at most (through an outage too); past it `write` refuses. */
+  /**
+   * Items held at most (through an outage too); past it `write` refuses, except a write into an empty
+   * buffer, which is always taken whole.
+   */
   maxBuffered: number;
   retryMs?: number;
   warn?: (message: string) => void;
@@ -25,7 +28,7 @@ export interface SpanWriterOptions<T> {
  * retries, refuses past a bound so that the caller can answer "retry later", and flushes on close.
  */
 export interface SpanWriter<T> {
-  /** False when the buffer is full (nothing of `items` was taken). */
+  /** False when the buffer is too full for `items` (nothing of them was taken); an empty buffer takes any. */
   write(items: T[]): boolean;
   flush(): Promise<void>;
   stats(): SpanWriterStats;
@@ -97,8 +100,11 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
 
   return {
     write(items) {
-      if (closed || buffer.length + items.length > maxBuffered) return false;
-      buffer.push(...items);
+      // A request larger than the bound is taken when nothing else is held (the request's own size is
+      // bounded by the body limit), so that it can always succeed: refusing it whatever the buffer holds
+      // would answer 503 to an export that no retry could ever get through.
+      if (closed || (buffer.length > 0 && buffer.length + items.length > maxBuffered)) return false;
+      for (const item of items) buffer.push(item);
       stats.accepted += items.length;
       stats.buffered = buffer.length;
       if (buffer.length >= batchSize && !running) {

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { createSpanWriter } from '../../src/traces/writer.js';
+
+// The writer alone, over an in-memory store: no database, so it runs once, in the SQLite project.
+describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span writer', () => {
+  it('takes a write larger than its bound into an empty buffer, and refuses one past the bound after it', async () => {
+    const stored: number[] = [];
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const writer = createSpanWriter<number>({
+      store: async (batch) => {
+        await gate;
+        for (const n of batch) stored.push(n);
+      },
+      batchSize: 1_000,
+      flushMs: 5,
+      maxBuffered: 50_000,
+    });
+    // 50,001 spans in one request: more than the bound, but nothing else is held, so it can only be taken
+    // now (refused, it would be refused at every retry).
+    const big = Array.from({ length: 50_001 }, (_, i) => i);
+    expect(writer.write(big)).toBe(true);
+    // While that is held, a write that would pass the bound is refused (the caller answers "retry later").
+    expect(writer.write([1, 2, 3])).toBe(false);
+    release();
+    await writer.flush();
+    expect(stored).toHaveLength(50_001);
+    // Once written, the same size is taken again.
+    expect(writer.write(big)).toBe(true);
+    await writer.close();
+    expect(writer.stats()).toMatchObject({ accepted: 100_002, written: 100_002, failed: 0, buffered: 0 });
+  });
+
+  it('takes writes up to the bound while others are held', () => {
+    const writer = createSpanWriter<number>({
+      store: () => new Promise(() => {}),
+      batchSize: 100,
+      flushMs: 60_000,
+      maxBuffered: 10,
+    });
+    expect(writer.write([1, 2, 3, 4, 5])).toBe(true);
+    expect(writer.write([6, 7, 8, 9, 10])).toBe(true);
+    expect(writer.write([11])).toBe(false);
+    expect(writer.stats().buffered).toBe(10);
+  });
+});
