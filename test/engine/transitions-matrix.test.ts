@@ -14,9 +14,10 @@ import {
 import type { RunQueue } from '../../src/executor/run-queue.js';
 import { cancelRun, runContext } from '../../src/runs/service.js';
 import { ApiError } from '../../src/shared/errors.js';
-import { newId, nowIso } from '../../src/shared/ids.js';
+import { newId } from '../../src/shared/ids.js';
 import { RUN_STATUSES, type RunStatus } from '../../src/shared/run-status.js';
 import { createProject } from '../../src/tenancy/projects.js';
+import { bareRunRow } from '../helpers/run-rows.js';
 
 // Every transition of a run's lifecycle from every status, through the transition functions alone, on an
 // in-memory SQLite database (no server, no HTTP):
@@ -43,34 +44,9 @@ const outcome = { results: { per_model: [] }, metrics: { progress: { done: 0 } }
 const error = { code: 'rate_limited', message: 'gave up' };
 
 async function queued(): Promise<string> {
-  const id = newId('run');
-  const now = nowIso();
-  const stored = await queueRun(db(), {
-    id,
-    project_id: projectId,
-    container_id: containerId,
-    environment: 'main',
-    evaluators: '[]',
-    dataset_ids: '[]',
-    config: '{}',
-    metadata: null,
-    plan: 'null',
-    results: null,
-    metrics: null,
-    spend: 0,
-    error: null,
-    process_id: null,
-    idempotency_key: null,
-    request_hash: null,
-    cancel_requested: 0,
-    created_at: now,
-    started_at: null,
-    finished_at: null,
-    error_at: null,
-    updated_at: now,
-  });
-  expect(stored).toBe(true);
-  return id;
+  const row = bareRunRow(projectId, containerId, { plan: 'null' });
+  expect(await queueRun(db(), row)).toBe(true);
+  return row.id;
 }
 
 const start = (id: string) => startRun(db(), id, { startedAt: null, totalPositions: 3, processId: 'p' });

@@ -8,8 +8,8 @@ import {
   requestCancel,
   startRun,
 } from '../../src/engine/store/transitions.js';
-import { newId, nowIso } from '../../src/shared/ids.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { bareRunRow } from '../helpers/run-rows.js';
 import { writersOf, writesOf } from '../helpers/table-writers.js';
 
 const TRANSITIONS = 'src/engine/store/transitions.ts';
@@ -56,34 +56,9 @@ describe('run transitions', () => {
   afterAll(() => h?.close());
 
   async function queued(): Promise<string> {
-    const id = newId('run');
-    const now = nowIso();
-    const stored = await queueRun(h.services.db, {
-      id,
-      project_id: h.admin.projectId,
-      container_id: containerId,
-      environment: 'main',
-      evaluators: '[]',
-      dataset_ids: '[]',
-      config: '{}',
-      metadata: null,
-      plan: '{}',
-      results: null,
-      metrics: null,
-      spend: 0,
-      error: null,
-      process_id: null,
-      idempotency_key: null,
-      request_hash: null,
-      cancel_requested: 0,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      error_at: null,
-      updated_at: now,
-    });
-    expect(stored).toBe(true);
-    return id;
+    const row = bareRunRow(h.admin.projectId, containerId);
+    expect(await queueRun(h.services.db, row)).toBe(true);
+    return row.id;
   }
 
   const row = (id: string) =>
