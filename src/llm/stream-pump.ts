@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ErrorBody } from '../shared/errors.js';
-import { usd } from '../shared/numbers.js';
 import type { CancelSignal } from './cancel.js';
+import { costOfTokens, pricesOf } from './models/pricing.js';
 import type { ResolvedModel } from './models/types.js';
 import {
   type CallContext,
@@ -61,10 +61,7 @@ export interface ChatStream {
 
 /** USD for the usage at the model's prices (unknown prices count as 0), rounded to 1e-10. */
 export function costOf(model: ResolvedModel, usage: Usage | null): number {
-  if (!usage) return 0;
-  const input = model.inputPricePerMtok ?? 0;
-  const output = model.outputPricePerMtok ?? 0;
-  return usd((usage.prompt_tokens * input + usage.completion_tokens * output) / 1_000_000);
+  return usage ? costOfTokens(pricesOf(model), usage.prompt_tokens, usage.completion_tokens) : 0;
 }
 
 function errorFrame(code: string, message: string): string {

@@ -6,9 +6,9 @@ import type { LogWriter } from '../capture/types.js';
 import { loadContainer } from '../catalog/containers/resolve.js';
 import type { Database } from '../db/schema.js';
 import type { PriceTable } from '../llm/models/prices.js';
+import { costOfTokens, pricesOf, type TokenPrices, tablePricesOf } from '../llm/models/pricing.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError } from '../shared/errors.js';
-import { usd } from '../shared/numbers.js';
 import { createLogIngest, type LogIngestResult } from './logs-ingest.js';
 import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
@@ -82,27 +82,17 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 const CONTAINER_CACHE_MS = 60_000;
 
-interface Prices {
-  input: number;
-  output: number;
-}
-
-/** USD per million tokens of a model: a registered model of the project, else the bundled table. */
-async function pricesOf(
+/** The prices of a span's model: the project's model of that name, else the bundled table's. */
+async function spanPrices(
   deps: TraceStoreDeps,
   projectId: string,
   name: string,
   provider: string,
-): Promise<Prices> {
+): Promise<TokenPrices> {
   try {
-    const m = await deps.resolveModel(projectId, name);
-    return { input: m.inputPricePerMtok ?? 0, output: m.outputPricePerMtok ?? 0 };
+    return pricesOf(await deps.resolveModel(projectId, name));
   } catch {
-    const entry =
-      (provider.includes('anthropic')
-        ? deps.prices.find('anthropic', name)
-        : deps.prices.find('openai', name)) ?? deps.prices.find('anthropic', name);
-    return { input: entry?.inputPerMtok ?? 0, output: entry?.outputPerMtok ?? 0 };
+    return tablePricesOf(deps.prices, provider, name);
   }
 }
 
@@ -171,7 +161,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
   };
 
   // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
-  const priced = new Map<string, { prices: Promise<Prices>; until: number }>();
+  const priced = new Map<string, { prices: Promise<TokenPrices>; until: number }>();
   const priceOf = async (projectId: string, call: ModelCallFacts): Promise<number> => {
     const name = modelOf(call);
     const provider = call.provider?.toLowerCase() ?? '';
@@ -179,12 +169,11 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
     let hit = priced.get(k);
     if (!hit || hit.until < Date.now()) {
       if (priced.size >= PRICE_CACHE_SIZE) priced.clear();
-      hit = { prices: pricesOf(deps, projectId, name, provider), until: Date.now() + PRICE_CACHE_MS };
+      hit = { prices: spanPrices(deps, projectId, name, provider), until: Date.now() + PRICE_CACHE_MS };
       priced.set(k, hit);
     }
-    const p = await hit.prices;
     // Unknown counts cost nothing: the price is of what was recorded.
-    return usd(((call.usage.input ?? 0) * p.input + (call.usage.output ?? 0) * p.output) / 1_000_000);
+    return costOfTokens(await hit.prices, call.usage.input, call.usage.output);
   };
 
   async function store(batch: PendingSpan[]): Promise<void> {

@@ -22,7 +22,7 @@ export interface PriceTable {
   find(provider: FrontierProvider, model: string): PriceEntry | undefined;
 }
 
-// src/catalog/models and dist/catalog/models both sit three levels below the package root.
+// src/llm/models and dist/llm/models both sit three levels below the package root.
 const BUNDLED = fileURLToPath(new URL('../../../data/prices.json', import.meta.url));
 
 function fail(file: string, what: string): never {
