@@ -936,10 +936,14 @@ class AnnotationItemViewContent(TypedDict):
     output: Any
     expected: Any
     metadata: Any
+    error: Optional[MonitorSampleError]
 
 
 class AnnotationItemViewJudgeItem(TypedDict):
     evaluator_id: str
+    #: scored, error or missing: an error is never a pass
+    status: str
+    error: Optional[MonitorSampleError]
     score: Optional[float]
     passed: Optional[bool]
     reasoning: Optional[str]
