@@ -1,13 +1,8 @@
 import type { Redis } from 'ioredis';
+import { type AbortHandler, unwatchAbort, watchAbort } from '../shared/abort-watch.js';
 import { openRedis } from '../shared/redis.js';
 import type { ModelLimiter, ModelLimits, Permit } from './model-limiter.js';
-import {
-  type AbortHandler,
-  LimiterClosedError,
-  LocalModelLimiter,
-  unwatchAbort,
-  watchAbort,
-} from './model-limiter-memory.js';
+import { LimiterClosedError, LocalModelLimiter } from './model-limiter-memory.js';
 
 /**
  * The model limiter shared by every worker of a deployment through Redis. Locally each worker runs the

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { type AbortHandler, unwatchAbort, watchAbort } from '../../ratelimit/model-limiter-memory.js';
+import { type AbortHandler, unwatchAbort, watchAbort } from '../../shared/abort-watch.js';
 import { startWorker } from '../../shared/worker-entry.js';
 import { type LocalMetric, similarity } from './text.js';
 
