@@ -96,8 +96,9 @@ async function createModelLimiter(
   workerId: string,
   warn: (message: string) => void,
 ): Promise<ModelLimiter> {
-  // Only the scale-out executor spreads one run over processes; then the limits must be shared too.
-  if (config.runs.executor !== 'bullmq' || !config.redisUrl) return createMemoryModelLimiter();
+  // With Redis, every process of the deployment (either executor: both spread one run over processes)
+  // shares the limits; without it each process holds them for itself.
+  if (!config.redisUrl) return createMemoryModelLimiter();
   const { createRedisModelLimiter } = await import('./ratelimit/model-limiter-redis.js');
   return createRedisModelLimiter({
     url: config.redisUrl,

@@ -24,11 +24,27 @@ export class LimiterClosedError extends Error {
   }
 }
 
-/** Concurrency `c` split across `members` holders (0 or 1: unsplit): what the holder at `rank` may run. */
+/** The share of concurrency `c` split across `n` holders that the holder at `rank` gets. */
+function shareOf(c: number, n: number, rank: number): number {
+  return Math.floor(c / n) + (rank < c % n ? 1 : 0);
+}
+
+/**
+ * What this holder may run of concurrency `c` split across `members` holders (0 or 1: unsplit): its share,
+ * less what the other holders still run beyond theirs (calls they started under an earlier, larger share),
+ * and nothing new while some holder has not yet confirmed the current membership.
+ */
 function capOf(s: ModelState, c: number): number {
   const n = s.members;
   if (n <= 1) return c;
-  return Math.floor(c / n) + (s.rank < c % n ? 1 : 0);
+  const others = s.others;
+  if (others === null) return 0;
+  let held = 0;
+  for (let rank = 0; rank < others.length; rank++) {
+    const active = others[rank]!;
+    if (rank !== s.rank && active > 0) held += Math.max(0, active - shareOf(c, n, rank));
+  }
+  return Math.max(0, shareOf(c, n, s.rank) - held);
 }
 
 class Waiter implements AbortHandler {
@@ -64,6 +80,11 @@ export class ModelState {
   /** Holders the concurrency is split across (0 or 1: this process has all of it) and this one's rank. */
   members = 0;
   rank = 0;
+  /**
+   * The calls in flight each holder reported (by rank) after it saw the current membership, or null while
+   * one of them has not reported since the membership changed (its calls in flight are unknown).
+   */
+  others: number[] | null = [];
   /** Acquires so far; the Redis limiter compares it between refreshes to tell whether the model is in use. */
   uses = 0;
   head: Waiter | null = null;

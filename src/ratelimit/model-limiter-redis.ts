@@ -11,11 +11,16 @@ import { LimiterClosedError, LocalModelLimiter } from './model-limiter-memory.js
  *
  * - Concurrency: a worker that used a model in the last IDLE_MS is a member of the sorted set
  *   `<prefix>:model:<model>:workers` (score = last seen, Redis clock), refreshed every `shareRefreshMs`;
- *   members older than 3 refreshes are dropped. With N members sorted by id, the one at rank r may run
- *   floor(C/N) + (r < C mod N ? 1 : 0) calls at once. The shares sum to exactly C when the workers'
- *   views agree, so with more workers than slots some get 0 and wait until a member leaves. After a
- *   membership change, a worker above its new share lets its calls in flight finish (an overshoot
- *   bounded by one refresh). A model's first acquire in a worker waits for its join (one round trip).
+ *   members older than 3 refreshes are dropped. With N members sorted by id, the one at rank r has a
+ *   share of floor(C/N) + (r < C mod N ? 1 : 0) calls at once; the shares sum to exactly C, so with more
+ *   workers than slots some get 0 and wait until a member leaves. Each refresh also reports the worker's
+ *   calls in flight with the membership it saw (hash `:active`). After a membership change a worker above
+ *   its new share lets its calls in flight finish, and the others hold back by that excess: a worker
+ *   starts nothing new until every member has reported under the current membership, then may run its
+ *   share less what the others run beyond theirs. A member's report bounds its calls from then on (it
+ *   starts none above its share), so the calls in flight across workers never exceed C. A membership
+ *   change holds new calls back for up to one refresh; a model's first acquire in a worker waits for its
+ *   join and for the others' reports.
  * - 429 pauses: `pause` raises `<prefix>:model:<model>:paused_until` (never lowers it) and publishes
  *   `{model, until}` on `<prefix>:limiter`, which every limiter subscribes to (a second connection);
  *   each share refresh also reads the key, so a worker that missed the message catches up.
@@ -46,13 +51,25 @@ const WARN_EVERY_MS = 10_000;
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: workers, paused_until. ARGV: worker id, stale ms. Returns {paused_until, members}. */
+/**
+ * KEYS: workers, paused_until, active. ARGV: worker id, stale ms, calls in flight.
+ * Returns {paused_until, members (sorted), each member's report "<in flight>|<members it saw>" or nil}.
+ */
 const SHARE = `${NOW}
 local stale = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - stale)
 redis.call('PEXPIRE', KEYS[1], stale * 10)
-return {redis.call('GET', KEYS[2]) or '0', redis.call('ZRANGE', KEYS[1], 0, -1)}`;
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+table.sort(members)
+local live = {}
+for _, m in ipairs(members) do live[m] = true end
+for _, f in ipairs(redis.call('HKEYS', KEYS[3])) do
+  if not live[f] then redis.call('HDEL', KEYS[3], f) end
+end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3] .. '|' .. table.concat(members, ','))
+redis.call('PEXPIRE', KEYS[3], stale * 10)
+return {redis.call('GET', KEYS[2]) or '0', members, redis.call('HMGET', KEYS[3], unpack(members))}`;
 
 /** KEYS: rpm, tpm. ARGV: rpm interval ms (0: none), 1 to check TPM debt. Returns ms to wait (0: charged). */
 const RATE = `${NOW}
@@ -80,7 +97,14 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1`;
 
 interface LimiterCommands {
-  egShare(workers: string, paused: string, workerId: string, staleMs: number): Promise<[string, string[]]>;
+  egShare(
+    workers: string,
+    paused: string,
+    active: string,
+    workerId: string,
+    staleMs: number,
+    inFlight: number,
+  ): Promise<[string, string[], (string | null)[]]>;
   egRate(rpm: string, tpm: string, interval: string, checkTpm: number): Promise<number>;
   egCharge(tpm: string, ms: string): Promise<number>;
   egPause(paused: string, until: number, ms: number, channel: string, message: string): Promise<number>;
@@ -120,6 +144,20 @@ function delay(ms: number, signal: AbortSignal, closing: AbortSignal): Promise<v
     watchAbort(signal, handler);
     watchAbort(closing, handler);
   });
+}
+
+/**
+ * The calls in flight each member reported (by rank), or null when one of them has not reported since the
+ * membership became `seen` (its report names another membership, or it has none yet).
+ */
+export function othersInFlight(seen: string, reports: (string | null)[]): number[] | null {
+  const inFlight: number[] = [];
+  for (const report of reports) {
+    const bar = report === null ? -1 : report.indexOf('|');
+    if (report === null || bar < 0 || report.slice(bar + 1) !== seen) return null;
+    inFlight.push(Number(report.slice(0, bar)) || 0);
+  }
+  return inFlight;
 }
 
 class RedisModelLimiter implements ModelLimiter {
@@ -266,16 +304,18 @@ class RedisModelLimiter implements ModelLimiter {
   private async refreshModel(model: string, share: Share, now: number): Promise<void> {
     const s = this.core.state(model);
     try {
-      const [paused, members] = await this.redis.egShare(
+      const [paused, members, reports] = await this.redis.egShare(
         this.key(model, 'workers'),
         this.key(model, 'paused_until'),
+        this.key(model, 'active'),
         this.options.workerId,
         3 * this.refreshMs,
+        s.active,
       );
-      members.sort();
       const rank = members.indexOf(this.options.workerId);
       s.members = members.length;
       s.rank = rank < 0 ? members.length : rank;
+      s.others = othersInFlight(members.join(','), reports);
       this.core.pauseUntil(model, Number(paused));
       share.lastOk = now;
     } catch (err) {
@@ -292,6 +332,7 @@ class RedisModelLimiter implements ModelLimiter {
     this.core.state(model).members = 0;
     try {
       await this.redis.zrem(this.key(model, 'workers'), this.options.workerId);
+      await this.redis.hdel(this.key(model, 'active'), this.options.workerId);
     } catch (err) {
       this.fail(err);
     }
@@ -330,7 +371,7 @@ export async function createRedisModelLimiter(options: RedisModelLimiterOptions)
     sub.disconnect();
     throw err;
   }
-  redis.defineCommand('egShare', { numberOfKeys: 2, lua: SHARE });
+  redis.defineCommand('egShare', { numberOfKeys: 3, lua: SHARE });
   redis.defineCommand('egRate', { numberOfKeys: 2, lua: RATE });
   redis.defineCommand('egCharge', { numberOfKeys: 1, lua: CHARGE });
   redis.defineCommand('egPause', { numberOfKeys: 1, lua: PAUSE });

@@ -251,6 +251,31 @@ describe('redis model limiter across workers', () => {
     expect(most).toEqual([2, 2]);
   });
 
+  it('never exceeds the concurrency across workers while workers join a busy model', async () => {
+    // w1 alone fills all 6 slots with long calls; w2 and w3 join while those are in flight. Under the
+    // shares alone w1 would keep 6 and the newcomers start 2 each (10 at once).
+    const C = 6;
+    let total = 0;
+    let mostTotal = 0;
+    const call = async (w: ModelLimiter, ms: number) => {
+      const permit = await w.acquire('m', limits(C), never);
+      mostTotal = Math.max(mostTotal, ++total);
+      await sleep(ms);
+      total--;
+      permit.release(0);
+    };
+    const w1 = await redis('w1');
+    const first = Array.from({ length: C }, () => call(w1, 6 * REFRESH_MS));
+    await sleep(REFRESH_MS / 2);
+    expect(total).toBe(C);
+    const [w2, w3] = await Promise.all([redis('w2'), redis('w3')]);
+    const later = [w1, w2, w3].flatMap((w) => Array.from({ length: 6 }, () => call(w, REFRESH_MS / 2)));
+    await Promise.all([...first, ...later]);
+    expect(mostTotal).toBe(C);
+    // Once w1's long calls ended, the three shares (2 each) were all in use at once.
+    expect(await raw.hlen(`${prefix}:model:m:active`)).toBe(3);
+  });
+
   it('shares a pause with the other workers within 200 ms, and with workers that join later', async () => {
     const [w1, w2] = await twoWorkers();
     await w1.pause('m', 1000);
