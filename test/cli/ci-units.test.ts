@@ -76,7 +76,7 @@ describe('the experiment file', () => {
       "e.yaml:5:39: experiments.qa.dataset.version: unknown field 'version'",
     ]);
     expect(problems(VALID.replace('{name: qa}', '{name: qa, range: "9:2"}'))).toEqual([
-      'e.yaml:5:29: experiments.qa.dataset.range: start must not be greater than end',
+      'e.yaml:5:32: experiments.qa.dataset.range: start must not be greater than end',
     ]);
     expect(problems(VALID.replace('  qa:', '  "q a":'))).toEqual([
       "e.yaml:3:3: experiments.q a: unknown experiment name 'q a'",
