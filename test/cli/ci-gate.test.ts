@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { runAction } from './ci-action-runner.js';
 import { experimentFile, ROWS, seedCi } from './ci-helpers.js';
-import { evalgate, ROOT } from './cli-helpers.js';
+import { cliEnv, evalgate, ROOT } from './cli-helpers.js';
 
 // `evalgate ci` against a real server and a scripted model upstream: a baseline recorded on main, an
 // unchanged candidate that passes, a regressed one that fails with a report naming the evaluator.
@@ -276,5 +277,76 @@ experiments:
     const res = await ci(file, []);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/experiment qa could not run: .*nosuch/);
+  });
+
+  it("runs as a GitHub composite action: steps with the runner's variables, outputs and step summary", async () => {
+    const workspace = tempDir('evalgate-ci-workspace-').dir;
+    const tmp = tempDir('evalgate-ci-runner-').dir;
+    // The CLI on PATH (the install step's "already installed" branch): this checkout, run through tsx.
+    const bin = path.join(tmp, 'bin');
+    fs.mkdirSync(bin);
+    const loader = path.join(ROOT, 'node_modules/tsx/dist/loader.mjs');
+    fs.writeFileSync(
+      path.join(bin, 'evalgate'),
+      `#!/usr/bin/env bash\nexec "${process.execPath}" --import "${loader}" "${path.join(ROOT, 'src/cli/main.ts')}" "$@"\n`,
+      { mode: 0o755 },
+    );
+    fs.copyFileSync(experimentFile(dir, '{models: [gen-b]}'), path.join(workspace, 'evals.yaml'));
+    const summary = path.join(tmp, 'summary.md');
+    fs.writeFileSync(summary, '');
+    const base = cliEnv(h);
+    delete base.EVALGATE_BASE_URL;
+    delete base.EVALGATE_API_KEY;
+    const env = {
+      ...(base as Record<string, string>),
+      PATH: `${bin}:${process.env.PATH}`,
+      GITHUB_ACTIONS: 'true',
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_STEP_SUMMARY: summary,
+      GITHUB_REF: 'refs/heads/feature',
+      GITHUB_REF_NAME: 'feature',
+      GITHUB_SHA: 'dddd4444',
+      GITHUB_REPOSITORY: 'acme/app',
+      GITHUB_RUN_ID: '314',
+      GITHUB_TOKEN: 'unused',
+      RUNNER_TEMP: tmp,
+    };
+    const inputs = { 'server-url': h.url, 'api-key': h.admin.key, 'experiment-file': 'evals.yaml' };
+    const failed = await runAction(path.join(ROOT, 'action.yml'), inputs, env, tmp);
+    expect(failed.steps.map((s) => [s.name, s.skipped])).toEqual([
+      ['Set up Node.js', true],
+      ['Install the Evalgate CLI', false],
+      ['Run the experiments', false],
+    ]);
+    expect(failed.steps[1]!.stdout).toContain(`Using the evalgate on PATH: ${bin}/evalgate`);
+    expect(failed.code, failed.steps[2]!.stderr).toBe(1);
+    expect(failed.outputs).toEqual({
+      'exit-code': '1',
+      report: 'evalgate-report.md',
+      json: 'evalgate-report.json',
+    });
+    expect(failed.steps[2]!.stderr).toContain('exact (launch 0) drop_at_confidence');
+    const md = fs.readFileSync(path.join(workspace, 'evalgate-report.md'), 'utf8');
+    expect(md).toContain('## Evalgate CI: ❌ failed');
+    expect(md).toContain(
+      'commit `dddd4444`, branch `feature` · [job](https://github.com/acme/app/actions/runs/314)',
+    );
+    expect(fs.readFileSync(summary, 'utf8')).toContain(md);
+    expect(fs.readFileSync(path.join(workspace, 'evalgate-junit.xml'), 'utf8')).toContain('failures="1"');
+    expect(JSON.parse(fs.readFileSync(path.join(workspace, 'evalgate-report.json'), 'utf8')).exit_code).toBe(
+      1,
+    );
+
+    fs.copyFileSync(experimentFile(dir, '{models: [gen-a]}'), path.join(workspace, 'evals.yaml'));
+    const passed = await runAction(
+      path.join(ROOT, 'action.yml'),
+      { ...inputs, experiments: 'qa', junit: '' },
+      env,
+      tmp,
+    );
+    expect(passed.code, passed.steps[2]!.stderr).toBe(0);
+    expect(passed.outputs['exit-code']).toBe('0');
+    fs.rmSync(workspace, { recursive: true, force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
   });
 });
