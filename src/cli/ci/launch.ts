@@ -98,7 +98,8 @@ async function commandDataset(
   const { dataset, candidate } = x.experiment;
   const range = dataset.range ?? DEFAULT_RANGE;
   const rows: Record<string, unknown>[] = [];
-  for await (const item of client.datasets.items(dataset.name, { range, limit: 100 })) rows.push(item.data as Record<string, unknown>);
+  for await (const item of client.datasets.items(dataset.name, { range, limit: 100 }))
+    rows.push(item.data as Record<string, unknown>);
   const input = rows.map((r) => `${JSON.stringify(r)}\n`).join('');
   const env = { ...process.env, EVALGATE_EXPERIMENT: x.name, EVALGATE_DATASET: dataset.name };
   const stdout = await runCommand(
