@@ -39,7 +39,7 @@ export async function findBaseline(
   let seen = 0;
   for await (const run of client.runs.list({ name: x.name, status: 'completed', limit: 100 })) {
     if (++seen > SEARCH_LIMIT) break;
-    const meta: Record<string, unknown> = run.metadata ?? {};
+    const meta = (run.metadata ?? {}) as Record<string, unknown>;
     if (run.id !== candidateId && meta[META.experiment] === x.name && meta[META.branch] === branch) {
       const commit =
         typeof meta[META.commit] === 'string' ? ` at ${String(meta[META.commit]).slice(0, 12)}` : '';
