@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerCatalogCommands } from './catalog.js';
+import { registerCiCommand } from './ci/command.js';
 import { describeError } from './client-context.js';
 import { registerDatasetCommands } from './datasets.js';
 import { registerEvaluatorCommands } from './evaluators.js';
@@ -26,7 +27,7 @@ const program = new Command()
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
 const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
-API_COMMANDS.push('queues', 'review', 'sessions');
+API_COMMANDS.push('queues', 'review', 'sessions', 'ci');
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -58,6 +59,7 @@ registerQueueCommands(program);
 registerReviewCommand(program);
 registerAgreementCommand(program);
 registerSessionCommands(program);
+registerCiCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);
