@@ -195,6 +195,93 @@ function hostList(raw: string | undefined): string[] | null {
     .filter((h) => h !== '');
 }
 
+/** How runs are executed: the executor, chunks, leases and their timings. */
+function runSettings(
+  env: Env,
+  redisUrl: string | null,
+  modelConcurrency: number,
+  chunkSize: number,
+): Config['runs'] {
+  return {
+    environments: environmentsOf(env.EVALGATE_ENVIRONMENTS),
+    modelConcurrency,
+    chunkSize,
+    executor: executorOf(env.EVALGATE_EXECUTOR, redisUrl),
+    // Enough chunks to keep every model slot busy, plus two so the next ones are ready when one ends.
+    workerConcurrency: int(
+      'EVALGATE_WORKER_CONCURRENCY',
+      env.EVALGATE_WORKER_CONCURRENCY,
+      Math.ceil(modelConcurrency / chunkSize) + 2,
+      1,
+      4096,
+    ),
+    leaseMs: int('EVALGATE_RUN_LEASE_MS', env.EVALGATE_RUN_LEASE_MS, 30_000, 1000, 3_600_000),
+    pollMs: int('EVALGATE_RUN_POLL_MS', env.EVALGATE_RUN_POLL_MS, 500, 10, 60_000),
+    reconcileMs: int('EVALGATE_RUN_RECONCILE_MS', env.EVALGATE_RUN_RECONCILE_MS, 5_000, 100, 3_600_000),
+    submitTimeoutMs: int(
+      'EVALGATE_RUN_SUBMIT_TIMEOUT_MS',
+      env.EVALGATE_RUN_SUBMIT_TIMEOUT_MS,
+      3000,
+      100,
+      60_000,
+    ),
+    serveExecutes: int('EVALGATE_SERVE_EXECUTES', env.EVALGATE_SERVE_EXECUTES, 1, 0, 1) === 1,
+    rateLimitWaitMs: int(
+      'EVALGATE_RATE_LIMIT_MAX_WAIT_MS',
+      env.EVALGATE_RATE_LIMIT_MAX_WAIT_MS,
+      600_000,
+      100,
+      86_400_000,
+    ),
+    scorerIdleMs: int('EVALGATE_SCORER_IDLE_MS', env.EVALGATE_SCORER_IDLE_MS, 10_000, 10, 3_600_000),
+  };
+}
+
+/** The upstream connection pools, their timeouts and the retry policy. */
+function upstreamSettings(env: Env): Config['upstream'] {
+  return {
+    connections: int('EVALGATE_UPSTREAM_CONNECTIONS', env.EVALGATE_UPSTREAM_CONNECTIONS, 256, 1, 65_536),
+    maxConnections: int(
+      'EVALGATE_UPSTREAM_MAX_CONNECTIONS',
+      env.EVALGATE_UPSTREAM_MAX_CONNECTIONS,
+      1024,
+      1,
+      1_048_576,
+    ),
+    connectTimeoutMs: int(
+      'EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS',
+      env.EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
+      10_000,
+      1,
+      600_000,
+    ),
+    headersTimeoutMs: int(
+      'EVALGATE_UPSTREAM_HEADERS_TIMEOUT_MS',
+      env.EVALGATE_UPSTREAM_HEADERS_TIMEOUT_MS,
+      600_000,
+      1,
+      3_600_000,
+    ),
+    bodyTimeoutMs: int(
+      'EVALGATE_UPSTREAM_BODY_TIMEOUT_MS',
+      env.EVALGATE_UPSTREAM_BODY_TIMEOUT_MS,
+      300_000,
+      1,
+      3_600_000,
+    ),
+    keepAliveMs: int(
+      'EVALGATE_UPSTREAM_KEEPALIVE_MS',
+      env.EVALGATE_UPSTREAM_KEEPALIVE_MS,
+      60_000,
+      1,
+      3_600_000,
+    ),
+    retries: int('EVALGATE_UPSTREAM_RETRIES', env.EVALGATE_UPSTREAM_RETRIES, 2, 0, 10),
+    retryBaseMs: int('EVALGATE_UPSTREAM_RETRY_BASE_MS', env.EVALGATE_UPSTREAM_RETRY_BASE_MS, 200, 0, 60_000),
+    retryMaxMs: int('EVALGATE_UPSTREAM_RETRY_MAX_MS', env.EVALGATE_UPSTREAM_RETRY_MAX_MS, 5_000, 0, 600_000),
+  };
+}
+
 export interface ConfigFlags {
   host?: string;
   port?: string;
@@ -246,92 +333,8 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     keyCacheMs: int('EVALGATE_KEY_CACHE_MS', env.EVALGATE_KEY_CACHE_MS, 10_000, 0, 3_600_000),
     budgetCacheMs: int('EVALGATE_BUDGET_CACHE_MS', env.EVALGATE_BUDGET_CACHE_MS, 1_000, 0, 600_000),
     python: text(env.EVALGATE_PYTHON) ?? 'python3',
-    runs: {
-      environments: environmentsOf(env.EVALGATE_ENVIRONMENTS),
-      modelConcurrency,
-      chunkSize,
-      executor: executorOf(env.EVALGATE_EXECUTOR, redisUrl),
-      // Enough chunks to keep every model slot busy, plus two so the next ones are ready when one ends.
-      workerConcurrency: int(
-        'EVALGATE_WORKER_CONCURRENCY',
-        env.EVALGATE_WORKER_CONCURRENCY,
-        Math.ceil(modelConcurrency / chunkSize) + 2,
-        1,
-        4096,
-      ),
-      leaseMs: int('EVALGATE_RUN_LEASE_MS', env.EVALGATE_RUN_LEASE_MS, 30_000, 1000, 3_600_000),
-      pollMs: int('EVALGATE_RUN_POLL_MS', env.EVALGATE_RUN_POLL_MS, 500, 10, 60_000),
-      reconcileMs: int('EVALGATE_RUN_RECONCILE_MS', env.EVALGATE_RUN_RECONCILE_MS, 5_000, 100, 3_600_000),
-      submitTimeoutMs: int(
-        'EVALGATE_RUN_SUBMIT_TIMEOUT_MS',
-        env.EVALGATE_RUN_SUBMIT_TIMEOUT_MS,
-        3000,
-        100,
-        60_000,
-      ),
-      serveExecutes: int('EVALGATE_SERVE_EXECUTES', env.EVALGATE_SERVE_EXECUTES, 1, 0, 1) === 1,
-      rateLimitWaitMs: int(
-        'EVALGATE_RATE_LIMIT_MAX_WAIT_MS',
-        env.EVALGATE_RATE_LIMIT_MAX_WAIT_MS,
-        600_000,
-        100,
-        86_400_000,
-      ),
-      scorerIdleMs: int('EVALGATE_SCORER_IDLE_MS', env.EVALGATE_SCORER_IDLE_MS, 10_000, 10, 3_600_000),
-    },
-    upstream: {
-      connections: int('EVALGATE_UPSTREAM_CONNECTIONS', env.EVALGATE_UPSTREAM_CONNECTIONS, 256, 1, 65_536),
-      maxConnections: int(
-        'EVALGATE_UPSTREAM_MAX_CONNECTIONS',
-        env.EVALGATE_UPSTREAM_MAX_CONNECTIONS,
-        1024,
-        1,
-        1_048_576,
-      ),
-      connectTimeoutMs: int(
-        'EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS',
-        env.EVALGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
-        10_000,
-        1,
-        600_000,
-      ),
-      headersTimeoutMs: int(
-        'EVALGATE_UPSTREAM_HEADERS_TIMEOUT_MS',
-        env.EVALGATE_UPSTREAM_HEADERS_TIMEOUT_MS,
-        600_000,
-        1,
-        3_600_000,
-      ),
-      bodyTimeoutMs: int(
-        'EVALGATE_UPSTREAM_BODY_TIMEOUT_MS',
-        env.EVALGATE_UPSTREAM_BODY_TIMEOUT_MS,
-        300_000,
-        1,
-        3_600_000,
-      ),
-      keepAliveMs: int(
-        'EVALGATE_UPSTREAM_KEEPALIVE_MS',
-        env.EVALGATE_UPSTREAM_KEEPALIVE_MS,
-        60_000,
-        1,
-        3_600_000,
-      ),
-      retries: int('EVALGATE_UPSTREAM_RETRIES', env.EVALGATE_UPSTREAM_RETRIES, 2, 0, 10),
-      retryBaseMs: int(
-        'EVALGATE_UPSTREAM_RETRY_BASE_MS',
-        env.EVALGATE_UPSTREAM_RETRY_BASE_MS,
-        200,
-        0,
-        60_000,
-      ),
-      retryMaxMs: int(
-        'EVALGATE_UPSTREAM_RETRY_MAX_MS',
-        env.EVALGATE_UPSTREAM_RETRY_MAX_MS,
-        5_000,
-        0,
-        600_000,
-      ),
-    },
+    runs: runSettings(env, redisUrl, modelConcurrency, chunkSize),
+    upstream: upstreamSettings(env),
     recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
     traceRetentionDays: int('EVALGATE_TRACE_RETENTION_DAYS', env.EVALGATE_TRACE_RETENTION_DAYS, 0, 0, 36_500),
     logRetentionDays: int('EVALGATE_LOG_RETENTION_DAYS', env.EVALGATE_LOG_RETENTION_DAYS, 0, 0, 36_500),

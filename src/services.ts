@@ -156,30 +156,18 @@ async function providerName(models: ModelContext, projectId: string, ref: string
 }
 
 /**
- * The composition root: every backend is chosen here, from the typed config, and nowhere else. The
- * database (migrated), model resolution, providers, the task log writer, the run queue, the model
- * limiter, the sandbox, rate limits and metrics.
+ * What records: the task-log writer (on its thread, behind the spool, exported over OTLP when configured)
+ * and the trace store.
  */
-export async function createServices(config: Config, options: ServicesOptions = {}): Promise<Services> {
-  // The price table is read first, so that a broken operator's file stops the start, not every call.
-  const prices = priceTable(config.pricesFile);
-  const logger = options.logger ?? pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
-  const database = options.database ?? (await openDatabase(config.databaseUrl));
-  await database.migrate();
-  const workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const pepper = keyPepper(config);
-  const hopId = hopIdOf(pepper);
-  const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
-  const models: ModelContext = { db: database.db, config, secretKey, prices };
-  const warn = (message: string) => logger.warn(message);
-  const rateLimiter = await createRateLimiter(config, warn, options.cluster);
+async function createRecording(
+  config: Config,
+  database: DatabaseHandle,
+  models: ModelContext,
+  warn: (message: string) => void,
+  onCommitted: (logs: CommittedLog[]) => void,
+) {
   // An in-memory SQLite database exists only for its own connection: its writer cannot have another.
-  // Monitors select from each batch the log writer has committed (the selector exists once the queue does).
-  let selector: MonitorSelector | null = null;
-  const writerOptions = {
-    ...config.logWriter,
-    onCommitted: (logs: CommittedLog[]) => selector?.committed(logs),
-  };
+  const writerOptions = { ...config.logWriter, onCommitted };
   const innerWriter: LogWriter =
     config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
       ? createThreadedLogWriter(config.databaseUrl, writerOptions, warn)
@@ -200,13 +188,39 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const traces = createTraceStore({
     db: database.db,
     logWriter: config.recording ? spooledWriter : null,
-    prices,
+    prices: models.prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     writer: config.logWriter,
     retentionDays: config.traceRetentionDays,
     logRetentionDays: config.logRetentionDays,
     warn,
   });
+  return { logWriter, otelExport, traces };
+}
+
+/**
+ * The composition root: every backend is chosen here, from the typed config, and nowhere else. The
+ * database (migrated), model resolution, providers, the task log writer, the run queue, the model
+ * limiter, the sandbox, rate limits and metrics.
+ */
+export async function createServices(config: Config, options: ServicesOptions = {}): Promise<Services> {
+  // The price table is read first, so that a broken operator's file stops the start, not every call.
+  const prices = priceTable(config.pricesFile);
+  const logger = options.logger ?? pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
+  const database = options.database ?? (await openDatabase(config.databaseUrl));
+  await database.migrate();
+  const workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const pepper = keyPepper(config);
+  const hopId = hopIdOf(pepper);
+  const secretKey = config.secretKey ?? decodeSecretKey(loadOrCreateSecret(config.dataDir, 'secret-key'));
+  const models: ModelContext = { db: database.db, config, secretKey, prices };
+  const warn = (message: string) => logger.warn(message);
+  const rateLimiter = await createRateLimiter(config, warn, options.cluster);
+  // Monitors select from each batch the log writer has committed (the selector exists once the queue does).
+  let selector: MonitorSelector | null = null;
+  const { logWriter, otelExport, traces } = await createRecording(config, database, models, warn, (logs) =>
+    selector?.committed(logs),
+  );
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
   const providers = createProviders(config, models, { self, hopId });

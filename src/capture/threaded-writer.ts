@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../shared/worker-entry.js';
 import { HeldIds } from './held-ids.js';
-import { createOutageLog } from './outage-log.js';
+import { createOutageLog, type OutageLog } from './outage-log.js';
 import { canLeaveIdleClass, setIdleClass } from './thread-priority.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
 import type { LogWriter } from './types.js';
@@ -28,6 +28,154 @@ export interface ThreadedLogWriter extends LogWriter {
 
 function spawn(data: ThreadWorkerData): Worker {
   return startWorker(import.meta.url, 'writer-thread', { workerData: data });
+}
+
+/** How the writer's thread is scheduled, kept up to date as its backlog changes. */
+interface ThreadScheduler {
+  /** The idle class while the thread keeps up; its background share while its backlog is high or someone awaits a flush. */
+  reschedule(): void;
+  /** The thread told its Linux id (null: not known there). */
+  started(tid: number | null): void;
+  /** The thread is gone. */
+  gone(): void;
+  state(): WriterThreadState;
+}
+
+function createThreadScheduler(
+  urgent: number,
+  relaxed: number,
+  backlogOf: () => number,
+  awaited: () => boolean,
+  warn: ((message: string) => void) | undefined,
+): ThreadScheduler {
+  /** The thread's Linux id, its class, whether a change of class is under way, and whether changes are possible (null: not checked yet). */
+  let tid: number | null = null;
+  let idleClass = false;
+  let switching = false;
+  let schedulable: boolean | null = null;
+
+  function reschedule(): void {
+    if (tid === null || switching || schedulable === false) return;
+    schedulable ??= canLeaveIdleClass();
+    if (!schedulable) return;
+    const backlog = backlogOf();
+    const idle = !awaited() && (idleClass ? backlog < urgent : backlog <= relaxed);
+    if (idle === idleClass) return;
+    switching = true;
+    const target = tid;
+    void setIdleClass(target, idle).then((done) => {
+      switching = false;
+      if (tid !== target) return;
+      if (done) {
+        idleClass = idle;
+        reschedule();
+        return;
+      }
+      // No chrt, or not allowed: the thread keeps the class it has, and no change is tried again.
+      schedulable = false;
+      if (!idle) warn?.("The task log writer's thread could not leave the idle scheduling class");
+    });
+  }
+
+  return {
+    reschedule,
+    started(id) {
+      tid = id;
+      reschedule();
+    },
+    gone() {
+      tid = null;
+      idleClass = false;
+    },
+    state: () => ({ tid, idleClass, switching }),
+  };
+}
+
+/** The thread's reports that change nothing here: outages, warnings, committed batches, a failed start. */
+function report(
+  message: ThreadReply,
+  outage: OutageLog,
+  warn: ((message: string) => void) | undefined,
+  onCommitted: LogWriterOptions['onCommitted'],
+): void {
+  if (message.type === 'availability') {
+    if (message.available) outage.up();
+    else outage.down(message.reason);
+  } else if (message.type === 'warn') {
+    warn?.(message.message);
+  } else if (message.type === 'committed') {
+    onCommitted?.(message.logs);
+  } else if (message.type === 'fatal') {
+    warn?.(`The task log writer's thread could not start: ${message.message}`);
+  }
+}
+
+/** What was handed to the thread and what became of it: the current thread's totals, and those of threads gone. */
+class ThreadTally {
+  /** Handed to the current thread, and its totals so far. */
+  sent = 0;
+  private threadWritten = 0;
+  private threadFailed = 0;
+  /** Totals of threads that are gone (what they had not stored counts as failed). */
+  private pastWritten = 0;
+  pastFailed = 0;
+
+  inThread(): number {
+    return this.sent - this.threadWritten - this.threadFailed;
+  }
+
+  progress(written: number, failed: number): void {
+    this.threadWritten = written;
+    this.threadFailed = failed;
+  }
+
+  /** The thread is gone: what it had not stored counts as failed. */
+  exited(): void {
+    this.pastWritten += this.threadWritten;
+    this.pastFailed += this.sent - this.threadWritten;
+    this.sent = this.threadWritten = this.threadFailed = 0;
+  }
+
+  written(): number {
+    return this.pastWritten + this.threadWritten;
+  }
+
+  failed(): number {
+    return this.pastFailed + this.threadFailed;
+  }
+}
+
+/** Flushes awaited on the thread, each settled when the thread says it is done (or is gone). */
+class FlushWaiters {
+  private next = 0;
+  private readonly waiting = new Map<number, () => void>();
+
+  awaited(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  /** Asks for a flush (`ask` false: nobody to ask, settled at once); `asked` is told once it is registered. */
+  wait(ask: (id: number) => boolean, asked: () => void): Promise<void> {
+    const id = this.next++;
+    return new Promise<void>((resolve) => {
+      this.waiting.set(id, resolve);
+      if (!ask(id)) {
+        this.waiting.delete(id);
+        resolve();
+      }
+      asked();
+    });
+  }
+
+  settle(id: number): void {
+    this.waiting.get(id)?.();
+    this.waiting.delete(id);
+  }
+
+  settleAll(): void {
+    for (const done of this.waiting.values()) done();
+    this.waiting.clear();
+  }
 }
 
 /**
@@ -67,58 +215,19 @@ export function createThreadedLogWriter(
   let timer: NodeJS.Timeout | null = null;
   let accepted = 0;
   let dropped = 0;
-  /** Handed to the current thread, and its totals so far. */
-  let sent = 0;
-  let threadWritten = 0;
-  let threadFailed = 0;
-  /** Totals of threads that are gone (what they had not stored counts as failed). */
-  let pastWritten = 0;
-  let pastFailed = 0;
+  const tally = new ThreadTally();
   let closed = false;
-  let nextFlush = 0;
-  const flushes = new Map<number, () => void>();
+  const flushes = new FlushWaiters();
   let onClosed: (() => void) | null = null;
   // The thread tells when the database goes and comes back; records past the bound are dropped here.
   const outage = createOutageLog(maxBuffered, () => dropped, warn);
 
-  const inThread = () => sent - threadWritten - threadFailed;
+  const inThread = () => tally.inThread();
   /** The ids of what is queued here or held there (the thread settles records in the order it got them). */
   const heldIds = new HeldIds();
 
-  /** The thread's Linux id, its class, whether a change of class is under way, and whether changes are possible (null: not checked yet). */
-  let tid: number | null = null;
-  let idleClass = false;
-  let switching = false;
-  let schedulable: boolean | null = null;
-
-  /** The idle class while the thread keeps up; its background share while its backlog is high or someone awaits a flush. */
-  function reschedule(): void {
-    if (tid === null || switching || schedulable === false) return;
-    schedulable ??= canLeaveIdleClass();
-    if (!schedulable) return;
-    const backlog = inThread();
-    const idle = flushes.size === 0 && (idleClass ? backlog < urgent : backlog <= relaxed);
-    if (idle === idleClass) return;
-    switching = true;
-    const target = tid;
-    void setIdleClass(target, idle).then((done) => {
-      switching = false;
-      if (tid !== target) return;
-      if (done) {
-        idleClass = idle;
-        reschedule();
-        return;
-      }
-      // No chrt, or not allowed: the thread keeps the class it has, and no change is tried again.
-      schedulable = false;
-      if (!idle) warn?.("The task log writer's thread could not leave the idle scheduling class");
-    });
-  }
-
-  function settleAll(): void {
-    for (const done of flushes.values()) done();
-    flushes.clear();
-  }
+  const scheduler = createThreadScheduler(urgent, relaxed, inThread, () => flushes.awaited(), warn);
+  const reschedule = () => scheduler.reschedule();
 
   function start(): Worker | null {
     if (worker) return worker;
@@ -128,40 +237,27 @@ export function createThreadedLogWriter(
     w.unref();
     w.on('message', (message: ThreadReply) => {
       if (message.type === 'started') {
-        tid = message.tid;
-        reschedule();
+        scheduler.started(message.tid);
       } else if (message.type === 'progress') {
-        threadWritten = message.written;
-        threadFailed = message.failed;
+        tally.progress(message.written, message.failed);
         reschedule();
       } else if (message.type === 'flushed') {
-        flushes.get(message.id)?.();
-        flushes.delete(message.id);
+        flushes.settle(message.id);
         reschedule();
       } else if (message.type === 'closed') {
         onClosed?.();
-      } else if (message.type === 'availability') {
-        if (message.available) outage.up();
-        else outage.down(message.reason);
-      } else if (message.type === 'warn') {
-        warn?.(message.message);
-      } else if (message.type === 'committed') {
-        options.onCommitted?.(message.logs);
-      } else if (message.type === 'fatal') {
-        warn?.(`The task log writer's thread could not start: ${message.message}`);
+      } else {
+        report(message, outage, warn, options.onCommitted);
       }
     });
     // A thread that cannot start or that fails takes what it held with it: counted as failed.
     w.on('error', (err) => warn?.(`The task log writer's thread failed: ${err.message}`));
     w.on('exit', () => {
       if (worker !== w) return;
-      pastWritten += threadWritten;
-      pastFailed += sent - threadWritten;
-      sent = threadWritten = threadFailed = 0;
+      tally.exited();
       worker = null;
-      tid = null;
-      idleClass = false;
-      settleAll();
+      scheduler.gone();
+      flushes.settleAll();
       onClosed?.();
     });
     worker = w;
@@ -189,23 +285,15 @@ export function createThreadedLogWriter(
     const count = pending.length;
     const json = `[${pending.join(',')}]`;
     pending = [];
-    if (post({ type: 'records', json })) sent += count;
-    else pastFailed += count;
+    if (post({ type: 'records', json })) tally.sent += count;
+    else tally.pastFailed += count;
     reschedule();
   }
 
   async function flush(): Promise<void> {
     handOff();
     if (!worker) return;
-    const id = nextFlush++;
-    await new Promise<void>((resolve) => {
-      flushes.set(id, resolve);
-      if (!post({ type: 'flush', id })) {
-        flushes.delete(id);
-        resolve();
-      }
-      reschedule();
-    });
+    await flushes.wait((id) => post({ type: 'flush', id }), reschedule);
   }
 
   function queue(id: string, json: () => string): void {
@@ -233,11 +321,11 @@ export function createThreadedLogWriter(
     },
     flush,
     holds: (id) => heldIds.holds(id, pending.length + inThread()),
-    thread: () => ({ tid, idleClass, switching }),
+    thread: () => scheduler.state(),
     stats: () => ({
       accepted,
-      written: pastWritten + threadWritten,
-      failed: dropped + pastFailed + threadFailed,
+      written: tally.written(),
+      failed: dropped + tally.failed(),
       buffered: pending.length + inThread(),
     }),
     async close() {

@@ -1,12 +1,9 @@
 import type { Kysely } from 'kysely';
-import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { recordGatewaySpans } from './gateway-spans.js';
+import { createBackoff, createBatchAttempts, type WriterHold } from './batch-attempts.js';
 import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
-import { assignSessions, pruneExpiredKeys, type SessionAsk } from './sessions/assign.js';
-import { insertLogRows, type NewLogRow, reserveSeqs } from './task-log-store.js';
 import type { CommittedLog, LogWriter } from './types.js';
 
 export interface LogWriterOptions {
@@ -26,86 +23,15 @@ export interface LogWriterOptions {
   onCommitted?: (logs: CommittedLog[]) => void;
 }
 
-const committedOf = (rows: NewLogRow[]): CommittedLog[] =>
-  rows.map((r) => ({
-    id: r.id,
-    projectId: r.project_id,
-    containerId: r.container_id,
-    seq: Number(r.seq),
-    model: r.model,
-    metadata: r.metadata ?? '{}',
-    createdAt: r.created_at,
-  }));
-
-/** While the database is away, held batches are tried again after a jittered, doubling wait up to the max. */
-const RETRY_BASE_MS = 200;
-const RETRY_MAX_MS = 2_000;
-/** A batch refused for another reason than an outage (a bug) is reported at most this often. */
-const REFUSAL_WARN_MS = 60_000;
-/** Session keys that can no longer match are deleted with a batch at most this often. */
-const PRUNE_EVERY_MS = 60_000;
-
-/**
- * Writes one batch in one transaction and returns the rows stored. Containers are locked in id
- * order, so two processes writing to the same containers cannot deadlock. Records of containers that no
- * longer exist are skipped. Throws what the database threw; a failed transaction stores nothing.
- */
-async function writeBatch(
-  db: Kysely<Database>,
-  batch: NewLogRow[],
-  sessionAsks: WeakMap<NewLogRow, SessionAsk>,
-  prune: boolean,
-): Promise<NewLogRow[]> {
-  const groups = new Map<string, NewLogRow[]>();
-  for (const draft of batch) {
-    const group = groups.get(draft.container_id);
-    if (group) group.push(draft);
-    else groups.set(draft.container_id, [draft]);
-  }
-  if (groups.size === 0) return [];
-  return await db.transaction().execute(async (trx) => {
-    const rows: NewLogRow[] = [];
-    for (const containerId of [...groups.keys()].sort()) {
-      const drafts = groups.get(containerId)!;
-      const first = await reserveSeqs(trx, containerId, drafts.length);
-      if (first === null) continue;
-      for (let i = 0; i < drafts.length; i++) {
-        const draft = drafts[i]!;
-        draft.seq = first + i;
-        rows.push(draft);
-      }
-      // Under the container's counter lock: no other writer assigns this container's calls meanwhile.
-      await assignSessions(
-        trx,
-        containerId,
-        drafts.map((row) => ({ row, ask: sessionAsks.get(row) ?? { key: undefined } })),
-      );
-    }
-    await insertLogRows(trx, rows);
-    await recordGatewaySpans(trx, rows);
-    if (prune) await pruneExpiredKeys(trx);
-    return rows;
-  });
+/** At close, with the database still away: what the writer was holding for it is lost now. */
+function loseHeld(hold: WriterHold, left: number, options: LogWriterOptions): void {
+  if (left === 0) return;
+  hold.buffer.length = 0;
+  hold.splits.length = 0;
+  hold.lost += left;
+  options.warn?.(`Closing while the database is unavailable: ${left} task logs held for it are lost`);
+  options.onProgress?.();
 }
-
-/** Ids of the batch already stored (an earlier attempt committed, but its answer was lost with the connection). */
-async function storedIds(db: Kysely<Database>, batch: NewLogRow[]): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('task_logs')
-    .select('id')
-    .where(
-      'id',
-      'in',
-      batch.map((d) => d.id),
-    )
-    .execute();
-  return new Set(rows.map((r) => r.id));
-}
-
-/** The database is away for now (restarting, unreachable, locked): worth waiting for, unlike a closed handle. */
-const worthRetrying = (err: unknown) => isDatabaseUnavailable(err) && !isDatabaseClosed(err);
-
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * The task log writer: `write` only appends to a bounded in-memory buffer; one loop per process writes
@@ -123,25 +49,13 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
-  const buffer: NewLogRow[] = [];
-  /** Parts of a batch the database refused, tried apart before anything else (see `split`). */
-  const splits: NewLogRow[][] = [];
-  /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
-  const tried = new WeakSet<NewLogRow>();
-  /**
-   * How each buffered record's session is found (its `X-Evalgate-Session` key, or null when it came with
-   * its session id); the clues themselves are read from the row when its batch is written.
-   */
-  const sessionAsks = new WeakMap<NewLogRow, SessionAsk>();
-  /** When the writer last deleted session keys too old to match (with a batch, at most once a minute). */
-  let prunedAt = Date.now();
+  const hold: WriterHold = { buffer: [], splits: [], sessionAsks: new WeakMap(), written: 0, lost: 0 };
+  const { buffer, splits, sessionAsks } = hold;
   let inFlight = 0;
   /** The ids of what is held, for `holds` (records are settled in the order they were accepted). */
   const heldIds = new HeldIds();
   let accepted = 0;
-  let written = 0;
   let dropped = 0;
-  let lost = 0;
   let closed = false;
   /** Set by close once its last flush is done: the loop stops retrying. */
   let stopping = false;
@@ -152,13 +66,11 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   /** Attempts the database failed (unavailable): a flush does not wait out an outage. */
   let failures = 0;
   /** The current back-off (0 while the database takes batches), and how to cut it short. */
-  let retryMs = 0;
-  let wakeRetry: (() => void) | null = null;
+  const backoff = createBackoff();
   /** Flushes waiting for the end of an attempt. */
   const waiters = new Set<() => void>();
   const outage = options.outage ?? createOutageLog(maxBuffered, () => dropped, warn);
-  let down = false;
-  let refusalWarnedAt = 0;
+  const attempts = createBatchAttempts(db, hold, outage, options);
 
   function notify(): void {
     for (const done of waiters) done();
@@ -192,101 +104,16 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
     else arm();
   }
 
-  function pause(): Promise<void> {
-    retryMs = retryMs === 0 ? RETRY_BASE_MS : Math.min(RETRY_MAX_MS, retryMs * 2);
-    const ms = retryMs * (0.5 + Math.random() / 2);
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      t.unref();
-      function done() {
-        clearTimeout(t);
-        wakeRetry = null;
-        resolve();
-      }
-      wakeRetry = done;
-    });
-  }
-
-  /**
-   * The database refused a batch for another reason than an outage (a row it cannot take): its halves
-   * are tried apart, down to single records, so that only the records it refuses are dropped.
-   */
-  function split(batch: NewLogRow[], err: unknown): true {
-    if (batch.length > 1) {
-      const mid = Math.ceil(batch.length / 2);
-      splits.unshift(batch.slice(0, mid), batch.slice(mid));
-      return true;
-    }
-    lost += batch.length;
-    const now = Date.now();
-    if (now - refusalWarnedAt < REFUSAL_WARN_MS) return true;
-    refusalWarnedAt = now;
-    warn?.(`The database refused task log ${batch[0]?.id}, which is dropped: ${reasonOf(err)}`);
-    return true;
-  }
-
-  /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
-  async function attempt(batch: NewLogRow[]): Promise<boolean> {
-    try {
-      const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, sessionAsks, prune);
-      if (prune) prunedAt = Date.now();
-      written += stored.length;
-      lost += batch.length - stored.length;
-      if (stored.length > 0) options.onCommitted?.(committedOf(stored));
-      return true;
-    } catch (err) {
-      if (worthRetrying(err)) {
-        for (const d of batch) tried.add(d);
-        buffer.unshift(...batch);
-        if (!down) {
-          down = true;
-          outage.down(reasonOf(err));
-        }
-        return false;
-      }
-      if (isUniqueViolation(err)) {
-        if (batch.some((d) => tried.has(d))) return await dedupe(batch, err);
-      } else {
-        // Not a refused row: the commit may have gone through before the error (a connection cut as it
-        // answered, whatever error that took), so its parts are checked for stored rows if refused.
-        for (const d of batch) tried.add(d);
-      }
-      return split(batch, err);
-    }
-  }
-
-  /** A retried batch hit its own rows: what an earlier, cut-off attempt committed is not stored twice. */
-  async function dedupe(batch: NewLogRow[], err: unknown): Promise<boolean> {
-    let present: Set<string>;
-    try {
-      present = await storedIds(db, batch);
-    } catch (readErr) {
-      if (!worthRetrying(readErr)) return split(batch, err);
-      buffer.unshift(...batch);
-      return false;
-    }
-    const rest = batch.filter((d) => !present.has(d.id));
-    if (rest.length === batch.length) return split(batch, err);
-    written += batch.length - rest.length;
-    for (const d of rest) tried.delete(d);
-    buffer.unshift(...rest);
-    return true;
-  }
-
   async function pump(): Promise<void> {
     try {
       while (!stopping && ready()) {
         const batch = splits.shift() ?? buffer.splice(0, batchSize);
         inFlight = batch.length;
-        const ok = await attempt(batch);
+        const ok = await attempts.attempt(batch);
         inFlight = 0;
         if (ok) {
-          retryMs = 0;
-          if (down) {
-            down = false;
-            outage.up();
-          }
+          backoff.reset();
+          attempts.recovered();
         } else {
           failures++;
           // Held records are tried again whole, a partial batch included.
@@ -294,7 +121,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
         }
         options.onProgress?.();
         notify();
-        if (!ok && !stopping) await pause();
+        if (!ok && !stopping) await backoff.pause();
       }
       due = false;
     } finally {
@@ -308,9 +135,9 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   async function flush(): Promise<void> {
     const target = accepted;
     const failuresBefore = failures;
-    while (written + lost < target && failures === failuresBefore) {
+    while (hold.written + hold.lost < target && failures === failuresBefore) {
       due = true;
-      if (pumping) wakeRetry?.();
+      if (pumping) backoff.wake();
       else schedule();
       if (!pumping) return;
       await new Promise<void>((resolve) => waiters.add(resolve));
@@ -337,25 +164,18 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
     },
     flush,
     holds: (id) => heldIds.holds(id, held()),
-    stats: () => ({ accepted, written, failed: dropped + lost, buffered: held() }),
+    stats: () => ({ accepted, written: hold.written, failed: dropped + hold.lost, buffered: held() }),
     async close() {
       if (closed) return;
       closed = true;
       await flush();
       stopping = true;
-      wakeRetry?.();
+      backoff.wake();
       if (pumping) await pumping;
       if (timer !== null) clearTimeout(timer);
       timer = null;
       // The database is still away: what it was holding for it is lost now.
-      const left = held();
-      if (left > 0) {
-        buffer.length = 0;
-        splits.length = 0;
-        lost += left;
-        warn?.(`Closing while the database is unavailable: ${left} task logs held for it are lost`);
-        options.onProgress?.();
-      }
+      loseHeld(hold, held(), options);
     },
   };
 }

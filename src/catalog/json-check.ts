@@ -27,6 +27,57 @@ const stack = new Uint8Array(MAX_JSON_DEPTH + 2);
 /** Per level: the object is the value of a `constructor` key (so a `prototype` key in it is refused). */
 const underConstructor = new Uint8Array(MAX_JSON_DEPTH + 2);
 
+/** The characters a backslash may escape in a JSON string, `u` aside. */
+const isShortEscape = (e: number) =>
+  e === 0x22 ||
+  e === 0x5c ||
+  e === 0x2f ||
+  e === 0x62 ||
+  e === 0x66 ||
+  e === 0x6e ||
+  e === 0x72 ||
+  e === 0x74;
+
+/** Where the last `scanNumber` stopped: past the number, or where it found it malformed. */
+let numberEnd = 0;
+
+/** Scans the number at `start` (sets `numberEnd`); returns an error, or null. */
+function scanNumber(text: string, start: number): string | null {
+  let i = start;
+  let big = false;
+  if (text.charCodeAt(i) === 0x2d) i++;
+  if (text.charCodeAt(i) === 0x30) i++;
+  else if (isDigit(text.charCodeAt(i))) while (isDigit(text.charCodeAt(i))) i++;
+  else {
+    numberEnd = i;
+    return 'No number after minus sign';
+  }
+  if (i - start > 300) big = true;
+  if (text.charCodeAt(i) === 0x2e) {
+    i++;
+    if (!isDigit(text.charCodeAt(i))) {
+      numberEnd = i;
+      return 'Unterminated fractional number';
+    }
+    while (isDigit(text.charCodeAt(i))) i++;
+  }
+  const e = text.charCodeAt(i);
+  if (e === 0x65 || e === 0x45) {
+    big = true;
+    i++;
+    const s = text.charCodeAt(i);
+    if (s === 0x2b || s === 0x2d) i++;
+    if (!isDigit(text.charCodeAt(i))) {
+      numberEnd = i;
+      return 'Exponent part is missing a number';
+    }
+    while (isDigit(text.charCodeAt(i))) i++;
+  }
+  numberEnd = i;
+  if (big && !Number.isFinite(Number(text.slice(start, i)))) return 'Numbers must be finite';
+  return null;
+}
+
 export function checkJson(text: string): JsonCheck {
   const n = text.length;
   let i = 0;
@@ -69,16 +120,7 @@ export function checkJson(text: string): JsonCheck {
           }
           if (c === 0) return 'Strings must not contain NUL (\\u0000) characters';
           i += 6;
-        } else if (
-          e === 0x22 ||
-          e === 0x5c ||
-          e === 0x2f ||
-          e === 0x62 ||
-          e === 0x66 ||
-          e === 0x6e ||
-          e === 0x72 ||
-          e === 0x74
-        ) {
+        } else if (isShortEscape(e)) {
           c = e === 0x22 || e === 0x5c || e === 0x2f ? e : 0x20;
           i += 2;
         } else {
@@ -96,32 +138,6 @@ export function checkJson(text: string): JsonCheck {
     }
   };
   const keyIs = (bit: number, word: string) => (keyMatch & bit) !== 0 && keyLength === word.length;
-
-  const scanNumber = (): string | null => {
-    const start = i;
-    let big = false;
-    if (text.charCodeAt(i) === 0x2d) i++;
-    if (text.charCodeAt(i) === 0x30) i++;
-    else if (isDigit(text.charCodeAt(i))) while (isDigit(text.charCodeAt(i))) i++;
-    else return 'No number after minus sign';
-    if (i - start > 300) big = true;
-    if (text.charCodeAt(i) === 0x2e) {
-      i++;
-      if (!isDigit(text.charCodeAt(i))) return 'Unterminated fractional number';
-      while (isDigit(text.charCodeAt(i))) i++;
-    }
-    const e = text.charCodeAt(i);
-    if (e === 0x65 || e === 0x45) {
-      big = true;
-      i++;
-      const s = text.charCodeAt(i);
-      if (s === 0x2b || s === 0x2d) i++;
-      if (!isDigit(text.charCodeAt(i))) return 'Exponent part is missing a number';
-      while (isDigit(text.charCodeAt(i))) i++;
-    }
-    if (big && !Number.isFinite(Number(text.slice(start, i)))) return 'Numbers must be finite';
-    return null;
-  };
 
   let pendingConstructor = false;
   /** Reads `"key":` at i; refuses prototype-poisoning keys. Returns the failure, or null. */
@@ -169,8 +185,10 @@ export function checkJson(text: string): JsonCheck {
       pendingConstructor = false;
       let err: string | null = null;
       if (c === 0x22) err = scanString(false);
-      else if (c === 0x2d || isDigit(c)) err = scanNumber();
-      else if (text.startsWith('true', i)) i += 4;
+      else if (c === 0x2d || isDigit(c)) {
+        err = scanNumber(text, i);
+        i = numberEnd;
+      } else if (text.startsWith('true', i)) i += 4;
       else if (text.startsWith('false', i)) i += 5;
       else if (text.startsWith('null', i)) i += 4;
       else return unexpected();

@@ -17,6 +17,63 @@ function show(c: Container): string {
   ]);
 }
 
+/** `logs list`: a container's task logs, newest first (in seq order with --range). */
+function addLogsListCommand(logs: Command): void {
+  logs
+    .command('list')
+    .description("list a container's task logs, newest first (in seq order with --range)")
+    .requiredOption('--container <container>', 'the container (id or label)')
+    .option('--model <model>', 'only calls of this model')
+    .option('--since <time>', 'only calls made at or after this ISO 8601 time')
+    .option('--range <start:end>', 'a slice of the logs in seq order, 0-based, end exclusive')
+    .option('--limit <n>', 'how many logs', wholeNumber('--limit'), 20)
+    .option('--json', 'print the logs as a JSON array')
+    .action(
+      async (
+        opts: {
+          container: string;
+          model?: string;
+          since?: string;
+          range?: string;
+          limit: number;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const client = clientFrom(cmd);
+        const filters = { model: opts.model, since: opts.since };
+        // Without --range, the newest --limit logs: the last slice in seq order, shown newest first.
+        const newest = opts.range === undefined;
+        const all = newest ? (await client.logs.list(opts.container, { ...filters, limit: 1 })).total : 0;
+        const range = opts.range ?? `${Math.max(0, all - opts.limit)}:${all}`;
+        const listed = await firstItems(
+          (limit) => client.logs.list(opts.container, { ...filters, range, limit }),
+          opts.limit,
+        );
+        const items = newest ? listed.items.reverse() : listed.items;
+        const total = newest ? all : listed.total;
+        if (opts.json) return printJson(items);
+        print(
+          table(
+            ['seq', 'id', 'model', 'status', 'input', 'output', 'cost', 'latency', 'created'],
+            items.map((l) => [
+              l.seq,
+              l.id,
+              l.model,
+              l.status,
+              snippet(l.input, 30),
+              snippet(l.output ?? l.error?.message, 30),
+              usd(l.cost),
+              `${Math.round(l.latency_ms)} ms`,
+              l.created_at,
+            ]),
+          ),
+        );
+        print(countLine(items.length, total, 'logs'));
+      },
+    );
+}
+
 export function registerCatalogCommands(program: Command): void {
   const containers = program.command('containers').description('manage containers');
 
@@ -81,59 +138,7 @@ export function registerCatalogCommands(program: Command): void {
     });
 
   const logs = program.command('logs').description("read a container's task logs (its recorded calls)");
-  logs
-    .command('list')
-    .description("list a container's task logs, newest first (in seq order with --range)")
-    .requiredOption('--container <container>', 'the container (id or label)')
-    .option('--model <model>', 'only calls of this model')
-    .option('--since <time>', 'only calls made at or after this ISO 8601 time')
-    .option('--range <start:end>', 'a slice of the logs in seq order, 0-based, end exclusive')
-    .option('--limit <n>', 'how many logs', wholeNumber('--limit'), 20)
-    .option('--json', 'print the logs as a JSON array')
-    .action(
-      async (
-        opts: {
-          container: string;
-          model?: string;
-          since?: string;
-          range?: string;
-          limit: number;
-          json?: boolean;
-        },
-        cmd: Command,
-      ) => {
-        const client = clientFrom(cmd);
-        const filters = { model: opts.model, since: opts.since };
-        // Without --range, the newest --limit logs: the last slice in seq order, shown newest first.
-        const newest = opts.range === undefined;
-        const all = newest ? (await client.logs.list(opts.container, { ...filters, limit: 1 })).total : 0;
-        const range = opts.range ?? `${Math.max(0, all - opts.limit)}:${all}`;
-        const listed = await firstItems(
-          (limit) => client.logs.list(opts.container, { ...filters, range, limit }),
-          opts.limit,
-        );
-        const items = newest ? listed.items.reverse() : listed.items;
-        const total = newest ? all : listed.total;
-        if (opts.json) return printJson(items);
-        print(
-          table(
-            ['seq', 'id', 'model', 'status', 'input', 'output', 'cost', 'latency', 'created'],
-            items.map((l) => [
-              l.seq,
-              l.id,
-              l.model,
-              l.status,
-              snippet(l.input, 30),
-              snippet(l.output ?? l.error?.message, 30),
-              usd(l.cost),
-              `${Math.round(l.latency_ms)} ms`,
-              l.created_at,
-            ]),
-          ),
-        );
-        print(countLine(items.length, total, 'logs'));
-      },
-    );
+  addLogsListCommand(logs);
 
   logs
     .command('import <file>')

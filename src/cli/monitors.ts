@@ -147,11 +147,8 @@ export function resultsTable(r: MonitorResults): string {
   return table(['bucket', 'evaluator', 'scored', 'pass rate', 'avg score', 'errors'], rows);
 }
 
-export function registerMonitorCommands(program: Command): void {
-  const monitors = program
-    .command('monitors')
-    .description("score a sampled share of a container's calls as they are recorded");
-
+/** `monitors list`: monitors, newest first. */
+function addListCommand(monitors: Command): void {
   monitors
     .command('list')
     .description('list monitors, newest first')
@@ -185,6 +182,130 @@ export function registerMonitorCommands(program: Command): void {
       );
       print(countLine(items.length, total, 'monitors'));
     });
+}
+
+/** `monitors results`: pass rate and average score per bucket, redrawn with --watch. */
+function addResultsCommand(monitors: Command): void {
+  monitors
+    .command('results <monitor>')
+    .description('per-evaluator pass rate and average score per time bucket; --watch redraws it live')
+    .option('--since <iso>', 'calls recorded at or after')
+    .option('--until <iso>', 'calls recorded before')
+    .option('--bucket <bucket>', 'minute, hour (default) or day')
+    .option('--watch', 'redraw every --interval seconds until interrupted')
+    .option('--interval <seconds>', 'seconds between redraws', wholeNumber('--interval'), 5)
+    .option('--times <n>', 'with --watch: stop after n draws', wholeNumber('--times'))
+    .option('--json', 'print the results as JSON')
+    .action(
+      async (
+        ref: string,
+        opts: {
+          since?: string;
+          until?: string;
+          bucket?: string;
+          watch?: boolean;
+          interval: number;
+          times?: number;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const client = clientFrom(cmd);
+        if (opts.bucket !== undefined && !['minute', 'hour', 'day'].includes(opts.bucket))
+          throw usage(`--bucket must be minute, hour or day, got "${opts.bucket}"`);
+        const params = {
+          since: opts.since,
+          until: opts.until,
+          bucket: opts.bucket as 'minute' | 'hour' | 'day' | undefined,
+        };
+        const draw = async () => {
+          const [m, r] = await Promise.all([client.monitors.get(ref), client.monitors.results(ref, params)]);
+          if (opts.json) return printJson(r);
+          // On a terminal the view is redrawn in place; elsewhere each draw follows the last.
+          if (opts.watch && process.stdout.isTTY) process.stdout.write('\x1b[H\x1b[2J');
+          print(
+            `${m.name}: ${m.selected} selected, lag ${m.lag_seconds.toFixed(1)} s, spend ${usd(m.spend)}, ${m.enabled ? 'enabled' : 'paused'}${m.alert_state ? `, alert ${m.alert_state}` : ''}`,
+          );
+          print(resultsTable(r));
+        };
+        await draw();
+        if (!opts.watch) return;
+        let stop = false;
+        process.once('SIGINT', () => {
+          stop = true;
+        });
+        for (let n = 1; !stop && (opts.times === undefined || n < opts.times); n++) {
+          await new Promise((r) => setTimeout(r, opts.interval * 1000));
+          if (!stop) await draw();
+        }
+      },
+    );
+}
+
+/** `monitors samples`: scored calls, newest first. */
+function addSamplesCommand(monitors: Command): void {
+  monitors
+    .command('samples <monitor>')
+    .description('scored calls, newest first: task log id, score, reasoning')
+    .option('--failed', 'only calls that did not pass')
+    .option('--evaluator <evaluator>', 'only this evaluator (id or name)')
+    .option('--since <iso>', 'calls recorded at or after')
+    .option('--until <iso>', 'calls recorded before')
+    .option('--limit <n>', 'how many samples', wholeNumber('--limit'), 20)
+    .option('--json', 'print the samples as a JSON array')
+    .action(
+      async (
+        ref: string,
+        opts: {
+          failed?: boolean;
+          evaluator?: string;
+          since?: string;
+          until?: string;
+          limit: number;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const client = clientFrom(cmd);
+        const { items, total } = await firstItems(
+          (limit) =>
+            client.monitors.samples(ref, {
+              failed: opts.failed,
+              evaluator: opts.evaluator,
+              since: opts.since,
+              until: opts.until,
+              limit,
+            }),
+          opts.limit,
+        );
+        if (opts.json) return printJson(items);
+        const names = new Names(client);
+        const evaluators = await Promise.all(items.map((s) => names.evaluator(s.evaluator)));
+        print(
+          table(
+            ['task log', 'evaluator', 'status', 'score', 'passed', 'reasoning', 'output'],
+            items.map((s, i) => [
+              s.task_log_id,
+              evaluators[i],
+              s.status,
+              s.score,
+              s.passed,
+              snippet(s.reasoning, 50),
+              snippet(s.output, 40),
+            ]),
+          ),
+        );
+        print(countLine(items.length, total, 'samples'));
+      },
+    );
+}
+
+export function registerMonitorCommands(program: Command): void {
+  const monitors = program
+    .command('monitors')
+    .description("score a sampled share of a container's calls as they are recorded");
+
+  addListCommand(monitors);
 
   monitors
     .command('get <monitor>')
@@ -256,113 +377,7 @@ export function registerMonitorCommands(program: Command): void {
       print(`deleted ${done.id}`);
     });
 
-  monitors
-    .command('results <monitor>')
-    .description('per-evaluator pass rate and average score per time bucket; --watch redraws it live')
-    .option('--since <iso>', 'calls recorded at or after')
-    .option('--until <iso>', 'calls recorded before')
-    .option('--bucket <bucket>', 'minute, hour (default) or day')
-    .option('--watch', 'redraw every --interval seconds until interrupted')
-    .option('--interval <seconds>', 'seconds between redraws', wholeNumber('--interval'), 5)
-    .option('--times <n>', 'with --watch: stop after n draws', wholeNumber('--times'))
-    .option('--json', 'print the results as JSON')
-    .action(
-      async (
-        ref: string,
-        opts: {
-          since?: string;
-          until?: string;
-          bucket?: string;
-          watch?: boolean;
-          interval: number;
-          times?: number;
-          json?: boolean;
-        },
-        cmd: Command,
-      ) => {
-        const client = clientFrom(cmd);
-        if (opts.bucket !== undefined && !['minute', 'hour', 'day'].includes(opts.bucket))
-          throw usage(`--bucket must be minute, hour or day, got "${opts.bucket}"`);
-        const params = {
-          since: opts.since,
-          until: opts.until,
-          bucket: opts.bucket as 'minute' | 'hour' | 'day' | undefined,
-        };
-        const draw = async () => {
-          const [m, r] = await Promise.all([client.monitors.get(ref), client.monitors.results(ref, params)]);
-          if (opts.json) return printJson(r);
-          // On a terminal the view is redrawn in place; elsewhere each draw follows the last.
-          if (opts.watch && process.stdout.isTTY) process.stdout.write('\x1b[H\x1b[2J');
-          print(
-            `${m.name}: ${m.selected} selected, lag ${m.lag_seconds.toFixed(1)} s, spend ${usd(m.spend)}, ${m.enabled ? 'enabled' : 'paused'}${m.alert_state ? `, alert ${m.alert_state}` : ''}`,
-          );
-          print(resultsTable(r));
-        };
-        await draw();
-        if (!opts.watch) return;
-        let stop = false;
-        process.once('SIGINT', () => {
-          stop = true;
-        });
-        for (let n = 1; !stop && (opts.times === undefined || n < opts.times); n++) {
-          await new Promise((r) => setTimeout(r, opts.interval * 1000));
-          if (!stop) await draw();
-        }
-      },
-    );
+  addResultsCommand(monitors);
 
-  monitors
-    .command('samples <monitor>')
-    .description('scored calls, newest first: task log id, score, reasoning')
-    .option('--failed', 'only calls that did not pass')
-    .option('--evaluator <evaluator>', 'only this evaluator (id or name)')
-    .option('--since <iso>', 'calls recorded at or after')
-    .option('--until <iso>', 'calls recorded before')
-    .option('--limit <n>', 'how many samples', wholeNumber('--limit'), 20)
-    .option('--json', 'print the samples as a JSON array')
-    .action(
-      async (
-        ref: string,
-        opts: {
-          failed?: boolean;
-          evaluator?: string;
-          since?: string;
-          until?: string;
-          limit: number;
-          json?: boolean;
-        },
-        cmd: Command,
-      ) => {
-        const client = clientFrom(cmd);
-        const { items, total } = await firstItems(
-          (limit) =>
-            client.monitors.samples(ref, {
-              failed: opts.failed,
-              evaluator: opts.evaluator,
-              since: opts.since,
-              until: opts.until,
-              limit,
-            }),
-          opts.limit,
-        );
-        if (opts.json) return printJson(items);
-        const names = new Names(client);
-        const evaluators = await Promise.all(items.map((s) => names.evaluator(s.evaluator)));
-        print(
-          table(
-            ['task log', 'evaluator', 'status', 'score', 'passed', 'reasoning', 'output'],
-            items.map((s, i) => [
-              s.task_log_id,
-              evaluators[i],
-              s.status,
-              s.score,
-              s.passed,
-              snippet(s.reasoning, 50),
-              snippet(s.output, 40),
-            ]),
-          ),
-        );
-        print(countLine(items.length, total, 'samples'));
-      },
-    );
+  addSamplesCommand(monitors);
 }

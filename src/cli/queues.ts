@@ -110,38 +110,8 @@ function show(queue: AnnotationQueue): void {
   );
 }
 
-export function registerQueueCommands(program: Command): void {
-  const queues = program
-    .command('queues')
-    .description('human review queues: rubric, items, progress, export');
-
-  queues
-    .command('list')
-    .description('list review queues, newest first, with their progress')
-    .option('--limit <n>', 'how many queues', wholeNumber('--limit'), 20)
-    .option('--json', 'print the queues as a JSON array')
-    .action(async (opts: { limit: number; json?: boolean }, cmd: Command) => {
-      const client = clientFrom(cmd);
-      const { items, total } = await firstItems((limit) => client.queues.list({ limit }), opts.limit);
-      if (opts.json) return printJson(items);
-      print(
-        table(
-          ['id', 'name', 'rubric', 'total', 'open', 'done', 'flagged', 'reviews'],
-          items.map((q) => [
-            q.id,
-            q.name,
-            q.rubric.evaluators.map((e) => e.name).join(', '),
-            q.counts.total,
-            q.counts.open,
-            q.counts.done,
-            q.counts.flagged,
-            q.counts.reviews,
-          ]),
-        ),
-      );
-      print(countLine(items.length, total, 'queues'));
-    });
-
+/** `queues create`: a queue whose rubric is one or more evaluators. */
+function addCreateCommand(queues: Command): void {
   queues
     .command('create <name>')
     .description('create a queue whose rubric is one or more evaluators (their scales)')
@@ -175,6 +145,78 @@ export function registerQueueCommands(program: Command): void {
         print(`Created queue ${queue.name} (${queue.id})`);
       },
     );
+}
+
+/** `queues items`: a queue's items in the order they were added. */
+function addItemsCommand(queues: Command): void {
+  queues
+    .command('items <queue>')
+    .description("list a queue's items in the order they were added")
+    .option('--state <state>', 'open, done or flagged')
+    .option('--limit <n>', 'how many items', wholeNumber('--limit'), 20)
+    .option('--json', 'print the items as a JSON array')
+    .action(async (ref: string, opts: { state?: string; limit: number; json?: boolean }, cmd: Command) => {
+      const client = clientFrom(cmd);
+      const state = opts.state as 'open' | 'done' | 'flagged' | undefined;
+      if (state !== undefined && !['open', 'done', 'flagged'].includes(state)) {
+        throw usage(`--state is open, done or flagged, got "${opts.state}"`);
+      }
+      const { items, total } = await firstItems(
+        (limit) => client.queues.items.list(ref, state === undefined ? { limit } : { state, limit }),
+        opts.limit,
+      );
+      if (opts.json) return printJson(items);
+      print(
+        table(
+          ['id', 'kind', 'ref', 'source', 'state', 'reviews', 'flag'],
+          items.map((i) => [
+            i.id,
+            i.kind,
+            i.ref,
+            i.source,
+            i.state,
+            `${i.reviews}/${i.reviewers_needed}`,
+            i.flag,
+          ]),
+        ),
+      );
+      print(countLine(items.length, total, 'items'));
+    });
+}
+
+export function registerQueueCommands(program: Command): void {
+  const queues = program
+    .command('queues')
+    .description('human review queues: rubric, items, progress, export');
+
+  queues
+    .command('list')
+    .description('list review queues, newest first, with their progress')
+    .option('--limit <n>', 'how many queues', wholeNumber('--limit'), 20)
+    .option('--json', 'print the queues as a JSON array')
+    .action(async (opts: { limit: number; json?: boolean }, cmd: Command) => {
+      const client = clientFrom(cmd);
+      const { items, total } = await firstItems((limit) => client.queues.list({ limit }), opts.limit);
+      if (opts.json) return printJson(items);
+      print(
+        table(
+          ['id', 'name', 'rubric', 'total', 'open', 'done', 'flagged', 'reviews'],
+          items.map((q) => [
+            q.id,
+            q.name,
+            q.rubric.evaluators.map((e) => e.name).join(', '),
+            q.counts.total,
+            q.counts.open,
+            q.counts.done,
+            q.counts.flagged,
+            q.counts.reviews,
+          ]),
+        ),
+      );
+      print(countLine(items.length, total, 'queues'));
+    });
+
+  addCreateCommand(queues);
 
   queues
     .command('get <queue>')
@@ -210,39 +252,7 @@ export function registerQueueCommands(program: Command): void {
       print(`Added ${added.added} items (${added.already_queued} already queued)`);
     });
 
-  queues
-    .command('items <queue>')
-    .description("list a queue's items in the order they were added")
-    .option('--state <state>', 'open, done or flagged')
-    .option('--limit <n>', 'how many items', wholeNumber('--limit'), 20)
-    .option('--json', 'print the items as a JSON array')
-    .action(async (ref: string, opts: { state?: string; limit: number; json?: boolean }, cmd: Command) => {
-      const client = clientFrom(cmd);
-      const state = opts.state as 'open' | 'done' | 'flagged' | undefined;
-      if (state !== undefined && !['open', 'done', 'flagged'].includes(state)) {
-        throw usage(`--state is open, done or flagged, got "${opts.state}"`);
-      }
-      const { items, total } = await firstItems(
-        (limit) => client.queues.items.list(ref, state === undefined ? { limit } : { state, limit }),
-        opts.limit,
-      );
-      if (opts.json) return printJson(items);
-      print(
-        table(
-          ['id', 'kind', 'ref', 'source', 'state', 'reviews', 'flag'],
-          items.map((i) => [
-            i.id,
-            i.kind,
-            i.ref,
-            i.source,
-            i.state,
-            `${i.reviews}/${i.reviewers_needed}`,
-            i.flag,
-          ]),
-        ),
-      );
-      print(countLine(items.length, total, 'items'));
-    });
+  addItemsCommand(queues);
 
   queues
     .command('export <queue>')

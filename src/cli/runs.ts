@@ -57,9 +57,8 @@ async function watchAndReport(client: Evalgate, runId: string, flags: GateFlags)
   await report(client, run, flags, true);
 }
 
-export function registerRunCommands(program: Command): void {
-  const runs = program.command('runs').description('launch, follow and inspect evaluation runs');
-
+/** `runs list`: runs, newest first. */
+function addListCommand(runs: Command): void {
   runs
     .command('list')
     .description('list runs, newest first')
@@ -121,18 +120,10 @@ export function registerRunCommands(program: Command): void {
         print(countLine(items.length, total, 'runs'));
       },
     );
+}
 
-  gateOptions(
-    runs
-      .command('get <run>')
-      .description('show a run: status, sides, progress, spend and results')
-      .option('--json', 'print the run as JSON'),
-  ).action(async (runId: string, opts: GateFlags, cmd: Command) => {
-    checkGateFlags(opts);
-    const client = clientFrom(cmd);
-    await report(client, await client.runs.get(runId), opts, false);
-  });
-
+/** `runs create`: launches a run, then shows it (or follows it to its results with --watch or a gate). */
+function addCreateCommand(runs: Command): void {
   gateOptions(
     runs
       .command('create')
@@ -186,6 +177,25 @@ export function registerRunCommands(program: Command): void {
       print(`Follow it with: evalgate runs watch ${run.id}`);
     },
   );
+}
+
+export function registerRunCommands(program: Command): void {
+  const runs = program.command('runs').description('launch, follow and inspect evaluation runs');
+
+  addListCommand(runs);
+
+  gateOptions(
+    runs
+      .command('get <run>')
+      .description('show a run: status, sides, progress, spend and results')
+      .option('--json', 'print the run as JSON'),
+  ).action(async (runId: string, opts: GateFlags, cmd: Command) => {
+    checkGateFlags(opts);
+    const client = clientFrom(cmd);
+    await report(client, await client.runs.get(runId), opts, false);
+  });
+
+  addCreateCommand(runs);
 
   gateOptions(
     runs

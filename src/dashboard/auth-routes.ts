@@ -38,48 +38,61 @@ export function safeReturnTo(value: string | undefined): string {
   return value.startsWith('//') ? '/' : value;
 }
 
+/** A failed sign-in ends on the sign-in page with a reason (also logged), and no session. */
+function refuser(cookies: DashboardContext['cookies']) {
+  return (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    reason: string,
+    detail: Record<string, unknown> = {},
+  ): FastifyReply => {
+    request.log.warn({ reason, ...detail }, `dashboard sign-in refused: ${reason}`);
+    clearCookie(reply, cookies, LOGIN_COOKIE, LOGIN_PATH);
+    return reply.redirect(`/signin?error=${encodeURIComponent(reason)}`, 302);
+  };
+}
+
+/**
+ * Who owns the organizations nobody owns (the `default` one of the first start, those of
+ * `projects create --org`): the local operator; with providers, the user whose verified e-mail is
+ * `EVALGATE_ADMIN_EMAIL`, or without it the first user to sign in through a provider.
+ */
+async function claimsOwnerless(
+  ctx: DashboardContext,
+  identity: repo.Identity,
+  userId: string,
+): Promise<boolean> {
+  if (identity.issuer === LOCAL_ISSUER) return true;
+  const admin = ctx.deps.config.dashboard.adminEmail;
+  if (admin !== null) return identity.emailVerified && identity.email?.toLowerCase() === admin;
+  return repo.isFirstProviderUser(ctx.deps.db, userId, LOCAL_ISSUER);
+}
+
+/** A sign-in that succeeded: the user kept, a session started in this browser, then back where it began. */
+function signer(ctx: DashboardContext) {
+  const { db, config } = ctx.deps;
+  return async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    identity: repo.Identity,
+    returnTo: string,
+  ): Promise<FastifyReply> => {
+    const user = await repo.upsertUser(db, identity);
+    if (await claimsOwnerless(ctx, identity, user.id)) await claimOwnerlessOrganizations(db, user.id);
+    const { token } = await startSession(db, user.id, config.dashboard.sessionTtlMs);
+    setCookie(reply, ctx.cookies, SESSION_COOKIE, token, SESSION_PATH, config.dashboard.sessionTtlMs);
+    request.log.info({ user: user.id, issuer: identity.issuer }, 'dashboard sign-in');
+    return reply.redirect(returnTo, 302);
+  };
+}
+
 export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (app, { ctx }) => {
   const { deps, providers, cookies } = ctx;
   const { db, config } = deps;
   const publicRoute = { dashboardPublic: true };
 
-  /** A failed sign-in ends on the sign-in page with a reason (also logged), and no session. */
-  function refuse(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    reason: string,
-    detail: Record<string, unknown> = {},
-  ): FastifyReply {
-    request.log.warn({ reason, ...detail }, `dashboard sign-in refused: ${reason}`);
-    clearCookie(reply, cookies, LOGIN_COOKIE, LOGIN_PATH);
-    return reply.redirect(`/signin?error=${encodeURIComponent(reason)}`, 302);
-  }
-
-  /**
-   * Who owns the organizations nobody owns (the `default` one of the first start, those of
-   * `projects create --org`): the local operator; with providers, the user whose verified e-mail is
-   * `EVALGATE_ADMIN_EMAIL`, or without it the first user to sign in through a provider.
-   */
-  async function claimsOwnerless(identity: repo.Identity, userId: string): Promise<boolean> {
-    if (identity.issuer === LOCAL_ISSUER) return true;
-    const admin = config.dashboard.adminEmail;
-    if (admin !== null) return identity.emailVerified && identity.email?.toLowerCase() === admin;
-    return repo.isFirstProviderUser(db, userId, LOCAL_ISSUER);
-  }
-
-  async function signIn(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    identity: repo.Identity,
-    returnTo: string,
-  ): Promise<FastifyReply> {
-    const user = await repo.upsertUser(db, identity);
-    if (await claimsOwnerless(identity, user.id)) await claimOwnerlessOrganizations(db, user.id);
-    const { token } = await startSession(db, user.id, config.dashboard.sessionTtlMs);
-    setCookie(reply, cookies, SESSION_COOKIE, token, SESSION_PATH, config.dashboard.sessionTtlMs);
-    request.log.info({ user: user.id, issuer: identity.issuer }, 'dashboard sign-in');
-    return reply.redirect(returnTo, 302);
-  }
+  const refuse = refuser(cookies);
+  const signIn = signer(ctx);
 
   app.get(`${DASHBOARD_API}/auth/providers`, { config: publicRoute, schema: { hide: true } }, async () => ({
     providers: providers.list(),

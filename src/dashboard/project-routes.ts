@@ -36,24 +36,14 @@ const CreateKeyBody = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * A project's resources as its organization's members see them: the same services the API calls, with
- * the project taken from the URL once the session's user is found to be a member (otherwise 404).
- */
-export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (app, { ctx }) => {
+type ProjectApp = Parameters<FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>>[0];
+type ProjectOf = (request: WithSession & { params: { project: string } }) => Promise<ProjectAccess>;
+
+/** A project's API keys (shown once at creation, listed by prefix, revoked) and its budgets. */
+function keyRoutes(app: ProjectApp, ctx: DashboardContext, base: string, project: ProjectOf): void {
   const { deps } = ctx;
   const { db } = deps;
   const hide = true;
-  const base = `${DASHBOARD_API}/projects/:project`;
-  const evaluatorCtx = deps.evaluators;
-  const uploads = deps.uploads;
-  const project = (request: WithSession & { params: { project: string } }): Promise<ProjectAccess> =>
-    projectOf(db, request);
-  installNdjsonParser(app);
-  installCsvParser(app);
-
-  app.get(base, { schema: { hide, params: ProjectParam } }, async (request) => project(request));
-
   // API keys: shown once at creation, listed by prefix, revoked.
   app.get(
     `${base}/keys`,
@@ -109,6 +99,26 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
       return deps.budgets.set(id, 'key', request.params.key, request.body.budget);
     },
   );
+}
+
+/**
+ * A project's resources as its organization's members see them: the same services the API calls, with
+ * the project taken from the URL once the session's user is found to be a member (otherwise 404).
+ */
+export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (app, { ctx }) => {
+  const { deps } = ctx;
+  const { db } = deps;
+  const hide = true;
+  const base = `${DASHBOARD_API}/projects/:project`;
+  const evaluatorCtx = deps.evaluators;
+  const uploads = deps.uploads;
+  const project: ProjectOf = (request) => projectOf(db, request);
+  installNdjsonParser(app);
+  installCsvParser(app);
+
+  app.get(base, { schema: { hide, params: ProjectParam } }, async (request) => project(request));
+
+  keyRoutes(app, ctx, base, project);
 
   // Containers and their task logs.
   app.get(

@@ -3,19 +3,19 @@ import { ApiError } from '../shared/errors.js';
 import { isObject } from '../shared/json.js';
 import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { CancelSignal } from './cancel.js';
-import { ANSWER_RULES, NATIVE_ADAPTERS } from './dialects/protocols.js';
-import { HOP_HEADER, hopHeader } from './hop.js';
+import { ANSWER_RULES } from './dialects/protocols.js';
+import { hopHeader } from './hop.js';
 import type { ResolvedModel } from './models/types.js';
+import { checkAnswer, createTransport, finish, invalidAnswer, readJson } from './provider-transport.js';
 import { PROVIDERS } from './providers/index.js';
 import { completionText, readUsage } from './providers/openai-compatible.js';
-import type { CallContext, JsonObject, ProviderAdapter } from './providers/types.js';
+import type { JsonObject, ProviderAdapter } from './providers/types.js';
 import { callResiliently, type RetryPolicy } from './resilience.js';
 import { checkStreamStart } from './stream-check.js';
-import { type ChatStream, costOf, GatewayStream, type Started } from './stream-pump.js';
+import { type ChatStream, costOf, GatewayStream } from './stream-pump.js';
 import type { ChatRequest, CompletionResult, ProviderCaller } from './types.js';
-import type { Upstream, UpstreamStats, UpstreamTarget } from './upstream.js';
-import type { UpstreamResponse } from './upstream-call.js';
-import { CallAbortedError, transportFailure, UpstreamError, upstreamHttpError } from './upstream-errors.js';
+import type { Upstream, UpstreamStats } from './upstream.js';
+import { CallAbortedError, UpstreamError } from './upstream-errors.js';
 
 export interface ProviderLayerOptions {
   upstream: Upstream;
@@ -77,38 +77,29 @@ export interface ProviderLayer extends ProviderCaller {
   close(): Promise<void>;
 }
 
-/**
- * The model's default parameters under the request's own (the request wins). A default `system`
- * (or `system_prompt`) becomes a leading system message when the request has none.
- */
-export function applyDefaults(model: ResolvedModel, request: ChatRequest): ChatRequest {
-  const defaults = model.defaultParameters;
-  if (Object.keys(defaults).length === 0) return request;
-  const { system, system_prompt: systemPrompt, ...parameters } = defaults;
-  const out: ChatRequest = { ...parameters, ...request };
-  const prompt = typeof system === 'string' ? system : systemPrompt;
-  if (
-    typeof prompt === 'string' &&
-    !request.messages.some((m) => m.role === 'system' || m.role === 'developer')
-  ) {
-    out.messages = [{ role: 'system', content: prompt }, ...request.messages];
-  }
-  return out;
+/** `bodyText` is `text`, or when null (translated, renamed) the body serialised on first read, once. */
+function withBodyText(fields: Omit<GatewayCompletion, 'bodyText'>, text: string | null): GatewayCompletion {
+  if (text !== null) return { ...fields, bodyText: text };
+  let serialised: string | null = null;
+  const get = () => (serialised ??= JSON.stringify(fields.body));
+  return Object.defineProperty(fields as GatewayCompletion, 'bodyText', { enumerable: true, get });
 }
 
-/** The error an answer that is not a successful one of its dialect means (null: it is one). */
-function invalidAnswer(
-  adapter: ProviderAdapter,
-  body: JsonObject,
-  problem: string | null,
-): UpstreamError | null {
-  return problem === null ? null : UpstreamError.invalidAnswer(problem, adapter.errorMessage(body));
+/** An embeddings answer's usage: its prompt tokens (nothing else is counted). */
+function embeddingsUsage(raw: unknown) {
+  const prompt = isObject(raw) && typeof raw.prompt_tokens === 'number' ? raw.prompt_tokens : 0;
+  return { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
 }
 
-/** Throws the upstream error of an answer that is not a successful one of the upstream's dialect. */
-function checkAnswer(adapter: ProviderAdapter, body: JsonObject, protocol = adapter.protocol): void {
-  const error = invalidAnswer(adapter, body, ANSWER_RULES[protocol].answerProblem(body));
-  if (error) throw error;
+/** The input tokens a count-tokens answer gives; anything else is an invalid answer. */
+function countedTokens(adapter: ProviderAdapter, json: JsonObject): number {
+  const tokens = json.input_tokens;
+  if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens < 0)
+    throw UpstreamError.invalidAnswer(
+      'the upstream answered without input_tokens',
+      adapter.errorMessage(json),
+    );
+  return tokens;
 }
 
 /**
@@ -118,24 +109,8 @@ function checkAnswer(adapter: ProviderAdapter, body: JsonObject, protocol = adap
  */
 export function createProviderLayer(options: ProviderLayerOptions): ProviderLayer {
   const { upstream, policy, hopId } = options;
-  // Resolved models are cached by the gateway, so the same object comes back call after call.
-  const targets = new WeakMap<ResolvedModel, UpstreamTarget>();
-  /** Per model, the upstream request headers with this deployment's hop alone (a request that came through no other). */
-  const ownHopHeaders = new WeakMap<ResolvedModel, Record<string, string>>();
-  const embeddingTargets = new WeakMap<ResolvedModel, UpstreamTarget>();
-  const responseTargets = new WeakMap<ResolvedModel, UpstreamTarget>();
-  const countTargets = new WeakMap<ResolvedModel, UpstreamTarget>();
-
-  function headersFor(adapter: ProviderAdapter, model: ResolvedModel, hop: string | null) {
-    if (hop === null) return adapter.headers(model);
-    if (hop !== hopId) return { ...adapter.headers(model), [HOP_HEADER]: hop };
-    let headers = ownHopHeaders.get(model);
-    if (!headers) {
-      headers = { ...adapter.headers(model), [HOP_HEADER]: hop };
-      ownHopHeaders.set(model, headers);
-    }
-    return headers;
-  }
+  const transport = createTransport(upstream, hopId);
+  const hopOf = (call: CallOptions) => (hopId === undefined ? null : hopHeader(call.hops, hopId));
 
   function fallbackResolver(call: CallOptions): ((slug: string) => Promise<ResolvedModel>) | null {
     if (call.resolveFallback) return call.resolveFallback;
@@ -145,128 +120,50 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     return resolveModel ? (slug) => resolveModel(projectId, slug) : null;
   }
 
-  /** One upstream request; a 4xx/5xx answer or a transport failure throws the upstream error it means. */
-  async function send(
-    adapter: ProviderAdapter,
+  /** Attempts of `model` then its fallbacks (the call's own, else the model's), retried under the policy. */
+  function resiliently<T>(
     model: ResolvedModel,
-    target: UpstreamTarget,
-    body: string,
-    signal: CancelSignal | undefined,
-    hop: string | null,
-  ): Promise<UpstreamResponse> {
-    let response: UpstreamResponse;
-    try {
-      response = await upstream.send(target, { headers: headersFor(adapter, model, hop), body, signal });
-    } catch (err) {
-      throw transportFailure(err, signal);
-    }
-    if (response.statusCode >= 400) {
-      let text = '';
-      try {
-        text = await response.body.text();
-      } catch (err) {
-        throw transportFailure(err, signal);
-      }
-      throw upstreamHttpError(adapter, model, response.statusCode, response.headers, text);
-    }
-    return response;
+    call: CallOptions,
+    attempt: (m: ResolvedModel) => Promise<T>,
+  ) {
+    return callResiliently({
+      first: model,
+      fallbacks: call.fallbacks ?? model.fallbacks,
+      resolveFallback: fallbackResolver(call),
+      beforeRetry: call.beforeRetry,
+      policy,
+      signal: call.signal,
+      attempt,
+    });
   }
 
-  async function start(
-    model: ResolvedModel,
-    request: ChatRequest,
-    stream: boolean,
-    signal: CancelSignal | undefined,
-    hop: string | null,
-    api: NativeProtocol | undefined,
-  ): Promise<Started> {
-    const adapter = api === undefined ? PROVIDERS[model.provider] : NATIVE_ADAPTERS[api];
-    if (!adapter) throw new ApiError('provider_not_configured', `Unknown provider '${model.provider}'`);
-    const ctx: CallContext = {
-      model,
-      request: applyDefaults(model, request),
-      clientWantsUsage: stream && (request.stream_options as JsonObject | undefined)?.include_usage === true,
-    };
-    const body = JSON.stringify(adapter.requestBody(ctx, stream));
-    // The native Responses API has its own path; Anthropic's native calls share the adapter's.
-    const cache = api === 'responses' ? responseTargets : targets;
-    let target = cache.get(model);
-    if (!target) {
-      target = upstream.target(model.baseUrl, adapter.chatPath, model.checkAddress);
-      cache.set(model, target);
+  /** One embeddings attempt of `m` (OpenAI-compatible upstreams only). */
+  async function embedOnce(m: ResolvedModel, request: JsonObject, call: CallOptions, hop: string | null) {
+    const adapter = PROVIDERS[m.provider];
+    if (adapter?.kind !== 'openai-compatible') {
+      throw new ApiError(
+        'bad_request',
+        `Model '${m.slug}' has no embeddings endpoint (OpenAI-compatible models only)`,
+        {
+          model: m.slug,
+        },
+      );
     }
-    const response = await send(adapter, model, target, body, signal, hop);
-    return { model, adapter, ctx, response };
-  }
-
-  async function readJson(response: UpstreamResponse, signal: CancelSignal | undefined) {
-    let text: string;
-    try {
-      text = await response.body.text();
-    } catch (err) {
-      throw transportFailure(err, signal);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw UpstreamError.retryable('unreadable upstream response');
-    }
-    if (typeof json !== 'object' || json === null)
-      throw UpstreamError.retryable('unreadable upstream response');
-    return { json: json as JsonObject, text };
-  }
-
-  async function finish(started: Started, signal: CancelSignal | undefined) {
-    let text: string;
-    try {
-      text = await started.response.body.text();
-    } catch (err) {
-      throw transportFailure(err, signal);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw UpstreamError.retryable('unreadable upstream response');
-    }
-    if (typeof json !== 'object' || json === null)
-      throw UpstreamError.retryable('unreadable upstream response');
-    checkAnswer(started.adapter, json as JsonObject);
-    const translated = started.adapter.responseBody(json as JsonObject, started.ctx);
-    const body = (translated ?? json) as Record<string, unknown>;
-    // A native answer (Responses, Messages) is relabelled where it is sent; its bytes stay the upstream's.
-    if (started.adapter.nativeAnswer) return { started, body, bodyText: text };
-    // A registered model's answer names it as the caller did (`local-good`), not by the upstream's own
-    // name for it; an operator's frontier model keeps the provider's name (its dated snapshot).
-    const renamed =
-      started.model.modelId !== null && typeof body.model === 'string' && body.model !== started.model.slug;
-    if (renamed) body.model = started.model.slug;
-    // Serialised once, and only when a reader asks (the gateway sends it; a judge reads `text` only).
-    return { started, body, bodyText: translated || renamed ? null : text };
-  }
-
-  /** `bodyText` is `text`, or when null (translated, renamed) the body serialised on first read, once. */
-  function withBodyText(fields: Omit<GatewayCompletion, 'bodyText'>, text: string | null): GatewayCompletion {
-    if (text !== null) return { ...fields, bodyText: text };
-    let serialised: string | null = null;
-    const get = () => (serialised ??= JSON.stringify(fields.body));
-    return Object.defineProperty(fields as GatewayCompletion, 'bodyText', { enumerable: true, get });
+    const target = transport.target('embeddings', m, '/embeddings');
+    const body = JSON.stringify({ ...request, model: m.upstreamModel });
+    const response = await transport.send(adapter, m, target, body, call.signal, hop);
+    const read = await readJson(response, call.signal);
+    checkAnswer(adapter, read.json, 'embeddings');
+    return { model: m, ...read };
   }
 
   return {
     async complete(model, request, call = {}) {
       const t0 = performance.now();
-      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
-      const { value, attempts } = await callResiliently({
-        first: model,
-        fallbacks: call.fallbacks ?? model.fallbacks,
-        resolveFallback: fallbackResolver(call),
-        beforeRetry: call.beforeRetry,
-        policy,
-        signal: call.signal,
-        attempt: async (m) => finish(await start(m, request, false, call.signal, hop, call.api), call.signal),
-      });
+      const hop = hopOf(call);
+      const { value, attempts } = await resiliently(model, call, async (m) =>
+        finish(await transport.start(m, request, false, call.signal, hop, call.api), call.signal),
+      );
       const usage = readUsage(value.body.usage);
       return withBodyText(
         {
@@ -285,62 +182,23 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
 
     async stream(model, request, call = {}) {
       const t0 = performance.now();
-      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
-      const { value, attempts } = await callResiliently({
-        first: model,
-        fallbacks: call.fallbacks ?? model.fallbacks,
-        resolveFallback: fallbackResolver(call),
-        beforeRetry: call.beforeRetry,
-        policy,
-        signal: call.signal,
-        // A stream counts as started once its first events arrived and parse (else: retried, as a 5xx).
-        attempt: async (m) => {
-          const started = await start(m, request, true, call.signal, hop, call.api);
-          const rules = ANSWER_RULES[started.adapter.protocol];
-          const check = (event: JsonObject) =>
-            invalidAnswer(started.adapter, event, rules.streamStartProblem(event));
-          return { ...started, response: await checkStreamStart(started.response, check) };
-        },
+      const hop = hopOf(call);
+      // A stream counts as started once its first events arrived and parse (else: retried, as a 5xx).
+      const { value, attempts } = await resiliently(model, call, async (m) => {
+        const started = await transport.start(m, request, true, call.signal, hop, call.api);
+        const rules = ANSWER_RULES[started.adapter.protocol];
+        const check = (event: JsonObject) =>
+          invalidAnswer(started.adapter, event, rules.streamStartProblem(event));
+        return { ...started, response: await checkStreamStart(started.response, check) };
       });
       return new GatewayStream(value, attempts, t0, call.collect ?? false, call.signal);
     },
 
     async embed(model, request, call = {}) {
       const t0 = performance.now();
-      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
-      const { value, attempts } = await callResiliently({
-        first: model,
-        fallbacks: call.fallbacks ?? model.fallbacks,
-        resolveFallback: fallbackResolver(call),
-        policy,
-        signal: call.signal,
-        beforeRetry: call.beforeRetry,
-        attempt: async (m) => {
-          const adapter = PROVIDERS[m.provider];
-          if (adapter?.kind !== 'openai-compatible') {
-            throw new ApiError(
-              'bad_request',
-              `Model '${m.slug}' has no embeddings endpoint (OpenAI-compatible models only)`,
-              {
-                model: m.slug,
-              },
-            );
-          }
-          let target = embeddingTargets.get(m);
-          if (!target) {
-            target = upstream.target(m.baseUrl, '/embeddings', m.checkAddress);
-            embeddingTargets.set(m, target);
-          }
-          const body = JSON.stringify({ ...request, model: m.upstreamModel });
-          const response = await send(adapter, m, target, body, call.signal, hop);
-          const read = await readJson(response, call.signal);
-          checkAnswer(adapter, read.json, 'embeddings');
-          return { model: m, ...read };
-        },
-      });
-      const raw = value.json.usage;
-      const prompt = isObject(raw) && typeof raw.prompt_tokens === 'number' ? raw.prompt_tokens : 0;
-      const usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
+      const hop = hopOf(call);
+      const { value, attempts } = await resiliently(model, call, (m) => embedOnce(m, request, call, hop));
+      const usage = embeddingsUsage(value.json.usage);
       return {
         body: value.json,
         bodyText: value.text,
@@ -355,7 +213,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     },
 
     async countTokens(model, request, call = {}) {
-      const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
+      const hop = hopOf(call);
       const adapter = PROVIDERS[model.provider];
       if (adapter?.protocol !== 'messages')
         throw new ApiError('bad_request', `Model '${model.slug}' has no token counting endpoint`);
@@ -366,23 +224,13 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
         policy,
         signal: call.signal,
         attempt: async (m) => {
-          let target = countTargets.get(m);
-          if (!target) {
-            target = upstream.target(m.baseUrl, `${adapter.chatPath}/count_tokens`, m.checkAddress);
-            countTargets.set(m, target);
-          }
+          const target = transport.target('count', m, `${adapter.chatPath}/count_tokens`);
           const body = JSON.stringify({ ...request, model: m.upstreamModel });
           const { json } = await readJson(
-            await send(adapter, m, target, body, call.signal, hop),
+            await transport.send(adapter, m, target, body, call.signal, hop),
             call.signal,
           );
-          const tokens = json.input_tokens;
-          if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens < 0)
-            throw UpstreamError.invalidAnswer(
-              'the upstream answered without input_tokens',
-              adapter.errorMessage(json),
-            );
-          return tokens;
+          return countedTokens(adapter, json);
         },
       });
       return value;
@@ -393,5 +241,6 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
   };
 }
 
+export { applyDefaults } from './provider-transport.js';
 export type { ChatStream, FrameSink, StreamResult } from './stream-pump.js';
 export { CallAbortedError, costOf };

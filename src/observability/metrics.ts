@@ -1,27 +1,18 @@
-import {
-  Counter,
-  collectDefaultMetrics,
-  Gauge,
-  type MetricObjectWithValues,
-  type MetricValue,
-  Registry,
-} from 'prom-client';
-import { withTimeout } from '../shared/timeout.js';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { OtelExportCounts } from './otel-export.js';
+import {
+  type LogWriterCounts,
+  type QueueDepths,
+  registerLogWriter,
+  registerMonitors,
+  registerOtelExport,
+  registerQueueDepth,
+  type ScrapeReaders,
+} from './scrape-metrics.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
 import type { EngineMetrics, MonitorSeries, UpstreamOutcome } from './types.js';
 
-/** Per-environment queue counts, as a queue backend reports them. */
-export type QueueDepths = Record<string, { waiting: number; active: number; delayed?: number }>;
-
-/** The task log writer's counters, read at scrape time. */
-export interface LogWriterCounts {
-  buffered: number;
-  failed: number;
-  written: number;
-  /** Records past the writer's bound kept in its spool file (none without a spool). */
-  spilled?: number;
-}
+export type { LogWriterCounts, QueueDepths } from './scrape-metrics.js';
 
 /** The process's metrics: what the engine reports, HTTP requests, and values read at scrape time. */
 export interface Metrics extends EngineMetrics {
@@ -51,46 +42,6 @@ const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Model names come from callers: past this many distinct ones, the rest share the label `other`. */
 const MAX_MODELS = 200;
-/** A queue read that hangs (Redis unreachable) must not hang the scrape. */
-const COLLECT_TIMEOUT_MS = 2_000;
-
-type Sample = MetricObjectWithValues<MetricValue<string>>;
-
-/** An unlabelled gauge read at scrape time; when the read fails, the series is left out rather than 0. */
-class ReadGauge extends Gauge {
-  constructor(name: string, help: string, registry: Registry, read: () => number) {
-    super({ name, help, registers: [registry] });
-    this.read = read;
-  }
-  private readonly read: () => number;
-  override async get(): Promise<Sample> {
-    return withReadValue(await super.get(), this.read);
-  }
-}
-
-/** The counter counterpart of ReadGauge, for totals that another component keeps (`_total`). */
-class ReadCounter extends Counter {
-  constructor(name: string, help: string, registry: Registry, read: () => number) {
-    super({ name, help, registers: [registry] });
-    this.read = read;
-  }
-  private readonly read: () => number;
-  override async get(): Promise<Sample> {
-    return withReadValue(await super.get(), this.read);
-  }
-}
-
-function withReadValue(metric: Sample, read: () => number): Sample {
-  let value: number | undefined;
-  try {
-    value = read();
-  } catch {
-    value = undefined;
-  }
-  const values = value !== undefined && Number.isFinite(value) ? [{ value, labels: {} }] : [];
-  return { ...metric, values };
-}
-
 const finite = (n: number) => Number.isFinite(n) && n >= 0;
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
@@ -135,143 +86,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
 
-  let readQueues: (() => Promise<QueueDepths>) | null = null;
-  new Gauge({
-    name: 'evalgate_queue_depth',
-    help: 'Jobs in the run queue per environment and state (waiting, active, delayed)',
-    labelNames: ['environment', 'state'] as const,
-    registers: [registry],
-    async collect() {
-      let depths: QueueDepths = {};
-      try {
-        if (readQueues)
-          depths = await withTimeout(readQueues(), COLLECT_TIMEOUT_MS, 'collector timed out', {
-            unref: true,
-          });
-      } catch {
-        depths = {};
-      }
-      // Set after the await, so that concurrent scrapes cannot interleave their values.
-      this.reset();
-      for (const [environment, d] of Object.entries(depths)) {
-        for (const state of ['waiting', 'active', 'delayed'] as const) {
-          const value = d[state];
-          if (value !== undefined && Number.isFinite(value)) this.set({ environment, state }, value);
-        }
-      }
-    },
-  });
-
-  let readLog: (() => LogWriterCounts) | null = null;
-  const logValue = (field: keyof LogWriterCounts) => () => {
-    if (!readLog) throw new Error('no log writer');
-    return readLog()[field] ?? 0;
-  };
-  new ReadGauge(
-    'evalgate_log_writer_backlog',
-    'Task log records accepted and not yet written',
-    registry,
-    logValue('buffered'),
-  );
-  new ReadCounter(
-    'evalgate_log_writer_dropped_total',
-    'Task log records dropped since the process started (database down or buffer full)',
-    registry,
-    logValue('failed'),
-  );
-  new ReadGauge(
-    'evalgate_log_writer_spilled',
-    'Task log records past the in-memory bound, kept in the spool file until the writer has room',
-    registry,
-    logValue('spilled'),
-  );
-  new ReadCounter(
-    'evalgate_log_writer_written_total',
-    'Task log records written since the process started',
-    registry,
-    logValue('written'),
-  );
-
-  let readMonitors: (() => Promise<MonitorSeries[]>) | null = null;
-  // One read serves the monitor metrics of one scrape.
-  let monitorRead: { at: number; rows: Promise<MonitorSeries[]> } | null = null;
-  const monitorRows = async (): Promise<MonitorSeries[]> => {
-    if (!readMonitors) return [];
-    if (!monitorRead || Date.now() - monitorRead.at > 500) {
-      monitorRead = {
-        at: Date.now(),
-        rows: withTimeout(readMonitors(), COLLECT_TIMEOUT_MS, 'collector timed out', { unref: true }),
-      };
-    }
-    try {
-      return await monitorRead.rows;
-    } catch {
-      return [];
-    }
-  };
-  const monitorCounts = [
-    ['scored', 'Calls a monitor scored, per evaluator'],
-    ['passed', 'Calls a monitor scored that passed, per evaluator'],
-    ['failed', 'Calls a monitor scored that did not pass, per evaluator'],
-    ['errors', 'Calls a monitor could not score, per evaluator'],
-    ['scoreSum', 'Sum of the scores a monitor gave, per evaluator'],
-  ] as const;
-  for (const [field, help] of monitorCounts) {
-    const name = field === 'scoreSum' ? 'evalgate_monitor_score_sum' : `evalgate_monitor_${field}_total`;
-    new Counter({
-      name,
-      help,
-      labelNames: ['monitor', 'name', 'evaluator'] as const,
-      registers: [registry],
-      async collect() {
-        const rows = await monitorRows();
-        this.reset();
-        for (const r of rows) {
-          if ('evaluator' in r)
-            this.inc({ monitor: r.monitor, name: r.name, evaluator: r.evaluator }, r[field]);
-        }
-      },
-    });
-  }
-  new Gauge({
-    name: 'evalgate_monitor_lag_seconds',
-    help: "Age of a monitor's oldest selected call not scored yet (0 when none)",
-    labelNames: ['monitor', 'name'] as const,
-    registers: [registry],
-    async collect() {
-      const rows = await monitorRows();
-      this.reset();
-      for (const r of rows)
-        if ('lagSeconds' in r) this.set({ monitor: r.monitor, name: r.name }, r.lagSeconds);
-    },
-  });
-
-  let readOtel: (() => OtelExportCounts) | null = null;
-  new Counter({
-    name: 'evalgate_otel_export_items_total',
-    help: 'Spans and score events of the OTLP export, by signal and outcome (exported, failed, dropped)',
-    labelNames: ['signal', 'outcome'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      const c = readOtel?.();
-      for (const signal of c ? (['spans', 'events'] as const) : [])
-        for (const outcome of ['exported', 'failed', 'dropped'] as const)
-          this.inc({ signal, outcome }, c?.[signal][outcome]);
-    },
-  });
-  new Gauge({
-    name: 'evalgate_otel_export_pending',
-    help: 'Spans and score events handed to the OTLP export and not yet exported or failed, by signal',
-    labelNames: ['signal'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      const c = readOtel?.();
-      for (const signal of c ? (['spans', 'events'] as const) : [])
-        this.set({ signal }, c?.[signal].pending ?? 0);
-    },
-  });
+  const readers: ScrapeReaders = { queues: null, log: null, monitors: null, otel: null };
+  registerQueueDepth(registry, readers);
+  registerLogWriter(registry, readers);
+  registerMonitors(registry, readers);
+  registerOtelExport(registry, readers);
 
   // The series per (route, method, status), found by one string key: no label checks per request.
   const httpSeries = new Map<string, HistogramSeries>();
@@ -313,16 +132,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       if (Number.isFinite(delta)) chunks.inc(delta);
     },
     setQueueDepth(read) {
-      readQueues = read;
+      readers.queues = read;
     },
     setLogWriter(read) {
-      readLog = read;
+      readers.log = read;
     },
     setMonitors(read) {
-      readMonitors = read;
+      readers.monitors = read;
     },
     setOtelExport(read) {
-      readOtel = read;
+      readers.otel = read;
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

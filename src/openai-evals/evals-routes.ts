@@ -48,21 +48,13 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
-/**
- * OpenAI's evals API (`client.evals.*`): evals, their runs (each an Evalgate run) and the runs' output
- * items, in the SDKs' shapes. Bodies are checked by the service, which names every problem (400).
- */
-export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = async (app, { ports }) => {
-  installOpenAiValidation(app);
-  const { db } = ports.runs;
-  const origin = (req: FastifyRequest) => ports.publicUrl ?? `${req.protocol}://${req.host}`;
-  const withUrl = (req: FastifyRequest, run: EvalRunObject) => ({
-    ...run,
-    report_url: `${origin(req)}${run.report_url}`,
-  });
-  const read = { config: { permission: 'evaluation:read' as const } };
-  const write = { config: { permission: 'evaluation:write' as const } };
+const read = { config: { permission: 'evaluation:read' as const } };
+const write = { config: { permission: 'evaluation:write' as const } };
 
+type EvalsApp = Parameters<FastifyPluginAsyncTypebox<{ ports: EvalsPorts }>>[0];
+
+/** The evals themselves: create, list, get, update, delete. */
+function evalResourceRoutes(app: EvalsApp, db: EvalsPorts['runs']['db']): void {
   app.post(
     '/v1/evals',
     {
@@ -134,6 +126,22 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
     },
     async (req) => deleteEval(db, principalOf(req).projectId, req.params.eval_id),
   );
+}
+
+/**
+ * OpenAI's evals API (`client.evals.*`): evals, their runs (each an Evalgate run) and the runs' output
+ * items, in the SDKs' shapes. Bodies are checked by the service, which names every problem (400).
+ */
+export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = async (app, { ports }) => {
+  installOpenAiValidation(app);
+  const { db } = ports.runs;
+  const origin = (req: FastifyRequest) => ports.publicUrl ?? `${req.protocol}://${req.host}`;
+  const withUrl = (req: FastifyRequest, run: EvalRunObject) => ({
+    ...run,
+    report_url: `${origin(req)}${run.report_url}`,
+  });
+
+  evalResourceRoutes(app, db);
 
   app.post(
     '/v1/evals/:eval_id/runs',

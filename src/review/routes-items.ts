@@ -50,6 +50,124 @@ function rubricEvaluator(
   return ev;
 }
 
+type ReviewApp = Parameters<FastifyPluginAsyncTypebox<{ ports: ReviewPorts }>>[0];
+
+/** Skipping a claimed item (back to the others) or flagging it (out of the queue, with the reason). */
+function skipAndFlagRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
+  for (const action of ['skip', 'flag'] as const) {
+    app.post(
+      `/v1/annotation-queues/:queue/items/:item/${action}`,
+      {
+        config: { permission: 'review:write' },
+        schema: {
+          tags,
+          summary:
+            action === 'skip'
+              ? 'Skip a claimed item: it goes back to the others, never to this reviewer again'
+              : 'Flag a claimed item (a broken or unreviewable case): it leaves the queue, with the reason',
+          params: ItemParam,
+          ...(action === 'flag' ? { body: FlagBody } : {}),
+          response: responses(
+            {
+              200: Type.Object({
+                object: Type.Literal('annotation_item'),
+                id: Type.String(),
+                state: Type.String(),
+              }),
+            },
+            404,
+            409,
+            413,
+            415,
+            422,
+          ),
+        },
+      },
+      async (req) => {
+        const principal = principalOf(req);
+        const queue = await requireQueue(db, principal.projectId, req.params.queue);
+        const item = await requireItem(db, queue, req.params.item);
+        const reviewer = await reviewerOf(db, principal);
+        const reason = action === 'flag' ? (req.body as { reason: string }).reason : null;
+        await skipItem(db, item, reviewer, reason);
+        const after = await requireItem(db, queue, item.id);
+        return { object: 'annotation_item' as const, id: item.id, state: after.state };
+      },
+    );
+  }
+}
+
+/** A queue's reviews: listed, corrected, and exported as a dataset. */
+function reviewRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
+  app.get(
+    '/v1/annotation-queues/:queue/reviews',
+    {
+      config: { permission: 'review:read' },
+      schema: {
+        tags,
+        summary: "A page of a queue's human reviews (current ones; with history=true, corrected ones too)",
+        params: QueueParam,
+        querystring: ListReviewsQuery,
+        response: responses({ 200: ReviewList }, 404, 422),
+      },
+    },
+    async (req) => {
+      const queue = await requireQueue(db, principalOf(req).projectId, req.params.queue);
+      const { item, history } = req.query;
+      return listReviews(db, queue, { item, history }, pageOf(req.query));
+    },
+  );
+
+  app.post(
+    '/v1/annotation-queues/:queue/reviews/:review/correct',
+    {
+      config: { permission: 'review:write' },
+      schema: {
+        tags,
+        summary: 'Correct a review: a new review replaces it, the old one is kept as history',
+        params: ReviewRefParam,
+        body: CorrectReview,
+        response: responses({ 201: Review }, 404, 409, 413, 415, 422),
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const queue = await requireQueue(db, principal.projectId, req.params.queue);
+      const current = await requireReview(db, queue, req.params.review);
+      const reviewer = await reviewerOf(db, principal);
+      return reply
+        .code(201)
+        .send(await correctReview(db, await queueRubric(db, queue), current, reviewer, req.body));
+    },
+  );
+
+  app.post(
+    '/v1/annotation-queues/:queue/export',
+    {
+      config: { permission: 'review:write' },
+      schema: {
+        tags,
+        summary:
+          "Export reviewed items as a dataset: the human answer as expected, the review's comment kept (also needs data:write)",
+        params: QueueParam,
+        body: ExportBody,
+        response: responses({ 201: Dataset }, 404, 409, 413, 415, 422),
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      requireNeeds(principal.permissions, [
+        { permission: 'data:write', why: 'the export creates a dataset' },
+      ]);
+      const queue = await requireQueue(db, principal.projectId, req.params.queue);
+      // The dataset holds the items' content: what showing them needs.
+      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
+      const ev = rubricEvaluator(await queueRubric(db, queue), req.body.evaluator, ['body', 'evaluator']);
+      return reply.code(201).send(await exportReviewed(db, queue, ev, req.body.label));
+    },
+  );
+}
+
 /** A queue's items: adding them, claiming, reviewing, skipping, flagging, correcting, exporting. */
 export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = async (app, { ports }) => {
   const { db } = ports;
@@ -192,113 +310,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
     },
   );
 
-  for (const action of ['skip', 'flag'] as const) {
-    app.post(
-      `/v1/annotation-queues/:queue/items/:item/${action}`,
-      {
-        config: { permission: 'review:write' },
-        schema: {
-          tags,
-          summary:
-            action === 'skip'
-              ? 'Skip a claimed item: it goes back to the others, never to this reviewer again'
-              : 'Flag a claimed item (a broken or unreviewable case): it leaves the queue, with the reason',
-          params: ItemParam,
-          ...(action === 'flag' ? { body: FlagBody } : {}),
-          response: responses(
-            {
-              200: Type.Object({
-                object: Type.Literal('annotation_item'),
-                id: Type.String(),
-                state: Type.String(),
-              }),
-            },
-            404,
-            409,
-            413,
-            415,
-            422,
-          ),
-        },
-      },
-      async (req) => {
-        const principal = principalOf(req);
-        const queue = await requireQueue(db, principal.projectId, req.params.queue);
-        const item = await requireItem(db, queue, req.params.item);
-        const reviewer = await reviewerOf(db, principal);
-        const reason = action === 'flag' ? (req.body as { reason: string }).reason : null;
-        await skipItem(db, item, reviewer, reason);
-        const after = await requireItem(db, queue, item.id);
-        return { object: 'annotation_item' as const, id: item.id, state: after.state };
-      },
-    );
-  }
+  skipAndFlagRoutes(app, db);
 
-  app.get(
-    '/v1/annotation-queues/:queue/reviews',
-    {
-      config: { permission: 'review:read' },
-      schema: {
-        tags,
-        summary: "A page of a queue's human reviews (current ones; with history=true, corrected ones too)",
-        params: QueueParam,
-        querystring: ListReviewsQuery,
-        response: responses({ 200: ReviewList }, 404, 422),
-      },
-    },
-    async (req) => {
-      const queue = await requireQueue(db, principalOf(req).projectId, req.params.queue);
-      const { item, history } = req.query;
-      return listReviews(db, queue, { item, history }, pageOf(req.query));
-    },
-  );
-
-  app.post(
-    '/v1/annotation-queues/:queue/reviews/:review/correct',
-    {
-      config: { permission: 'review:write' },
-      schema: {
-        tags,
-        summary: 'Correct a review: a new review replaces it, the old one is kept as history',
-        params: ReviewRefParam,
-        body: CorrectReview,
-        response: responses({ 201: Review }, 404, 409, 413, 415, 422),
-      },
-    },
-    async (req, reply) => {
-      const principal = principalOf(req);
-      const queue = await requireQueue(db, principal.projectId, req.params.queue);
-      const current = await requireReview(db, queue, req.params.review);
-      const reviewer = await reviewerOf(db, principal);
-      return reply
-        .code(201)
-        .send(await correctReview(db, await queueRubric(db, queue), current, reviewer, req.body));
-    },
-  );
-
-  app.post(
-    '/v1/annotation-queues/:queue/export',
-    {
-      config: { permission: 'review:write' },
-      schema: {
-        tags,
-        summary:
-          "Export reviewed items as a dataset: the human answer as expected, the review's comment kept (also needs data:write)",
-        params: QueueParam,
-        body: ExportBody,
-        response: responses({ 201: Dataset }, 404, 409, 413, 415, 422),
-      },
-    },
-    async (req, reply) => {
-      const principal = principalOf(req);
-      requireNeeds(principal.permissions, [
-        { permission: 'data:write', why: 'the export creates a dataset' },
-      ]);
-      const queue = await requireQueue(db, principal.projectId, req.params.queue);
-      // The dataset holds the items' content: what showing them needs.
-      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
-      const ev = rubricEvaluator(await queueRubric(db, queue), req.body.evaluator, ['body', 'evaluator']);
-      return reply.code(201).send(await exportReviewed(db, queue, ev, req.body.label));
-    },
-  );
+  reviewRoutes(app, db);
 };

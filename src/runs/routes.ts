@@ -28,6 +28,80 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
+type RunsApp = Parameters<FastifyPluginAsyncTypebox<{ ports: service.RunContext }>>[0];
+
+/** What a run found and how it goes: its per-sample results, its comparison with a baseline, its events. */
+function resultRoutes(app: RunsApp, ctx: service.RunContext): void {
+  app.get(
+    '/v1/evaluation/runs/:run_id/samples',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: {
+        tags,
+        summary: 'Per-sample results: one row per launch, evaluator and position',
+        params: RunIdParam,
+        querystring: ListSamplesQuery,
+        response: responses({ 200: SampleList }, 404, 422),
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      const run = await service.requireRun(ctx.db, principal.projectId, req.params.run_id);
+      checkSampleAccess(run.plan, principal.permissions);
+      return listSamples(ctx.db, run, req.query, pageOf(req.query));
+    },
+  );
+
+  app.get(
+    '/v1/evaluation/runs/:run_id/compare',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: {
+        tags,
+        summary: 'Compare a run with a baseline run: paired score differences per evaluator and launch',
+        params: RunIdParam,
+        querystring: CompareQuery,
+        response: responses({ 200: RunComparison }, 404, 422),
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      // The comparison shows both runs' rows (inputs, outputs, reasonings), as their samples do.
+      return compareRuns(
+        ctx.db,
+        principal.projectId,
+        req.params.run_id,
+        req.query.baseline,
+        req.query.limit ?? 10,
+        (run) => checkSampleAccess(run.plan, principal.permissions),
+      );
+    },
+  );
+
+  app.get(
+    '/v1/evaluation/runs/:run_id/events',
+    {
+      config: { permission: 'evaluation:read' },
+      schema: {
+        tags,
+        summary: 'Server-sent events: status changes and progress, ending with the terminal status',
+        params: RunIdParam,
+        response: {
+          ...responses({}, 404, 422),
+          200: {
+            description: 'Server-sent events',
+            content: { 'text/event-stream': { schema: Type.String() } },
+          },
+        },
+      },
+    },
+    async (req, reply) => {
+      const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
+      await streamRunEvents(ctx, { id: run.id, projectId: run.project_id }, req, reply);
+    },
+  );
+}
+
 export const runRoutes: FastifyPluginAsyncTypebox<{ ports: service.RunContext }> = async (app, { ports }) => {
   const ctx = ports;
   app.get(
@@ -114,72 +188,5 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ports: service.RunContext }>
     async (req) => service.cancelRun(ctx, principalOf(req).projectId, req.params.run_id),
   );
 
-  app.get(
-    '/v1/evaluation/runs/:run_id/samples',
-    {
-      config: { permission: 'evaluation:read' },
-      schema: {
-        tags,
-        summary: 'Per-sample results: one row per launch, evaluator and position',
-        params: RunIdParam,
-        querystring: ListSamplesQuery,
-        response: responses({ 200: SampleList }, 404, 422),
-      },
-    },
-    async (req) => {
-      const principal = principalOf(req);
-      const run = await service.requireRun(ctx.db, principal.projectId, req.params.run_id);
-      checkSampleAccess(run.plan, principal.permissions);
-      return listSamples(ctx.db, run, req.query, pageOf(req.query));
-    },
-  );
-
-  app.get(
-    '/v1/evaluation/runs/:run_id/compare',
-    {
-      config: { permission: 'evaluation:read' },
-      schema: {
-        tags,
-        summary: 'Compare a run with a baseline run: paired score differences per evaluator and launch',
-        params: RunIdParam,
-        querystring: CompareQuery,
-        response: responses({ 200: RunComparison }, 404, 422),
-      },
-    },
-    async (req) => {
-      const principal = principalOf(req);
-      // The comparison shows both runs' rows (inputs, outputs, reasonings), as their samples do.
-      return compareRuns(
-        ctx.db,
-        principal.projectId,
-        req.params.run_id,
-        req.query.baseline,
-        req.query.limit ?? 10,
-        (run) => checkSampleAccess(run.plan, principal.permissions),
-      );
-    },
-  );
-
-  app.get(
-    '/v1/evaluation/runs/:run_id/events',
-    {
-      config: { permission: 'evaluation:read' },
-      schema: {
-        tags,
-        summary: 'Server-sent events: status changes and progress, ending with the terminal status',
-        params: RunIdParam,
-        response: {
-          ...responses({}, 404, 422),
-          200: {
-            description: 'Server-sent events',
-            content: { 'text/event-stream': { schema: Type.String() } },
-          },
-        },
-      },
-    },
-    async (req, reply) => {
-      const run = await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id);
-      await streamRunEvents(ctx, { id: run.id, projectId: run.project_id }, req, reply);
-    },
-  );
+  resultRoutes(app, ctx);
 };

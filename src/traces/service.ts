@@ -147,22 +147,45 @@ function storedOf(p: PendingSpan, call: SpanModelCall | null, now: string, texts
   };
 }
 
-export function createTraceStore(deps: TraceStoreDeps): TraceStore {
-  const logs = createLogIngest({ db: deps.db, logWriter: deps.logWriter, warn: deps.warn });
+/** A span's model call as the span API shows it. */
+function callView(call: ModelCallFacts, logId: string | null, cost: number): SpanModelCall {
+  return {
+    task_log_id: logId,
+    provider: call.provider,
+    model: modelOf(call),
+    request_model: call.requestModel,
+    response_model: call.responseModel,
+    // The span API's counts are integers: an unknown count shows as 0 there (the task log omits it).
+    usage: {
+      input_tokens: call.usage.input ?? 0,
+      output_tokens: call.usage.output ?? 0,
+      total_tokens: (call.usage.input ?? 0) + (call.usage.output ?? 0),
+    },
+    cost,
+    content_captured: call.content.input !== null || call.content.output !== null,
+  };
+}
+
+/** A project's container by reference (null: its default), looked up once per CONTAINER_CACHE_MS. */
+function containerCache(
+  db: TraceStoreDeps['db'],
+): (projectId: string, ref: string | null) => Promise<string> {
   const containers = new Map<string, { id: Promise<string>; until: number }>();
-  const container = (projectId: string, ref: string | null): Promise<string> => {
+  return (projectId: string, ref: string | null): Promise<string> => {
     const k = `${projectId}\u0000${ref ?? ''}`;
     const hit = containers.get(k);
     if (hit && hit.until > Date.now()) return hit.id;
-    const id = loadContainer(deps.db, projectId, ref);
+    const id = loadContainer(db, projectId, ref);
     containers.set(k, { id, until: Date.now() + CONTAINER_CACHE_MS });
     id.catch(() => containers.delete(k));
     return id;
   };
+}
 
-  // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
+/** The cost of a span's model call at its project's prices for the model, kept PRICE_CACHE_MS. */
+function priceCache(deps: TraceStoreDeps): (projectId: string, call: ModelCallFacts) => Promise<number> {
   const priced = new Map<string, { prices: Promise<TokenPrices>; until: number }>();
-  const priceOf = async (projectId: string, call: ModelCallFacts): Promise<number> => {
+  return async (projectId: string, call: ModelCallFacts): Promise<number> => {
     const name = modelOf(call);
     const provider = call.provider?.toLowerCase() ?? '';
     const k = `${projectId}\u0000${provider}\u0000${name}`;
@@ -175,6 +198,14 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
     // Unknown counts cost nothing: the price is of what was recorded.
     return costOfTokens(await hit.prices, call.usage.input, call.usage.output);
   };
+}
+
+export function createTraceStore(deps: TraceStoreDeps): TraceStore {
+  const logs = createLogIngest({ db: deps.db, logWriter: deps.logWriter, warn: deps.warn });
+  const container = containerCache(deps.db);
+
+  // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
+  const priceOf = priceCache(deps);
 
   async function store(batch: PendingSpan[]): Promise<void> {
     const now = new Date().toISOString();
@@ -193,22 +224,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       const cost = await priceOf(p.projectId, call);
       const logId =
         p.containerId && deps.logWriter ? taskLogIdOf(p.projectId, p.span.traceId, p.span.spanId) : null;
-      const view: SpanModelCall = {
-        task_log_id: logId,
-        provider: call.provider,
-        model: modelOf(call),
-        request_model: call.requestModel,
-        response_model: call.responseModel,
-        // The span API's counts are integers: an unknown count shows as 0 there (the task log omits it).
-        usage: {
-          input_tokens: call.usage.input ?? 0,
-          output_tokens: call.usage.output ?? 0,
-          total_tokens: (call.usage.input ?? 0) + (call.usage.output ?? 0),
-        },
-        cost,
-        content_captured: call.content.input !== null || call.content.output !== null,
-      };
-      const row = storedOf(p, view, now, texts);
+      const row = storedOf(p, callView(call, logId, cost), now, texts);
       rows.push(row);
       if (logId) calls.set(row, { p, call, cost, logId });
     }
