@@ -11,7 +11,11 @@ describe('checkRange', () => {
   });
 
   it('refuses a start after its end', () => {
-    expect(checkRange('5:2')).toEqual({ ok: false, msg: 'Range start 5 is after its end 2', type: 'value_error' });
+    expect(checkRange('5:2')).toEqual({
+      ok: false,
+      msg: 'Range start 5 is after its end 2',
+      type: 'value_error',
+    });
   });
 
   it('refuses bounds beyond 2^53 - 1', () => {
