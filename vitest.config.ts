@@ -6,7 +6,6 @@ import { defineConfig } from 'vitest/config';
 // EVALGATE_TEST_DB=sqlite|postgres narrows a run to one of them.
 const only = process.env.EVALGATE_TEST_DB;
 const dbs = only ? [only] : ['sqlite', 'postgres'];
-const isolateAll = process.env.EVALGATE_TEST_ISOLATE === '1';
 
 /**
  * A `describe.skipIf(...)` condition on the suite's database, and the database it skips (alone, or
@@ -22,30 +21,6 @@ const SKIP =
  * migrations, concurrency, runs, review, traces) keeps running on both.
  */
 const ONCE = /^\/\/ Database-independent: \S/m;
-
-/**
- * What changes the state of the whole process for the files that follow it in the same one: a source or
- * scorer kind registered, environment variables or the umask set, fake timers, OpenTelemetry's global
- * context manager and the instrumentations that patch the `openai` module (directly or through the
- * helpers that do so).
- */
-const PROCESS_STATE =
-  /registerSource\(|registerScorer\(|synthetic-source|process\.env\.[A-Z_]+ *=[^=]|delete process\.env|process\.umask\(|useFakeTimers|setGlobalContextManager|instrumentation|traceloop|openinference|traces\/helpers\.js|spans\/record/;
-
-/** The test files that change process-wide state: each runs in a process of its own. */
-function ownProcess(): string[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const file = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else if (entry.name.endsWith('.test.ts') && PROCESS_STATE.test(fs.readFileSync(file, 'utf8')))
-        files.push(file);
-    }
-  };
-  walk('test');
-  return files;
-}
 
 /**
  * Test files that have nothing to run against `db`: every top-level `describe` skips it (the files that
@@ -79,35 +54,11 @@ function skippedOn(db: string): string[] {
 
 export default defineConfig({
   test: {
-    // Two projects per database. In the first, the files of a worker share one process and its loaded
-    // modules (importing the app's module graph afresh is a quarter of a file's time); each test starts
-    // its own app, databases and servers, so nothing else carries over. The files that change
-    // process-wide state (ownProcess) run in the second, each in a fresh process.
-    // EVALGATE_TEST_ISOLATE=1 gives every file a fresh process.
-    projects: dbs.flatMap((db) => {
-      const skipped = skippedOn(db);
-      const own = isolateAll ? [] : ownProcess().filter((f) => !skipped.includes(f));
-      return [
-        {
-          extends: true,
-          test: {
-            name: db,
-            env: { EVALGATE_TEST_DB: db },
-            include: ['test/**/*.test.ts'],
-            isolate: isolateAll,
-            exclude: ['**/node_modules/**', ...skipped, ...own],
-          },
-        },
-        ...(own.length > 0
-          ? [
-              {
-                extends: true,
-                test: { name: `${db}, own process`, env: { EVALGATE_TEST_DB: db }, include: own },
-              },
-            ]
-          : []),
-      ];
-    }),
+    projects: dbs.map((db) => ({
+      extends: true,
+      test: { name: db, env: { EVALGATE_TEST_DB: db }, exclude: ['**/node_modules/**', ...skippedOn(db)] },
+    })),
+    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
