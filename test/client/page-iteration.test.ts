@@ -43,7 +43,7 @@ describe('PagePromise', () => {
     });
     await expect(failing.finally(() => (finished = true))).rejects.toThrow('401 unauthorized');
     expect(finished).toBe(true);
-    expect(await failing.catch((e: Error) => e.message)).toBe('401 unauthorized');
+    expect(await failing.catch((e: unknown) => (e as Error).message)).toBe('401 unauthorized');
   });
 });
 
