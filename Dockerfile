@@ -1,7 +1,7 @@
 # Evalgate's image: one image for `evalgate serve` and `evalgate worker` (the command chooses), configured
 # through EVALGATE_* environment variables only (secrets also as EVALGATE_*_FILE; see docs/deploy.md).
-# NODE_IMAGE: the Node.js 20 base of both stages (Debian bookworm, with npm); any 20.19+, 22 or 24.18-.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# NODE_IMAGE: the Node.js 22 base of both stages (Debian bookworm, with npm); any 22.13+ or 24.18-.
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # Build: the dependencies (better-sqlite3 compiled for this Node.js), the server and the dashboard, then
 # only the production dependencies are kept.

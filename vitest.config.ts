@@ -7,9 +7,20 @@ import { defineConfig } from 'vitest/config';
 const only = process.env.EVALGATE_TEST_DB;
 const dbs = only ? [only] : ['sqlite', 'postgres'];
 
-/** A `describe.skipIf(...)` condition on the suite's database, and the database it skips. */
+/**
+ * A `describe.skipIf(...)` condition on the suite's database, and the database it skips (alone, or
+ * first in an `||`: `describe.skipIf(testDbKind() === 'postgres' || !hasChromium)` skips PostgreSQL too).
+ */
 const SKIP =
-  /^describe\.skipIf\((?:testDbKind\(\)|process\.env\.EVALGATE_TEST_DB) (===|!==) '(sqlite|postgres)'\)/;
+  /^describe\.skipIf\((?:testDbKind\(\)|process\.env\.EVALGATE_TEST_DB) (===|!==) '(sqlite|postgres)'(?:\)| \|\| )/;
+
+/**
+ * A file whose behaviour does not depend on the database (a pure unit, a wire translation, the CLI's or
+ * a browser's view of the API) says so in a line of its own, with the reason, and runs once, under
+ * SQLite: `// Database-independent: <why>`. What differs between the databases (stores, queries,
+ * migrations, concurrency, runs, review, traces) keeps running on both.
+ */
+const ONCE = /^\/\/ Database-independent: \S/m;
 
 /**
  * Test files that have nothing to run against `db`: every top-level `describe` skips it (the files that
@@ -23,10 +34,12 @@ function skippedOn(db: string): string[] {
       const file = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(file);
       else if (entry.name.endsWith('.test.ts')) {
-        const tops = fs
-          .readFileSync(file, 'utf8')
-          .split('\n')
-          .filter((line) => /^describe[.(]/.test(line));
+        const text = fs.readFileSync(file, 'utf8');
+        if (db === 'postgres' && ONCE.test(text)) {
+          files.push(file);
+          continue;
+        }
+        const tops = text.split('\n').filter((line) => /^describe[.(]/.test(line));
         const skips = (line: string) => {
           const m = SKIP.exec(line);
           return m !== null && (m[1] === '===') === (m[2] === db);

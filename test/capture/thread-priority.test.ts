@@ -1,3 +1,4 @@
+// Database-independent: the writer thread's scheduling priority, no store.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { canChangeClasses } from '../helpers/chrt.js';

@@ -1,3 +1,4 @@
+// Database-independent: the JSON and JSON-lines checks are pure functions.
 import { describe, expect, it } from 'vitest';
 import { checkJson } from '../../src/catalog/json-check.js';
 import { parseLine } from '../../src/catalog/json-lines.js';

@@ -1,3 +1,4 @@
+// Database-independent: the CLI's output formatting and request bodies, with no server.
 import { describe, expect, it } from 'vitest';
 import { CliExit, describeError } from '../../src/cli/client-context.js';
 import { checkGates, parseGates } from '../../src/cli/gating.js';

@@ -1,3 +1,4 @@
+// Database-independent: the CLI's formatting of a run's duration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness } from '../helpers/harness.js';

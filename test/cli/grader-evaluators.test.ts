@@ -1,3 +1,4 @@
+// Database-independent: the CLI's request bodies for grader evaluators; evaluators are stored on both databases in test/http and test/openai-evals.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// Database-independent: the CLI's view of the review API; the review store runs on both databases in test/review.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness, type TestKey } from '../helpers/harness.js';

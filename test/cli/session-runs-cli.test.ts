@@ -1,3 +1,4 @@
+// Database-independent: the CLI's run bodies and output; session runs run on both databases in test/sessions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliExit } from '../../src/cli/client-context.js';
 import { runBody } from '../../src/cli/run-body.js';

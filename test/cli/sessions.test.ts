@@ -1,3 +1,4 @@
+// Database-independent: the CLI's view of the sessions API; session assignment runs on both databases in test/sessions.
 /**
  * `evalgate sessions list|get|end` against a real server: an agent's tool loop through the gateway (one
  * session by its header) is listed with its totals and filters, and shown turn by turn with its tool

@@ -1,3 +1,4 @@
+// Database-independent: the client package's exports, read from its files.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+// Database-independent: the TypeScript client's methods over the API; the API runs on both databases in test/http and test/runs.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

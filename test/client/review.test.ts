@@ -1,3 +1,4 @@
+// Database-independent: the TypeScript client's review methods; the review store runs on both databases in test/review.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConflictError,

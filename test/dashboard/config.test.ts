@@ -1,3 +1,4 @@
+// Database-independent: the dashboard's configuration, parsed from the environment.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 

@@ -1,3 +1,4 @@
+// Database-independent: a browser walk-through of the Review page; the review store runs on both databases in test/review (the other browser tests are SQLite-only too).
 /**
  * The dashboard's Review page and Agreement view in a real browser (Chromium through playwright-core)
  * against a real server: a judge run over 200 samples (a mock judge on loopback), a rule sending the

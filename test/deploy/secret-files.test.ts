@@ -1,3 +1,4 @@
+// Database-independent: configuration read from secret files.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// Database-independent: the scorer registry's capabilities, with no store.
 import { describe, expect, it } from 'vitest';
 import {
   type Capabilities,

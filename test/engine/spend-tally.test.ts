@@ -1,3 +1,4 @@
+// Database-independent: the spend ledger and tally are in-memory.
 import { describe, expect, it } from 'vitest';
 import { runTally } from '../../src/engine/ledger.js';
 import { Tally } from '../../src/shared/tally.js';

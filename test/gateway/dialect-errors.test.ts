@@ -1,3 +1,4 @@
+// Database-independent: each dialect's error bodies and token counting, decided before any store.
 import Anthropic from '@anthropic-ai/sdk';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import OpenAI from 'openai';

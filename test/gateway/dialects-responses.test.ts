@@ -1,3 +1,4 @@
+// Database-independent: the Responses dialect's translation in both directions; recording goes through the same log writer that test/capture runs on both databases.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockEmbedding } from '../fixtures/mock-dialects.js';

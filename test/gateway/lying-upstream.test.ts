@@ -1,3 +1,4 @@
+// Database-independent: the dialects' checks of malformed upstream answers; recording goes through the same log writer that test/capture runs on both databases.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from './gateway-helpers.js';

@@ -1,3 +1,4 @@
+// Database-independent: the code scorer's sandbox and virtual environments, no store.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';

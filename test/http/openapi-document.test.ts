@@ -1,3 +1,4 @@
+// Database-independent: the OpenAPI document is generated from the routes' schemas.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';

@@ -1,3 +1,4 @@
+// Database-independent: the provider layer against a loopback upstream, no store.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

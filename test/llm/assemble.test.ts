@@ -1,3 +1,4 @@
+// Database-independent: assembling a streamed answer is a pure function.
 import { describe, expect, it } from 'vitest';
 import { assembleCompletion } from '../../src/llm/assemble.js';
 

@@ -1,3 +1,4 @@
+// Database-independent: the provider layer against a loopback upstream, no store.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assembleCompletion } from '../../src/llm/assemble.js';
 import { CallAbortedError, type ProviderLayer } from '../../src/llm/provider-layer.js';

@@ -1,3 +1,4 @@
+// Database-independent: server-sent events parsing and cost formatting are pure functions.
 import { describe, expect, it } from 'vitest';
 import { formatCost } from '../../src/gateway/routes.js';
 import { assembleCompletion } from '../../src/llm/assemble.js';

@@ -1,3 +1,4 @@
+// Database-independent: the stream check is a pure function.
 import { describe, expect, it } from 'vitest';
 import { eventProblem } from '../../src/llm/stream-check.js';
 

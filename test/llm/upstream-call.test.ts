@@ -1,3 +1,4 @@
+// Database-independent: the upstream HTTP call against a loopback server, no store.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';

@@ -1,3 +1,4 @@
+// Database-independent: an in-memory metric.
 import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { SeriesHistogram } from '../../src/observability/series-histogram.js';

@@ -1,3 +1,4 @@
+// Database-independent: the model limiters live in memory and in Redis, not in the database.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// Database-independent: agreement statistics computed from in-memory inputs.
 import { describe, expect, it } from 'vitest';
 import { LruPromises } from '../../src/review/agreement/cache.js';
 import { computeAgreement } from '../../src/review/agreement/compute.js';

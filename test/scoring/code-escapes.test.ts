@@ -1,3 +1,4 @@
+// Database-independent: the sandbox runs code with no database in reach.
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// Database-independent: the sandbox's virtual environments, no store.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';

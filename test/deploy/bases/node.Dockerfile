@@ -1,4 +1,4 @@
-# node:20-bookworm-slim from Debian's minbase and the npm registry's Node 20 (see build.sh).
+# node:22-bookworm-slim from Debian's minbase and the npm registry's Node 22 (see build.sh).
 FROM debian:bookworm-slim
 COPY node/bin/node /usr/local/bin/node
 COPY node/include/node /usr/local/include/node

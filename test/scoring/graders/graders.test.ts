@@ -1,3 +1,4 @@
+// Database-independent: the graders are pure functions.
 import { describe, expect, it } from 'vitest';
 import { parseFormula } from '../../../src/scoring/graders/formula.js';
 import { grade } from '../../../src/scoring/graders/grade.js';

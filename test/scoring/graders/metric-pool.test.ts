@@ -1,3 +1,4 @@
+// Database-independent: the metric pool's worker threads, no store.
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,3 +1,4 @@
+// Database-independent: text similarity is a pure function.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bleu } from '../../../src/scoring/graders/similarity/bleu.js';
