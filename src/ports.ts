@@ -31,9 +31,9 @@ import { type StoredScore, scoreExporter } from './observability/otel-export-hoo
 import type { EvalsPorts } from './openai-evals/evals-routes.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
 import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
+import type { PromptPorts } from './prompts/routes.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
-import type { PromptPorts } from './prompts/routes.js';
 import type { ReviewPorts } from './review/ports.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';

@@ -157,7 +157,8 @@ export function renderChat(body: JsonObject, version: PromptVersion, variables: 
 }
 
 const CONTENT_TYPES = new Set(['input_text', 'input_image', 'input_file']);
-const SLOT = /\u0000(\d+)\u0000/;
+// A content object's place in the rendered text (private-use characters, which no variable writes).
+const SLOT = /\uE000(\d+)\uE001/;
 
 /**
  * Responses variables: strings, or input content objects (`input_text` as its text; an image or a file
@@ -177,7 +178,7 @@ function responsesMessages(version: PromptVersion, variables: JsonObject): JsonO
           `prompt.variables.${name}`,
         );
       }
-      values[name] = `\u0000${parts.length}\u0000`;
+      values[name] = `\uE000${parts.length}\uE001`;
       parts.push(value);
     } else
       throw badRequest(
