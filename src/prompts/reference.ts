@@ -29,6 +29,11 @@ import {
  * moved label serves the next call.
  */
 export const PROMPT_HEADER = 'x-evalgate-prompt';
+/**
+ * `X-Evalgate-Prompt-Compiled: <prompt id or name>@<version>`: the request's messages were compiled by
+ * the client from that stored version (the clients' `compile`); nothing is rendered, the task log names it.
+ */
+export const COMPILED_HEADER = 'x-evalgate-prompt-compiled';
 
 /** Which stored prompt version a call was made from, as the task log records it. */
 export interface PromptUse {
@@ -264,13 +269,30 @@ export function promptHooks(db: Kysely<Database>): PromptHooks {
     if (!isObject(req.body)) return;
     const body = req.body;
     const r = reference(body);
-    if (!r) return;
+    if (!r) {
+      await compiledBy(req);
+      return;
+    }
     const version = await load(db, principalOf(req).projectId, r);
     const rendered = render(body, version, r.variables);
     req.body = rendered;
     req.bodyText = JSON.stringify(rendered);
     uses.set(req, { id: version.prompt_id, version: version.version });
   }
+  /** A request compiled by the client: the version named must be one of the project's. */
+  async function compiledBy(req: FastifyRequest): Promise<void> {
+    const header = req.headers[COMPILED_HEADER];
+    if (typeof header !== 'string' || header.trim() === '') return;
+    const at = header.lastIndexOf('@');
+    const which = at > 0 ? versionRef(header.slice(at + 1).trim(), COMPILED_HEADER) : {};
+    if (which.version === undefined) {
+      throw badRequest(`${COMPILED_HEADER} must name a version: <prompt>@<version>`, COMPILED_HEADER);
+    }
+    const r: Reference = { ref: header.slice(0, at).trim(), which, variables: {} };
+    const version = await load(db, principalOf(req).projectId, r);
+    uses.set(req, { id: version.prompt_id, version: version.version });
+  }
+
   return {
     chat: (req: FastifyRequest) => apply(req, (body) => chatReference(req, body), renderChat),
     responses: (req: FastifyRequest) => apply(req, responsesReference, renderResponses),

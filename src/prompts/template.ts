@@ -130,7 +130,8 @@ export function writeVariables(
 ): Record<string, string> {
   const problems: VariableProblem[] = [];
   const written: Record<string, string> = {};
-  for (const name of variablesOfMessages(messages)) {
+  const used = variablesOfMessages(messages);
+  for (const name of used) {
     const type = declared[name] ?? 'string';
     const checked = checkValue(name, type, values[name], fromText);
     if ('kind' in checked) problems.push(checked);
@@ -138,7 +139,7 @@ export function writeVariables(
   }
   // A value given for a declared variable the messages do not use is still checked against its type.
   for (const [name, type] of Object.entries(declared)) {
-    if (name in written || values[name] === undefined) continue;
+    if (used.includes(name) || values[name] === undefined) continue;
     const checked = checkValue(name, type, values[name], fromText);
     if ('kind' in checked) problems.push(checked);
   }

@@ -145,9 +145,9 @@ describe('Responses: prompt {id, version, variables}', () => {
       .responses.create({ prompt: { id: 'support', version: '1', variables: { company: 'Acme' } } })
       .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((missing as OpenAI.APIError).message).toContain("'limit'");
-    expect((missing as OpenAI.APIError).message).toContain("'question'");
-    expect((missing as OpenAI.APIError).param).toBe('prompt.variables');
+    expect((missing as InstanceType<typeof OpenAI.APIError>).message).toContain("'limit'");
+    expect((missing as InstanceType<typeof OpenAI.APIError>).message).toContain("'question'");
+    expect((missing as InstanceType<typeof OpenAI.APIError>).param).toBe('prompt.variables');
 
     const wrongType = await g
       .client()
@@ -156,7 +156,7 @@ describe('Responses: prompt {id, version, variables}', () => {
       })
       .catch((e: unknown) => e);
     expect(wrongType).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((wrongType as OpenAI.APIError).message).toContain('finite number');
+    expect((wrongType as InstanceType<typeof OpenAI.APIError>).message).toContain('finite number');
 
     const unknown = await g
       .client()
@@ -240,7 +240,9 @@ describe('chat completions: the prompt field and X-Evalgate-Prompt', () => {
       .create({ prompt: { variables: { company: 'Acme', limit: 'five', question: 'Q?' } } } as never)
       .catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((wrong as OpenAI.APIError).message).toContain("variable 'limit' must be a finite number");
+    expect((wrong as InstanceType<typeof OpenAI.APIError>).message).toContain(
+      "variable 'limit' must be a finite number",
+    );
   });
 
   it('answers an unknown prompt or label with NotFoundError and calls without a prompt as before', async () => {
