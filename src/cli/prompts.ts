@@ -67,10 +67,10 @@ function showVersion(v: PromptVersion): string {
 }
 
 function showDiff(d: PromptDiff): string {
-  if (!d.changed) return `versions ${d.from} and ${d.to} are the same`;
-  const lines = [`versions ${d.from} → ${d.to}`];
-  const change = (name: string, c: { from: unknown; to: unknown } | null) => {
-    if (c) lines.push(`${name}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`);
+  if (!d.changed) return `versions ${d.from_version} and ${d.to_version} are the same`;
+  const lines = [`versions ${d.from_version} → ${d.to_version}`];
+  const change = (name: string, c: { old: unknown; new: unknown } | null) => {
+    if (c) lines.push(`${name}: ${JSON.stringify(c.old)} → ${JSON.stringify(c.new)}`);
   };
   change('model', d.model);
   for (const [k, c] of Object.entries(d.parameters)) change(`parameters.${k}`, c);
@@ -80,7 +80,7 @@ function showDiff(d: PromptDiff): string {
   for (const m of d.messages) {
     if (m.status === 'unchanged') continue;
     lines.push(`message ${m.index}: ${m.status}`);
-    if (m.role) lines.push(`  role: ${String(m.role.from)} → ${String(m.role.to)}`);
+    if (m.role) lines.push(`  role: ${String(m.role.old)} → ${String(m.role.new)}`);
     if (m.patch) lines.push(m.patch);
   }
   return lines.join('\n');

@@ -1,11 +1,11 @@
 import { createTwoFilesPatch } from 'diff';
 import type { PromptDiff, PromptVersion } from './schemas.js';
 
-type Change = { from: unknown; to: unknown };
+type Change = { old: unknown; new: unknown };
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const change = (a: unknown, b: unknown): Change | null =>
-  same(a, b) ? null : { from: a ?? null, to: b ?? null };
+  same(a, b) ? null : { old: a ?? null, new: b ?? null };
 
 /** Keys whose values differ between two objects, each with both values (absent as null). */
 function keyChanges(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, Change> {
@@ -55,8 +55,8 @@ export function diffVersions(a: PromptVersion, b: PromptVersion): PromptDiff {
   const diff: PromptDiff = {
     object: 'prompt.diff',
     prompt_id: a.prompt_id,
-    from: a.version,
-    to: b.version,
+    from_version: a.version,
+    to_version: b.version,
     changed: false,
     messages,
     model: change(a.model, b.model),

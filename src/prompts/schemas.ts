@@ -207,12 +207,12 @@ export const DiffQuery = Type.Object({
   to: Type.Integer({ minimum: 1, description: 'The newer version' }),
 });
 
-const Change = Type.Object({ from: Type.Unknown(), to: Type.Unknown() });
+const Change = Type.Object({ old: Type.Unknown(), new: Type.Unknown() });
 export const PromptDiff = Type.Object({
   object: Type.Literal('prompt.diff'),
   prompt_id: Type.String(),
-  from: Type.Integer(),
-  to: Type.Integer(),
+  from_version: Type.Integer(),
+  to_version: Type.Integer(),
   changed: Type.Boolean({ description: 'Whether anything differs' }),
   messages: Type.Array(
     Type.Object({

@@ -96,9 +96,9 @@ describe('prompts', () => {
     expect(d.messages[0].patch).toContain('-You greet {{name}}.');
     expect(d.messages[0].patch).toContain('+You greet {{name}} warmly.');
     expect(d.messages[0].patch).toContain(' Be kind.');
-    expect(d.model).toEqual({ from: 'openai/gpt-4o-mini', to: 'openai/gpt-4o' });
-    expect(d.parameters).toEqual({ temperature: { from: 0.1, to: 0.5 }, stop: { from: ['END'], to: null } });
-    expect(d.variables).toEqual({ age: { from: 'number', to: null } });
+    expect(d.model).toEqual({ old: 'openai/gpt-4o-mini', new: 'openai/gpt-4o' });
+    expect(d.parameters).toEqual({ temperature: { old: 0.1, new: 0.5 }, stop: { old: ['END'], new: null } });
+    expect(d.variables).toEqual({ age: { old: 'number', new: null } });
     const same = await ok(h.call('GET', '/v1/prompts/greeter/diff?from=2&to=2'));
     expect(same.changed).toBe(false);
     expect((await h.call('GET', '/v1/prompts/greeter/diff?from=1&to=9')).status).toBe(404);
