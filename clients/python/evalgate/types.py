@@ -1088,8 +1088,8 @@ class Prompt(TypedDict):
 
 
 class PromptDiffMessagesItemRole(TypedDict):
-    from: Any
-    to: Any
+    old: Any
+    new: Any
 
 
 class _PromptDiffMessagesItemRequired(TypedDict):
@@ -1106,8 +1106,8 @@ class PromptDiffMessagesItem(_PromptDiffMessagesItemRequired, total=False):
 class PromptDiff(TypedDict):
     object: Literal["prompt.diff"]
     prompt_id: str
-    from: int
-    to: int
+    from_version: int
+    to_version: int
     #: Whether anything differs
     changed: bool
     messages: List[PromptDiffMessagesItem]
