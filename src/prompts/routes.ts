@@ -80,6 +80,12 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ ports: service.PromptPort
       ),
   );
 
+  await app.register(versionRoutes, { ports });
+  await app.register(labelRoutes, { ports });
+};
+
+/** A prompt's versions and their diffs. */
+const versionRoutes: FastifyPluginAsyncTypebox<{ ports: service.PromptPorts }> = async (app, { ports }) => {
   app.get(
     '/v1/prompts/:prompt/versions',
     {
@@ -157,7 +163,10 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ ports: service.PromptPort
       );
     },
   );
+};
 
+/** A prompt's labels: list, move, roll back, delete. */
+const labelRoutes: FastifyPluginAsyncTypebox<{ ports: service.PromptPorts }> = async (app, { ports }) => {
   app.get(
     '/v1/prompts/:prompt/labels',
     {
