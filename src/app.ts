@@ -28,6 +28,7 @@ import { evalRoutes } from './openai-evals/evals-routes.js';
 import { fileRoutes } from './openai-evals/files-routes.js';
 import { graderRoutes } from './openai-evals/graders-routes.js';
 import { storedCompletionRoutes } from './openai-evals/stored-completions-routes.js';
+import { promptRoutes } from './prompts/routes.js';
 import { reviewRoutes } from './review/routes.js';
 import { runRoutes } from './runs/routes.js';
 import type { Services } from './services.js';
@@ -144,6 +145,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(sessionRoutes, { ports: ports.sessions });
   await server.register(traceRoutes, { ports: ports.traces });
   await server.register(reviewRoutes, { ports: ports.review });
+  await server.register(promptRoutes, { ports: ports.prompts });
   await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);

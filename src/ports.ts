@@ -31,6 +31,7 @@ import { type StoredScore, scoreExporter } from './observability/otel-export-hoo
 import type { EvalsPorts } from './openai-evals/evals-routes.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
 import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
+import type { PromptPorts } from './prompts/routes.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import type { ReviewPorts } from './review/ports.js';
@@ -76,6 +77,8 @@ export interface Ports {
   traces: TracePorts;
   /** Annotation queues, human reviews and agreement. */
   review: ReviewPorts;
+  /** Versioned prompts, their labels and diffs. */
+  prompts: PromptPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -239,6 +242,7 @@ export function buildPorts(p: Parts): Ports {
       holds: (logId) => p.logWriter.holds?.(logId) ?? true,
     },
     sessions: { db, settle: () => p.logWriter.flush(), limits: config.sessionLimits },
+    prompts: { db },
     inference: {
       providers: p.providers,
       cache: p.cache,

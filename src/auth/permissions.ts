@@ -10,6 +10,7 @@ export const RESOURCES = [
   'metrics',
   'keys',
   'review',
+  'prompts',
 ] as const;
 export const ACTIONS = ['read', 'write'] as const;
 

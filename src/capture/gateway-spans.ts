@@ -5,6 +5,10 @@ import { type StoredSpan, storeSpansIn } from './trace-store.js';
 
 type NewLogRow = Insertable<TaskLogTable>;
 
+/** The stored prompt a gateway call was rendered from, on its span. */
+export const ATTR_EVALGATE_PROMPT_ID = 'evalgate.prompt.id';
+export const ATTR_EVALGATE_PROMPT_VERSION = 'evalgate.prompt.version';
+
 /** The scope of the span rows the gateway writes for its own calls (how reads tell them apart). */
 export const GATEWAY_SCOPE = 'evalgate.gateway';
 const SCOPE_TEXT = JSON.stringify({ name: GATEWAY_SCOPE, version: null });
@@ -50,6 +54,9 @@ export function gatewaySpanOf(log: NewLogRow): StoredSpan | null {
       attributes: JSON.stringify({
         [ATTR_GEN_AI_OPERATION_NAME]: operation,
         [ATTR_GEN_AI_REQUEST_MODEL]: log.model,
+        ...(log.prompt_id
+          ? { [ATTR_EVALGATE_PROMPT_ID]: log.prompt_id, [ATTR_EVALGATE_PROMPT_VERSION]: log.prompt_version }
+          : {}),
       }),
       events: '[]',
       resource: RESOURCE_TEXT,

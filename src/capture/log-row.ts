@@ -67,6 +67,8 @@ export function draftOf(r: TaskLogRecord): NewLogRow {
     span_id: r.spanId ?? null,
     parent_span_id: r.parentSpanId ?? null,
     session_id: r.sessionId ?? null,
+    prompt_id: r.promptId ?? null,
+    prompt_version: r.promptVersion ?? null,
   };
   return row;
 }

@@ -44,6 +44,9 @@ export interface TaskLogRecord {
    * id): the writer assigns the call to the container's session of that key, started on first use.
    */
   sessionKey?: string;
+  /** The stored prompt (`prm_…`) and version the call was rendered from. */
+  promptId?: string;
+  promptVersion?: number;
 }
 
 /** What a committed batch tells its listener (the monitor selector) of each task log it stored. */

@@ -7,6 +7,7 @@ import { registerDatasetCommands } from './datasets.js';
 import { registerEvaluatorCommands } from './evaluators.js';
 import { registerModelCommands } from './models.js';
 import { registerMonitorCommands } from './monitors.js';
+import { registerPromptCommands } from './prompts.js';
 import { registerQueueCommands } from './queues.js';
 import { registerReviewCommand } from './review.js';
 import { registerAgreementCommand } from './review-agreement.js';
@@ -27,7 +28,7 @@ const program = new Command()
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
 const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
-API_COMMANDS.push('queues', 'review', 'sessions', 'ci');
+API_COMMANDS.push('queues', 'review', 'sessions', 'ci', 'prompts');
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -60,6 +61,7 @@ registerReviewCommand(program);
 registerAgreementCommand(program);
 registerSessionCommands(program);
 registerCiCommand(program);
+registerPromptCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);

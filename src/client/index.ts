@@ -20,6 +20,7 @@ import { TaskLogs } from './resources/logs.js';
 import { Models } from './resources/models.js';
 import { Monitors } from './resources/monitors.js';
 import { Projects } from './resources/projects.js';
+import { Prompts } from './resources/prompts.js';
 import { AnnotationQueues, EvaluatorTemplates } from './resources/review.js';
 import { Runs } from './resources/runs.js';
 import { Sessions } from './resources/sessions.js';
@@ -54,6 +55,8 @@ export class Evalgate {
   readonly queues: AnnotationQueues;
   /** The judge catalog. */
   readonly evaluatorTemplates: EvaluatorTemplates;
+  /** Versioned prompts and their labels; `getPrompt` fetches one for local use, cached. */
+  readonly prompts: Prompts;
 
   readonly #transport: Transport;
 
@@ -84,6 +87,7 @@ export class Evalgate {
     this.traces = new Traces(this.#transport);
     this.queues = new AnnotationQueues(this.#transport);
     this.evaluatorTemplates = new EvaluatorTemplates(this.#transport);
+    this.prompts = new Prompts(this.#transport);
   }
 
   /**
@@ -102,6 +106,7 @@ export class Evalgate {
 
 export default Evalgate;
 
+export { type PromptMessage, PromptVariableError, type VariableProblem } from '../prompts/template.js';
 export {
   type ClientOptions,
   DEFAULT_BASE_URL,
@@ -138,6 +143,19 @@ export type { TaskLogs } from './resources/logs.js';
 export type { Models } from './resources/models.js';
 export type { Monitors } from './resources/monitors.js';
 export type { Projects } from './resources/projects.js';
+export {
+  type CreatePrompt,
+  type CreatePromptVersion,
+  FetchedPrompt,
+  type GetPromptOptions,
+  PROMPT_COMPILED_HEADER,
+  type Prompt,
+  type PromptDiff,
+  type PromptLabel,
+  type PromptSummary,
+  type Prompts,
+  type PromptVersion,
+} from './resources/prompts.js';
 export type {
   AnnotationItems,
   AnnotationQueues,

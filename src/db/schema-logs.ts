@@ -34,4 +34,8 @@ export interface TaskLogTable {
   session_id?: string | null;
   /** W3C span id of the caller's span the call is a child of (a `traceparent`'s parent id). */
   parent_span_id?: string | null;
+  /** The stored prompt the call was made from (`prm_…`), when it referenced one. */
+  prompt_id?: string | null;
+  /** That prompt's version. */
+  prompt_version?: number | null;
 }

@@ -22,6 +22,12 @@ import type {
 import type { SpanLogEventTable } from './schema-log-events.js';
 import type { TaskLogCounterTable, TaskLogTable } from './schema-logs.js';
 import type {
+  PromptLabelMoveTable,
+  PromptLabelTable,
+  PromptTable,
+  PromptVersionTable,
+} from './schema-prompts.js';
+import type {
   AnnotationAssignmentTable,
   AnnotationItemTable,
   AnnotationQueueTable,
@@ -376,4 +382,8 @@ export interface Database {
   annotation_assignments: AnnotationAssignmentTable;
   annotation_reviews: AnnotationReviewTable;
   run_conversation_calls: RunConversationCallTable;
+  prompts: PromptTable;
+  prompt_versions: PromptVersionTable;
+  prompt_labels: PromptLabelTable;
+  prompt_label_moves: PromptLabelMoveTable;
 }

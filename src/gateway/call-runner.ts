@@ -114,6 +114,8 @@ export interface GatewayCall {
   extra?: JsonObject;
   /** How the call goes to a model whose upstream speaks the route's dialect (`model.api`). */
   native?: NativeCall;
+  /** The stored prompt version the request was rendered from. */
+  prompt?: { id: string; version: number } | undefined;
 }
 
 export interface CallRunner {
@@ -209,6 +211,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
           }
         : null;
     if (context) context.sessionKey = sessionKeyOf(req);
+    if (context && spec.prompt) context.prompt = spec.prompt;
     const call: StreamCallOptions = {
       signal: controller,
       fallbacks: fallbacksOf(req.headers[FALLBACK_HEADER]),

@@ -69,6 +69,8 @@ export interface RecordedCall {
   sessionKey?: string | null;
   /** The trace the call is a span of (the caller's `traceparent`, or its own). */
   trace?: CallTrace;
+  /** The stored prompt version the request was rendered from. */
+  prompt?: { id: string; version: number };
 }
 
 /** How the call went, as the task log keeps it. */
@@ -168,6 +170,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         metadata: outcome.metadata,
         createdAt: new Date(call.startedAt).toISOString(),
         ...(call.sessionKey ? { sessionKey: call.sessionKey } : {}),
+        ...(call.prompt ? { promptId: call.prompt.id, promptVersion: call.prompt.version } : {}),
         ...call.trace,
       };
       try {

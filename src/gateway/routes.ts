@@ -3,6 +3,7 @@ import { createStoredResponses } from '../capture/stored-responses.js';
 import { openAiResponses } from '../http/schemas.js';
 import { storedChatAnswer } from '../llm/dialects/chat/answer.js';
 import type { ChatRequest } from '../llm/types.js';
+import { promptHooks, promptUseOf } from '../prompts/reference.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
 import { createGateway } from './containers.js';
 import { ROUTE_DIALECTS } from './edges/index.js';
@@ -25,11 +26,14 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   const gateway = createGateway(ports.gateway);
   const runner = createCallRunner(ports, gateway);
   const stored = createStoredResponses(ports.gateway.db, ports.gateway.logWriter);
+  const prompts = promptHooks(ports.gateway.db);
 
   app.post(
     '/v1/chat/completions',
     {
       config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.chat },
+      // A stored prompt (`prompt` field or X-Evalgate-Prompt) is rendered into the body before validation.
+      preValidation: prompts.chat,
       schema: {
         tags: ['inference'],
         summary: 'Create a chat completion (OpenAI-compatible; streamed with stream: true)',
@@ -42,7 +46,9 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
           'for streams), X-Evalgate-Log-Id (when recorded) and X-Evalgate-Upstream-Model. Upstream requests ' +
           'carry X-Evalgate-Hop (the Evalgate deployments they passed through); a request that already ' +
           'passed through this one is a loop and answers 508 loop_detected. An invalid request answers 400 ' +
-          'with every problem in the message and details.issues.',
+          'with every problem in the message and details.issues. A stored prompt can stand for (or precede) ' +
+          'the messages: `prompt: {name | id, label?, version?, variables?}` or X-Evalgate-Prompt: name@label ' +
+          '(then model may be omitted when the version names one); see docs/prompts.md.',
         body: ChatCompletionRequest,
         response: openAiResponses({ 200: ChatCompletion }, 400, 404, 413, 415, 502, 508),
       },
@@ -64,13 +70,14 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
           // Stored completions answer under their own id (chatcmpl-X for log_X); others pass as they came.
           answer: store && where.logId ? storedChatAnswer(where.logId) : null,
           extra: { store },
+          prompt: promptUseOf(req),
         },
         where,
       );
     },
   );
 
-  await app.register(responsesRoutes, { runner, stored });
+  await app.register(responsesRoutes, { runner, stored, prompts });
   await app.register(messagesRoutes, { runner, providers: ports.providers });
   await app.register(embeddingsRoutes, { providers: ports.providers, runner, cache: ports.cache });
 };

@@ -21,6 +21,8 @@ from ._http import VERSION, RequestOptions
 from ._objects import Agreement, MonitorResults, Run, RunComparison, RunResults
 from ._pagination import AsyncPage, AsyncPager, Page
 from ._upload import UploadProgress
+from .prompt_template import PromptVariableError
+from .resources.prompts import PROMPT_COMPILED_HEADER, FetchedPrompt
 from .testing import assert_run
 
 __version__ = VERSION
@@ -41,6 +43,9 @@ __all__ = [
     "MonitorResults",
     "UploadProgress",
     "assert_run",
+    "FetchedPrompt",
+    "PROMPT_COMPILED_HEADER",
+    "PromptVariableError",
     "EvalgateError",
     "ConfigurationError",
     "APIError",

@@ -19,6 +19,8 @@ from .resources import (
     Models,
     Monitors,
     Projects,
+    Prompts,
+    AsyncPrompts,
     Runs,
     Sessions,
     AnnotationQueues,
@@ -118,6 +120,7 @@ class _Base:
         self.annotation_queues = AnnotationQueues(self)
         self.review = EvaluatorReview(self)
         self.traces = Traces(self)
+        self.prompts: Prompts = Prompts(self)
 
     # The settings in force (the key is not among them: it stays out of logs and reprs).
     @property
@@ -240,6 +243,7 @@ class AsyncEvalgate(_Base):
     ) -> None:
         super().__init__(**_settings(locals()))
         self.runs = AsyncRuns(self)
+        self.prompts = AsyncPrompts(self)
         self._transport = AsyncTransport(self._config, self._default_headers, http_client)
 
     async def _call(self, spec: RequestSpec, wrap: Wrap) -> Any:

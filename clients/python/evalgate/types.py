@@ -131,6 +131,8 @@ class _TaskLogRequired(TypedDict):
 
 class TaskLog(_TaskLogRequired, total=False):
     session_id: Optional[str]
+    prompt_id: Optional[str]
+    prompt_version: Optional[int]
 
 
 class LogImport(TypedDict):
@@ -1010,6 +1012,146 @@ AnnotationReviewCorrected = AnnotationItemReviewedReviewsItem
 ExportedDataset = Dataset
 
 
+class PromptSummary(TypedDict):
+    object: Literal["prompt"]
+    id: str
+    project_id: str
+    name: str
+    description: Optional[str]
+    latest_version: int
+    #: Label → version (latest included)
+    labels: Dict[str, int]
+    created_at: str
+    updated_at: str
+
+
+class _PromptVersionMessagesItemRequired(TypedDict):
+    role: Union[Literal["system"], Literal["developer"], Literal["user"], Literal["assistant"]]
+    #: Text with {{variables}}
+    content: str
+
+
+class PromptVersionMessagesItem(_PromptVersionMessagesItemRequired, total=False):
+    name: str
+
+
+class _PromptVersionToolsItemFunctionRequired(TypedDict):
+    name: str
+
+
+class PromptVersionToolsItemFunction(_PromptVersionToolsItemFunctionRequired, total=False):
+    description: str
+    parameters: Dict[str, Any]
+    strict: Optional[bool]
+
+
+class PromptVersionToolsItem(TypedDict):
+    """A function tool, as chat completions declare it"""
+
+    type: Literal["function"]
+    function: PromptVersionToolsItemFunction
+
+
+class PromptVersion(TypedDict):
+    object: Literal["prompt.version"]
+    prompt_id: str
+    #: The prompt's name
+    name: str
+    version: int
+    messages: List[PromptVersionMessagesItem]
+    #: Declared variable types; a variable the messages use and this omits is a string
+    variables: Dict[str, Union[Literal["string"], Literal["number"], Literal["boolean"], Literal["json"]]]
+    model: Optional[str]
+    parameters: Dict[str, Any]
+    tools: Optional[List[PromptVersionToolsItem]]
+    response_format: Optional[Dict[str, Any]]
+    commit_message: Optional[str]
+    #: key:<id> or user:<id>
+    author: str
+    created_at: str
+    #: Labels on this version (latest included)
+    labels: List[str]
+
+
+class Prompt(TypedDict):
+    object: Literal["prompt"]
+    id: str
+    project_id: str
+    name: str
+    description: Optional[str]
+    latest_version: int
+    #: Label → version (latest included)
+    labels: Dict[str, int]
+    created_at: str
+    updated_at: str
+    version: PromptVersion
+
+
+class PromptDiffMessagesItemRole(TypedDict):
+    old: Any
+    new: Any
+
+
+class _PromptDiffMessagesItemRequired(TypedDict):
+    index: int
+    status: Union[Literal["added"], Literal["removed"], Literal["changed"], Literal["unchanged"]]
+
+
+class PromptDiffMessagesItem(_PromptDiffMessagesItemRequired, total=False):
+    role: PromptDiffMessagesItemRole
+    #: Unified diff of the content
+    patch: str
+
+
+class PromptDiff(TypedDict):
+    object: Literal["prompt.diff"]
+    prompt_id: str
+    from_version: int
+    to_version: int
+    #: Whether anything differs
+    changed: bool
+    messages: List[PromptDiffMessagesItem]
+    model: Optional[PromptDiffMessagesItemRole]
+    parameters: Dict[str, PromptDiffMessagesItemRole]
+    variables: Dict[str, PromptDiffMessagesItemRole]
+    tools: Optional[PromptDiffMessagesItemRole]
+    response_format: Optional[PromptDiffMessagesItemRole]
+
+
+class PromptLabelHistoryHistoryItem(TypedDict):
+    #: move, rollback or delete
+    action: str
+    from_version: Optional[int]
+    to_version: Optional[int]
+    #: Undone by a rollback
+    reverted: bool
+    moved_by: str
+    moved_at: str
+
+
+class PromptLabelHistory(TypedDict):
+    name: str
+    version: int
+    history: List[PromptLabelHistoryHistoryItem]
+
+
+class PromptLabel(TypedDict):
+    object: Literal["prompt.label"]
+    prompt_id: str
+    name: str
+    version: int
+    previous_version: Optional[int]
+    updated_by: str
+    updated_at: str
+
+
+class PromptLabelDeleted(TypedDict):
+    object: Literal["prompt.label"]
+    prompt_id: str
+    name: str
+    deleted: Literal[True]
+
+
 class QueueAgreementEvaluatorsItemEvaluator(TypedDict):
     id: str
     name: str
@@ -1748,6 +1890,65 @@ class _ExportReviewedRequired(TypedDict):
 class ExportReviewed(_ExportReviewedRequired, total=False):
     #: Whose human score is `expected` (the rubric's first)
     evaluator: str
+
+
+class CreatePromptParameters(TypedDict, total=False):
+    """Sampling parameters sent with the call unless the request gives its own"""
+
+    temperature: float
+    max_tokens: int
+    top_p: float
+    stop: Union[str, List[str]]
+    presence_penalty: float
+    frequency_penalty: float
+    seed: int
+
+
+class CreatePromptResponseFormat(TypedDict):
+    """A chat completion's response_format"""
+
+    type: Union[Literal["text"], Literal["json_object"], Literal["json_schema"]]
+
+
+class _CreatePromptRequired(TypedDict):
+    #: Unique in the project
+    name: str
+    messages: List[PromptVersionMessagesItem]
+
+
+class CreatePrompt(_CreatePromptRequired, total=False):
+    description: Optional[str]
+    #: Declared variable types; a variable the messages use and this omits is a string
+    variables: Dict[str, Union[Literal["string"], Literal["number"], Literal["boolean"], Literal["json"]]]
+    model: Optional[str]
+    #: Sampling parameters sent with the call unless the request gives its own
+    parameters: CreatePromptParameters
+    tools: Optional[List[PromptVersionToolsItem]]
+    response_format: Optional[CreatePromptResponseFormat]
+    commit_message: Optional[str]
+    #: Labels moved to the new version
+    labels: List[str]
+
+
+class _CreatePromptVersionRequired(TypedDict):
+    messages: List[PromptVersionMessagesItem]
+
+
+class CreatePromptVersion(_CreatePromptVersionRequired, total=False):
+    #: Declared variable types; a variable the messages use and this omits is a string
+    variables: Dict[str, Union[Literal["string"], Literal["number"], Literal["boolean"], Literal["json"]]]
+    model: Optional[str]
+    #: Sampling parameters sent with the call unless the request gives its own
+    parameters: CreatePromptParameters
+    tools: Optional[List[PromptVersionToolsItem]]
+    response_format: Optional[CreatePromptResponseFormat]
+    commit_message: Optional[str]
+    #: Labels moved to the new version
+    labels: List[str]
+
+
+class MoveLabel(TypedDict):
+    version: int
 
 
 DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]

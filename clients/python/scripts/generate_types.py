@@ -88,6 +88,17 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/annotation-queues/{queue}/reviews"): "AnnotationReview[]",
     ("POST", "/v1/annotation-queues/{queue}/reviews/{review}/correct"): "AnnotationReviewCorrected",
     ("POST", "/v1/annotation-queues/{queue}/export"): "ExportedDataset",
+    ("GET", "/v1/prompts"): "PromptSummary[]",
+    ("POST", "/v1/prompts"): "Prompt",
+    ("GET", "/v1/prompts/{prompt}"): "Prompt",
+    ("GET", "/v1/prompts/{prompt}/versions"): "PromptVersion[]",
+    ("POST", "/v1/prompts/{prompt}/versions"): "PromptVersion",
+    ("GET", "/v1/prompts/{prompt}/versions/{version}"): "PromptVersion",
+    ("GET", "/v1/prompts/{prompt}/diff"): "PromptDiff",
+    ("GET", "/v1/prompts/{prompt}/labels"): "PromptLabelHistory[]",
+    ("PUT", "/v1/prompts/{prompt}/labels/{label}"): "PromptLabel",
+    ("POST", "/v1/prompts/{prompt}/labels/{label}/rollback"): "PromptLabel",
+    ("DELETE", "/v1/prompts/{prompt}/labels/{label}"): "PromptLabelDeleted",
     ("GET", "/v1/annotation-queues/{queue}/agreement"): "QueueAgreement",
     ("GET", "/v1/evaluators/{evaluator}/agreement"): "EvaluatorAgreement",
     ("GET", "/v1/evaluator-templates"): "EvaluatorTemplate[]",
@@ -121,6 +132,9 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/annotation-queues/{queue}/items/{item}/flag"): "FlagItem",
     ("POST", "/v1/annotation-queues/{queue}/reviews/{review}/correct"): "CorrectReview",
     ("POST", "/v1/annotation-queues/{queue}/export"): "ExportReviewed",
+    ("POST", "/v1/prompts"): "CreatePrompt",
+    ("POST", "/v1/prompts/{prompt}/versions"): "CreatePromptVersion",
+    ("PUT", "/v1/prompts/{prompt}/labels/{label}"): "MoveLabel",
 }
 
 #: Named parts of a body: name → (METHOD, path, "request" or "response", property).

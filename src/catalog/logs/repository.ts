@@ -24,14 +24,29 @@ export interface LogFilter {
   model?: string;
   /** ISO time; logs created at or after it. */
   since?: string;
+  /** A stored prompt of the project, by id (`prm_…`) or name. */
+  prompt?: { ref: string; projectId: string };
+  promptVersion?: number;
 }
 
-const filtered = (f: LogFilter) => f.model !== undefined || f.since !== undefined;
+const filtered = (f: LogFilter) =>
+  f.model !== undefined || f.since !== undefined || f.prompt !== undefined || f.promptVersion !== undefined;
 
 function base(db: Kysely<Database>, containerId: string, f: LogFilter) {
   let q = db.selectFrom('task_logs').where('container_id', '=', containerId);
   if (f.model !== undefined) q = q.where('model', '=', f.model);
   if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
+  const prompt = f.prompt;
+  if (prompt !== undefined) {
+    q = q.where('prompt_id', 'in', (eb) =>
+      eb
+        .selectFrom('prompts')
+        .select('prompts.id')
+        .where('prompts.project_id', '=', prompt.projectId)
+        .where(prompt.ref.startsWith('prm_') ? 'prompts.id' : 'prompts.name', '=', prompt.ref),
+    );
+  }
+  if (f.promptVersion !== undefined) q = q.where('prompt_version', '=', f.promptVersion);
   return q;
 }
 

@@ -40,6 +40,10 @@ export const TaskLog = Type.Object({
   session_id: Type.Optional(
     Nullable(Type.String({ description: 'The session the call belongs to, if any' })),
   ),
+  prompt_id: Type.Optional(
+    Nullable(Type.String({ description: 'The stored prompt the call was rendered from, if any' })),
+  ),
+  prompt_version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: "That prompt's version" }))),
 });
 export type TaskLog = Static<typeof TaskLog>;
 
@@ -58,6 +62,16 @@ export const ListLogsQuery = Type.Object({
   ),
   since: Type.Optional(
     Type.String({ format: 'date-time', description: 'Only calls made at or after this time' }),
+  ),
+  prompt_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'Only calls rendered from this stored prompt (id or name)',
+    }),
+  ),
+  prompt_version: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Only calls of this prompt version (with prompt_id)' }),
   ),
 });
 

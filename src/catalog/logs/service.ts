@@ -68,6 +68,9 @@ export function toTaskLog(row: repo.LogRow): TaskLog {
     metadata: parseJson<JsonObject>(row.metadata, {}),
     created_at: row.created_at,
     session_id: row.session_id ?? null,
+    prompt_id: row.prompt_id ?? null,
+    prompt_version:
+      row.prompt_version === null || row.prompt_version === undefined ? null : Number(row.prompt_version),
   };
 }
 
@@ -75,7 +78,7 @@ export async function listLogs(
   db: Kysely<Database>,
   projectId: string,
   ref: string,
-  query: { range?: string; model?: string; since?: string },
+  query: { range?: string; model?: string; since?: string; prompt_id?: string; prompt_version?: number },
   page: Page,
 ): Promise<ListResponse<TaskLog>> {
   const container = await requireContainer(db, projectId, ref);
@@ -83,6 +86,11 @@ export async function listLogs(
   const filter: repo.LogFilter = {};
   if (query.model !== undefined) filter.model = query.model;
   if (query.since !== undefined) filter.since = new Date(query.since).toISOString();
+  if (query.prompt_version !== undefined && query.prompt_id === undefined) {
+    throw ApiError.invalid(['query', 'prompt_version'], 'prompt_version filters the logs of one prompt_id');
+  }
+  if (query.prompt_id !== undefined) filter.prompt = { ref: query.prompt_id, projectId };
+  if (query.prompt_version !== undefined) filter.promptVersion = query.prompt_version;
   const count = await repo.countLogs(db, container.id, filter);
   const { from, to, total } = pageWindow(range, page, count);
   const rows = await repo.readLogs(db, container.id, filter, from, to);

@@ -14,6 +14,7 @@ import {
 } from '../../llm/dialects/responses/answer.js';
 import { nativeResponses } from '../../llm/dialects/responses/native.js';
 import { decodeResponsesRequest, nativeResponsesRequest } from '../../llm/dialects/responses/request.js';
+import { type PromptHooks, promptUseOf } from '../../prompts/reference.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
@@ -80,13 +81,16 @@ function inputItems(responseId: string, input: unknown): JsonObject[] {
 export const responsesRoutes: FastifyPluginAsyncTypebox<{
   runner: CallRunner;
   stored: StoredResponses;
-}> = async (app, { runner, stored }) => {
+  prompts: PromptHooks;
+}> = async (app, { runner, stored, prompts }) => {
   // Every error under /v1/responses carries OpenAI's type and param, also before a route is found.
   setPathDialect(app, '/v1/responses', ROUTE_DIALECTS.responses);
   app.post(
     '/v1/responses',
     {
       config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
+      // `prompt: {id, version, variables}` is rendered into the body (input, model, …) before validation.
+      preValidation: prompts.responses,
       schema: {
         tags: ['inference'],
         summary: 'Create a response (OpenAI Responses API; streamed with stream: true)',
@@ -94,7 +98,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
           'Translated to the internal call (instructions and input items as messages, function tools, ' +
           'text.format as the response format, reasoning passed on) and recorded as a task log whose id is ' +
           'the response id (resp_X is log_X). previous_response_id continues a stored response; store: false ' +
-          'keeps the task log but the response cannot be retrieved. Same headers as chat completions.',
+          'keeps the task log but the response cannot be retrieved. Same headers as chat completions. ' +
+          '`prompt: {id, version?, variables?}` names a stored prompt (id or name; version a number or a ' +
+          'label): its messages come before `input`, its model and parameters apply unless given.',
         body: ResponsesRequest,
         response: openAiResponses({ 200: ResponseObject }, 400, 404, 413, 415, 502, 508),
       },
@@ -131,6 +137,7 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
           metadata,
           answer,
           native: nativeResponses(nativeResponsesRequest(body, history), frame),
+          prompt: promptUseOf(req),
           ...(body.store === false ? { extra: { store: false } } : {}),
         },
         where,

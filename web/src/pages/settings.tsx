@@ -3,7 +3,8 @@ import { api, type ListOf, useApi } from '../api';
 import { CopyButton, Dialog, Empty, ErrorBox, fmtDate, Loading } from '../components';
 import type { ApiKey, Project, ProjectBudget } from '../types';
 
-const RESOURCES = 'evaluators, evaluation, containers, data, models, logs, inference, metrics, keys';
+const RESOURCES =
+  'evaluators, evaluation, containers, data, models, logs, inference, metrics, keys, review, prompts';
 
 function CreateKeyDialog(props: { project: Project; onClose: () => void; onCreated: () => void }) {
   const [name, setName] = useState('');

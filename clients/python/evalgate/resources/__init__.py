@@ -11,6 +11,7 @@ from .logs import TaskLogs
 from .models import Models
 from .monitors import Monitors
 from .projects import Projects
+from .prompts import AsyncPrompts, FetchedPrompt, Prompts
 from .review import AnnotationQueues, EvaluatorReview
 from .runs import AsyncRuns, Runs
 from .sessions import Sessions
@@ -28,6 +29,9 @@ __all__ = [
     "Models",
     "Monitors",
     "Projects",
+    "Prompts",
+    "AsyncPrompts",
+    "FetchedPrompt",
     "Runs",
     "AsyncRuns",
     "Sessions",

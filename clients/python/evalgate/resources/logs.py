@@ -18,12 +18,23 @@ class TaskLogs(Resource):
         model: Optional[str] = None,
         since: Optional[str] = None,
         range: Optional[str] = None,
+        prompt_id: Optional[str] = None,
+        prompt_version: Optional[int] = None,
         limit: Optional[int] = None,
         offset: Optional[int] = None,
         request_options: Optional[RequestOptions] = None,
     ) -> Any:
-        """A container's logs in seq order, optionally of one model, since a time, or a range."""
-        query = {"model": model, "since": since, "range": range, "limit": limit, "offset": offset}
+        """A container's logs in seq order, optionally of one model, since a time, a range, or the calls
+        made from one stored prompt (id or name) and version."""
+        query = {
+            "model": model,
+            "since": since,
+            "range": range,
+            "prompt_id": prompt_id,
+            "prompt_version": prompt_version,
+            "limit": limit,
+            "offset": offset,
+        }
         return self._list(f"/v1/containers/{seg(container)}/logs", query, request_options)
 
     @operation("POST", "/v1/containers/{container}/logs")
