@@ -19,7 +19,8 @@ export type IdPrefix =
   | 'sess'
   | 'aq'
   | 'aqi'
-  | 'rev';
+  | 'rev'
+  | 'stl';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

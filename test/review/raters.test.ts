@@ -96,7 +96,7 @@ describe('the bootstrap resamples items, not pairs', () => {
     expect(doubled.kappa).toBeCloseTo(single.kappa!, 12);
     expect(doubled.intervals.kappa).toEqual(single.intervals.kappa);
     expect(doubled.intervals.mae).toEqual(single.intervals.mae);
-    const [lo, hi] = doubled.intervals.kappa!;
+    const [lo, hi] = doubled.intervals.kappa as [number, number];
     // What a pair bootstrap gives on the doubled list: narrower.
     const cats = twice.map((p) => [p.judge.score!, p.human.score!] as const);
     const paired = bootstrapInterval(

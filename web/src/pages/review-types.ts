@@ -28,6 +28,7 @@ export interface ReviewerProgress {
   name: string;
   reviewed: number;
   skipped: number;
+  flagged: number;
   claimed: number;
 }
 
