@@ -21,7 +21,7 @@ export interface Answer {
 type Db = Kysely<Database>;
 
 /** A label grader keeps its label in the row's `extra.scores.label` (or says it in its reasoning). */
-function judgeLabel(extra: string | null, reasoning: string | null): string | null {
+export function judgeLabel(extra: string | null, reasoning: string | null): string | null {
   const parsed = parseJson<{ scores?: { label?: unknown } } | null>(extra, null);
   if (typeof parsed?.scores?.label === 'string') return parsed.scores.label;
   const m = /^label: (.+)$/.exec(reasoning ?? '');
