@@ -88,6 +88,8 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/annotation-queues/{queue}/reviews"): "AnnotationReview[]",
     ("POST", "/v1/annotation-queues/{queue}/reviews/{review}/correct"): "AnnotationReviewCorrected",
     ("POST", "/v1/annotation-queues/{queue}/export"): "ExportedDataset",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/settle"): "AnnotationSettlement",
+    ("POST", "/v1/annotation-queues/{queue}/settle"): "AnnotationQueueSettled",
     ("GET", "/v1/annotation-queues/{queue}/agreement"): "QueueAgreement",
     ("GET", "/v1/evaluators/{evaluator}/agreement"): "EvaluatorAgreement",
     ("GET", "/v1/evaluator-templates"): "EvaluatorTemplate[]",
@@ -121,6 +123,8 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/annotation-queues/{queue}/items/{item}/flag"): "FlagItem",
     ("POST", "/v1/annotation-queues/{queue}/reviews/{review}/correct"): "CorrectReview",
     ("POST", "/v1/annotation-queues/{queue}/export"): "ExportReviewed",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/settle"): "SettleItem",
+    ("POST", "/v1/annotation-queues/{queue}/settle"): "SettleQueue",
 }
 
 #: Named parts of a body: name → (METHOD, path, "request" or "response", property).
@@ -133,7 +137,11 @@ PARTS: Dict[str, Tuple[str, str, str, str]] = {
 SEVERAL_OBJECTS: Dict[str, str] = {"evaluator.string_check": "GraderEvaluator"}
 
 #: Operations without a JSON body of their own (streams, text), which RESPONSES need not name.
-NOT_JSON = {("GET", "/metrics"), ("GET", "/v1/evaluation/runs/{run_id}/events")}
+NOT_JSON = {
+    ("GET", "/metrics"),
+    ("GET", "/v1/evaluation/runs/{run_id}/events"),
+    ("GET", "/v1/annotation-queues/{queue}/scores"),
+}
 
 #: The OpenAI- and Anthropic-compatible routes, typed by the official `openai` and `anthropic` packages
 #: that users call them with (tests/test_coverage.py excludes them from the client too).
