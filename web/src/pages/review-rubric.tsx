@@ -94,7 +94,7 @@ export function Rubric(props: {
                   key={c.text}
                   type="button"
                   aria-pressed={same(given, c.answer)}
-                  className={same(given, c.answer) ? undefined : 'ghost'}
+                  className={same(given, c.answer) ? 'chosen' : 'ghost'}
                   disabled={props.disabled}
                   title={c.key ? `key ${c.key}` : undefined}
                   onClick={() => props.onAnswer(ev, c.answer)}
