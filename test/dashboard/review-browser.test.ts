@@ -97,7 +97,10 @@ async function scoreShown(r: Reviewer): Promise<string> {
   const chosen = r.page.getByRole('region', { name: 'Rubric' }).locator('button[aria-pressed="true"]');
   expect(await chosen.count()).toBe(1);
   expect(await chosen.textContent()).toContain(String(humanScore(i)));
-  expect(await chosen.evaluate((b) => getComputedStyle(b).opacity)).toBe('1');
+  type Styles = { getComputedStyle(e: unknown): { opacity: string } };
+  // Runs in the page: only the function's own text travels there.
+  const opacity = await chosen.evaluate((b) => (globalThis as unknown as Styles).getComputedStyle(b).opacity);
+  expect(opacity).toBe('1');
   return id;
 }
 
