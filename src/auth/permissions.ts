@@ -12,7 +12,8 @@ export const RESOURCES = [
   'review',
   'prompts',
 ] as const;
-export const ACTIONS = ['read', 'write'] as const;
+/** `admin`: what only an administrator of a resource may do (settling reviewers' disagreements: review:admin). */
+export const ACTIONS = ['read', 'write', 'admin'] as const;
 
 export type Resource = (typeof RESOURCES)[number];
 export type Action = (typeof ACTIONS)[number];

@@ -4,6 +4,7 @@ import type { AddItems, AnnotationQueue, CreateQueue } from '../client/index.js'
 import { clientFrom, collect, numberOption, usage, wholeNumber } from './client-context.js';
 import { countLine, detail, firstItems, print, printJson, table } from './output.js';
 import { agreementTable } from './review-agreement.js';
+import { registerSettleCommands } from './review-settle.js';
 
 /** `evalgate queues …`: human review queues (their rubric, items, progress and export). */
 
@@ -291,4 +292,6 @@ export function registerQueueCommands(program: Command): void {
       if (opts.json) return printJson(deleted);
       print(`Deleted queue ${deleted.id}`);
     });
+
+  registerSettleCommands(queues);
 }

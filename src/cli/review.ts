@@ -38,7 +38,14 @@ function showItem(view: AnnotationItemView, remaining: number): void {
 function showJudge(view: AnnotationItemView): void {
   for (const j of view.judge ?? []) {
     const verdict = j.passed === null ? '' : j.passed ? ' pass' : ' fail';
-    print(`Judge ${j.evaluator_id}: ${j.score ?? '-'}${verdict}${j.reasoning ? ` (${j.reasoning})` : ''}`);
+    // A label grader's answer is its label; a score of 1 or 0 would only repeat pass or fail.
+    const answer =
+      j.status === 'error'
+        ? `error (${j.error?.code ?? 'unknown'})`
+        : j.label !== null
+          ? `${j.label}${verdict ? ` (${verdict.trim()})` : ''}`
+          : `${j.score ?? '-'}${verdict}`;
+    print(`Judge ${j.evaluator}: ${answer}${j.reasoning ? ` (${j.reasoning})` : ''}`);
   }
 }
 

@@ -28,7 +28,7 @@ const HideJudge = Type.Object({ hide_judge: Type.Optional(Type.Boolean()) }, { a
 /** The reviewer a dashboard user reviews as: the same person as behind the keys they made (`user:<id>`). */
 export const reviewerOfUser = (userId: string): string => `user:${userId}`;
 
-/** Per reviewer: items reviewed, skipped and held now, with the person's name where they are a user. */
+/** Per reviewer: items reviewed, skipped, flagged and held now, with the person's name where they are a user. */
 async function progressOf(db: Db, queueId: string) {
   const rows = await db
     .selectFrom('annotation_assignments')
@@ -49,6 +49,7 @@ async function progressOf(db: Db, queueId: string) {
     name: byId.get(reviewer) ?? reviewer,
     reviewed: count(reviewer, 'reviewed'),
     skipped: count(reviewer, 'skipped'),
+    flagged: count(reviewer, 'flagged'),
     claimed: count(reviewer, 'claimed'),
   }));
 }

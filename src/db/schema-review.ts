@@ -41,7 +41,7 @@ export interface AnnotationAssignmentTable {
   item_id: string;
   reviewer: string;
   queue_id: string;
-  /** `claimed` (until `expires_at`), `reviewed` or `skipped`: a reviewer is never offered an item twice. */
+  /** `claimed` (until `expires_at`), `reviewed`, `skipped` or `flagged`: a reviewer is never offered an item twice. */
   state: string;
   /** Unix ms; only for `claimed`. bigint: text on PostgreSQL. */
   expires_at: number | string | null;
@@ -61,5 +61,25 @@ export interface AnnotationReviewTable {
   comment: string | null;
   /** The review that corrected this one; null for the current review. */
   superseded_by: string | null;
+  created_at: string;
+}
+
+/** A settled answer (migration 036): the one that counts where an item's reviewers disagree. */
+export interface AnnotationSettlementTable {
+  id: string;
+  project_id: string;
+  queue_id: string;
+  item_id: string;
+  evaluator_id: string;
+  score: number | null;
+  label: string | null;
+  passed: number | null;
+  /** `majority` (the answer most reviewers gave), `review` (one reviewer's answer) or `value` (given). */
+  method: string;
+  /** The review whose answer was chosen (`review`), else null. */
+  review_id: string | null;
+  comment: string | null;
+  /** The reviewer id of whoever settled it. */
+  settled_by: string;
   created_at: string;
 }

@@ -32,6 +32,7 @@ import type {
   AnnotationItemTable,
   AnnotationQueueTable,
   AnnotationReviewTable,
+  AnnotationSettlementTable,
 } from './schema-review.js';
 import type { TaskSessionKeyTable, TaskSessionTable } from './schema-sessions.js';
 import type { SpanTable, TraceTable } from './schema-traces.js';
@@ -381,6 +382,7 @@ export interface Database {
   annotation_items: AnnotationItemTable;
   annotation_assignments: AnnotationAssignmentTable;
   annotation_reviews: AnnotationReviewTable;
+  annotation_settlements: AnnotationSettlementTable;
   run_conversation_calls: RunConversationCallTable;
   prompts: PromptTable;
   prompt_versions: PromptVersionTable;

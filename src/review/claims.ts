@@ -178,6 +178,13 @@ export async function holdForReview(
       reason: 'already_reviewed',
     });
   }
+  if (mine?.state === 'skipped') {
+    throw new ApiError(
+      'conflict',
+      `You skipped item ${item.id}: it is left to the other reviewers and takes no review of yours`,
+      { item: item.id, reason: 'skipped' },
+    );
+  }
   if (mine?.state === 'claimed' && Number(mine.expires_at) > now) {
     await markReviewed(tx, item.id, reviewer);
     return;
@@ -229,7 +236,11 @@ async function markReviewed(tx: Db, itemId: string, reviewer: string): Promise<v
     .execute();
 }
 
-/** Ends the reviewer's live claim without a review: skipped (never offered again), its place given back. */
+/**
+ * Ends the reviewer's live claim without a review, its place given back: skipped (never offered to them
+ * again, and no review of theirs taken), or flagged with a reason (the item leaves the queue; recorded as
+ * a flag, not a skip).
+ */
 export async function skipItem(
   db: Db,
   item: ItemRow,
@@ -239,7 +250,7 @@ export async function skipItem(
   await db.transaction().execute(async (tx) => {
     const r = await tx
       .updateTable('annotation_assignments')
-      .set({ state: 'skipped', expires_at: null, updated_at: nowIso() })
+      .set({ state: flag === null ? 'skipped' : 'flagged', expires_at: null, updated_at: nowIso() })
       .where('item_id', '=', item.id)
       .where('reviewer', '=', reviewer)
       .where('state', '=', 'claimed')

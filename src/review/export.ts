@@ -5,19 +5,18 @@ import type { Database } from '../db/schema.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
+import { scoredItems } from './export-scores.js';
 import type { QueueRow, RubricEvaluator } from './queues.js';
 
 type Db = Kysely<Database>;
 
-const PAGE = 1000;
-
 /** The human answer as a dataset's `expected`: the label, pass/fail as a bool, or the score. */
 function expectedOf(
   ev: RubricEvaluator,
-  r: { score: number | null; passed: number | null; label: string | null },
+  r: { score: number | null; passed: boolean | null; label: string | null },
 ): unknown {
   if (ev.scale.type === 'labels') return r.label;
-  if (ev.scale.type === 'pass_fail') return r.passed === 1;
+  if (ev.scale.type === 'pass_fail') return r.passed === true;
   return r.score;
 }
 
@@ -61,55 +60,35 @@ async function contentOf(
   };
 }
 
-/** The current reviews of one evaluator in a queue, one per item (its first reviewer's), in pages. */
-function reviewedPage(db: Db, queueId: string, evaluatorId: string, after: string) {
-  return db
-    .selectFrom('annotation_reviews as r')
-    .innerJoin('annotation_items as i', 'i.id', 'r.item_id')
-    .select(['r.id', 'r.item_id', 'r.reviewer', 'r.score', 'r.passed', 'r.label', 'r.comment'])
-    .select(['i.kind', 'i.ref', 'i.run_id', 'i.launch_index', 'i.position'])
-    .where('r.queue_id', '=', queueId)
-    .where('r.evaluator_id', '=', evaluatorId)
-    .where('r.superseded_by', 'is', null)
-    .where('r.item_id', '>', after)
-    .orderBy('r.item_id')
-    .orderBy('r.id')
-    .limit(PAGE)
-    .execute();
-}
-
 async function* rowsOf(db: Db, queue: QueueRow, ev: RubricEvaluator): AsyncGenerator<string> {
-  let after = '';
-  for (;;) {
-    const page = await reviewedPage(db, queue.id, ev.id, after);
-    if (page.length === 0) return;
-    for (const r of page) {
-      if (r.item_id === after) continue; // a second reviewer of the same item: the first one's answer counts
-      after = r.item_id;
-      const c = await contentOf(db, queue.project_id, r);
-      yield JSON.stringify({
-        input: c.input,
-        output: c.output,
-        expected: expectedOf(ev, r),
-        metadata: {
-          ...c.metadata,
-          review: {
-            id: r.id,
-            item_id: r.item_id,
-            reviewer: r.reviewer,
-            comment: r.comment,
-            queue: queue.name,
-            evaluator: ev.name,
-          },
+  for await (const s of scoredItems(db, queue, [ev])) {
+    // An open disagreement has no answer that counts yet: settle it first (it is left out until then).
+    if (!s.settled) continue;
+    const c = await contentOf(db, queue.project_id, s);
+    yield JSON.stringify({
+      input: c.input,
+      output: c.output,
+      expected: expectedOf(ev, s.settled),
+      metadata: {
+        ...c.metadata,
+        review: {
+          item_id: s.item_id,
+          queue: queue.name,
+          evaluator: ev.name,
+          status: s.status,
+          settled: s.settled,
+          reviews: s.reviews,
         },
-      });
-    }
+      },
+    });
   }
 }
 
 /**
- * Exports a queue's reviewed items as a dataset: each item's input and output, the human answer on one
- * rubric evaluator as `expected`, and the review (reviewer, comment) in its metadata, so that a revised
+ * Exports a queue's reviewed items as a dataset: each item's input and output, the answer that counts on
+ * one rubric evaluator as `expected` (the only review's, the one all reviewers gave, or the settled one;
+ * an item whose reviewers disagree is left out until settled), and every review (reviewer, answer,
+ * comment) with the settled answer in its metadata, so that a revised
  * judge can be run over exactly these items and its agreement measured (`?run=`).
  */
 export async function exportReviewed(db: Db, queue: QueueRow, ev: RubricEvaluator, label: string) {
@@ -130,7 +109,7 @@ export async function exportReviewed(db: Db, queue: QueueRow, ev: RubricEvaluato
     id: newId('ds'),
     project_id: queue.project_id,
     label,
-    description: `Reviewed items of annotation queue '${queue.name}' (expected: the human answer on '${ev.name}')`,
+    description: `Reviewed items of annotation queue '${queue.name}' (expected: the settled human answer on '${ev.name}')`,
     metadata: JSON.stringify({ annotation_queue: queue.id, evaluator: ev.id }),
     item_count: count,
     created_at: now,
@@ -140,6 +119,13 @@ export async function exportReviewed(db: Db, queue: QueueRow, ev: RubricEvaluato
   // reading through `db` while it runs would wait on itself.
   const rows: string[] = [];
   for await (const line of rowsOf(db, queue, ev)) rows.push(line);
+  if (rows.length === 0) {
+    throw new ApiError(
+      'conflict',
+      `Every reviewed item of queue '${queue.name}' has reviewers who disagree on '${ev.name}': settle them first`,
+      { queue: queue.id, reason: 'unsettled' },
+    );
+  }
   row.item_count = rows.length;
   await insertDataset(db, row, rows);
   return toDataset(row);

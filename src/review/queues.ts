@@ -198,6 +198,7 @@ export async function patchQueue(db: Db, projectId: string, ref: string, body: P
 export async function deleteQueue(db: Db, projectId: string, ref: string): Promise<{ id: string }> {
   const row = await requireQueue(db, projectId, ref);
   await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('annotation_settlements').where('queue_id', '=', row.id).execute();
     await tx.deleteFrom('annotation_reviews').where('queue_id', '=', row.id).execute();
     await tx.deleteFrom('annotation_assignments').where('queue_id', '=', row.id).execute();
     await tx.deleteFrom('annotation_items').where('queue_id', '=', row.id).execute();

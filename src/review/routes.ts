@@ -12,6 +12,7 @@ import {
 import type { ReviewPorts } from './ports.js';
 import * as queues from './queues.js';
 import { itemRoutes } from './routes-items.js';
+import { settleRoutes } from './routes-settle.js';
 import { CreateQueue, PatchQueue, Queue, QueueDeleted, QueueList, QueueParam } from './schemas.js';
 
 const tags = ['review'];
@@ -130,4 +131,5 @@ export const reviewRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = a
   );
 
   await app.register(itemRoutes, { ports });
+  await app.register(settleRoutes, { ports });
 };

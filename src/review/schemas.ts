@@ -204,11 +204,13 @@ const ErrorShape = Type.Object({ code: Type.String(), message: Type.String() });
 
 const JudgeScore = Type.Object({
   evaluator_id: Type.String(),
+  evaluator: Type.String({ description: "The evaluator's name" }),
   status: Type.String({ description: 'scored, error or missing: an error is never a pass' }),
   error: Nullable(ErrorShape),
   score: Nullable(Type.Number()),
   passed: Nullable(Type.Boolean()),
   reasoning: Nullable(Type.String()),
+  label: Nullable(Type.String({ description: "A label grader's label" })),
   prompt_hash: Nullable(Type.String()),
 });
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { callFailure } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import { parseJson } from '../shared/json.js';
+import { judgeLabel } from './agreement/pairs.js';
 import { type ItemRow, toItem } from './items.js';
 import type { ItemView } from './schemas.js';
 
@@ -105,16 +106,20 @@ async function recordedFailure(db: Db, projectId: string, itemId: string): Promi
 async function judgeOf(db: Db, item: ItemRow, evaluators: string[]): Promise<ItemView['judge']> {
   if (item.kind !== 'run_sample' || evaluators.length === 0) return [];
   const rows = await db
-    .selectFrom('run_samples')
-    .select(['evaluator_id', 'status', 'error', 'score', 'passed', 'reasoning', 'prompt_hash'])
-    .where('run_id', '=', item.run_id ?? '')
-    .where('launch_index', '=', item.launch_index ?? 0)
-    .where('position', '=', item.position ?? 0)
-    .where('evaluator_id', 'in', evaluators)
+    .selectFrom('run_samples as s')
+    .leftJoin('evaluators as e', 'e.id', 's.evaluator_id')
+    .select(['s.evaluator_id', 's.status', 's.error', 's.score', 's.passed', 's.reasoning', 's.prompt_hash'])
+    .select(['s.extra', 'e.name as evaluator_name'])
+    .where('s.run_id', '=', item.run_id ?? '')
+    .where('s.launch_index', '=', item.launch_index ?? 0)
+    .where('s.position', '=', item.position ?? 0)
+    .where('s.evaluator_id', 'in', evaluators)
     .execute();
   return rows.map((r) => ({
     evaluator_id: r.evaluator_id,
+    evaluator: r.evaluator_name ?? r.evaluator_id,
     status: r.status,
+    label: judgeLabel(r.extra, r.reasoning),
     error: parseJson<{ code: string; message: string } | null>(r.error, null),
     score: r.score,
     passed: r.passed === null ? null : r.passed === 1,

@@ -29,6 +29,7 @@ function toSample(r: Selectable<RunSampleTable>): RunSample {
     cost: usd(Number(r.cost)),
     latency_ms: r.latency_ms,
     extra: parseJson<JsonObject | null>(r.extra, null),
+    prompt_hash: r.prompt_hash ?? null,
     created_at: r.created_at,
   };
 }

@@ -189,6 +189,12 @@ export const RunSample = Type.Object({
   cost: Type.Number(),
   latency_ms: Nullable(Type.Number()),
   extra: Nullable(FreeObject()),
+  prompt_hash: Nullable(
+    Type.String({
+      description:
+        'The hash of the prompt a model grader or judge asked with (null for evaluators that ask no model)',
+    }),
+  ),
   created_at: Type.String(),
 });
 export type RunSample = Static<typeof RunSample>;

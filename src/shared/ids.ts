@@ -21,7 +21,8 @@ export type IdPrefix =
   | 'aqi'
   | 'rev'
   | 'prm'
-  | 'plm';
+  | 'plm'
+  | 'stl';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

@@ -94,6 +94,14 @@ async function scoreShown(r: Reviewer): Promise<string> {
   await r.page.keyboard.press(String(humanScore(i)));
   await r.page.getByTestId('item-state').getByText('Reviewed').waitFor({ timeout: LONG });
   await judge.getByText(`graded a${i}`).waitFor({ timeout: LONG });
+  // The reviewer's own answer stays marked after scoring: one button pressed, not greyed out like the rest.
+  const chosen = r.page.getByRole('region', { name: 'Rubric' }).locator('button[aria-pressed="true"]');
+  expect(await chosen.count()).toBe(1);
+  expect(await chosen.textContent()).toContain(String(humanScore(i)));
+  type Styles = { getComputedStyle(e: unknown): { opacity: string } };
+  // Runs in the page: only the function's own text travels there.
+  const opacity = await chosen.evaluate((b) => (globalThis as unknown as Styles).getComputedStyle(b).opacity);
+  expect(opacity).toBe('1');
   return id;
 }
 

@@ -210,14 +210,29 @@ describe('one computation (what a statistics thread runs)', () => {
   it('gives each set its groups and its reviewers’ κ', () => {
     const [one, two] = computeAgreement({
       sets: [
-        { scale, pairs: pairsOf(judge, human), people: pairsOf(human, human, null) },
+        {
+          scale,
+          pairs: pairsOf(judge, human),
+          people: {
+            pairs: pairsOf(human, human, null),
+            units: human.map((a, i) => ({ item: `i${i}`, answers: [a, a] })),
+          },
+        },
         { scale, pairs: [...pairsOf(judge, human, 'a'), ...pairsOf(human, human, 'b')], people: null },
       ],
       boot: { seed: 1, resamples: 100 },
     });
     expect(one!.groups.map((g) => g.kappa)).toEqual([cohenKappa([1, 1, 2, 3], [1, 2, 2, 2])]);
     // The reviewers all agree, on more than one grade.
-    expect(one!.inter_annotator).toEqual({ n: 4, percent_agreement: 1, kappa: 1, weighted_kappa: 1 });
+    expect(one!.inter_annotator).toMatchObject({
+      n: 4,
+      percent_agreement: 1,
+      kappa: 1,
+      weighted_kappa: 1,
+      reviewers: 2,
+      fleiss_kappa: 1,
+      krippendorff_alpha: 1,
+    });
     expect(two!.groups.map((g) => g.prompt_hash)).toEqual(['a', 'b']);
     expect(two!.inter_annotator).toBeNull();
   });

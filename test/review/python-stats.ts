@@ -55,6 +55,7 @@ export async function referenceFigures(
   human: number[],
   seed = 0,
   resamples = 1000,
+  items?: string[],
 ): Promise<Reference> {
   const script = path.join(import.meta.dirname, 'reference.py');
   const child = execFile(python, [script], { maxBuffer: 16 * 1024 * 1024 });
@@ -68,6 +69,6 @@ export async function referenceFigures(
       code === 0 ? resolve(text) : reject(new Error(`reference.py exited ${code}`)),
     );
   });
-  child.stdin?.end(JSON.stringify({ judge, human, seed, resamples }));
+  child.stdin?.end(JSON.stringify({ judge, human, seed, resamples, items }));
   return JSON.parse(await out) as Reference;
 }

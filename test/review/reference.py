@@ -1,6 +1,7 @@
 """Reference agreement figures for test/review: scikit-learn, SciPy and NumPy on the same pairs.
 
-Reads {"judge": [...], "human": [...], "resamples": n, "seed": s} on stdin; writes the figures as JSON."""
+Reads {"judge": [...], "human": [...], "resamples": n, "seed": s, "items": [...]?} on stdin; writes the figures as
+JSON. With "items" (each pair's item), the bootstrap draws items and each drawn item brings all its pairs."""
 
 import json
 import sys
@@ -15,9 +16,15 @@ human = np.array(data["human"], dtype=float)
 labels = sorted(set(judge.tolist()) | set(human.tolist()))
 rng = np.random.default_rng(data["seed"])
 n = len(judge)
+items = data.get("items") or list(range(n))
+clusters = {}
+for k, item in enumerate(items):
+    clusters.setdefault(item, []).append(k)
+groups = list(clusters.values())
 kappas = []
 for _ in range(data["resamples"]):
-    idx = rng.integers(0, n, n)
+    drawn = rng.integers(0, len(groups), len(groups))
+    idx = np.array([k for g in drawn for k in groups[g]])
     a, b = judge[idx], human[idx]
     if len(set(a.tolist()) | set(b.tolist())) > 1:
         kappas.append(cohen_kappa_score(a, b))

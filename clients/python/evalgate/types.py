@@ -532,6 +532,7 @@ class RunSample(TypedDict):
     cost: float
     latency_ms: Optional[float]
     extra: Optional[Dict[str, Any]]
+    prompt_hash: Optional[str]
     created_at: str
 
 
@@ -943,12 +944,15 @@ class AnnotationItemViewContent(TypedDict):
 
 class AnnotationItemViewJudgeItem(TypedDict):
     evaluator_id: str
+    #: The evaluator's name
+    evaluator: str
     #: scored, error or missing: an error is never a pass
     status: str
     error: Optional[MonitorSampleError]
     score: Optional[float]
     passed: Optional[bool]
     reasoning: Optional[str]
+    label: Optional[str]
     prompt_hash: Optional[str]
 
 
@@ -1150,6 +1154,33 @@ class PromptLabelDeleted(TypedDict):
     prompt_id: str
     name: str
     deleted: Literal[True]
+class AnnotationSettlement(TypedDict):
+    object: Literal["annotation_settlement"]
+    id: str
+    queue_id: str
+    item_id: str
+    evaluator_id: str
+    evaluator: str
+    score: Optional[float]
+    passed: Optional[bool]
+    label: Optional[str]
+    #: majority, review or value
+    method: str
+    review_id: Optional[str]
+    comment: Optional[str]
+    #: The reviewer id of whoever settled it
+    settled_by: str
+    created_at: str
+
+
+class AnnotationQueueSettled(TypedDict):
+    object: Literal["annotation_queue.settled"]
+    queue_id: str
+    evaluator_id: str
+    #: Disagreements settled now
+    settled: int
+    #: Disagreements left open: no majority
+    ties: int
 
 
 class QueueAgreementEvaluatorsItemEvaluator(TypedDict):
@@ -1198,12 +1229,30 @@ class QueueAgreementEvaluatorsItemGroupsItem(TypedDict):
     disagreements: List[QueueAgreementEvaluatorsItemGroupsItemDisagreementsItem]
 
 
+class QueueAgreementEvaluatorsItemInterAnnotatorIntervals(TypedDict):
+    """95 % bootstrap intervals, resampling items (seeded)"""
+
+    percent_agreement: Optional[List[float]]
+    kappa: Optional[List[float]]
+    weighted_kappa: Optional[List[float]]
+    fleiss_kappa: Optional[List[float]]
+    krippendorff_alpha: Optional[List[float]]
+
+
 class QueueAgreementEvaluatorsItemInterAnnotator(TypedDict):
-    #: Items with two reviewers
+    #: Items with two reviewers or more
     n: int
     percent_agreement: Optional[float]
     kappa: Optional[float]
     weighted_kappa: Optional[float]
+    #: The most reviewers of one item
+    reviewers: int
+    fleiss_kappa: Optional[float]
+    krippendorff_alpha: Optional[float]
+    #: α's level of measurement: nominal (pass/fail, labels), ordinal (grades), interval (scores)
+    alpha_level: Union[Literal["nominal"], Literal["ordinal"], Literal["interval"]]
+    #: 95 % bootstrap intervals, resampling items (seeded)
+    intervals: QueueAgreementEvaluatorsItemInterAnnotatorIntervals
 
 
 class QueueAgreementEvaluatorsItemBootstrap(TypedDict):
@@ -1949,6 +1998,32 @@ class CreatePromptVersion(_CreatePromptVersionRequired, total=False):
 
 class MoveLabel(TypedDict):
     version: int
+class _SettleItemRequired(TypedDict):
+    #: majority: the answer most reviewers gave (409 on a tie); review: the answer of the review named; value: the answer given here
+    method: Literal["majority", "review", "value"]
+
+
+class SettleItem(_SettleItemRequired, total=False):
+    #: The rubric evaluator (the rubric's first)
+    evaluator: str
+    #: With method review
+    review: str
+    #: With method value, on a numeric scale
+    score: float
+    #: With method value, on a pass/fail scale
+    passed: bool
+    #: With method value, on a labels scale
+    label: str
+    comment: Optional[str]
+
+
+class _SettleQueueRequired(TypedDict):
+    #: Every open disagreement by majority (ties stay open)
+    method: Literal["majority"]
+
+
+class SettleQueue(_SettleQueueRequired, total=False):
+    evaluator: str
 
 
 DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]

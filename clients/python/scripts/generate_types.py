@@ -99,6 +99,8 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("PUT", "/v1/prompts/{prompt}/labels/{label}"): "PromptLabel",
     ("POST", "/v1/prompts/{prompt}/labels/{label}/rollback"): "PromptLabel",
     ("DELETE", "/v1/prompts/{prompt}/labels/{label}"): "PromptLabelDeleted",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/settle"): "AnnotationSettlement",
+    ("POST", "/v1/annotation-queues/{queue}/settle"): "AnnotationQueueSettled",
     ("GET", "/v1/annotation-queues/{queue}/agreement"): "QueueAgreement",
     ("GET", "/v1/evaluators/{evaluator}/agreement"): "EvaluatorAgreement",
     ("GET", "/v1/evaluator-templates"): "EvaluatorTemplate[]",
@@ -135,6 +137,8 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/prompts"): "CreatePrompt",
     ("POST", "/v1/prompts/{prompt}/versions"): "CreatePromptVersion",
     ("PUT", "/v1/prompts/{prompt}/labels/{label}"): "MoveLabel",
+    ("POST", "/v1/annotation-queues/{queue}/items/{item}/settle"): "SettleItem",
+    ("POST", "/v1/annotation-queues/{queue}/settle"): "SettleQueue",
 }
 
 #: Named parts of a body: name → (METHOD, path, "request" or "response", property).
@@ -147,7 +151,11 @@ PARTS: Dict[str, Tuple[str, str, str, str]] = {
 SEVERAL_OBJECTS: Dict[str, str] = {"evaluator.string_check": "GraderEvaluator"}
 
 #: Operations without a JSON body of their own (streams, text), which RESPONSES need not name.
-NOT_JSON = {("GET", "/metrics"), ("GET", "/v1/evaluation/runs/{run_id}/events")}
+NOT_JSON = {
+    ("GET", "/metrics"),
+    ("GET", "/v1/evaluation/runs/{run_id}/events"),
+    ("GET", "/v1/annotation-queues/{queue}/scores"),
+}
 
 #: The OpenAI- and Anthropic-compatible routes, typed by the official `openai` and `anthropic` packages
 #: that users call them with (tests/test_coverage.py excludes them from the client too).

@@ -13,6 +13,8 @@ from evalgate.resources import OPERATIONS
 
 #: Operations the client leaves out on purpose, each with its reason.
 EXCLUDED: Dict[Tuple[str, str], str] = {
+    # A JSON-lines or CSV export, not one JSON body: fetch it with httpx (or `evalgate queues scores`).
+    ("GET", "/v1/annotation-queues/{queue}/scores"): "text export (JSON lines or CSV)",
     # The OpenAI-compatible gateway: applications call it with the official `openai` package
     # (base_url=<server>/v1), which already types, streams and retries it.
     ("POST", "/v1/chat/completions"): "OpenAI dialect: use the openai package",

@@ -20,6 +20,7 @@ import type {
   Review,
   SubmitReview,
 } from '../../review/schemas.js';
+import type { ExportScoresQuery, QueueSettled, SettleItem, Settlement } from '../../review/schemas-settle.js';
 
 export type {
   AddItems,
@@ -50,3 +51,7 @@ export interface ItemState {
   id: string;
   state: string;
 }
+export type { SettleItem };
+export type AnnotationSettlement = Static<typeof Settlement>;
+export type QueueSettledResponse = Static<typeof QueueSettled>;
+export type ScoresParams = ExportScoresQuery;

@@ -7,6 +7,7 @@ import type {
   AnnotationItemView,
   AnnotationQueue,
   AnnotationReview,
+  AnnotationSettlement,
   ClaimResponse,
   CorrectReview,
   CreateQueue,
@@ -20,7 +21,10 @@ import type {
   QueueAgreementParams,
   QueueAgreementResult,
   QueueDeletedResponse,
+  QueueSettledResponse,
   ReviewSubmitted,
+  ScoresParams,
+  SettleItem,
   SubmitReview,
 } from './review-types.js';
 import { listPages, seg } from './shared.js';
@@ -91,6 +95,21 @@ export class AnnotationItems {
     return this.#transport.request({
       method: 'POST',
       path: `${itemPath(queue, item)}/flag`,
+      json: body,
+      options,
+    });
+  }
+
+  /** Settles the item's answer on an evaluator: the majority's, one review's, or a value (needs review:admin). */
+  settle(
+    queue: string,
+    item: string,
+    body: SettleItem,
+    options?: RequestOptions,
+  ): Promise<AnnotationSettlement> {
+    return this.#transport.request({
+      method: 'POST',
+      path: `${itemPath(queue, item)}/settle`,
       json: body,
       options,
     });
@@ -195,7 +214,34 @@ export class AnnotationQueues {
     });
   }
 
-  /** A dataset of the reviewed items, the human answer as `expected`. */
+  /** Settles every open disagreement on an evaluator by majority; ties stay open (needs review:admin). */
+  settle(
+    queue: string,
+    body: { method: 'majority'; evaluator?: string },
+    options?: RequestOptions,
+  ): Promise<QueueSettledResponse> {
+    return this.#transport.request({
+      method: 'POST',
+      path: `${queuePath(queue)}/settle`,
+      json: body,
+      options,
+    });
+  }
+
+  /**
+   * Every human score: JSON lines (one item and evaluator a line, every review in it, and the settled
+   * answer) or CSV (one review a row). The response is handed over unread, to be streamed.
+   */
+  scores(queue: string, params: ScoresParams = {}, options?: RequestOptions): Promise<Response> {
+    return this.#transport.stream({
+      method: 'GET',
+      path: `${queuePath(queue)}/scores`,
+      query: params,
+      options,
+    });
+  }
+
+  /** A dataset of the reviewed items, the settled human answer as `expected`. */
   export(
     queue: string,
     body: { label: string; evaluator?: string },

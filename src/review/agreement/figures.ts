@@ -2,9 +2,10 @@ import type { Scale } from '../../shared/scale.js';
 import type { Figures } from './figures-schema.js';
 import type { Answer, Pair } from './pairs.js';
 import {
-  bootstrapInterval,
   type Category,
   categoriesOf,
+  clusterBootstrapInterval,
+  clustersOf,
   cohenKappa,
   confusionMatrix,
   meanAbsoluteError,
@@ -20,7 +21,7 @@ export interface BootstrapOptions {
 }
 
 /** What κ compares on a scale: pass/fail, the label, or the grade; null where the scale has no categories. */
-function categoryOf(scale: Scale, a: Answer): Category | null {
+export function categoryOf(scale: Scale, a: Answer): Category | null {
   if (scale.type === 'pass_fail') return a.passed ?? (a.score === null ? null : a.score >= 0.5 ? 1 : 0);
   if (scale.type === 'labels') return a.label;
   if (scale.type === 'ordinal') return a.score;
@@ -36,36 +37,37 @@ export function figuresOf(
   pairs: Pair[],
   boot: BootstrapOptions,
 ): Figures {
-  const cat = pairs
-    .map((p) => [categoryOf(scale, p.judge), categoryOf(scale, p.human)] as const)
-    .filter((c): c is readonly [Category, Category] => c[0] !== null && c[1] !== null);
-  const judgeCats = cat.map((c) => c[0]);
-  const humanCats = cat.map((c) => c[1]);
+  const catPairs = pairs.filter(
+    (p) => categoryOf(scale, p.judge) !== null && categoryOf(scale, p.human) !== null,
+  );
+  const judgeCats = catPairs.map((p) => categoryOf(scale, p.judge) as Category);
+  const humanCats = catPairs.map((p) => categoryOf(scale, p.human) as Category);
   const numeric = scale.type === 'ordinal' || scale.type === 'continuous';
-  const nums = numeric
-    ? pairs
-        .filter((p) => p.judge.score !== null && p.human.score !== null)
-        .map((p) => [p.judge.score as number, p.human.score as number] as const)
-    : [];
-  const js = nums.map((x) => x[0]);
-  const hs = nums.map((x) => x[1]);
+  const numPairs = numeric ? pairs.filter((p) => p.judge.score !== null && p.human.score !== null) : [];
+  const js = numPairs.map((p) => p.judge.score as number);
+  const hs = numPairs.map((p) => p.human.score as number);
+  // The bootstrap draws items: an item's pairs (one per reviewer) are drawn together.
+  const catClusters = clustersOf(catPairs.map((p) => p.item));
+  const numClusters = clustersOf(numPairs.map((p) => p.item));
   const labels = categoriesOf(judgeCats, humanCats);
   const sel = <T>(list: T[], idx: Uint32Array | null) => (idx ? pick(list, idx) : list);
-  const stats: Record<keyof Figures['intervals'], { n: number; f: Stat } | null> = {
-    percent_agreement: { n: cat.length, f: (i) => percentAgreement(sel(judgeCats, i), sel(humanCats, i)) },
-    kappa: { n: cat.length, f: (i) => cohenKappa(sel(judgeCats, i), sel(humanCats, i), 'none') },
+  const onCats = (f: Stat) => ({ clusters: catClusters, f });
+  const onNums = (f: Stat) => (numeric ? { clusters: numClusters, f } : null);
+  const stats: Record<keyof Figures['intervals'], { clusters: number[][]; f: Stat } | null> = {
+    percent_agreement: onCats((i) => percentAgreement(sel(judgeCats, i), sel(humanCats, i))),
+    kappa: onCats((i) => cohenKappa(sel(judgeCats, i), sel(humanCats, i), 'none')),
     weighted_kappa:
       scale.type === 'ordinal'
-        ? { n: cat.length, f: (i) => cohenKappa(sel(judgeCats, i), sel(humanCats, i), 'quadratic') }
+        ? onCats((i) => cohenKappa(sel(judgeCats, i), sel(humanCats, i), 'quadratic'))
         : null,
-    pearson: numeric ? { n: js.length, f: (i) => pearson(sel(js, i), sel(hs, i)) } : null,
-    spearman: numeric ? { n: js.length, f: (i) => spearman(sel(js, i), sel(hs, i)) } : null,
-    mae: numeric ? { n: js.length, f: (i) => meanAbsoluteError(sel(js, i), sel(hs, i)) } : null,
+    pearson: onNums((i) => pearson(sel(js, i), sel(hs, i))),
+    spearman: onNums((i) => spearman(sel(js, i), sel(hs, i))),
+    mae: onNums((i) => meanAbsoluteError(sel(js, i), sel(hs, i))),
   };
   const value = (k: keyof typeof stats) => stats[k]?.f(null) ?? null;
   const interval = (k: keyof typeof stats) => {
     const s = stats[k];
-    return s ? bootstrapInterval(s.n, s.f, boot) : null;
+    return s ? clusterBootstrapInterval(s.clusters, s.f, boot) : null;
   };
   const keys = Object.keys(stats) as (keyof typeof stats)[];
   const disagreements = pairs
@@ -84,7 +86,7 @@ export function figuresOf(
     pearson: value('pearson'),
     spearman: value('spearman'),
     mae: value('mae'),
-    confusion: cat.length ? { labels, matrix: confusionMatrix(judgeCats, humanCats, labels) } : null,
+    confusion: catPairs.length ? { labels, matrix: confusionMatrix(judgeCats, humanCats, labels) } : null,
     intervals: Object.fromEntries(keys.map((k) => [k, interval(k)])) as Figures['intervals'],
     disagreements,
   };

@@ -4,7 +4,7 @@ import type { EvaluatorRow } from '../../evaluators/repository.js';
 import { scaleOf } from '../../evaluators/scale.js';
 import { ApiError } from '../../shared/errors.js';
 import type { AgreementInput } from './compute.js';
-import { reviewerPairs, reviewPairs, runPairs } from './pairs.js';
+import { reviewerAnswers, reviewPairs, runPairs } from './pairs.js';
 
 type Db = Kysely<Database>;
 
@@ -95,6 +95,6 @@ export async function readInput(
   return {
     scale,
     pairs: await reviewPairs(db, projectId, ev.id, source.queueId),
-    people: await reviewerPairs(db, projectId, ev.id, source.queueId),
+    people: await reviewerAnswers(db, projectId, ev.id, source.queueId),
   };
 }

@@ -21,7 +21,7 @@ export interface Answer {
 type Db = Kysely<Database>;
 
 /** A label grader keeps its label in the row's `extra.scores.label` (or says it in its reasoning). */
-function judgeLabel(extra: string | null, reasoning: string | null): string | null {
+export function judgeLabel(extra: string | null, reasoning: string | null): string | null {
   const parsed = parseJson<{ scores?: { label?: unknown } } | null>(extra, null);
   if (typeof parsed?.scores?.label === 'string') return parsed.scores.label;
   const m = /^label: (.+)$/.exec(reasoning ?? '');
@@ -166,13 +166,27 @@ export async function runPairs(
   }
 }
 
-/** Pairs of two people's current reviews of the same item and evaluator (the first two reviewers). */
-export async function reviewerPairs(
+/** One item's current answers on an evaluator, one per reviewer, in the order given. */
+export interface Rated {
+  item: string;
+  answers: Answer[];
+}
+
+/** What reviewers' answers among themselves are measured on. */
+export interface ReviewerAnswers {
+  /** The first two reviewers' answers of each item reviewed twice or more (Cohen's κ and its kin). */
+  pairs: Pair[];
+  /** Every reviewer's answer of each item (Fleiss' κ and Krippendorff's α over any number of reviewers). */
+  units: Rated[];
+}
+
+/** People's current reviews of each item on one evaluator: its first two reviewers paired, and all of them. */
+export async function reviewerAnswers(
   db: Db,
   projectId: string,
   evaluatorId: string,
   queueId: string | null,
-): Promise<Pair[]> {
+): Promise<ReviewerAnswers> {
   let q = db
     .selectFrom('annotation_reviews')
     .select(['item_id', 'reviewer', 'score', 'passed', 'label'])
@@ -180,18 +194,22 @@ export async function reviewerPairs(
     .where('evaluator_id', '=', evaluatorId)
     .where('superseded_by', 'is', null);
   if (queueId !== null) q = q.where('queue_id', '=', queueId);
-  const out: Pair[] = [];
-  type Open = { item: string; first: Answer & { reviewer: string }; done: boolean };
-  let current = null as Open | null;
+  const units: Rated[] = [];
+  let current = null as (Rated & { reviewers: Set<string> }) | null;
   // Ordered by item, then time: the first two reviewers of each item make its pair.
   for (const r of await q.orderBy('item_id').orderBy('id').execute()) {
     if (current?.item !== r.item_id) {
-      current = { item: r.item_id, first: { ...r, reviewer: r.reviewer }, done: false };
-      continue;
+      current = { item: r.item_id, answers: [], reviewers: new Set() };
+      units.push(current);
     }
-    if (current.done || current.first.reviewer === r.reviewer) continue;
-    out.push({ item: r.item_id, promptHash: null, judge: current.first, human: r });
-    current.done = true;
+    if (current.reviewers.has(r.reviewer)) continue;
+    current.reviewers.add(r.reviewer);
+    current.answers.push({ score: r.score, passed: r.passed, label: r.label });
   }
-  return out;
+  const pairs: Pair[] = [];
+  for (const u of units) {
+    if (u.answers.length < 2) continue;
+    pairs.push({ item: u.item, promptHash: null, judge: u.answers[0]!, human: u.answers[1]! });
+  }
+  return { pairs, units: units.map((u) => ({ item: u.item, answers: u.answers })) };
 }

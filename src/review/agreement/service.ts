@@ -7,7 +7,7 @@ import { FreeObject, Nullable } from '../../http/schemas.js';
 import { ApiError } from '../../shared/errors.js';
 import { requireQueue } from '../queues.js';
 import { LruPromises } from './cache.js';
-import type { AgreementFigures, AgreementInput } from './compute.js';
+import { type AgreementFigures, type AgreementInput, answersOf } from './compute.js';
 import { Figures } from './figures-schema.js';
 import {
   DEFAULT_RESAMPLES,
@@ -55,11 +55,30 @@ export const AgreementQuery = Type.Object(
 );
 export type AgreementQuery = Static<typeof AgreementQuery>;
 
+const Interval = Nullable(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }));
 const InterAnnotator = Type.Object({
-  n: Type.Integer({ minimum: 0, description: 'Items with two reviewers' }),
-  percent_agreement: Nullable(Type.Number()),
-  kappa: Nullable(Type.Number()),
-  weighted_kappa: Nullable(Type.Number()),
+  n: Type.Integer({ minimum: 0, description: 'Items with two reviewers or more' }),
+  percent_agreement: Nullable(Type.Number({ description: 'Between the first two reviewers of each item' })),
+  kappa: Nullable(Type.Number({ description: "Cohen's κ between the first two reviewers of each item" })),
+  weighted_kappa: Nullable(Type.Number({ description: 'Quadratically weighted κ (ordinal scales)' })),
+  reviewers: Type.Integer({ minimum: 0, description: 'The most reviewers of one item' }),
+  fleiss_kappa: Nullable(
+    Type.Number({ description: "Fleiss' κ over every reviewer's answer (categorical scales)" }),
+  ),
+  krippendorff_alpha: Nullable(Type.Number({ description: "Krippendorff's α over every reviewer's answer" })),
+  alpha_level: Type.Union([Type.Literal('nominal'), Type.Literal('ordinal'), Type.Literal('interval')], {
+    description: "α's level of measurement: nominal (pass/fail, labels), ordinal (grades), interval (scores)",
+  }),
+  intervals: Type.Object(
+    {
+      percent_agreement: Interval,
+      kappa: Interval,
+      weighted_kappa: Interval,
+      fleiss_kappa: Interval,
+      krippendorff_alpha: Interval,
+    },
+    { description: '95 % bootstrap intervals, resampling items (seeded)' },
+  ),
 });
 
 const OneAgreement = {
@@ -147,7 +166,7 @@ export async function evaluatorAgreement(
       seed,
       resamples: resamplesFor(
         q.resamples,
-        inputs.reduce((n, input) => n + input.pairs.length, 0),
+        inputs.reduce((n, input) => n + answersOf(input), 0),
       ),
     };
     const figures = await runtime.threads.run({ sets: inputs, boot });

@@ -118,27 +118,61 @@ function quantileSorted(sorted: readonly number[], q: number): number {
 }
 
 /**
- * The 95 % percentile bootstrap interval of a statistic over pairs: `resamples` draws of n pairs with
- * replacement (seeded), the statistic on each, the 2.5th and 97.5th percentiles. Draws where the
- * statistic is undefined are left out; null when too few remain.
+ * The indices of a list grouped by the item each entry belongs to, in the order items are first seen: the
+ * clusters a bootstrap resamples (two reviewers of one item are two entries of one cluster).
  */
-export function bootstrapInterval(
-  n: number,
+export function clustersOf(items: readonly string[]): number[][] {
+  const byItem = new Map<string, number[]>();
+  for (let k = 0; k < items.length; k++) {
+    const c = byItem.get(items[k]!);
+    if (c) c.push(k);
+    else byItem.set(items[k]!, [k]);
+  }
+  return [...byItem.values()];
+}
+
+/**
+ * The 95 % percentile bootstrap interval of a statistic over clustered entries: `resamples` draws of as
+ * many clusters (items) as there are, with replacement (seeded), each drawn cluster bringing all its
+ * entries; the statistic on each draw; the 2.5th and 97.5th percentiles. Resampling items rather than
+ * entries keeps the two answers of one item together, so an item reviewed twice does not count as two
+ * independent observations. Draws where the statistic is undefined are left out; null when too few remain.
+ */
+export function clusterBootstrapInterval(
+  clusters: readonly (readonly number[])[],
   statistic: (indices: Uint32Array) => number | null,
   opts: { seed: number; resamples: number },
 ): [number, number] | null {
+  const n = clusters.length;
   if (n < 2 || opts.resamples <= 0) return null;
   const next = seededRandom(opts.seed);
   const values: number[] = [];
-  const indices = new Uint32Array(n);
+  const widest = clusters.reduce((m, c) => Math.max(m, c.length), 0);
+  const buffer = new Uint32Array(n * widest);
   for (let r = 0; r < opts.resamples; r++) {
-    for (let k = 0; k < n; k++) indices[k] = Math.floor(next() * n);
-    const v = statistic(indices);
+    let len = 0;
+    for (let k = 0; k < n; k++) {
+      for (const i of clusters[Math.floor(next() * n)]!) buffer[len++] = i;
+    }
+    const v = statistic(buffer.subarray(0, len));
     if (v !== null && Number.isFinite(v)) values.push(v);
   }
   if (values.length < opts.resamples / 2) return null;
   values.sort((x, y) => x - y);
   return [quantileSorted(values, 0.025), quantileSorted(values, 0.975)];
+}
+
+/** The bootstrap interval over n independent entries (each its own cluster). */
+export function bootstrapInterval(
+  n: number,
+  statistic: (indices: Uint32Array) => number | null,
+  opts: { seed: number; resamples: number },
+): [number, number] | null {
+  return clusterBootstrapInterval(
+    Array.from({ length: n }, (_, k) => [k]),
+    statistic,
+    opts,
+  );
 }
 
 /** Picks `indices` out of a list (a bootstrap resample). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChatMessage, ChatRequest } from '../../llm/types.js';
 import { chatAnswer } from '../../shared/chat-answer.js';
 import { Tally } from '../../shared/tally.js';
@@ -203,6 +204,18 @@ export function parseLabel(text: string, labels: readonly string[]): string | nu
     }
   }
   return null;
+}
+
+/**
+ * The hash of what a model grader asks with: its input messages (the templates, before rendering) and what
+ * shapes its reply instruction (the labels, or the score range). A changed prompt gets a new hash.
+ */
+export function graderPromptHash(grader: ScoreModelGrader | LabelModelGrader): string {
+  const reply = grader.type === 'label_model' ? grader.labels : rangeOf(grader);
+  return createHash('sha256')
+    .update(JSON.stringify([grader.type, grader.input, reply]))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export async function labelModel(

@@ -1,6 +1,7 @@
 import type { Item } from '../../catalog/items.js';
 import { outcomeOf, type ScoreInput, type ScoreOutcome, type Scorer } from '../types.js';
 import { grade } from './grade.js';
+import { graderPromptHash } from './model.js';
 import type { GraderContext, GraderPorts, GraderResult } from './result.js';
 import { sampleNamespace } from './sample.js';
 import type { SubGrader } from './schemas.js';
@@ -52,15 +53,22 @@ export function outcomeOfGrade(result: GraderResult, latencyMs: number): ScoreOu
   });
 }
 
-/** An evaluator of a grader type, for one launch of a run. */
+/**
+ * An evaluator of a grader type, for one launch of a run. A model grader's outcomes carry the hash of the
+ * prompt it asked with, so that scores (and agreement) of two versions of its prompt are kept apart.
+ */
 export function createGraderScorer(grader: SubGrader, ports: GraderPorts): Scorer {
+  const promptHash =
+    grader.type === 'score_model' || grader.type === 'label_model' ? graderPromptHash(grader) : null;
   return {
     async scoreBatch(inputs, signal) {
       return Promise.all(
         inputs.map(async (input) => {
           const t0 = performance.now();
           const result = await grade(grader, namespacesOf(input), ports, signal);
-          return outcomeOfGrade(result, performance.now() - t0);
+          const outcome = outcomeOfGrade(result, performance.now() - t0);
+          if (promptHash !== null) outcome.extra = { ...outcome.extra, prompt_hash: promptHash };
+          return outcome;
         }),
       );
     },

@@ -92,6 +92,41 @@ function Group(props: { figures: Figures; itemLink: (id: string) => string }) {
   );
 }
 
+/** Agreement among the reviewers: the first two of each item, and all of them (Fleiss' κ, Krippendorff's α). */
+function Reviewers(props: { figures: NonNullable<Agreement['inter_annotator']> }) {
+  const f = props.figures;
+  return (
+    <section aria-label="Between reviewers" data-testid="inter-annotator">
+      <h4>
+        Between reviewers · {f.n} items reviewed twice or more (up to {f.reviewers} reviewers an item)
+      </h4>
+      <div className="stats">
+        <Stat label="Cohen's κ (first two)" name="ia_kappa" value={f.kappa} range={f.intervals.kappa} />
+        <Stat
+          label="Weighted κ (first two)"
+          name="ia_weighted_kappa"
+          value={f.weighted_kappa}
+          range={f.intervals.weighted_kappa}
+        />
+        <Stat
+          label="Agreement (first two)"
+          name="ia_percent_agreement"
+          value={f.percent_agreement}
+          range={f.intervals.percent_agreement}
+          pct
+        />
+        <Stat label="Fleiss' κ" name="fleiss_kappa" value={f.fleiss_kappa} range={f.intervals.fleiss_kappa} />
+        <Stat
+          label={`Krippendorff's α (${f.alpha_level})`}
+          name="krippendorff_alpha"
+          value={f.krippendorff_alpha}
+          range={f.intervals.krippendorff_alpha}
+        />
+      </div>
+    </section>
+  );
+}
+
 /** Judge–human agreement of each of a queue's rubric evaluators, per judge prompt. */
 export function AgreementPage(props: { project: Project; queue: string }) {
   const p = encodeURIComponent(props.project.id);
@@ -118,12 +153,7 @@ export function AgreementPage(props: { project: Project; queue: string }) {
           {a.groups.map((g) => (
             <Group key={g.prompt_hash ?? 'none'} figures={g} itemLink={itemLink} />
           ))}
-          {a.inter_annotator ? (
-            <p data-testid="inter-annotator">
-              Between reviewers ({a.inter_annotator.n} items): κ {fmtNum(a.inter_annotator.kappa)}, agreement{' '}
-              {fmtPct(a.inter_annotator.percent_agreement)}
-            </p>
-          ) : null}
+          {a.inter_annotator ? <Reviewers figures={a.inter_annotator} /> : null}
         </section>
       ))}
     </>

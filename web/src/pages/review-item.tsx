@@ -104,11 +104,11 @@ function ItemContent(props: { view: ItemView; queue: Queue }) {
         ) : (
           view.judge.map((j) => (
             <div key={j.evaluator_id} className="verdicts">
-              <strong>{nameOf(j.evaluator_id)}</strong>:{' '}
+              <strong>{j.evaluator ?? nameOf(j.evaluator_id)}</strong>:{' '}
               <span data-testid="judge-score">
                 {j.status === 'error'
                   ? `error (${j.error?.code ?? 'unknown'})`
-                  : `${j.score ?? '—'}${j.passed === null ? '' : j.passed ? ' (pass)' : ' (fail)'}`}
+                  : `${j.label ?? j.score ?? '—'}${j.passed === null ? '' : j.passed ? ' (pass)' : ' (fail)'}`}
               </span>
               {j.status === 'error' && j.error ? <p className="reasoning">{j.error.message}</p> : null}
               {j.reasoning ? <p className="reasoning">{j.reasoning}</p> : null}

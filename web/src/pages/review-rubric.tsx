@@ -38,11 +38,13 @@ function choicesOf(ev: RubricEvaluator): Choice[] {
 const same = (a: Answer | undefined, b: Answer) =>
   a !== undefined && a.score === b.score && a.passed === b.passed && a.label === b.label;
 
-function fromReview(r: MyReview | undefined): Answer | undefined {
+/** A stored review as the answer its scale's buttons give: the label, pass/fail, or the score. */
+function fromReview(ev: RubricEvaluator, r: MyReview | undefined): Answer | undefined {
   if (!r) return undefined;
-  if (r.label !== null) return { label: r.label };
-  if (r.score !== null && r.passed !== null && (r.score === 0 || r.score === 1)) return { passed: r.passed };
-  return r.score !== null ? { score: r.score } : { passed: r.passed ?? undefined };
+  const type = 'type' in ev.scale ? ev.scale.type : null;
+  if (type === 'labels') return r.label === null ? undefined : { label: r.label };
+  if (type === 'pass_fail') return r.passed === null ? undefined : { passed: r.passed };
+  return r.score === null ? undefined : { score: r.score };
 }
 
 function Continuous(props: { ev: RubricEvaluator; disabled: boolean; onAnswer: (a: Answer) => void }) {
@@ -78,7 +80,12 @@ export function Rubric(props: {
     <section aria-label="Rubric">
       <h3>Your score</h3>
       {props.rubric.map((ev) => {
-        const given = props.answers[ev.id] ?? fromReview(props.mine.find((m) => m.evaluator_id === ev.id));
+        const given =
+          props.answers[ev.id] ??
+          fromReview(
+            ev,
+            props.mine.find((m) => m.evaluator_id === ev.id),
+          );
         const choices = choicesOf(ev);
         return (
           <fieldset key={ev.id} className="checks rubric-row" aria-label={ev.name}>
@@ -94,7 +101,7 @@ export function Rubric(props: {
                   key={c.text}
                   type="button"
                   aria-pressed={same(given, c.answer)}
-                  className={same(given, c.answer) ? undefined : 'ghost'}
+                  className={same(given, c.answer) ? 'chosen' : 'ghost'}
                   disabled={props.disabled}
                   title={c.key ? `key ${c.key}` : undefined}
                   onClick={() => props.onAnswer(ev, c.answer)}

@@ -28,6 +28,7 @@ export interface ReviewerProgress {
   name: string;
   reviewed: number;
   skipped: number;
+  flagged: number;
   claimed: number;
 }
 
@@ -40,6 +41,10 @@ export interface QueueDetail {
 
 export interface JudgeScore {
   evaluator_id: string;
+  /** The evaluator's name. */
+  evaluator: string;
+  /** A label grader's label. */
+  label: string | null;
   /** scored, error or missing: an errored position has no score and is never a pass. */
   status: string;
   error: { code: string; message: string } | null;
@@ -106,5 +111,13 @@ export interface Agreement {
     percent_agreement: number | null;
     kappa: number | null;
     weighted_kappa: number | null;
+    reviewers: number;
+    fleiss_kappa: number | null;
+    krippendorff_alpha: number | null;
+    alpha_level: 'nominal' | 'ordinal' | 'interval';
+    intervals: Record<
+      'percent_agreement' | 'kappa' | 'weighted_kappa' | 'fleiss_kappa' | 'krippendorff_alpha',
+      Interval
+    >;
   } | null;
 }

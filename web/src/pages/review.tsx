@@ -103,6 +103,7 @@ function QueuePage(props: { project: Project; queue: string; item: string | unde
                   <th>Reviewer</th>
                   <th>Reviewed</th>
                   <th>Skipped</th>
+                  <th>Flagged</th>
                   <th>Holding</th>
                 </tr>
               </thead>
@@ -112,6 +113,7 @@ function QueuePage(props: { project: Project; queue: string; item: string | unde
                     <td>{p.name}</td>
                     <td>{p.reviewed}</td>
                     <td>{p.skipped}</td>
+                    <td>{p.flagged}</td>
                     <td>{p.claimed}</td>
                   </tr>
                 ))}

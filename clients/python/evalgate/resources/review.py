@@ -156,6 +156,29 @@ class AnnotationQueues(Resource):
             options=request_options,
         )
 
+    @operation("POST", "/v1/annotation-queues/{queue}/items/{item}/settle")
+    def settle_item(
+        self, queue: str, item: str, method: str, *, request_options: Optional[RequestOptions] = None, **fields: Any
+    ) -> Any:
+        """Settles the item's answer (needs review:admin): ``method`` ``majority``, ``review`` (with
+        ``review=<id>``) or ``value`` (with ``score``, ``passed`` or ``label``); ``evaluator``, ``comment``."""
+        return self._call(
+            "POST",
+            f"/v1/annotation-queues/{seg(queue)}/items/{seg(item)}/settle",
+            json={"method": method, **fields},
+            options=request_options,
+        )
+
+    @operation("POST", "/v1/annotation-queues/{queue}/settle")
+    def settle(
+        self, queue: str, *, evaluator: Optional[str] = None, request_options: Optional[RequestOptions] = None
+    ) -> Any:
+        """Settles every open disagreement by majority (needs review:admin); ties stay open."""
+        body: Dict[str, Any] = {"method": "majority"}
+        if evaluator is not None:
+            body["evaluator"] = evaluator
+        return self._call("POST", f"/v1/annotation-queues/{seg(queue)}/settle", json=body, options=request_options)
+
     @operation("POST", "/v1/annotation-queues/{queue}/export")
     def export(
         self, queue: str, label: str, *, evaluator: Optional[str] = None, request_options: Optional[RequestOptions] = None
