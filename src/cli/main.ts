@@ -4,6 +4,7 @@ import { registerCatalogCommands } from './catalog.js';
 import { describeError } from './client-context.js';
 import { registerDatasetCommands } from './datasets.js';
 import { registerEvaluatorCommands } from './evaluators.js';
+import { registerMcpCommand } from './mcp.js';
 import { registerModelCommands } from './models.js';
 import { registerMonitorCommands } from './monitors.js';
 import { registerQueueCommands } from './queues.js';
@@ -26,7 +27,7 @@ const program = new Command()
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
 const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
-API_COMMANDS.push('queues', 'review', 'sessions');
+API_COMMANDS.push('queues', 'review', 'sessions', 'mcp');
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -58,6 +59,7 @@ registerQueueCommands(program);
 registerReviewCommand(program);
 registerAgreementCommand(program);
 registerSessionCommands(program);
+registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const { exitCode, lines } = describeError(err);

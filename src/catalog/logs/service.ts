@@ -71,11 +71,24 @@ export function toTaskLog(row: repo.LogRow): TaskLog {
   };
 }
 
+/**
+ * Which of a container's logs to list: the REST route's filters (range, model, since), and the narrower
+ * ones of searches (until, text, an evaluator's verdict; the evaluator already resolved in the project).
+ */
+export interface LogQuery {
+  range?: string;
+  model?: string;
+  since?: string;
+  until?: string;
+  text?: string;
+  scored?: repo.LogFilter['scored'];
+}
+
 export async function listLogs(
   db: Kysely<Database>,
   projectId: string,
   ref: string,
-  query: { range?: string; model?: string; since?: string },
+  query: LogQuery,
   page: Page,
 ): Promise<ListResponse<TaskLog>> {
   const container = await requireContainer(db, projectId, ref);
@@ -83,6 +96,9 @@ export async function listLogs(
   const filter: repo.LogFilter = {};
   if (query.model !== undefined) filter.model = query.model;
   if (query.since !== undefined) filter.since = new Date(query.since).toISOString();
+  if (query.until !== undefined) filter.until = new Date(query.until).toISOString();
+  if (query.text !== undefined) filter.text = query.text;
+  if (query.scored !== undefined) filter.scored = query.scored;
   const count = await repo.countLogs(db, container.id, filter);
   const { from, to, total } = pageWindow(range, page, count);
   const rows = await repo.readLogs(db, container.id, filter, from, to);
