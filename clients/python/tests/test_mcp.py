@@ -74,7 +74,7 @@ def test_mcp_tools_over_streamable_http(server: Server, client: Evalgate) -> Non
 
     reader = client.api_keys.create(name="mcp-no-logs", permissions=["evaluation:read"])
     refused = asyncio.run(
-        session_calls(server, reader.key, [{"name": "search_task_logs", "arguments": {"container": "mcp-py"}}])
+        session_calls(server, reader["key"], [{"name": "search_task_logs", "arguments": {"container": "mcp-py"}}])
     )["results"][0]
     assert refused.is_error
     assert refused.structured_content["error"]["code"] == "permission_denied"
