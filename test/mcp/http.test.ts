@@ -252,7 +252,7 @@ describe('the MCP server over Streamable HTTP', () => {
       body: JSON.stringify(initialize),
     });
     expect(anonymous.status).toBe(401);
-    expect((await anonymous.json()).error.code).toBe('invalid_api_key');
+    expect(((await anonymous.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
     const keyed = await fetch(`${w.h.url}/mcp`, {
       method: 'POST',
       headers: { ...headers, authorization: `Bearer ${w.h.admin.key}` },
@@ -260,7 +260,8 @@ describe('the MCP server over Streamable HTTP', () => {
     });
     expect(keyed.status).toBe(200);
     expect(keyed.headers.get('x-ratelimit-limit')).not.toBeNull();
-    expect((await keyed.json()).result.serverInfo.name).toBe('evalgate');
+    const initialized = (await keyed.json()) as { result: { serverInfo: { name: string } } };
+    expect(initialized.result.serverInfo.name).toBe('evalgate');
     const get = await fetch(`${w.h.url}/mcp`, { headers: { authorization: `Bearer ${w.h.admin.key}` } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
