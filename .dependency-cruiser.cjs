@@ -89,6 +89,25 @@ module.exports = {
       to: { path: '^src/gateway/' },
     },
     {
+      name: 'mcp-is-an-edge',
+      severity: 'error',
+      comment:
+        'src/mcp is another face of the features, like their REST routes: its tools call the features\' ' +
+        'services, and nothing calls it but the composition root (src/app.ts mounts /mcp). A feature that ' +
+        'imported it would depend on one of its own faces.',
+      from: { path: '^src/', pathNot: '^src/(mcp/|app\\.ts$)' },
+      to: { path: '^src/mcp/' },
+    },
+    {
+      name: 'mcp-sdk-only-at-the-edges',
+      severity: 'error',
+      comment:
+        'The MCP SDK (and the HTTP stack it brings) is loaded by the MCP server (src/mcp) and the stdio ' +
+        'relay of `evalgate mcp` (src/cli/mcp-relay.ts) alone.',
+      from: { path: '^src/', pathNot: '^src/(mcp/|cli/mcp-relay\\.ts$)' },
+      to: { path: '@modelcontextprotocol/' },
+    },
+    {
       name: 'bullmq-only-in-executor',
       severity: 'error',
       comment:

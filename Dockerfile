@@ -38,6 +38,8 @@ COPY --from=build /app/dist dist
 COPY --from=build /app/web/dist web/dist
 COPY python python
 COPY data data
+# The docs, served to MCP clients as resources (evalgate://docs/<page>).
+COPY docs docs
 RUN chmod 755 /app/dist/cli/main.js && ln -s /app/dist/cli/main.js /usr/local/bin/evalgate \
  && mkdir -p /data && chown node:node /data
 USER node

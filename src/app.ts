@@ -22,6 +22,7 @@ import { installJsonParser } from './http/json-parser.js';
 import { lazySerializers } from './http/lazy-serializers.js';
 import { installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { monitorRoutes } from './monitors/routes.js';
 import { installMetrics, installMetricsRoute } from './observability/http.js';
 import { evalRoutes } from './openai-evals/evals-routes.js';
@@ -146,6 +147,21 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(traceRoutes, { ports: ports.traces });
   await server.register(reviewRoutes, { ports: ports.review });
   await server.register(promptRoutes, { ports: ports.prompts });
+  // The MCP tools call the same services as the REST routes of their operations, with the same ports.
+  await server.register(mcpRoutes, {
+    ports: {
+      auth: services.auth,
+      limiter: services.limiter,
+      publicUrl: config.dashboard.publicUrl ?? null,
+      logs: ports.logs,
+      traces: ports.traces,
+      sessions: ports.sessions,
+      runs: ports.runs,
+      evaluators: ports.evaluators,
+      review: ports.review,
+      datasets: ports.datasets,
+    },
+  });
   await server.register(dashboardRoutes, { ports: ports.dashboard });
   await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);

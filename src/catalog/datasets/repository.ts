@@ -55,6 +55,38 @@ export async function insertDataset(
   }
 }
 
+/**
+ * Appends rows (JSON text) after the dataset's last one and counts them, in one transaction: the new
+ * rows take the positions from the current count on, so the rows already there keep theirs. Answers the
+ * dataset's new item count, or null when it no longer exists.
+ */
+export async function appendItems(
+  db: Kysely<Database>,
+  datasetId: string,
+  items: readonly string[],
+  now: string,
+): Promise<number | null> {
+  return db.transaction().execute(async (trx) => {
+    // Counted up first (PostgreSQL holds the row's lock to the end): two appends never share positions.
+    const row = await trx
+      .updateTable('datasets')
+      .set((eb) => ({ item_count: eb('item_count', '+', items.length), updated_at: now }))
+      .where('id', '=', datasetId)
+      .returning('item_count')
+      .executeTakeFirst();
+    if (!row) return null;
+    const count = Number(row.item_count);
+    let position = count - items.length;
+    for await (const batch of batches(items, BATCH_ROWS, BATCH_CHARS)) {
+      await trx
+        .insertInto('dataset_items')
+        .values(batch.map((data) => ({ dataset_id: datasetId, position: position++, data })))
+        .execute();
+    }
+    return count;
+  });
+}
+
 /** A dataset of the project by id or label. */
 export async function findDataset(
   db: Kysely<Database>,

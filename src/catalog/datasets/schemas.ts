@@ -38,6 +38,18 @@ export const CreateDataset = Type.Object(
 );
 export type CreateDataset = Static<typeof CreateDataset>;
 
+/** Rows to add at the end of a dataset. */
+export const AppendItems = Type.Object(
+  {
+    items: Type.Array(
+      FreeObject('A row; its input, output and expected fields are the canonical ones, the rest is kept'),
+      { minItems: 1, maxItems: 10_000, description: 'The rows, in order' },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AppendItems = Static<typeof AppendItems>;
+
 /** For JSON-lines uploads, where the body is the rows. */
 export const UploadDatasetQuery = Type.Object({
   label: Type.Optional(Label),

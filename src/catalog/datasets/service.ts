@@ -9,7 +9,7 @@ import { spoolNdjson, surrogateProblem, type UploadContext } from '../json-lines
 import { pageWindow, parseRange } from '../range.js';
 import { itemId } from './items.js';
 import * as repo from './repository.js';
-import type { CreateDataset, Dataset, DatasetItem, PatchDataset } from './schemas.js';
+import type { AppendItems, CreateDataset, Dataset, DatasetItem, PatchDataset } from './schemas.js';
 
 export type DatasetContext = UploadContext;
 
@@ -117,6 +117,35 @@ export async function uploadDataset(
   } finally {
     await spool.remove();
   }
+}
+
+/**
+ * Adds rows at the end of a dataset; the rows already there keep their positions (and so their item ids).
+ * Refused while a queued or running run draws from the dataset, as deleting it is.
+ */
+export async function appendItems(
+  db: Kysely<Database>,
+  projectId: string,
+  ref: string,
+  body: AppendItems,
+): Promise<Dataset> {
+  const row = await requireDataset(db, projectId, ref);
+  if (await repo.datasetInUse(db, row.id)) {
+    throw new ApiError(
+      'resource_in_use',
+      `Dataset '${row.label}' is used by a queued or running evaluation run; add rows when it ends`,
+      { dataset: row.id },
+    );
+  }
+  const now = nowIso();
+  const count = await repo.appendItems(
+    db,
+    row.id,
+    body.items.map((item) => JSON.stringify(item)),
+    now,
+  );
+  if (count === null) throw ApiError.notFound('Dataset', ref);
+  return toDataset({ ...row, item_count: count, updated_at: now });
 }
 
 export async function listDatasets(

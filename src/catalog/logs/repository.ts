@@ -27,10 +27,18 @@ export interface LogFilter {
   /** A stored prompt of the project, by id (`prm_…`) or name. */
   prompt?: { ref: string; projectId: string };
   promptVersion?: number;
+  /** ISO time; logs created before it. */
+  until?: string;
+  /** Text the call's input or output contains (ASCII letters in either case). */
+  text?: string;
+  /** Logs an evaluator scored in a run over them, with that verdict and within those score bounds. */
+  scored?: { evaluatorId: string; passed?: boolean; minScore?: number; maxScore?: number };
 }
 
-const filtered = (f: LogFilter) =>
-  f.model !== undefined || f.since !== undefined || f.prompt !== undefined || f.promptVersion !== undefined;
+const filtered = (f: LogFilter) => Object.values(f).some((v) => v !== undefined);
+
+/** `%text%` for LIKE, its wildcards and escape character taken literally. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function base(db: Kysely<Database>, containerId: string, f: LogFilter) {
   let q = db.selectFrom('task_logs').where('container_id', '=', containerId);
@@ -47,6 +55,32 @@ function base(db: Kysely<Database>, containerId: string, f: LogFilter) {
     );
   }
   if (f.promptVersion !== undefined) q = q.where('prompt_version', '=', f.promptVersion);
+  if (f.until !== undefined) q = q.where('created_at', '<', f.until);
+  if (f.text !== undefined) {
+    const pattern = containing(f.text);
+    q = q.where((eb) =>
+      eb.or([
+        eb(sql<string>`lower(coalesce(output, ''))`, 'like', sql<string>`${pattern} escape '\\'`),
+        eb(sql<string>`lower(input)`, 'like', sql<string>`${pattern} escape '\\'`),
+      ]),
+    );
+  }
+  const { scored } = f;
+  if (scored !== undefined) {
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('run_samples')
+          .select('run_samples.item_id')
+          .whereRef('run_samples.item_id', '=', 'task_logs.id')
+          .where('run_samples.evaluator_id', '=', scored.evaluatorId)
+          .where('run_samples.status', '=', 'scored')
+          .$if(scored.passed !== undefined, (s) => s.where('run_samples.passed', '=', scored.passed ? 1 : 0))
+          .$if(scored.minScore !== undefined, (s) => s.where('run_samples.score', '>=', scored.minScore!))
+          .$if(scored.maxScore !== undefined, (s) => s.where('run_samples.score', '<=', scored.maxScore!)),
+      ),
+    );
+  }
   return q;
 }
 

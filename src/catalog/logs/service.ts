@@ -74,11 +74,27 @@ export function toTaskLog(row: repo.LogRow): TaskLog {
   };
 }
 
+/**
+ * Which of a container's logs to list: the REST route's filters (range, model, since, prompt), and the narrower
+ * ones of searches (until, text, an evaluator's verdict; the evaluator already resolved in the project).
+ */
+export interface LogQuery {
+  range?: string;
+  model?: string;
+  since?: string;
+  /** A stored prompt by id or name, and one of its versions. */
+  prompt_id?: string;
+  prompt_version?: number;
+  until?: string;
+  text?: string;
+  scored?: repo.LogFilter['scored'];
+}
+
 export async function listLogs(
   db: Kysely<Database>,
   projectId: string,
   ref: string,
-  query: { range?: string; model?: string; since?: string; prompt_id?: string; prompt_version?: number },
+  query: LogQuery,
   page: Page,
 ): Promise<ListResponse<TaskLog>> {
   const container = await requireContainer(db, projectId, ref);
@@ -91,6 +107,9 @@ export async function listLogs(
   }
   if (query.prompt_id !== undefined) filter.prompt = { ref: query.prompt_id, projectId };
   if (query.prompt_version !== undefined) filter.promptVersion = query.prompt_version;
+  if (query.until !== undefined) filter.until = new Date(query.until).toISOString();
+  if (query.text !== undefined) filter.text = query.text;
+  if (query.scored !== undefined) filter.scored = query.scored;
   const count = await repo.countLogs(db, container.id, filter);
   const { from, to, total } = pageWindow(range, page, count);
   const rows = await repo.readLogs(db, container.id, filter, from, to);

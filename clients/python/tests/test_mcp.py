@@ -1,0 +1,81 @@
+"""The MCP server at ``/mcp`` through Python's official ``mcp`` package (Streamable HTTP) against the live
+server: the tools listed with their input schemas, called and answered, paged by cursor, and a key without
+``logs:read`` refused by the log search as a tool error."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List
+
+import pytest
+from live import Server
+
+from evalgate import Evalgate
+
+mcp = pytest.importorskip("mcp", reason="the mcp package needs Python 3.10 or later")
+httpx2 = pytest.importorskip("httpx2")
+
+from mcp import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+
+async def session_calls(server: Server, key: str, calls: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Lists the tools, then makes each call; answers the tools and the results, in order."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        async with streamable_http_client(f"{server.base_url}/mcp", http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = (await session.list_tools()).tools
+                results = [await session.call_tool(c["name"], c["arguments"]) for c in calls]
+                return {"tools": tools, "results": results}
+
+
+def test_mcp_tools_over_streamable_http(server: Server, client: Evalgate) -> None:
+    client.containers.create(label="mcp-py")
+    client.logs.import_(
+        "mcp-py",
+        [{"model": "m", "input": [{"role": "user", "content": f"q{i}"}], "output": f"answer {i}"} for i in range(12)],
+    )
+    first = asyncio.run(
+        session_calls(
+            server,
+            server.key,
+            [
+                {"name": "search_task_logs", "arguments": {"container": "mcp-py", "limit": 5}},
+                {"name": "search_task_logs", "arguments": {"container": "mcp-py", "text": "answer 1"}},
+                {"name": "list_evaluator_templates", "arguments": {}},
+                {"name": "get_run", "arguments": {"run_id": 7}},
+            ],
+        )
+    )
+    names = {tool.name for tool in first["tools"]}
+    assert {"search_task_logs", "get_trace", "compare_runs", "start_run", "add_dataset_items"} <= names
+    assert all(tool.input_schema["type"] == "object" for tool in first["tools"])
+    page, text, templates, wrong = first["results"]
+    assert not page.is_error
+    assert page.structured_content["total"] == 12
+    assert len(page.structured_content["logs"]) == 5
+    cursor = page.structured_content["next_cursor"]
+    assert cursor
+    # "answer 1", "answer 10", "answer 11"
+    assert text.structured_content["total"] == 3
+    assert templates.structured_content["total"] > 0
+    assert wrong.is_error and "run_id" in wrong.content[0].text
+
+    second = asyncio.run(
+        session_calls(
+            server,
+            server.key,
+            [{"name": "search_task_logs", "arguments": {"container": "mcp-py", "limit": 5, "cursor": cursor}}],
+        )
+    )
+    assert [log["seq"] for log in second["results"][0].structured_content["logs"]] == [6, 7, 8, 9, 10]
+
+    reader = client.api_keys.create(name="mcp-no-logs", permissions=["evaluation:read"])
+    refused = asyncio.run(
+        session_calls(server, reader["key"], [{"name": "search_task_logs", "arguments": {"container": "mcp-py"}}])
+    )["results"][0]
+    assert refused.is_error
+    assert refused.structured_content["error"]["code"] == "permission_denied"
+    assert "logs:read" in refused.content[0].text

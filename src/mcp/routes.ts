@@ -1,0 +1,82 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/authenticator.js';
+import { API_VERSION } from '../http/openapi.js';
+import { ApiError } from '../shared/errors.js';
+import type { McpPorts } from './ports.js';
+import { buildMcpServer } from './server.js';
+
+export const MCP_PATH = '/mcp';
+
+/**
+ * The key of the request, checked as the API's guard checks it (401 without a valid key, 429 past the
+ * key's rate, with the rate-limit headers); which permission a call needs is each tool's to check.
+ */
+async function authenticate(req: FastifyRequest, reply: FastifyReply, ports: McpPorts): Promise<Principal> {
+  const principal = await ports.auth.authenticate(req.headers.authorization);
+  let decision: Awaited<ReturnType<McpPorts['limiter']['take']>>;
+  try {
+    decision = await ports.limiter.take(`key:${principal.keyId}`);
+  } catch {
+    throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly', {
+      dependency: 'redis',
+    });
+  }
+  reply.header('X-RateLimit-Limit', decision.limit);
+  reply.header('X-RateLimit-Remaining', decision.remaining);
+  reply.header('X-RateLimit-Reset', decision.resetAt);
+  if (!decision.allowed) {
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `Rate limit exceeded; retry in ${decision.retryAfter} s`,
+      { retry_after: decision.retryAfter },
+      [],
+      { 'Retry-After': String(decision.retryAfter) },
+    );
+  }
+  return principal;
+}
+
+/**
+ * MCP's Streamable HTTP transport at `/mcp`, stateless: every POST carries its own key and is answered
+ * by a server made for it (JSON answers, no session id). Nothing is kept between requests, so any
+ * process of a cluster, behind any load balancer, answers any call, and a revoked key stops at once.
+ * Without sessions there is no stream for the server to push on: GET and DELETE answer 405.
+ */
+export const mcpRoutes: FastifyPluginAsync<{ ports: McpPorts }> = async (app, { ports }) => {
+  app.post(MCP_PATH, { schema: { hide: true } }, async (req, reply) => {
+    const principal = await authenticate(req, reply, ports);
+    const origin = ports.publicUrl ?? `${req.protocol}://${req.host}`;
+    const server = buildMcpServer(
+      { principal, ports, origin, fail: (err) => req.log.error({ err }, 'MCP tool failed') },
+      API_VERSION,
+    );
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    // The transport writes the answer itself; the headers set so far (rate limit, request id) go with it.
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value);
+    }
+    reply.raw.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+  });
+
+  const notAllowed = async () => {
+    throw new ApiError(
+      'method_not_allowed',
+      'This MCP server is stateless: send JSON-RPC messages with POST /mcp (there is no stream or session to open or end)',
+      null,
+      [],
+      { Allow: 'POST' },
+    );
+  };
+  app.get(MCP_PATH, { schema: { hide: true } }, notAllowed);
+  app.delete(MCP_PATH, { schema: { hide: true } }, notAllowed);
+};
