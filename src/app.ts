@@ -160,6 +160,7 @@ export async function createApp(services: Services): Promise<App> {
       evaluators: ports.evaluators,
       review: ports.review,
       datasets: ports.datasets,
+      prompts: ports.prompts,
     },
   });
   await server.register(dashboardRoutes, { ports: ports.dashboard });

@@ -2,6 +2,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { UploadContext } from '../catalog/json-lines.js';
 import type { LogContext } from '../catalog/logs/service.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
+import type { PromptPorts } from '../prompts/service.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { ReviewPorts } from '../review/ports.js';
 import type { RunContext } from '../runs/context.js';
@@ -22,6 +23,7 @@ export interface McpPorts {
   evaluators: EvaluatorContext;
   review: ReviewPorts;
   datasets: UploadContext;
+  prompts: PromptPorts;
   /** Where users reach the dashboard (`EVALGATE_PUBLIC_URL`); null: the address the request was sent to. */
   publicUrl: string | null;
 }

@@ -209,6 +209,57 @@ describe('the MCP server over Streamable HTTP', () => {
     }
   });
 
+  it('reads and adds prompt versions, with the prompts permissions and within the project', async () => {
+    const created = await w.h.call('POST', '/v1/prompts', {
+      body: {
+        name: 'greeter',
+        messages: [{ role: 'system', content: 'Greet {{name}}.' }],
+        variables: { name: 'string' },
+        labels: ['production'],
+      },
+    });
+    expect(created.status).toBe(201);
+    const listed = await answer(admin, 'list_prompts', {});
+    expect(listed.prompts.map((p: { name: string }) => p.name)).toEqual(['greeter']);
+    const added = await answer(admin, 'create_prompt_version', {
+      prompt: 'greeter',
+      version: {
+        messages: [{ role: 'system', content: 'Say hello to {{name}}.' }],
+        variables: { name: 'string' },
+      },
+    });
+    expect(added.version).toMatchObject({ version: 2 });
+    const production = await answer(admin, 'get_prompt', { prompt: 'greeter', label: 'production' });
+    expect(production.version).toMatchObject({ version: 1 });
+    expect(production.version.messages[0].content).toBe('Greet {{name}}.');
+    const latest = await answer(admin, 'get_prompt', { prompt: created.body.id });
+    expect(latest.version.version).toBe(2);
+
+    const bad = await refusal(admin, 'create_prompt_version', {
+      prompt: 'greeter',
+      version: { messages: 'hi' },
+    });
+    expect(bad.error).toMatchObject({ code: 'validation_error', status: 422 });
+    const unknownLabel = await refusal(admin, 'get_prompt', { prompt: 'greeter', label: 'staging' });
+    expect(unknownLabel.error?.code).toBe('not_found');
+
+    const readOnly = await httpClient(w.h, (await w.h.key(['prompts:read'])).key);
+    const other = await httpClient(w.h, w.other.key);
+    try {
+      expect((await answer(readOnly, 'get_prompt', { prompt: 'greeter' })).name).toBe('greeter');
+      const refused = await refusal(readOnly, 'create_prompt_version', {
+        prompt: 'greeter',
+        version: { messages: [{ role: 'user', content: 'x' }] },
+      });
+      expect(refused.error?.code).toBe('permission_denied');
+      expect((await refusal(other, 'get_prompt', { prompt: 'greeter' })).error?.code).toBe('not_found');
+      expect((await answer(other, 'list_prompts', {})).prompts).toEqual([]);
+    } finally {
+      await readOnly.close();
+      await other.close();
+    }
+  });
+
   it('refuses wrong argument types and bad bodies with clear tool errors', async () => {
     const wrongType = await refusal(admin, 'search_task_logs', { container: 5 });
     expect(wrongType.text).toMatch(/Invalid arguments for tool search_task_logs/);

@@ -2,11 +2,18 @@ import type { McpTool } from '../tool.js';
 import { DATASET_TOOLS } from './datasets.js';
 import { EVALUATOR_TOOLS } from './evaluators.js';
 import { LOG_TOOLS } from './logs.js';
+import { PROMPT_TOOLS } from './prompts.js';
 import { RUN_TOOLS } from './runs.js';
 
 /**
- * Every tool of the MCP server. A new group of tools (prompt versions, once they exist) is one file in
+ * Every tool of the MCP server. A new group of tools is one file in
  * this folder exporting its `McpTool`s, each calling the feature's service functions as its REST route
  * does, and one line here.
  */
-export const TOOLS: readonly McpTool[] = [...LOG_TOOLS, ...RUN_TOOLS, ...EVALUATOR_TOOLS, ...DATASET_TOOLS];
+export const TOOLS: readonly McpTool[] = [
+  ...LOG_TOOLS,
+  ...RUN_TOOLS,
+  ...EVALUATOR_TOOLS,
+  ...DATASET_TOOLS,
+  ...PROMPT_TOOLS,
+];
