@@ -12,7 +12,7 @@ type Db = Kysely<Database>;
 const PAGE = 1000;
 
 /** The human answer as a dataset's `expected`: the label, pass/fail as a bool, or the score. */
-function expectedOf(
+export function expectedOf(
   ev: RubricEvaluator,
   r: { score: number | null; passed: number | null; label: string | null },
 ): unknown {
@@ -22,7 +22,7 @@ function expectedOf(
 }
 
 /** The item's input and output: the run's row at its position, or the task log. */
-async function contentOf(
+export async function contentOf(
   db: Db,
   projectId: string,
   item: {

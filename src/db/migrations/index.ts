@@ -28,6 +28,7 @@ import * as m029 from './029_trace_indexes.js';
 import * as m031 from './031_span_log_events.js';
 import * as m032 from './032_session_end.js';
 import * as m033 from './033_key_reviewers.js';
+import * as m035 from './035_dataset_versions.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '029_trace_indexes': m029,
   '032_session_end': m032,
   '033_key_reviewers': m033,
+  '035_dataset_versions': m035,
 };
 
 export const migrationProvider: MigrationProvider = {
