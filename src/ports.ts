@@ -152,9 +152,18 @@ function itemOrigins(p: Parts): ItemOrigins {
   const { db } = p.database;
   const settle = () => p.logWriter.flush();
   return {
-    taskLog: async (projectId, id) => (await settle(), logDraft(db, projectId, id)),
-    span: async (projectId, spanId, traceId) => (await settle(), spanDraft(db, projectId, spanId, traceId)),
-    session: async (projectId, id) => (await settle(), sessionDraft(db, projectId, id)),
+    async taskLog(projectId, id) {
+      await settle();
+      return logDraft(db, projectId, id);
+    },
+    async span(projectId, spanId, traceId) {
+      await settle();
+      return spanDraft(db, projectId, spanId, traceId);
+    },
+    async session(projectId, id) {
+      await settle();
+      return sessionDraft(db, projectId, id);
+    },
     review: (projectId, id) => reviewDraft(db, projectId, id),
   };
 }
@@ -279,7 +288,16 @@ export function buildPorts(p: Parts): Ports {
     monitors,
     traces: { db, store: p.traces, bodyLimit: config.bodyLimit },
     review: { db },
-    dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
+    dashboard: {
+      ...apiKeys,
+      config,
+      models: p.models,
+      runs,
+      uploads,
+      evaluators,
+      monitors,
+      origins: itemOrigins(p),
+    },
     worker: {
       engine: engineDeps(p),
       db,

@@ -39,11 +39,15 @@ function jsonOrText(raw: string | undefined): unknown {
 function fromOf(opts: AddFlags): NewDatasetItem['from'] {
   const given = [
     opts.fromLog !== undefined && { task_log_id: opts.fromLog },
-    opts.fromSpan !== undefined && { span_id: opts.fromSpan, ...(opts.trace ? { trace_id: opts.trace } : {}) },
+    opts.fromSpan !== undefined && {
+      span_id: opts.fromSpan,
+      ...(opts.trace ? { trace_id: opts.trace } : {}),
+    },
     opts.fromSession !== undefined && { session_id: opts.fromSession },
     opts.fromReview !== undefined && { review_id: opts.fromReview },
   ].filter((x) => x !== false);
-  if (given.length > 1) throw usage('give at most one of --from-log, --from-span, --from-session, --from-review');
+  if (given.length > 1)
+    throw usage('give at most one of --from-log, --from-span, --from-session, --from-review');
   if (opts.trace !== undefined && opts.fromSpan === undefined) throw usage('--trace goes with --from-span');
   return given[0];
 }
@@ -59,7 +63,9 @@ function itemOf(opts: AddFlags): NewDatasetItem {
   }
   if (opts.split.length > 0) item.splits = opts.split;
   if (!item.from && item.input === undefined) {
-    throw usage('give --input, or make the item from --from-log, --from-span, --from-session or --from-review');
+    throw usage(
+      'give --input, or make the item from --from-log, --from-span, --from-session or --from-review',
+    );
   }
   return item;
 }
@@ -101,7 +107,10 @@ export function registerDatasetVersionCommands(datasets: Command): void {
   datasets
     .command('add <dataset>')
     .description('add an item (a new version): given, or made from a task log, span, session or review')
-    .option('--from-log <id>', 'a task log: its messages in, its answer as output, metadata.expected expected')
+    .option(
+      '--from-log <id>',
+      'a task log: its messages in, its answer as output, metadata.expected expected',
+    )
     .option('--from-span <id>', "a trace's span (a model call: as its task log)")
     .option('--trace <id>', 'the trace of --from-span')
     .option('--from-session <id>', 'a session: first message in, final answer and tool calls expected')
@@ -135,12 +144,23 @@ export function registerDatasetVersionCommands(datasets: Command): void {
     .option('--json', 'print the versions as a JSON array')
     .action(async (ref: string, opts: { limit: number; json?: boolean }, cmd: Command) => {
       const client = clientFrom(cmd);
-      const { items, total } = await firstItems((limit) => client.datasets.versions(ref, { limit }), opts.limit);
+      const { items, total } = await firstItems(
+        (limit) => client.datasets.versions(ref, { limit }),
+        opts.limit,
+      );
       if (opts.json) return printJson(items);
       print(
         table(
           ['version', 'items', 'added', 'changed', 'removed', 'by', 'created'],
-          items.map((v) => [v.version, v.item_count, v.added, v.changed, v.removed, v.created_by, v.created_at]),
+          items.map((v) => [
+            v.version,
+            v.item_count,
+            v.added,
+            v.changed,
+            v.removed,
+            v.created_by,
+            v.created_at,
+          ]),
         ),
       );
       print(countLine(items.length, total, 'versions'));
@@ -161,7 +181,12 @@ export function registerDatasetVersionCommands(datasets: Command): void {
       const rows = [
         ...diff.added.map((i) => ['+', i.id, snippet(field(i, 'input')), snippet(field(i, 'expected'))]),
         ...diff.removed.map((i) => ['-', i.id, snippet(field(i, 'input')), snippet(field(i, 'expected'))]),
-        ...diff.changed.map((c) => ['~', c.id, snippet(field(c.after, 'input')), snippet(field(c.after, 'expected'))]),
+        ...diff.changed.map((c) => [
+          '~',
+          c.id,
+          snippet(field(c.after, 'input')),
+          snippet(field(c.after, 'expected')),
+        ]),
       ];
       print(table(['', 'item', 'input', 'expected'], rows));
       print(

@@ -45,7 +45,8 @@ export const DataSource = Type.Object(
       Type.Integer({
         minimum: 1,
         maximum: 2_147_483_647,
-        description: 'type=dataset: the dataset version to read (default: the latest when the run is created)',
+        description:
+          'type=dataset: the dataset version to read (default: the latest when the run is created)',
       }),
     ),
     split: Type.Optional(

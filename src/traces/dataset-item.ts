@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
-import { logDraft } from '../catalog/logs/dataset-item.js';
 import type { Drafted } from '../catalog/datasets/origins.js';
+import { logDraft } from '../catalog/logs/dataset-item.js';
 import type { Database } from '../db/schema.js';
+import { ApiError } from '../shared/errors.js';
 import {
   ATTR_GEN_AI_INPUT_MESSAGES,
   ATTR_GEN_AI_OUTPUT_MESSAGES,
@@ -9,7 +10,6 @@ import {
   ATTR_GEN_AI_TOOL_CALL_RESULT,
   ATTR_GEN_AI_TOOL_NAME,
 } from '../shared/genai-attributes.js';
-import { ApiError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
 import { getTrace } from './reads.js';
 
@@ -31,7 +31,7 @@ async function traceOf(db: Kysely<Database>, projectId: string, spanId: string):
   return log?.trace_id ?? null;
 }
 
-const valueOf = (v: unknown): unknown => (typeof v === 'string' ? parseJson<unknown>(v, v) : (v ?? null));
+const recorded = (v: unknown): unknown => (typeof v === 'string' ? parseJson<unknown>(v, v) : (v ?? null));
 
 /**
  * A trace's span as a dataset item. A model call is its task log (input: the request messages, output:
@@ -53,7 +53,12 @@ export async function spanDraft(
   });
   const span = detail?.spans.find((s) => s.span_id === spanId.toLowerCase() || s.span_id === spanId);
   if (!detail || !span) return null;
-  const where = { trace_id: detail.id, span_id: span.span_id, span_name: span.name, operation: span.operation };
+  const where = {
+    trace_id: detail.id,
+    span_id: span.span_id,
+    span_name: span.name,
+    operation: span.operation,
+  };
   const logId = span.model_call?.task_log_id ?? null;
   const logged = logId === null ? null : await logDraft(db, projectId, logId);
   if (logged) {
@@ -73,8 +78,8 @@ export async function spanDraft(
   const tool = a[ATTR_GEN_AI_TOOL_NAME];
   return {
     draft: {
-      input: valueOf(input),
-      output: valueOf(output),
+      input: recorded(input),
+      output: recorded(output),
       expected: null,
       metadata: { ...where, ...(typeof tool === 'string' ? { tool } : {}), status: span.status.code },
       origin: { kind: 'span', id: span.span_id, trace_id: detail.id },

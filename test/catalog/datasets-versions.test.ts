@@ -64,10 +64,18 @@ async function recordTrace(): Promise<void> {
 async function review(): Promise<string> {
   await registerStubModel(h, 'judge-m');
   const ev = await h.call('POST', '/v1/evaluators', {
-    body: { type: 'judge', name: 'ok', model: 'judge-m', prompt: 'Is {{output}} fine?', scale: { type: 'pass_fail' } },
+    body: {
+      type: 'judge',
+      name: 'ok',
+      model: 'judge-m',
+      prompt: 'Is {{output}} fine?',
+      scale: { type: 'pass_fail' },
+    },
   });
   expect(ev.status, ev.text).toBe(201);
-  const q = await h.call('POST', '/v1/annotation-queues', { body: { name: 'q', evaluators: ['ok'], comment: true } });
+  const q = await h.call('POST', '/v1/annotation-queues', {
+    body: { name: 'q', evaluators: ['ok'], comment: true },
+  });
   expect(q.status, q.text).toBe(201);
   await h.call('POST', '/v1/annotation-queues/q/items', { body: { task_logs: [failingLogId] } });
   const items = await h.call('GET', '/v1/annotation-queues/q/items');
@@ -161,7 +169,11 @@ describe('a dataset grown from traffic and reviews', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ version: 3, item_count: 7 });
     const [span, session, reviewed, plain] = res.body.items;
-    expect(span.data).toMatchObject({ input: { city: 'Paris' }, output: 'sunny', metadata: { tool: 'get_weather' } });
+    expect(span.data).toMatchObject({
+      input: { city: 'Paris' },
+      output: 'sunny',
+      metadata: { tool: 'get_weather' },
+    });
     expect(span.origin).toMatchObject({ kind: 'span', id: toolSpanId, trace_id: traceId });
     expect(session.data).toMatchObject({
       input: 'Weather in Paris?',
@@ -200,7 +212,9 @@ describe('a dataset grown from traffic and reviews', () => {
     // The edited item keeps its place in the order.
     expect(latest.data[0]).toMatchObject({ id: 'keep', position: 0, data: { expected: 'a1 (fixed)' } });
     const versions = await h.call('GET', '/v1/datasets/grow/versions');
-    expect(versions.body.data.map((v: { version: number; item_count: number }) => [v.version, v.item_count])).toEqual([
+    expect(
+      versions.body.data.map((v: { version: number; item_count: number }) => [v.version, v.item_count]),
+    ).toEqual([
       [5, 6],
       [4, 7],
       [3, 7],
@@ -267,15 +281,25 @@ describe('runs pin the version they read', () => {
 
   async function runOver(side: Record<string, unknown>) {
     const run = await h.call('POST', '/v1/evaluation/runs', {
-      body: { container: 'c', evaluators: [stringCheck], sample: { type: 'dataset', dataset: 'grow', ...side } },
+      body: {
+        container: 'c',
+        evaluators: [stringCheck],
+        sample: { type: 'dataset', dataset: 'grow', ...side },
+      },
     });
     expect(run.status, run.text).toBe(201);
     await waitFor(
-      async () => ['completed', 'error'].includes((await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status),
+      async () =>
+        ['completed', 'error'].includes(
+          (await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status,
+        ),
       60_000,
     );
     const samples = await h.call('GET', `/v1/evaluation/runs/${run.body.id}/samples?limit=100`);
-    return { run: run.body, samples: samples.body.data as { position: number; item_id: string; input: unknown }[] };
+    return {
+      run: run.body,
+      samples: samples.body.data as { position: number; item_id: string; input: unknown }[],
+    };
   }
 
   it('reads exactly version 2 after version 5 exists, and says so', async () => {
@@ -294,7 +318,13 @@ describe('runs pin the version they read', () => {
       ['keep', 'plain', (await items('&split=regression')).data[1].id].sort(),
     );
     const got = await h.call('GET', `/v1/evaluation/runs/${run.id}`);
-    expect(got.body.sample).toEqual({ type: 'dataset', dataset: dsId, version: 5, split: 'regression', range: '0:100' });
+    expect(got.body.sample).toEqual({
+      type: 'dataset',
+      dataset: dsId,
+      version: 5,
+      split: 'regression',
+      range: '0:100',
+    });
   });
 
   it('a run pinned at creation reads its version even when it executes after later changes', async () => {
@@ -307,14 +337,21 @@ describe('runs pin the version they read', () => {
     // Later changes, then what execution reads of the stored plan (as a resumed or late run would).
     await h.call('POST', '/v1/datasets/grow/items', { body: { input: 'later' } });
     await h.call('DELETE', '/v1/datasets/grow/items/keep');
-    const row = await h.services.db.selectFrom('runs').select('plan').where('id', '=', run.body.id).executeTakeFirstOrThrow();
+    const row = await h.services.db
+      .selectFrom('runs')
+      .select('plan')
+      .where('id', '=', run.body.id)
+      .executeTakeFirstOrThrow();
     const side = (JSON.parse(row.plan) as { sides: { sample: ReadSide } }).sides.sample;
     const ports = sourcePorts(h.services.db);
     expect(await ports.countItems(side)).toBe(before.length);
     const read = await ports.readItems(side, { start: 0, end: 100 });
     expect(read.map((i) => i.id)).toEqual(before);
     await waitFor(
-      async () => ['completed', 'error'].includes((await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status),
+      async () =>
+        ['completed', 'error'].includes(
+          (await h.call('GET', `/v1/evaluation/runs/${run.body.id}`)).body.status,
+        ),
       60_000,
     );
   });
@@ -381,12 +418,20 @@ describe('bad input', () => {
       expect(res.body.error.code).toBe('not_found');
     }
     const run = await h.call('POST', '/v1/evaluation/runs', {
-      body: { container: 'c', evaluators: ['eq'], sample: { type: 'dataset', dataset: 'grow', version: 999 } },
+      body: {
+        container: 'c',
+        evaluators: ['eq'],
+        sample: { type: 'dataset', dataset: 'grow', version: 999 },
+      },
     });
     expect(run.status, run.text).toBe(404);
     expect(run.body.error.message).toContain('no version 999');
     const split = await h.call('POST', '/v1/evaluation/runs', {
-      body: { container: 'c', evaluators: ['eq'], sample: { type: 'dataset', dataset: 'grow', split: 'nosuch' } },
+      body: {
+        container: 'c',
+        evaluators: ['eq'],
+        sample: { type: 'dataset', dataset: 'grow', split: 'nosuch' },
+      },
     });
     expect(split.status, split.text).toBe(404);
   });
@@ -409,7 +454,10 @@ describe('bad input', () => {
     }
     // Its own dataset, made from this project's log: not found either.
     await h.call('POST', '/v1/datasets', { ...k, body: { label: 'theirs', items: [{ input: 'a' }] } });
-    const res = await h.call('POST', '/v1/datasets/theirs/items', { ...k, body: { from: { task_log_id: failingLogId } } });
+    const res = await h.call('POST', '/v1/datasets/theirs/items', {
+      ...k,
+      body: { from: { task_log_id: failingLogId } },
+    });
     expect(res.status).toBe(404);
   });
 
@@ -434,7 +482,11 @@ describe('bad input', () => {
     const backwards = await h.call('GET', '/v1/datasets/grow/diff?from=3&to=2');
     expect(backwards.status).toBe(422);
     const run = await h.call('POST', '/v1/evaluation/runs', {
-      body: { container: 'c', evaluators: ['eq'], sample: { type: 'dataset', dataset: 'grow', version: 'two' } },
+      body: {
+        container: 'c',
+        evaluators: ['eq'],
+        sample: { type: 'dataset', dataset: 'grow', version: 'two' },
+      },
     });
     expect(run.status).toBe(422);
     const onContainer = await h.call('POST', '/v1/evaluation/runs', {
@@ -454,7 +506,9 @@ describe('bad input', () => {
     });
     expect(noReview.status).toBe(403);
     const reader = await h.key(['data:read', 'logs:read']);
-    expect((await h.call('POST', '/v1/datasets/grow/items', { key: reader.key, body: { input: 'x' } })).status).toBe(403);
+    expect(
+      (await h.call('POST', '/v1/datasets/grow/items', { key: reader.key, body: { input: 'x' } })).status,
+    ).toBe(403);
     const taken = await h.call('POST', '/v1/datasets/grow/items', { body: { id: 'plain', input: 'again' } });
     expect(taken.status).toBe(409);
   });

@@ -46,6 +46,12 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("PATCH", "/v1/datasets/{dataset}"): "Dataset",
     ("DELETE", "/v1/datasets/{id}"): "DatasetDeleted",
     ("GET", "/v1/datasets/{dataset}/items"): "DatasetItem[]",
+    ("POST", "/v1/datasets/{dataset}/items"): "DatasetItemsChanged",
+    ("POST", "/v1/datasets/{dataset}/items/batch"): "DatasetItemsChanged",
+    ("PATCH", "/v1/datasets/{dataset}/items/{item_id}"): "DatasetItemsChanged",
+    ("DELETE", "/v1/datasets/{dataset}/items/{item_id}"): "DatasetItemDeleted",
+    ("GET", "/v1/datasets/{dataset}/versions"): "DatasetVersion[]",
+    ("GET", "/v1/datasets/{dataset}/diff"): "DatasetDiff",
     ("GET", "/v1/models"): "Model[]",
     ("POST", "/v1/models"): "Model",
     ("GET", "/v1/models/{model}"): "Model",
@@ -106,6 +112,9 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/containers/{container}/logs"): "ImportLog[]",
     ("POST", "/v1/datasets"): "CreateDataset",
     ("PATCH", "/v1/datasets/{dataset}"): "PatchDataset",
+    ("POST", "/v1/datasets/{dataset}/items"): "NewDatasetItem",
+    ("POST", "/v1/datasets/{dataset}/items/batch"): "NewDatasetItems",
+    ("PATCH", "/v1/datasets/{dataset}/items/{item_id}"): "PatchDatasetItem",
     ("POST", "/v1/models"): "RegisterModel",
     ("PATCH", "/v1/models/{model}"): "PatchModel",
     ("POST", "/v1/evaluators"): "CreateEvaluator",
@@ -133,7 +142,11 @@ PARTS: Dict[str, Tuple[str, str, str, str]] = {
 SEVERAL_OBJECTS: Dict[str, str] = {"evaluator.string_check": "GraderEvaluator"}
 
 #: Operations without a JSON body of their own (streams, text), which RESPONSES need not name.
-NOT_JSON = {("GET", "/metrics"), ("GET", "/v1/evaluation/runs/{run_id}/events")}
+NOT_JSON = {
+    ("GET", "/metrics"),
+    ("GET", "/v1/evaluation/runs/{run_id}/events"),
+    ("GET", "/v1/datasets/{dataset}/export"),
+}
 
 #: The OpenAI- and Anthropic-compatible routes, typed by the official `openai` and `anthropic` packages
 #: that users call them with (tests/test_coverage.py excludes them from the client too).

@@ -19,7 +19,8 @@ export const CSV_COLUMNS = ['id', 'input', 'output', 'expected', 'metadata', 'sp
 
 /** One CSV field, quoted (RFC 4180): the text between quotes, each quote doubled. */
 export function csvField(value: unknown): string {
-  const text = value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+  const text =
+    value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
   return `"${text.replace(/"/g, '""')}"`;
 }
 

@@ -60,7 +60,8 @@ async function draftOf(ctx: EditContext, editor: Editor, from: OriginRef, loc: (
   const { origins } = ctx;
   let drafted: Drafted | null;
   let ref: string;
-  if ('task_log_id' in from) [ref, drafted] = [from.task_log_id, await origins.taskLog(editor.projectId, from.task_log_id)];
+  if ('task_log_id' in from)
+    [ref, drafted] = [from.task_log_id, await origins.taskLog(editor.projectId, from.task_log_id)];
   else if ('span_id' in from)
     [ref, drafted] = [from.span_id, await origins.span(editor.projectId, from.span_id, from.trace_id)];
   else if ('session_id' in from)
@@ -102,7 +103,12 @@ function changed(dataset: DatasetRow, applied: versions.Applied): ItemsChanged {
   };
 }
 
-async function refuseTaken(db: Db, dataset: DatasetRow, ids: (string | undefined)[], at: (i: number) => (string | number)[]) {
+async function refuseTaken(
+  db: Db,
+  dataset: DatasetRow,
+  ids: (string | undefined)[],
+  at: (i: number) => (string | number)[],
+) {
   const seen = new Set<string>();
   for (const [i, id] of ids.entries()) {
     if (id === undefined) continue;
@@ -122,7 +128,12 @@ export async function addItems(
   loc: (i: number) => (string | number)[],
 ): Promise<ItemsChanged> {
   const dataset = await editable(ctx.db, editor.projectId, ref);
-  await refuseTaken(ctx.db, dataset, bodies.map((b) => b.id), (i) => [...loc(i), 'id']);
+  await refuseTaken(
+    ctx.db,
+    dataset,
+    bodies.map((b) => b.id),
+    (i) => [...loc(i), 'id'],
+  );
   // Sources are read before the change's transaction (on SQLite that holds the one connection).
   const added: versions.NewVersionRow[] = [];
   for (const [i, body] of bodies.entries()) {
@@ -135,7 +146,12 @@ export async function addItems(
       origin: draft ? JSON.stringify(draft.origin) : null,
     });
   }
-  const applied = await versions.applyChange(ctx.db, dataset.id, { added, edited: [], removed: [] }, editor.keyId);
+  const applied = await versions.applyChange(
+    ctx.db,
+    dataset.id,
+    { added, edited: [], removed: [] },
+    editor.keyId,
+  );
   return changed(dataset, applied);
 }
 

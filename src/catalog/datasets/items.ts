@@ -12,7 +12,11 @@ export function itemId(datasetId: string, position: number, row: unknown): strin
 }
 
 /** The id of a stored item version: its stable id, else the upload row's own id or its position. */
-export function rowItemId(datasetId: string, row: Pick<VersionRow, 'item_id' | 'row'>, data: unknown): string {
+export function rowItemId(
+  datasetId: string,
+  row: Pick<VersionRow, 'item_id' | 'row'>,
+  data: unknown,
+): string {
   return row.item_id ?? itemId(datasetId, row.row, data);
 }
 
@@ -52,7 +56,11 @@ export async function readDatasetItems(
 }
 
 /** The number of items of a dataset's version (and split). */
-export async function countPinnedItems(db: Kysely<Database>, datasetId: string, pin: DatasetPin): Promise<number> {
+export async function countPinnedItems(
+  db: Kysely<Database>,
+  datasetId: string,
+  pin: DatasetPin,
+): Promise<number> {
   return countVersion(db, datasetId, pin.version, pin.split ?? null);
 }
 

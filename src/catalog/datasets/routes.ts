@@ -18,9 +18,9 @@ import {
   UploadDatasetQuery,
 } from './schemas.js';
 import * as service from './service.js';
+import { createDatasetFromRequest, datasetPreValidation, installUnsupportedParser } from './uploads.js';
 import { datasetVersionRoutes } from './version-routes.js';
 import { listItems } from './versions-service.js';
-import { createDatasetFromRequest, datasetPreValidation, installUnsupportedParser } from './uploads.js';
 
 export { createDatasetFromRequest, datasetPreValidation } from './uploads.js';
 

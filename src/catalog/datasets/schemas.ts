@@ -77,10 +77,13 @@ export const DatasetItem = Type.Object({
   object: Type.Literal('dataset.item'),
   position: Type.Integer({ minimum: 0, description: '0-based position in the dataset' }),
   id: Type.String({
-    description: "The item's id: given or made when it was added, else the row's own id field, or <dataset id>:<position>",
+    description:
+      "The item's id: given or made when it was added, else the row's own id field, or <dataset id>:<position>",
   }),
   data: FreeObject('The row as uploaded'),
-  splits: Type.Optional(Type.Array(Type.String(), { description: 'The splits the item is in (absent: none)' })),
+  splits: Type.Optional(
+    Type.Array(Type.String(), { description: 'The splits the item is in (absent: none)' }),
+  ),
   origin: Type.Optional(FreeObject('What the item was made from: {kind, id, …}')),
 });
 export type DatasetItem = Static<typeof DatasetItem>;
@@ -92,7 +95,10 @@ export const VersionQueryField = Type.Integer({
   maximum: 2_147_483_647,
   description: 'A version of the dataset (default: the latest)',
 });
-export const SplitQueryField = Type.String({ pattern: SPLIT_PATTERN, description: 'Only the items of this split' });
+export const SplitQueryField = Type.String({
+  pattern: SPLIT_PATTERN,
+  description: 'Only the items of this split',
+});
 
 export const ListItemsQuery = Type.Object({
   ...PageQuery,
@@ -101,7 +107,8 @@ export const ListItemsQuery = Type.Object({
   range: Type.Optional(
     Type.String({
       pattern: RANGE_PATTERN,
-      description: 'start:end, 0-based, end exclusive (places in the version read); limit and offset then page within it',
+      description:
+        'start:end, 0-based, end exclusive (places in the version read); limit and offset then page within it',
     }),
   ),
 });

@@ -73,7 +73,9 @@ export const datasetVersionRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext 
     async (req, reply) =>
       reply
         .code(201)
-        .send(await addItems(ctx, editor(req), req.params.dataset, req.body.items, (i) => ['body', 'items', i])),
+        .send(
+          await addItems(ctx, editor(req), req.params.dataset, req.body.items, (i) => ['body', 'items', i]),
+        ),
   );
 
   app.patch(

@@ -18,7 +18,10 @@ const Any = (description: string) => Type.Unknown({ description });
 /** Where an item is made from: a task log, a trace's span, a session or a human review. */
 export const ItemFrom = Type.Union(
   [
-    Type.Object({ task_log_id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+    Type.Object(
+      { task_log_id: Type.String({ minLength: 1, maxLength: 200 }) },
+      { additionalProperties: false },
+    ),
     Type.Object(
       {
         span_id: Type.String({ pattern: '^[0-9a-fA-F]{16}$|^[A-Za-z0-9_-]{1,200}$' }),
@@ -26,8 +29,14 @@ export const ItemFrom = Type.Union(
       },
       { additionalProperties: false },
     ),
-    Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 300 }) }, { additionalProperties: false }),
-    Type.Object({ review_id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+    Type.Object(
+      { session_id: Type.String({ minLength: 1, maxLength: 300 }) },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { review_id: Type.String({ minLength: 1, maxLength: 200 }) },
+      { additionalProperties: false },
+    ),
   ],
   {
     description:

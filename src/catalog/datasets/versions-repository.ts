@@ -28,16 +28,7 @@ export interface VersionRow {
   valid_to: number | null;
 }
 
-const COLUMNS = [
-  'position',
-  'data',
-  'item_id',
-  'seq',
-  'splits',
-  'origin',
-  'valid_from',
-  'valid_to',
-] as const;
+const COLUMNS = ['position', 'data', 'item_id', 'seq', 'splits', 'origin', 'valid_from', 'valid_to'] as const;
 
 type Selected = Pick<Database['dataset_items'], (typeof COLUMNS)[number]>;
 

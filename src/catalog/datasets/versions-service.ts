@@ -97,7 +97,11 @@ export async function diffVersions(
   const from = requireVersion(dataset, query.from, ['query', 'from']);
   const to = requireVersion(dataset, query.to, ['query', 'to']);
   if (to < from) {
-    throw ApiError.invalid(['query', 'to'], `to (${to}) must not be before from (${from})`, 'greater_than_equal');
+    throw ApiError.invalid(
+      ['query', 'to'],
+      `to (${to}) must not be before from (${from})`,
+      'greater_than_equal',
+    );
   }
   const limit = query.limit ?? 1000;
   const { entered, left } = await versions.changedRows(db, dataset.id, from, to, limit + 1);
