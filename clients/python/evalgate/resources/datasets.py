@@ -4,7 +4,17 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 
 from .._http import RequestSpec
 from .._upload import ProgressCallback, UploadSource, json_lines_upload
-from ..types import CreateDataset, Dataset, DatasetDeleted, PatchDataset
+from ..types import (
+    CreateDataset,
+    Dataset,
+    DatasetDeleted,
+    DatasetDiff,
+    DatasetItemDeleted,
+    DatasetItemsChanged,
+    NewDatasetItem,
+    PatchDataset,
+    PatchDatasetItem,
+)
 from ._base import RequestOptions, Resource, merge_body, operation, seg
 
 
@@ -97,22 +107,22 @@ class Datasets(Resource):
     def add_item(
         self,
         dataset: str,
-        item: Optional[Dict[str, Any]] = None,
+        item: Optional[NewDatasetItem] = None,
         *,
         request_options: Optional[RequestOptions] = None,
         **fields: Any,
-    ) -> Any:
+    ) -> DatasetItemsChanged:
         """Adds an item (``input=…, expected=…``, or ``from_={"task_log_id": …}`` / ``span_id`` /
         ``session_id`` / ``review_id``; fields given beside it override): a new version."""
-        body = merge_body(item, fields)
+        body: Dict[str, Any] = dict(merge_body(item, fields))
         if "from_" in body:
             body["from"] = body.pop("from_")
         return self._call("POST", f"/v1/datasets/{seg(dataset)}/items", json=body, options=request_options)
 
     @operation("POST", "/v1/datasets/{dataset}/items/batch")
     def add_items(
-        self, dataset: str, items: List[Dict[str, Any]], *, request_options: Optional[RequestOptions] = None
-    ) -> Any:
+        self, dataset: str, items: List[NewDatasetItem], *, request_options: Optional[RequestOptions] = None
+    ) -> DatasetItemsChanged:
         """Adds up to 1000 items at once: one new version."""
         return self._call(
             "POST", f"/v1/datasets/{seg(dataset)}/items/batch", json={"items": items}, options=request_options
@@ -123,11 +133,11 @@ class Datasets(Resource):
         self,
         dataset: str,
         item_id: str,
-        patch: Optional[Dict[str, Any]] = None,
+        patch: Optional[PatchDatasetItem] = None,
         *,
         request_options: Optional[RequestOptions] = None,
         **fields: Any,
-    ) -> Any:
+    ) -> DatasetItemsChanged:
         """Replaces fields of an item: a new version (earlier ones keep the item as it was)."""
         return self._call(
             "PATCH",
@@ -137,7 +147,9 @@ class Datasets(Resource):
         )
 
     @operation("DELETE", "/v1/datasets/{dataset}/items/{item_id}")
-    def delete_item(self, dataset: str, item_id: str, *, request_options: Optional[RequestOptions] = None) -> Any:
+    def delete_item(
+        self, dataset: str, item_id: str, *, request_options: Optional[RequestOptions] = None
+    ) -> DatasetItemDeleted:
         """Removes an item: a new version (earlier ones keep it)."""
         return self._call("DELETE", f"/v1/datasets/{seg(dataset)}/items/{seg(item_id)}", options=request_options)
 
@@ -162,7 +174,7 @@ class Datasets(Resource):
         to: Optional[int] = None,
         limit: Optional[int] = None,
         request_options: Optional[RequestOptions] = None,
-    ) -> Any:
+    ) -> DatasetDiff:
         """What changed between versions ``from_`` and ``to`` (default the latest): added, removed, changed."""
         return self._call(
             "GET",
