@@ -190,7 +190,7 @@ export function registerDatasetVersionCommands(datasets: Command): void {
       ];
       print(table(['', 'item', 'input', 'expected'], rows));
       print(
-        `Version ${diff.from} → ${diff.to}: ${diff.added.length} added, ${diff.removed.length} removed, ` +
+        `Version ${diff.from_version} → ${diff.to_version}: ${diff.added.length} added, ${diff.removed.length} removed, ` +
           `${diff.changed.length} changed${diff.truncated ? ' (truncated)' : ''}`,
       );
     });

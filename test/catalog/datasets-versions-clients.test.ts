@@ -50,7 +50,7 @@ describe('the client', () => {
     const v2 = await client.datasets.items('c-grow', { version: 2 });
     expect(v2.data.map((i) => i.id)).toEqual([`${ds.id}:0`, 'b', added.items[1]?.id]);
     const diff = await client.datasets.diff('c-grow', { from: 1 });
-    expect(diff).toMatchObject({ from: 1, to: 4 });
+    expect(diff).toMatchObject({ from_version: 1, to_version: 4 });
     expect(diff.removed.map((i) => i.id)).toEqual([`${ds.id}:0`]);
     const csv = await (await client.datasets.export('c-grow', { format: 'csv', split: 'test' })).text();
     expect(csv).toBe('id,input,output,expected,metadata,splits\r\n"b","b","","BB","","[""test""]"\r\n');

@@ -221,8 +221,8 @@ class DatasetDiffChangedItem(TypedDict):
 class DatasetDiff(TypedDict):
     object: Literal["dataset.diff"]
     dataset_id: str
-    from: int
-    to: int
+    from_version: int
+    to_version: int
     added: List[DatasetItem]
     removed: List[DatasetItem]
     changed: List[DatasetDiffChangedItem]
@@ -1403,22 +1403,7 @@ class NewDatasetItemFromVariant4(TypedDict):
     review_id: str
 
 
-class NewDatasetItem(TypedDict, total=False):
-    #: The item's id (default: made); unique among the dataset's current items
-    id: str
-    #: The input (any JSON)
-    input: Any
-    #: An output (any JSON)
-    output: Any
-    #: The expected answer (any JSON)
-    expected: Any
-    metadata: Dict[str, Any]
-    #: The named subsets the item is in (a run side may read one split)
-    splits: List[str]
-    #: Other fields of the row, kept as given (e.g. expected_tool_calls)
-    data: Dict[str, Any]
-    #: Make the item from a task log (input: its request messages, output: its answer, expected: its metadata.expected), a span (a model call: as its task log; another span: its input and output attributes), a session (input: the first user message, expected: the final answer, expected_tool_calls: its tool calls) or a review (input and output of the reviewed item, expected: the human answer); fields given beside it override
-    from: Union[NewDatasetItemFromVariant1, NewDatasetItemFromVariant2, NewDatasetItemFromVariant3, NewDatasetItemFromVariant4]
+NewDatasetItem = TypedDict("NewDatasetItem", {"id": str, "input": Any, "output": Any, "expected": Any, "metadata": Dict[str, Any], "splits": List[str], "data": Dict[str, Any], "from": Union[NewDatasetItemFromVariant1, NewDatasetItemFromVariant2, NewDatasetItemFromVariant3, NewDatasetItemFromVariant4]}, total=False)
 
 
 class NewDatasetItems(TypedDict):

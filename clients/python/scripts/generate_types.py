@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import keyword
 import os
 import re
 import sys
@@ -291,7 +292,23 @@ class Generator:
 
         must = [f for f in fields if f[2]]
         may = [f for f in fields if not f[2]]
-        if must and may:
+
+        def functional(cls: str, items: List[Tuple[str, str, bool, Optional[str]]], total: bool) -> str:
+            # A field named by a Python keyword (`from`) cannot be declared in a class body.
+            entries = ", ".join(f'"{prop}": {expr}' for prop, expr, _, _ in items)
+            return f'{cls} = TypedDict("{cls}", {{{entries}}}{"" if total else ", total=False"})'
+
+        if any(keyword.iskeyword(f[0]) for f in fields):
+            if must and may:
+                lines.append(functional(f"_{name}Required", must, True))
+                lines.append(functional(f"_{name}Optional", may, False))
+                lines.append("")
+                lines.append("")
+                lines.append(f"class {name}(_{name}Required, _{name}Optional):")
+                lines.append(f'    """{doc}"""' if doc else "    pass")
+            else:
+                lines.append(functional(name, must or may, bool(must)))
+        elif must and may:
             lines.append(f"class _{name}Required(TypedDict):")
             lines.extend(body(must))
             lines.append("")

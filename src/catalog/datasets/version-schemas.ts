@@ -135,8 +135,8 @@ export const ChangedItem = Type.Object({
 export const DatasetDiff = Type.Object({
   object: Type.Literal('dataset.diff'),
   dataset_id: Type.String(),
-  from: Type.Integer({ minimum: 1 }),
-  to: Type.Integer({ minimum: 1 }),
+  from_version: Type.Integer({ minimum: 1 }),
+  to_version: Type.Integer({ minimum: 1 }),
   added: Type.Array(DatasetItem),
   removed: Type.Array(DatasetItem),
   changed: Type.Array(ChangedItem),

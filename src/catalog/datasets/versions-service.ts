@@ -113,8 +113,8 @@ export async function diffVersions(
   return {
     object: 'dataset.diff',
     dataset_id: dataset.id,
-    from,
-    to,
+    from_version: from,
+    to_version: to,
     added: after.filter((item) => !beforeById.has(item.id)),
     removed: before.filter((item) => !afterIds.has(item.id)),
     changed: after.flatMap((item) => {
