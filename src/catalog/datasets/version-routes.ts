@@ -34,9 +34,8 @@ const ExportResponses: Record<number, unknown> = {
   },
 };
 
-/** Items added, edited and removed (each change a new version), versions, diffs and exports. */
-export const datasetVersionRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext }> = async (app, { ctx }) => {
-  const { db } = ctx;
+/** Items added, edited and removed: each change a new version. */
+const datasetItemEditRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext }> = async (app, { ctx }) => {
   const editor = (req: Parameters<typeof principalOf>[0]) => {
     const p = principalOf(req);
     return { projectId: p.projectId, keyId: p.keyId, permissions: p.permissions };
@@ -106,6 +105,11 @@ export const datasetVersionRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext 
     },
     async (req) => removeItem(ctx, editor(req), req.params.dataset, req.params.item_id),
   );
+};
+
+/** Versions, diffs and exports. */
+const datasetVersionReadRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext }> = async (app, { ctx }) => {
+  const { db } = ctx;
 
   app.get(
     '/v1/datasets/:dataset/versions',
@@ -161,4 +165,10 @@ export const datasetVersionRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext 
         .send(exportVersion(db, dataset.id, version, { split: req.query.split ?? null, format }));
     },
   );
+};
+
+/** Items added, edited and removed (each change a new version), versions, diffs and exports. */
+export const datasetVersionRoutes: FastifyPluginAsyncTypebox<{ ctx: EditContext }> = async (app, { ctx }) => {
+  await app.register(datasetItemEditRoutes, { ctx });
+  await app.register(datasetVersionReadRoutes, { ctx });
 };
