@@ -5,7 +5,10 @@ import type { ApiKeyPorts } from './auth/routes.js';
 import type { BudgetPorts } from './budgets/routes.js';
 import type { Budgets } from './budgets/service.js';
 import type { LogWriter } from './capture/types.js';
+import type { ItemOrigins } from './catalog/datasets/origins.js';
+import type { DatasetContext } from './catalog/datasets/service.js';
 import type { UploadContext } from './catalog/json-lines.js';
+import { logDraft } from './catalog/logs/dataset-item.js';
 import type { LogContext } from './catalog/logs/service.js';
 import type { RegistryContext } from './catalog/models/service.js';
 import type { Config } from './config.js';
@@ -34,11 +37,14 @@ import type { StoredCompletionPorts } from './openai-evals/stored-completions-se
 import type { PromptPorts } from './prompts/routes.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
+import { reviewDraft } from './review/dataset-item.js';
 import type { ReviewPorts } from './review/ports.js';
 import { type RunContext, runContext } from './runs/service.js';
 import type { Scorer } from './scoring/types.js';
+import { sessionDraft } from './sessions/dataset-item.js';
 import type { SessionPorts } from './sessions/routes.js';
 import { sourcePorts } from './sources/registry.js';
+import { spanDraft } from './traces/dataset-item.js';
 import type { TracePorts } from './traces/routes.js';
 import type { TraceStore } from './traces/service.js';
 
@@ -58,7 +64,8 @@ export interface Ports {
   /** The project's budget route. */
   budgets: BudgetPorts;
   containers: { db: DatabaseHandle['db'] };
-  datasets: UploadContext;
+  /** Datasets, and the recorded objects items are made from. */
+  datasets: DatasetContext;
   logs: LogContext;
   models: RegistryContext;
   evaluators: EvaluatorContext;
@@ -140,6 +147,30 @@ function engineDeps(p: Parts): EngineDeps {
   };
 }
 
+/**
+ * What dataset items are made from, each read by its own feature; recorded calls are flushed first, so
+ * that a call just made can become an item.
+ */
+function itemOrigins(p: Parts): ItemOrigins {
+  const { db } = p.database;
+  const settle = () => p.logWriter.flush();
+  return {
+    async taskLog(projectId, id) {
+      await settle();
+      return logDraft(db, projectId, id);
+    },
+    async span(projectId, spanId, traceId) {
+      await settle();
+      return spanDraft(db, projectId, spanId, traceId);
+    },
+    async session(projectId, id) {
+      await settle();
+      return sessionDraft(db, projectId, id);
+    },
+    review: (projectId, id) => reviewDraft(db, projectId, id),
+  };
+}
+
 /** Source kinds whose items are task logs (item id = task log id): a container's, a monitor's selection. */
 const TASK_LOG_SIDES = new Set(['container', 'monitor']);
 
@@ -213,7 +244,7 @@ export function buildPorts(p: Parts): Ports {
     apiKeys,
     budgets: { budgets: p.budgets },
     containers: { db },
-    datasets: uploads,
+    datasets: { ...uploads, origins: itemOrigins(p) },
     logs: { ...uploads, settle: () => p.logWriter.flush() },
     models: {
       ...p.models,
@@ -261,7 +292,16 @@ export function buildPorts(p: Parts): Ports {
     monitors,
     traces: { db, store: p.traces, bodyLimit: config.bodyLimit },
     review: { db },
-    dashboard: { ...apiKeys, config, models: p.models, runs, uploads, evaluators, monitors },
+    dashboard: {
+      ...apiKeys,
+      config,
+      models: p.models,
+      runs,
+      uploads,
+      evaluators,
+      monitors,
+      origins: itemOrigins(p),
+    },
     worker: {
       engine: engineDeps(p),
       db,

@@ -6,6 +6,7 @@ import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import type { Dataset, Evalgate, UploadProgress } from '../client/index.js';
 import { clientFrom, deleteByRef, usage, wholeNumber } from './client-context.js';
+import { registerDatasetVersionCommands } from './dataset-versions.js';
 import { countLine, detail, firstItems, print, printJson, seconds, table } from './output.js';
 import { csvRows, type FileRows, jsonArrayRows } from './row-sources.js';
 
@@ -127,6 +128,7 @@ function show(d: Dataset): string {
     ['id', d.id],
     ['label', d.label],
     ['rows', d.item_count],
+    ['version', d.version],
     ['description', d.description],
     ['metadata', Object.keys(d.metadata).length ? d.metadata : null],
     ['created', d.created_at],
@@ -135,7 +137,9 @@ function show(d: Dataset): string {
 }
 
 export function registerDatasetCommands(program: Command): void {
-  const datasets = program.command('datasets').description('upload, list and delete datasets');
+  const datasets = program
+    .command('datasets')
+    .description('upload, list, grow (versions), diff, export and delete datasets');
 
   datasets
     .command('upload <file>')
@@ -188,4 +192,6 @@ export function registerDatasetCommands(program: Command): void {
       if (opts.json) return printJson(deleted);
       print(`Deleted dataset ${deleted.id}`);
     });
+
+  registerDatasetVersionCommands(datasets);
 }

@@ -22,6 +22,17 @@ import type {
   PatchDataset,
   UploadDatasetQuery,
 } from '../catalog/datasets/schemas.js';
+import type {
+  DatasetDiff,
+  DatasetVersion,
+  DiffQuery,
+  ExportQuery,
+  ItemDeleted,
+  ItemsChanged,
+  ListVersionsQuery,
+  NewItem,
+  PatchItem,
+} from '../catalog/datasets/version-schemas.js';
 import type { ImportLog, ListLogsQuery, LogImport, TaskLog } from '../catalog/logs/schemas.js';
 import type { Model, ModelDeleted, PatchModel, RegisterModel } from '../catalog/models/schemas.js';
 import type {
@@ -91,6 +102,17 @@ export type CompareParams = CompareQuery;
 export type ListContainersParams = Static<typeof ListContainersQuery>;
 export type ListDatasetsParams = Static<typeof ListDatasetsQuery>;
 export type ListDatasetItemsParams = Static<typeof ListItemsQuery>;
+/** An item to add: given fields, or `from` a task log, span, session or review (fields beside it override). */
+export type NewDatasetItem = Static<typeof NewItem>;
+/** Fields of an item to replace (`data`: other fields, merged in). */
+export type PatchDatasetItem = Static<typeof PatchItem>;
+/** What adding or editing items made: the new version and the items written. */
+export type DatasetItemsChanged = ItemsChanged;
+export type DatasetItemDeletedResponse = ItemDeleted;
+export type { DatasetDiff, DatasetVersion };
+export type ListDatasetVersionsParams = Static<typeof ListVersionsQuery>;
+export type DatasetDiffParams = Static<typeof DiffQuery>;
+export type ExportDatasetParams = Static<typeof ExportQuery>;
 export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
 export type ListTracesParams = ListTracesQuery;
 export type { Session, SessionDetail, SessionTurnsQuery } from '../sessions/schemas.js';

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Authenticator } from '../auth/authenticator.js';
+import type { ItemOrigins } from '../catalog/datasets/origins.js';
 import type { UploadContext } from '../catalog/json-lines.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
@@ -27,6 +28,8 @@ export interface DashboardPorts {
   uploads: UploadContext;
   evaluators: EvaluatorContext;
   monitors: MonitorContext;
+  /** What dataset items are made from ("Add to dataset"); absent: items are given as they are. */
+  origins?: ItemOrigins;
 }
 
 /** What every dashboard route file gets from the dashboard plugin. */

@@ -11,6 +11,7 @@ import {
   UploadDatasetQuery,
 } from '../catalog/datasets/schemas.js';
 import * as datasets from '../catalog/datasets/service.js';
+import { listItems as listDatasetItems } from '../catalog/datasets/versions-service.js';
 import { listModels } from '../catalog/models/service.js';
 import { CreateEvaluator, ListEvaluatorsQuery, PatchEvaluator } from '../evaluators/schemas.js';
 import * as evaluators from '../evaluators/service.js';
@@ -217,7 +218,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
     `${base}/datasets/:dataset/items`,
     { schema: { hide, params: param('dataset'), querystring: ListItemsQuery } },
     async (request) =>
-      datasets.listItems(
+      listDatasetItems(
         db,
         (await project(request)).id,
         request.params.dataset,

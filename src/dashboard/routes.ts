@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { authRoutes } from './auth-routes.js';
 import type { DashboardContext, DashboardPorts } from './context.js';
+import { dashboardDatasetItemRoutes } from './dataset-item-routes.js';
 import { dashboardMonitorRoutes } from './monitor-routes.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
@@ -84,4 +85,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardTraceRoutes, { ctx });
   await app.register(dashboardReviewRoutes, { ctx });
   await app.register(dashboardSessionRoutes, { ctx });
+  await app.register(dashboardDatasetItemRoutes, { ctx });
 };

@@ -32,7 +32,7 @@ export function openApiPath(url: string): string {
 
 /** The data sources a run request names: each type's field, and the type a side without one has. */
 const VARIANTS: Record<string, { field: string; isDefault?: true; optional?: string[]; also?: string[] }> = {
-  dataset: { field: 'dataset' },
+  dataset: { field: 'dataset', optional: ['version', 'split'] },
   container: { field: 'container' },
   generate: { field: 'models', isDefault: true },
   sessions: { field: 'container', optional: ['filter'] },

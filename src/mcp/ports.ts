@@ -1,5 +1,5 @@
 import type { Authenticator } from '../auth/authenticator.js';
-import type { UploadContext } from '../catalog/json-lines.js';
+import type { DatasetContext } from '../catalog/datasets/service.js';
 import type { LogContext } from '../catalog/logs/service.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
 import type { PromptPorts } from '../prompts/service.js';
@@ -22,7 +22,7 @@ export interface McpPorts {
   runs: RunContext;
   evaluators: EvaluatorContext;
   review: ReviewPorts;
-  datasets: UploadContext;
+  datasets: DatasetContext;
   prompts: PromptPorts;
   /** Where users reach the dashboard (`EVALGATE_PUBLIC_URL`); null: the address the request was sent to. */
   publicUrl: string | null;

@@ -11,7 +11,7 @@ import type { QueueRow, RubricEvaluator } from './queues.js';
 type Db = Kysely<Database>;
 
 /** The human answer as a dataset's `expected`: the label, pass/fail as a bool, or the score. */
-function expectedOf(
+export function expectedOf(
   ev: RubricEvaluator,
   r: { score: number | null; passed: boolean | null; label: string | null },
 ): unknown {
@@ -21,7 +21,7 @@ function expectedOf(
 }
 
 /** The item's input and output: the run's row at its position, or the task log. */
-async function contentOf(
+export async function contentOf(
   db: Db,
   projectId: string,
   item: {

@@ -8,7 +8,7 @@ import type { SpendGuard } from '../shared/budget.js';
 
 /** What run creation needs from the rest of the service, injected so the rules stay testable. */
 export interface RunCatalog {
-  findDataset(projectId: string, ref: string): Promise<{ id: string } | undefined>;
+  findDataset(projectId: string, ref: string): Promise<{ id: string; version?: number } | undefined>;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   sandbox(): Promise<{ available: boolean; reason?: string }>;
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { SPLIT_PATTERN } from '../catalog/datasets/schemas.js';
 import { Nullable } from '../http/schemas.js';
 import { POSITION_RANGE_FORMAT } from '../http/validation.js';
 
@@ -39,6 +40,20 @@ export const DataSource = Type.Object(
     ),
     dataset: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'type=dataset: dataset id or label' }),
+    ),
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_147_483_647,
+        description:
+          'type=dataset: the dataset version to read (default: the latest when the run is created)',
+      }),
+    ),
+    split: Type.Optional(
+      Type.String({
+        pattern: SPLIT_PATTERN,
+        description: 'type=dataset: read only the items of this split',
+      }),
     ),
     container: Type.Optional(
       Type.String({

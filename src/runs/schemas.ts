@@ -68,6 +68,8 @@ export const ResolvedSource = Type.Object(
   {
     type: Type.String(),
     dataset: Type.Optional(Type.String()),
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'type=dataset: the version read' })),
+    split: Type.Optional(Type.String({ description: 'type=dataset: the split read' })),
     container: Type.Optional(Type.String()),
     models: Type.Optional(Type.Array(Type.String())),
     user_model: Type.Optional(Type.String()),

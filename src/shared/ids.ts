@@ -8,6 +8,7 @@ export type IdPrefix =
   | 'key'
   | 'ctr'
   | 'ds'
+  | 'dsi'
   | 'mdl'
   | 'evl'
   | 'run'

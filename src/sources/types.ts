@@ -13,7 +13,7 @@ export type SideBody = { type?: string | undefined; range?: string | null | unde
 /** What resolving a side may look up in the caller's project. */
 export interface ResolveContext {
   db: Kysely<Database>;
-  findDataset(projectId: string, ref: string): Promise<{ id: string } | undefined>;
+  findDataset(projectId: string, ref: string): Promise<{ id: string; version?: number } | undefined>;
   /** Resolves a model the side names: 404 naming it (at `loc`) when the project has no such model. */
   checkModel(projectId: string, ref: string, loc: (string | number)[]): Promise<void>;
 }
@@ -44,6 +44,9 @@ export interface CreateNeed {
 export interface SideView {
   type: string;
   dataset?: string;
+  /** A dataset side's version and split, fixed at the run's creation. */
+  version?: number;
+  split?: string;
   container?: string;
   models?: string[];
   /** A simulate side's simulated user, user messages at most, and tools. */

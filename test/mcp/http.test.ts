@@ -142,15 +142,28 @@ describe('the MCP server over Streamable HTTP', () => {
       dataset: 'qa',
       items: [{ input: 'new', expected: 'row' }],
     });
-    expect(added.dataset).toMatchObject({ label: 'qa', item_count: 4, added: 1, created: false });
+    expect(added.dataset).toMatchObject({ item_count: 4, version: 2, created: false });
+    expect(added.dataset.added).toHaveLength(1);
     const rows = await w.h.call('GET', '/v1/datasets/qa/items');
-    expect(rows.body.data.map((r: { position: number }) => r.position)).toEqual([0, 1, 2, 3]);
+    expect(rows.body.data).toHaveLength(4);
+    const v1 = await w.h.call('GET', '/v1/datasets/qa/items?version=1');
+    expect(v1.body.data).toHaveLength(3);
+    // An item made from a recorded call, as the REST route makes it.
+    const [log] = (await answer(admin, 'search_task_logs', { container: 'support', limit: 1 })).logs;
+    const fromLog = await answer(admin, 'add_dataset_items', {
+      dataset: 'qa',
+      items: [{ from: { task_log: log.id } }],
+    });
+    expect(fromLog.dataset).toMatchObject({ item_count: 5, version: 3 });
+    const v3 = await w.h.call('GET', '/v1/datasets/qa/items?version=3');
+    const madeItem = v3.body.data.find((item: { id: string }) => item.id === fromLog.dataset.added[0]);
+    expect(JSON.stringify(madeItem)).toContain(log.output);
     const created = await answer(admin, 'add_dataset_items', {
       dataset: 'fresh',
       items: [{ input: 'a' }, { input: 'b' }],
       create: true,
     });
-    expect(created.dataset).toMatchObject({ label: 'fresh', item_count: 2, created: true });
+    expect(created.dataset).toMatchObject({ item_count: 2, created: true });
 
     const started = await answer(admin, 'start_run', {
       run: {

@@ -12,6 +12,7 @@ from ._http import AsyncTransport, RequestOptions, RequestSpec, Transport, seg
 from ._pagination import AsyncPager, Page
 from .resources import (
     ApiKeys,
+    AsyncDatasets,
     AsyncRuns,
     Containers,
     Datasets,
@@ -244,6 +245,7 @@ class AsyncEvalgate(_Base):
         super().__init__(**_settings(locals()))
         self.runs = AsyncRuns(self)
         self.prompts = AsyncPrompts(self)
+        self.datasets = AsyncDatasets(self)
         self._transport = AsyncTransport(self._config, self._default_headers, http_client)
 
     async def _call(self, spec: RequestSpec, wrap: Wrap) -> Any:

@@ -150,7 +150,10 @@ class Dataset(TypedDict):
     label: str
     description: Optional[str]
     metadata: Dict[str, Any]
+    #: Items of the latest version
     item_count: int
+    #: The latest version (1: as created)
+    version: int
     created_at: str
     updated_at: str
 
@@ -161,14 +164,72 @@ class DatasetDeleted(TypedDict):
     deleted: Literal[True]
 
 
-class DatasetItem(TypedDict):
+class _DatasetItemRequired(TypedDict):
     object: Literal["dataset.item"]
     #: 0-based position in the dataset
     position: int
-    #: The row's own id field, or <dataset id>:<position>
+    #: The item's id: given or made when it was added, else the row's own id field, or <dataset id>:<position>
     id: str
     #: The row as uploaded
     data: Dict[str, Any]
+
+
+class DatasetItem(_DatasetItemRequired, total=False):
+    #: The splits the item is in (absent: none)
+    splits: List[str]
+    #: What the item was made from: {kind, id, …}
+    origin: Dict[str, Any]
+
+
+class DatasetItemsChanged(TypedDict):
+    object: Literal["dataset.change"]
+    dataset_id: str
+    #: The version the change made
+    version: int
+    #: Items of that version
+    item_count: int
+    #: The items written (added or new versions)
+    items: List[DatasetItem]
+
+
+class DatasetItemDeleted(TypedDict):
+    object: Literal["dataset.item"]
+    id: str
+    deleted: Literal[True]
+    dataset_id: str
+    #: The version the removal made
+    version: int
+
+
+class DatasetVersion(TypedDict):
+    object: Literal["dataset.version"]
+    dataset_id: str
+    version: int
+    item_count: int
+    added: int
+    changed: int
+    removed: int
+    #: The API key that made it
+    created_by: Optional[str]
+    created_at: str
+
+
+class DatasetDiffChangedItem(TypedDict):
+    id: str
+    before: DatasetItem
+    after: DatasetItem
+
+
+class DatasetDiff(TypedDict):
+    object: Literal["dataset.diff"]
+    dataset_id: str
+    from_version: int
+    to_version: int
+    added: List[DatasetItem]
+    removed: List[DatasetItem]
+    changed: List[DatasetDiffChangedItem]
+    #: True when more entries than `limit` differ
+    truncated: bool
 
 
 class Model(TypedDict):
@@ -395,12 +456,19 @@ class RunDataError(TypedDict):
     message: str
 
 
-class DatasetDataSource(TypedDict):
-    """dataset data source"""
-
+class _DatasetDataSourceRequired(TypedDict):
     type: Literal["dataset"]
     dataset: str
     range: str
+
+
+class DatasetDataSource(_DatasetDataSourceRequired, total=False):
+    """dataset data source"""
+
+    #: type=dataset: the version read
+    version: int
+    #: type=dataset: the split read
+    split: str
 
 
 class ContainerDataSource(TypedDict):
@@ -1506,6 +1574,47 @@ class PatchDataset(TypedDict, total=False):
     metadata: Optional[Dict[str, Any]]
 
 
+class NewDatasetItemFromVariant1(TypedDict):
+    task_log_id: str
+
+
+class _NewDatasetItemFromVariant2Required(TypedDict):
+    span_id: str
+
+
+class NewDatasetItemFromVariant2(_NewDatasetItemFromVariant2Required, total=False):
+    trace_id: str
+
+
+class NewDatasetItemFromVariant3(TypedDict):
+    session_id: str
+
+
+class NewDatasetItemFromVariant4(TypedDict):
+    review_id: str
+
+
+NewDatasetItem = TypedDict("NewDatasetItem", {"id": str, "input": Any, "output": Any, "expected": Any, "metadata": Dict[str, Any], "splits": List[str], "data": Dict[str, Any], "from": Union[NewDatasetItemFromVariant1, NewDatasetItemFromVariant2, NewDatasetItemFromVariant3, NewDatasetItemFromVariant4]}, total=False)
+
+
+class NewDatasetItems(TypedDict):
+    items: List[NewDatasetItem]
+
+
+class PatchDatasetItem(TypedDict, total=False):
+    #: The input (any JSON)
+    input: Any
+    #: An output (any JSON)
+    output: Any
+    #: The expected answer (any JSON)
+    expected: Any
+    metadata: Dict[str, Any]
+    #: The named subsets the item is in (a run side may read one split)
+    splits: List[str]
+    #: Other fields of the row to set (merged into it)
+    data: Dict[str, Any]
+
+
 class RegisterModelDefaultParameters(TypedDict, total=False):
     """temperature, max_tokens, top_p, seed, system, stop, …"""
 
@@ -1669,6 +1778,10 @@ class CreateRunDatasetDataSource(_CreateRunDatasetDataSourceRequired, total=Fals
     """dataset data source"""
 
     range: Optional[str]
+    #: type=dataset: the dataset version to read (default: the latest when the run is created)
+    version: int
+    #: type=dataset: read only the items of this split
+    split: str
 
 
 class _CreateRunContainerDataSourceRequired(TypedDict):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import keyword
 import os
 import re
 import sys
@@ -46,6 +47,12 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("PATCH", "/v1/datasets/{dataset}"): "Dataset",
     ("DELETE", "/v1/datasets/{id}"): "DatasetDeleted",
     ("GET", "/v1/datasets/{dataset}/items"): "DatasetItem[]",
+    ("POST", "/v1/datasets/{dataset}/items"): "DatasetItemsChanged",
+    ("POST", "/v1/datasets/{dataset}/items/batch"): "DatasetItemsChanged",
+    ("PATCH", "/v1/datasets/{dataset}/items/{item_id}"): "DatasetItemsChanged",
+    ("DELETE", "/v1/datasets/{dataset}/items/{item_id}"): "DatasetItemDeleted",
+    ("GET", "/v1/datasets/{dataset}/versions"): "DatasetVersion[]",
+    ("GET", "/v1/datasets/{dataset}/diff"): "DatasetDiff",
     ("GET", "/v1/models"): "Model[]",
     ("POST", "/v1/models"): "Model",
     ("GET", "/v1/models/{model}"): "Model",
@@ -119,6 +126,9 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("POST", "/v1/containers/{container}/logs"): "ImportLog[]",
     ("POST", "/v1/datasets"): "CreateDataset",
     ("PATCH", "/v1/datasets/{dataset}"): "PatchDataset",
+    ("POST", "/v1/datasets/{dataset}/items"): "NewDatasetItem",
+    ("POST", "/v1/datasets/{dataset}/items/batch"): "NewDatasetItems",
+    ("PATCH", "/v1/datasets/{dataset}/items/{item_id}"): "PatchDatasetItem",
     ("POST", "/v1/models"): "RegisterModel",
     ("PATCH", "/v1/models/{model}"): "PatchModel",
     ("POST", "/v1/evaluators"): "CreateEvaluator",
@@ -155,6 +165,7 @@ NOT_JSON = {
     ("GET", "/metrics"),
     ("GET", "/v1/evaluation/runs/{run_id}/events"),
     ("GET", "/v1/annotation-queues/{queue}/scores"),
+    ("GET", "/v1/datasets/{dataset}/export"),
 }
 
 #: The OpenAI- and Anthropic-compatible routes, typed by the official `openai` and `anthropic` packages
@@ -300,7 +311,23 @@ class Generator:
 
         must = [f for f in fields if f[2]]
         may = [f for f in fields if not f[2]]
-        if must and may:
+
+        def functional(cls: str, items: List[Tuple[str, str, bool, Optional[str]]], total: bool) -> str:
+            # A field named by a Python keyword (`from`) cannot be declared in a class body.
+            entries = ", ".join(f'"{prop}": {expr}' for prop, expr, _, _ in items)
+            return f'{cls} = TypedDict("{cls}", {{{entries}}}{"" if total else ", total=False"})'
+
+        if any(keyword.iskeyword(f[0]) for f in fields):
+            if must and may:
+                lines.append(functional(f"_{name}Required", must, True))
+                lines.append(functional(f"_{name}Optional", may, False))
+                lines.append("")
+                lines.append("")
+                lines.append(f"class {name}(_{name}Required, _{name}Optional):")
+                lines.append(f'    """{doc}"""' if doc else "    pass")
+            else:
+                lines.append(functional(name, must or may, bool(must)))
+        elif must and may:
             lines.append(f"class _{name}Required(TypedDict):")
             lines.extend(body(must))
             lines.append("")

@@ -43,48 +43,29 @@ export async function insertDataset(
       for await (const batch of batches(items, BATCH_ROWS, BATCH_CHARS)) {
         await trx
           .insertInto('dataset_items')
-          .values(batch.map((data) => ({ dataset_id: row.id, position: position++, data })))
+          .values(batch.map((data) => ({ dataset_id: row.id, position, seq: position++, data })))
           .execute();
       }
       if (position !== row.item_count)
         throw new Error(`dataset ${row.id}: ${position} rows, expected ${row.item_count}`);
+      await trx
+        .insertInto('dataset_versions')
+        .values({
+          dataset_id: row.id,
+          version: 1,
+          item_count: position,
+          added: position,
+          changed: 0,
+          removed: 0,
+          created_by: null,
+          created_at: row.created_at,
+        })
+        .execute();
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw labelTaken(row.label);
     throw err;
   }
-}
-
-/**
- * Appends rows (JSON text) after the dataset's last one and counts them, in one transaction: the new
- * rows take the positions from the current count on, so the rows already there keep theirs. Answers the
- * dataset's new item count, or null when it no longer exists.
- */
-export async function appendItems(
-  db: Kysely<Database>,
-  datasetId: string,
-  items: readonly string[],
-  now: string,
-): Promise<number | null> {
-  return db.transaction().execute(async (trx) => {
-    // Counted up first (PostgreSQL holds the row's lock to the end): two appends never share positions.
-    const row = await trx
-      .updateTable('datasets')
-      .set((eb) => ({ item_count: eb('item_count', '+', items.length), updated_at: now }))
-      .where('id', '=', datasetId)
-      .returning('item_count')
-      .executeTakeFirst();
-    if (!row) return null;
-    const count = Number(row.item_count);
-    let position = count - items.length;
-    for await (const batch of batches(items, BATCH_ROWS, BATCH_CHARS)) {
-      await trx
-        .insertInto('dataset_items')
-        .values(batch.map((data) => ({ dataset_id: datasetId, position: position++, data })))
-        .execute();
-    }
-    return count;
-  });
 }
 
 /** A dataset of the project by id or label. */
@@ -125,11 +106,12 @@ export async function updateDataset(
 export async function deleteDataset(db: Kysely<Database>, id: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('dataset_items').where('dataset_id', '=', id).execute();
+    await trx.deleteFrom('dataset_versions').where('dataset_id', '=', id).execute();
     await trx.deleteFrom('datasets').where('id', '=', id).execute();
   });
 }
 
-/** Rows at positions [from, to), in order. */
+/** Rows at positions [from, to), in order: the upload's (version 1's) rows. */
 export async function readItemRows(
   db: Kysely<Database>,
   datasetId: string,
@@ -143,6 +125,7 @@ export async function readItemRows(
     .where('dataset_id', '=', datasetId)
     .where('position', '>=', from)
     .where('position', '<', to)
+    .where('valid_from', '=', 1)
     .orderBy('position')
     .execute();
   return rows.map((r) => ({ position: Number(r.position), data: r.data }));

@@ -19,6 +19,8 @@ import {
 } from './schemas.js';
 import * as service from './service.js';
 import { createDatasetFromRequest, datasetPreValidation, installUnsupportedParser } from './uploads.js';
+import { datasetVersionRoutes } from './version-routes.js';
+import { listItems } from './versions-service.js';
 
 export { createDatasetFromRequest, datasetPreValidation } from './uploads.js';
 
@@ -112,7 +114,7 @@ export const datasetRoutes: FastifyPluginAsyncTypebox<{ ports: service.DatasetCo
       config: { permission: 'data:write' },
       schema: {
         tags,
-        summary: 'Update the label, description or metadata of a dataset (its rows are immutable)',
+        summary: 'Update the label, description or metadata of a dataset (its items change through /items)',
         params: DatasetRefParam,
         body: PatchDataset,
         response: responses({ 200: Dataset }, 404, 409, 413, 415, 422),
@@ -144,13 +146,16 @@ export const datasetRoutes: FastifyPluginAsyncTypebox<{ ports: service.DatasetCo
       config: { permission: 'data:read' },
       schema: {
         tags,
-        summary: 'Rows of a dataset in position order; ?range=start:end selects a slice',
+        summary:
+          'Items of a version of a dataset (default the latest; ?split= one split) in order; ?range=start:end selects a slice',
         params: DatasetRefParam,
         querystring: ListItemsQuery,
         response: responses({ 200: DatasetItemList }, 404, 422),
       },
     },
     async (req) =>
-      service.listItems(db, principalOf(req).projectId, req.params.dataset, req.query, pageOf(req.query)),
+      listItems(db, principalOf(req).projectId, req.params.dataset, req.query, pageOf(req.query)),
   );
+
+  await app.register(datasetVersionRoutes, { ctx: { db, origins: ctx.origins } });
 };

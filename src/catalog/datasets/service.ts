@@ -6,12 +6,12 @@ import { newId, nowIso } from '../../shared/ids.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
 import { checkJson } from '../json-check.js';
 import { spoolNdjson, surrogateProblem, type UploadContext } from '../json-lines.js';
-import { pageWindow, parseRange } from '../range.js';
-import { itemId } from './items.js';
+import type { ItemOrigins } from './origins.js';
 import * as repo from './repository.js';
-import type { AppendItems, CreateDataset, Dataset, DatasetItem, PatchDataset } from './schemas.js';
+import type { CreateDataset, Dataset, PatchDataset } from './schemas.js';
 
-export type DatasetContext = UploadContext;
+/** Uploads, and the origins items are made from (wired by the composition root; absent: none). */
+export type DatasetContext = UploadContext & { origins?: ItemOrigins };
 
 export function toDataset(row: repo.DatasetRow): Dataset {
   return {
@@ -22,6 +22,7 @@ export function toDataset(row: repo.DatasetRow): Dataset {
     description: row.description,
     metadata: parseJson<JsonObject>(row.metadata, {}),
     item_count: Number(row.item_count),
+    version: Number(row.version ?? 1),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -119,35 +120,6 @@ export async function uploadDataset(
   }
 }
 
-/**
- * Adds rows at the end of a dataset; the rows already there keep their positions (and so their item ids).
- * Refused while a queued or running run draws from the dataset, as deleting it is.
- */
-export async function appendItems(
-  db: Kysely<Database>,
-  projectId: string,
-  ref: string,
-  body: AppendItems,
-): Promise<Dataset> {
-  const row = await requireDataset(db, projectId, ref);
-  if (await repo.datasetInUse(db, row.id)) {
-    throw new ApiError(
-      'resource_in_use',
-      `Dataset '${row.label}' is used by a queued or running evaluation run; add rows when it ends`,
-      { dataset: row.id },
-    );
-  }
-  const now = nowIso();
-  const count = await repo.appendItems(
-    db,
-    row.id,
-    body.items.map((item) => JSON.stringify(item)),
-    now,
-  );
-  if (count === null) throw ApiError.notFound('Dataset', ref);
-  return toDataset({ ...row, item_count: count, updated_at: now });
-}
-
 export async function listDatasets(
   db: Kysely<Database>,
   projectId: string,
@@ -188,27 +160,4 @@ export async function deleteDataset(
   }
   await repo.deleteDataset(db, row.id);
   return { id: row.id };
-}
-
-export async function listItems(
-  db: Kysely<Database>,
-  projectId: string,
-  ref: string,
-  query: { limit?: number; offset?: number; range?: string },
-  page: Page,
-): Promise<ListResponse<DatasetItem>> {
-  const dataset = await requireDataset(db, projectId, ref);
-  const range = query.range === undefined ? null : parseRange(query.range, ['query', 'range']);
-  const { from, to, total } = pageWindow(range, page, Number(dataset.item_count));
-  const rows = await repo.readItemRows(db, dataset.id, from, to);
-  const data = rows.map((r): DatasetItem => {
-    const value = parseJson<JsonObject>(r.data, {});
-    return {
-      object: 'dataset.item',
-      position: r.position,
-      id: itemId(dataset.id, r.position, value),
-      data: value,
-    };
-  });
-  return { object: 'list', data, total };
 }

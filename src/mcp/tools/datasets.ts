@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { addItems } from '../../catalog/datasets/item-edits.js';
 import { findDataset } from '../../catalog/datasets/repository.js';
-import { AppendItems, CreateDataset } from '../../catalog/datasets/schemas.js';
-import { appendItems, createDataset } from '../../catalog/datasets/service.js';
+import { CreateDataset } from '../../catalog/datasets/schemas.js';
+import { createDataset } from '../../catalog/datasets/service.js';
+import { NewItems } from '../../catalog/datasets/version-schemas.js';
 import { checked } from '../body.js';
 import { defineTool, links, type McpTool, seg } from '../tool.js';
 
@@ -9,7 +11,7 @@ const addItemsTool = defineTool({
   name: 'add_dataset_items',
   title: 'Add items to a dataset',
   description:
-    "Adds rows at the end of a dataset (the rows there keep their positions), or, with create, makes the dataset when none has that label. A row's input, output and expected fields are the canonical ones; the rest is kept.",
+    'Adds items to a dataset as one new version (the items already there are kept), or, with create, makes the dataset when none has that label. Each item is what POST /v1/datasets/{dataset}/items takes: input, output, expected, metadata, splits, data, or `from` ({task_log}, {span}, {session} or {review}) to make it from a recorded call, a span, a session or a human review.',
   permission: 'data:write',
   readOnly: false,
   input: z
@@ -18,8 +20,8 @@ const addItemsTool = defineTool({
       items: z
         .array(z.record(z.string(), z.unknown()))
         .min(1)
-        .max(10_000)
-        .describe('The rows to add, in order (JSON objects)'),
+        .max(1000)
+        .describe('The items to add, in order (JSON objects)'),
       create: z
         .boolean()
         .optional()
@@ -27,33 +29,37 @@ const addItemsTool = defineTool({
     })
     .strict(),
   async run(call, args) {
-    const { db } = call.ports.datasets;
-    const { projectId } = call.principal;
-    const existing = await findDataset(db, projectId, args.dataset);
-    const dataset =
-      existing === undefined && args.create === true
-        ? await createDataset(
-            call.ports.datasets,
-            projectId,
-            checked(CreateDataset, { label: args.dataset, items: args.items }, 'body'),
-          )
-        : await appendItems(db, projectId, args.dataset, checked(AppendItems, { items: args.items }, 'body'));
-    const created = existing === undefined;
+    const ctx = call.ports.datasets;
+    const { projectId, keyId, permissions } = call.principal;
+    const body = checked(NewItems, { items: args.items }, 'body');
+    const existing = await findDataset(ctx.db, projectId, args.dataset);
+    const created = existing === undefined && args.create === true;
+    if (created) {
+      await createDataset(ctx, projectId, checked(CreateDataset, { label: args.dataset, items: [] }, 'body'));
+    }
+    const change = await addItems(ctx, { projectId, keyId, permissions }, args.dataset, body.items, (i) => [
+      'items',
+      i,
+    ]);
     return {
-      summary: `${created ? 'Created' : 'Added to'} dataset ${dataset.label} (${dataset.id}): ${args.items.length} row(s) added, ${dataset.item_count} in all`,
+      summary: `${created ? 'Created' : 'Added to'} dataset ${args.dataset} (${change.dataset_id}): ${change.items.length} item(s) added as version ${change.version}, ${change.item_count} in all`,
       content: {
         dataset: {
-          id: dataset.id,
-          label: dataset.label,
-          item_count: dataset.item_count,
-          added: args.items.length,
+          id: change.dataset_id,
+          version: change.version,
+          item_count: change.item_count,
+          added: change.items.map((item) => item.id),
           created,
         },
-        links: links(call, `datasets/${seg(dataset.id)}`, `/v1/datasets/${seg(dataset.id)}/items`),
+        links: links(
+          call,
+          `datasets/${seg(change.dataset_id)}`,
+          `/v1/datasets/${seg(change.dataset_id)}/items`,
+        ),
       },
     };
   },
 });
 
-/** Datasets; prompt tools (get and create prompt versions) take a file of their own beside this one. */
+/** Datasets: items added as a new version, through the datasets' own edit operation. */
 export const DATASET_TOOLS: readonly McpTool[] = [addItemsTool];

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../api';
 import { ErrorBox, fmtDate, Value } from '../components';
 import type { Project } from '../types';
+import { AddToDataset } from './add-to-dataset';
 import { Rubric } from './review-rubric';
 import type { Answer, ItemView, MyReview, Queue, RubricEvaluator } from './review-types';
 
@@ -289,6 +290,9 @@ export function Reviewer(props: {
             <span className="badge" data-testid="item-id">
               {shown.item.item.id}
             </span>{' '}
+            {reviewed ? (
+              <AddToDataset project={props.project.id} from={{ review_id: shown.item.item.id }} />
+            ) : null}{' '}
             <span className="muted">
               {shown.item.item.kind} · {shown.item.item.source}
             </span>{' '}

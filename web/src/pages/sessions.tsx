@@ -3,6 +3,7 @@ import { type ListOf, useApi } from '../api';
 import { asText, Empty, ErrorBox, fmtDate, fmtDuration, fmtNum, fmtUsd, Loading, Pager } from '../components';
 import { Link } from '../router';
 import type { Project } from '../types';
+import { AddToDataset } from './add-to-dataset';
 
 const PAGE = 20;
 
@@ -140,6 +141,7 @@ export function SessionPage(props: { project: Project; id: string }) {
         <Link to={`/projects/${props.project.id}/sessions`}>Sessions</Link> /
       </p>
       <h2>{s?.key ?? props.id}</h2>
+      <AddToDataset project={props.project.id} from={{ session_id: props.id }} />
       <ErrorBox error={session.error} />
       {!s ? (
         <Loading />

@@ -3,6 +3,7 @@ import { type ListOf, useApi } from '../api';
 import { asText, Empty, ErrorBox, fmtDate, fmtUsd, Loading, Pager } from '../components';
 import { Link } from '../router';
 import type { Project } from '../types';
+import { AddToDataset } from './add-to-dataset';
 import { Messages } from './messages';
 
 const PAGE = 20;
@@ -65,6 +66,7 @@ export function ContainerPage(props: { project: Project; id: string }) {
                 <th>Status</th>
                 <th>Latency</th>
                 <th>Cost</th>
+                <th />
               </tr>
             </thead>
             <tbody>
@@ -82,6 +84,9 @@ export function ContainerPage(props: { project: Project; id: string }) {
                   <td>{l.status}</td>
                   <td>{l.latency_ms} ms</td>
                   <td>{fmtUsd(l.cost)}</td>
+                  <td>
+                    <AddToDataset project={props.project.id} from={{ task_log_id: l.id }} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -3,6 +3,7 @@ import { type ListOf, useApi } from '../api';
 import { asText, Empty, ErrorBox, fmtDate, fmtDuration, fmtNum, fmtUsd, Loading, Pager } from '../components';
 import { Link } from '../router';
 import type { Project } from '../types';
+import { AddToDataset } from './add-to-dataset';
 import { Messages } from './messages';
 
 const PAGE = 20;
@@ -213,6 +214,11 @@ export function TracePage(props: { project: Project; id: string }) {
               );
             })}
           </ol>
+          {opened && (
+            <p>
+              <AddToDataset project={props.project.id} from={{ span_id: opened.span_id, trace_id: t.id }} />
+            </p>
+          )}
           {opened && <CallPanel key={opened.span_id} project={props.project} span={opened} />}
         </>
       )}

@@ -5,7 +5,7 @@
 from ._base import OPERATIONS, Resource, operation
 from .api_keys import ApiKeys
 from .containers import Containers
-from .datasets import Datasets
+from .datasets import AsyncDatasets, Datasets
 from .evaluators import Evaluators
 from .logs import TaskLogs
 from .models import Models
@@ -24,6 +24,7 @@ __all__ = [
     "ApiKeys",
     "Containers",
     "Datasets",
+    "AsyncDatasets",
     "Evaluators",
     "TaskLogs",
     "Models",
