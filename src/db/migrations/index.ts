@@ -29,8 +29,8 @@ import * as m031 from './031_span_log_events.js';
 import * as m032 from './032_session_end.js';
 import * as m033 from './033_key_reviewers.js';
 import * as m034 from './034_prompts.js';
-import * as m036 from './036_review_settlements.js';
 import * as m035 from './035_dataset_versions.js';
+import * as m036 from './036_review_settlements.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -64,8 +64,8 @@ const migrations: Record<string, Migration> = {
   '032_session_end': m032,
   '033_key_reviewers': m033,
   '034_prompts': m034,
-  '036_review_settlements': m036,
   '035_dataset_versions': m035,
+  '036_review_settlements': m036,
 };
 
 export const migrationProvider: MigrationProvider = {
