@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createStoredResponses } from '../capture/stored-responses.js';
 import { openAiResponses } from '../http/schemas.js';
-import { storedChatAnswer } from '../llm/dialects/chat/answer.js';
+import { CHAT } from '../llm/dialects/chat/index.js';
 import type { ChatRequest } from '../llm/types.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
 import { createGateway } from './containers.js';
-import { ROUTE_DIALECTS } from './edges/index.js';
 import { embeddingsRoutes } from './embeddings/routes.js';
 import { messagesRoutes } from './messages/routes.js';
 import { responsesRoutes } from './responses/routes.js';
@@ -27,9 +26,9 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   const stored = createStoredResponses(ports.gateway.db, ports.gateway.logWriter);
 
   app.post(
-    '/v1/chat/completions',
+    CHAT.routes.call,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.chat },
+      config: { permission: 'inference:write', dialect: CHAT },
       schema: {
         tags: ['inference'],
         summary: 'Create a chat completion (OpenAI-compatible; streamed with stream: true)',
@@ -57,12 +56,12 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
         req,
         reply,
         {
-          route: 'chat',
+          route: CHAT.name,
           request,
           requestText: req.bodyText,
           metadata,
           // Stored completions answer under their own id (chatcmpl-X for log_X); others pass as they came.
-          answer: store && where.logId ? storedChatAnswer(where.logId) : null,
+          answer: store && where.logId ? CHAT.codec.storedAnswer(where.logId) : null,
           extra: { store },
         },
         where,

@@ -3,7 +3,7 @@ import { ApiError } from '../shared/errors.js';
 import { isObject } from '../shared/json.js';
 import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { CancelSignal } from './cancel.js';
-import { ANSWER_RULES, NATIVE_ADAPTERS } from './dialects/protocols.js';
+import { ANSWER_RULES, DIALECTS, NATIVE_ADAPTERS } from './dialects/registry.js';
 import { HOP_HEADER, hopHeader } from './hop.js';
 import type { ResolvedModel } from './models/types.js';
 import { PROVIDERS } from './providers/index.js';
@@ -189,7 +189,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     };
     const body = JSON.stringify(adapter.requestBody(ctx, stream));
     // The native Responses API has its own path; Anthropic's native calls share the adapter's.
-    const cache = api === 'responses' ? responseTargets : targets;
+    const cache = api !== undefined && DIALECTS[api].native.ownPath ? responseTargets : targets;
     let target = cache.get(model);
     if (!target) {
       target = upstream.target(model.baseUrl, adapter.chatPath, model.checkAddress);
@@ -357,7 +357,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     async countTokens(model, request, call = {}) {
       const hop = hopId === undefined ? null : hopHeader(call.hops, hopId);
       const adapter = PROVIDERS[model.provider];
-      if (adapter?.protocol !== 'messages')
+      if (!adapter || !DIALECTS[adapter.protocol].countsTokens)
         throw new ApiError('bad_request', `Model '${model.slug}' has no token counting endpoint`);
       const { value } = await callResiliently({
         first: model,

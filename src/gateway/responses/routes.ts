@@ -6,19 +6,12 @@ import type { StoredResponses } from '../../capture/stored-responses.js';
 import { setPathDialect } from '../../http/error-handler.js';
 import { openAiResponses } from '../../http/schemas.js';
 import type { DialectAnswer } from '../../llm/dialect-types.js';
-import {
-  type ResponseFrame,
-  ResponsesStreamEncoder,
-  responseIdOf,
-  responseOf,
-} from '../../llm/dialects/responses/answer.js';
-import { nativeResponses } from '../../llm/dialects/responses/native.js';
-import { decodeResponsesRequest, nativeResponsesRequest } from '../../llm/dialects/responses/request.js';
+import type { ResponseFrame } from '../../llm/dialects/responses/answer.js';
+import { RESPONSES } from '../../llm/dialects/responses/index.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { type CallRunner, clientMetadata } from '../call-runner.js';
-import { ROUTE_DIALECTS } from '../edges/index.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -82,11 +75,11 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   stored: StoredResponses;
 }> = async (app, { runner, stored }) => {
   // Every error under /v1/responses carries OpenAI's type and param, also before a route is found.
-  setPathDialect(app, '/v1/responses', ROUTE_DIALECTS.responses);
+  setPathDialect(app, RESPONSES.routes.prefix, RESPONSES);
   app.post(
-    '/v1/responses',
+    RESPONSES.routes.call,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:write', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: 'Create a response (OpenAI Responses API; streamed with stream: true)',
@@ -108,9 +101,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
         typeof body.previous_response_id === 'string'
           ? (await stored.find(projectId, body.previous_response_id)).conversation()
           : [];
-      const request = decodeResponsesRequest(body, history);
+      const request = RESPONSES.codec.decode(body, history);
       const where = await runner.prepare(req);
-      const id = where.logId ? responseIdOf(where.logId) : `resp_${newId('log').slice(4)}`;
+      const id = where.logId ? RESPONSES.codec.idOf(where.logId) : `resp_${newId('log').slice(4)}`;
       const frame: ResponseFrame = {
         id,
         model: String(body.model),
@@ -118,19 +111,19 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
         request: body,
       };
       const answer: DialectAnswer = {
-        plain: (completion) => JSON.stringify(responseOf(frame, completion)),
-        stream: () => new ResponsesStreamEncoder(frame),
+        plain: (completion) => JSON.stringify(RESPONSES.codec.answer(frame, completion)),
+        stream: () => new RESPONSES.codec.StreamEncoder(frame),
       };
       return runner.run(
         req,
         reply,
         {
-          route: 'responses',
+          route: RESPONSES.name,
           request,
           requestText: req.bodyText,
           metadata,
           answer,
-          native: nativeResponses(nativeResponsesRequest(body, history), frame),
+          native: RESPONSES.codec.native(RESPONSES.codec.nativeRequest(body, history), frame),
           ...(body.store === false ? { extra: { store: false } } : {}),
         },
         where,
@@ -139,9 +132,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.get(
-    '/v1/responses/:id',
+    `${RESPONSES.routes.prefix}/:id`,
     {
-      config: { permission: 'inference:read', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:read', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: 'Retrieve a stored response',
@@ -156,9 +149,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.delete(
-    '/v1/responses/:id',
+    `${RESPONSES.routes.prefix}/:id`,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:write', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: 'Delete a stored response (its task log stays, no longer served as a response)',
@@ -193,9 +186,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.get(
-    '/v1/responses/:id/input_items',
+    `${RESPONSES.routes.prefix}/:id/input_items`,
     {
-      config: { permission: 'inference:read', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:read', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: "A stored response's input items",
