@@ -6,6 +6,7 @@ import type { ChatRequest } from '../llm/types.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
 import { createGateway } from './containers.js';
 import { embeddingsRoutes } from './embeddings/routes.js';
+import { geminiRoutes } from './gemini/routes.js';
 import { messagesRoutes } from './messages/routes.js';
 import { responsesRoutes } from './responses/routes.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
@@ -15,7 +16,7 @@ export { CONTAINER_HEADER, COST_HEADER, FALLBACK_HEADER, formatCost, LOG_ID_HEAD
 
 /**
  * The gateway's routes, one per client dialect (chat completions, Responses, Anthropic Messages,
- * embeddings), all on one call path (`createCallRunner`) and recorded as task logs of one shape.
+ * embeddings, Gemini), all on one call path (`createCallRunner`) and recorded as task logs of one shape.
  */
 export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts }> = async (
   app,
@@ -72,4 +73,5 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   await app.register(responsesRoutes, { runner, stored });
   await app.register(messagesRoutes, { runner, providers: ports.providers });
   await app.register(embeddingsRoutes, { providers: ports.providers, runner, cache: ports.cache });
+  await app.register(geminiRoutes, { runner });
 };

@@ -50,6 +50,8 @@ function dialectStrings(): Map<string, string> {
   for (const dialect of Object.values(DIALECTS)) {
     owner.set(dialect.routes.call, dialect.name);
     owner.set(dialect.routes.prefix, dialect.name);
+    for (const path of (dialect.routes as { also?: readonly string[] }).also ?? [])
+      owner.set(path, dialect.name);
   }
   return owner;
 }

@@ -76,6 +76,15 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { runner, stored }) => {
   // Every error under /v1/responses carries OpenAI's type and param, also before a route is found.
   setPathDialect(app, RESPONSES.routes.prefix, RESPONSES);
+  await app.register(createResponseRoute, { runner, stored });
+  await app.register(storedResponseRoutes, { stored });
+};
+
+/** `POST /v1/responses`: a call, continuing a stored response when it names one. */
+const createResponseRoute: FastifyPluginAsyncTypebox<{
+  runner: CallRunner;
+  stored: StoredResponses;
+}> = async (app, { runner, stored }) => {
   app.post(
     RESPONSES.routes.call,
     {
@@ -130,7 +139,13 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
       );
     },
   );
+};
 
+/** The stored responses: read, deleted, and their input items listed. */
+const storedResponseRoutes: FastifyPluginAsyncTypebox<{ stored: StoredResponses }> = async (
+  app,
+  { stored },
+) => {
   app.get(
     `${RESPONSES.routes.prefix}/:id`,
     {

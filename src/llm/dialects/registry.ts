@@ -2,6 +2,7 @@ import { JUDGE_API_PROTOCOLS, type WireProtocol } from '../../shared/wire-protoc
 import type { ProviderAdapter } from '../providers/types.js';
 import { CHAT } from './chat/index.js';
 import { EMBEDDINGS } from './embeddings/index.js';
+import { GEMINI } from './gemini/index.js';
 import { MESSAGES } from './messages/index.js';
 import { RESPONSES } from './responses/index.js';
 import type { AnswerRules, GenAiOperation, WireDialect } from './types.js';
@@ -18,6 +19,7 @@ export const DIALECTS = {
   responses: RESPONSES,
   messages: MESSAGES,
   embeddings: EMBEDDINGS,
+  gemini: GEMINI,
 } as const satisfies { readonly [P in WireProtocol]: WireDialect<P> };
 
 const BY_NAME: ReadonlyMap<string, WireDialect> = new Map(Object.entries(DIALECTS));

@@ -54,8 +54,11 @@ export interface WireDialect<Name extends WireProtocol = WireProtocol, Codec ext
   extends DialectEdge {
   readonly name: Name;
   readonly codec: Codec;
-  /** Its client routes: the call's path, and the prefix under which every error is written in its shape. */
-  readonly routes: { readonly call: string; readonly prefix: string };
+  /**
+   * Its client routes: the call's path (and other paths it is served at too), and the prefix under which
+   * every error is written in its shape.
+   */
+  readonly routes: { readonly call: string; readonly also?: readonly string[]; readonly prefix: string };
   /** The GenAI operation its calls' spans carry. */
   readonly operation: GenAiOperation;
   readonly answerRules: AnswerRules;
