@@ -1,5 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Database, TaskLogTable } from '../db/schema.js';
+import { operationOf } from '../llm/dialects/registry.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_REQUEST_MODEL } from '../shared/genai-attributes.js';
 import { type StoredSpan, storeSpansIn } from './trace-store.js';
 
@@ -29,8 +30,7 @@ const tokens = (usage: string | null | undefined, field: string): number => {
  */
 export function gatewaySpanOf(log: NewLogRow): StoredSpan | null {
   if (!log.trace_id || !log.span_id || log.id.startsWith(INGESTED_LOG)) return null;
-  const embeddings = log.metadata.includes('"route":"embeddings"');
-  const operation = embeddings ? 'embeddings' : 'chat';
+  const operation = operationOf(/"route":"([a-z_]+)"/.exec(log.metadata)?.[1]);
   const input = tokens(log.usage, 'prompt_tokens');
   const output = tokens(log.usage, 'completion_tokens');
   const latency = Number(log.latency_ms);

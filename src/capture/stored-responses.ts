@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { dialectNamed } from '../llm/dialects/registry.js';
 import { logIdOf, type ResponseFrame, responseIdOf, responseOf } from '../llm/dialects/responses/answer.js';
 import type { ChatMessage } from '../llm/types.js';
 import { chatAnswer } from '../shared/chat-answer.js';
@@ -97,7 +98,7 @@ export function createStoredResponses(db: Kysely<Database>, logWriter: LogWriter
     }
     if (!log) throw notFound(responseId);
     const metadata = parseJson<JsonObject>(log.metadata, {});
-    if (metadata.route !== 'responses' || metadata.store === false) throw notFound(responseId);
+    if (!dialectNamed(metadata.route)?.storesAnswers || metadata.store === false) throw notFound(responseId);
     return log;
   }
 

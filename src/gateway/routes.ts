@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createStoredResponses } from '../capture/stored-responses.js';
 import { openAiResponses } from '../http/schemas.js';
-import { storedChatAnswer } from '../llm/dialects/chat/answer.js';
+import { CHAT } from '../llm/dialects/chat/index.js';
 import type { ChatRequest } from '../llm/types.js';
 import { promptHooks, promptUseOf } from '../prompts/reference.js';
 import { clientMetadata, createCallRunner, type InferencePorts } from './call-runner.js';
 import { createGateway } from './containers.js';
-import { ROUTE_DIALECTS } from './edges/index.js';
 import { embeddingsRoutes } from './embeddings/routes.js';
+import { geminiRoutes } from './gemini/routes.js';
 import { messagesRoutes } from './messages/routes.js';
 import { responsesRoutes } from './responses/routes.js';
 import { ChatCompletion, ChatCompletionRequest } from './schemas.js';
@@ -17,7 +17,7 @@ export { CONTAINER_HEADER, COST_HEADER, FALLBACK_HEADER, formatCost, LOG_ID_HEAD
 
 /**
  * The gateway's routes, one per client dialect (chat completions, Responses, Anthropic Messages,
- * embeddings), all on one call path (`createCallRunner`) and recorded as task logs of one shape.
+ * embeddings, Gemini), all on one call path (`createCallRunner`) and recorded as task logs of one shape.
  */
 export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts }> = async (
   app,
@@ -29,9 +29,9 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   const prompts = promptHooks(ports.gateway.db);
 
   app.post(
-    '/v1/chat/completions',
+    CHAT.routes.call,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.chat },
+      config: { permission: 'inference:write', dialect: CHAT },
       // A stored prompt (`prompt` field or X-Evalgate-Prompt) is rendered into the body before validation.
       preValidation: prompts.chat,
       schema: {
@@ -63,12 +63,12 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
         req,
         reply,
         {
-          route: 'chat',
+          route: CHAT.name,
           request,
           requestText: req.bodyText,
           metadata,
           // Stored completions answer under their own id (chatcmpl-X for log_X); others pass as they came.
-          answer: store && where.logId ? storedChatAnswer(where.logId) : null,
+          answer: store && where.logId ? CHAT.codec.storedAnswer(where.logId) : null,
           extra: { store },
           prompt: promptUseOf(req),
         },
@@ -80,4 +80,5 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
   await app.register(responsesRoutes, { runner, stored, prompts });
   await app.register(messagesRoutes, { runner, providers: ports.providers });
   await app.register(embeddingsRoutes, { providers: ports.providers, runner, cache: ports.cache });
+  await app.register(geminiRoutes, { runner });
 };

@@ -2,7 +2,7 @@ import { maxHeaderSize as defaultMaxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
-import { ApiError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
+import { ApiError, type ErrorCode, envelopeOf, type ValidationIssue } from '../shared/errors.js';
 import type { RouteDialect } from './request-types.js';
 import { toIssues } from './validation.js';
 
@@ -67,12 +67,8 @@ export function toApiError(err: unknown, requestId: string): ApiError {
   return new ApiError('internal_error', 'Internal server error', { request_id: requestId });
 }
 
-export function errorBody(e: ApiError): unknown {
-  if (e.code === 'validation_error') return { detail: e.issues };
-  return e.details === null
-    ? { error: { code: e.code, message: e.message } }
-    : { error: { code: e.code, message: e.message, details: e.details } };
-}
+/** An error in the service's envelope (a validation failure as its issues). */
+export const errorBody = envelopeOf;
 
 /** A validation failure as OpenAI's SDKs expect it: 400 in the envelope, every problem in the message. */
 export function asBadRequest(e: ApiError): ApiError {

@@ -27,7 +27,8 @@ type Json = Record<string, unknown>;
 
 /** Fastify's `/a/:b` as OpenAPI's `/a/{b}`. */
 export function openApiPath(url: string): string {
-  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  // A trailing wildcard (e.g. Gemini's `models/*`) is the parameter `{*}`, as the document names it.
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{*}');
 }
 
 /** The data sources a run request names: each type's field, and the type a side without one has. */

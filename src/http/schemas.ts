@@ -39,7 +39,7 @@ export const ValidationErrorBody = Type.Object(
 );
 
 /** Statuses that any guarded route may answer. */
-const GUARDED = [400, 401, 403, 429, 500, 503] as const;
+export const GUARDED = [400, 401, 403, 429, 500, 503] as const;
 
 /** Success schemas plus the documented error bodies for the given statuses. */
 /** Anthropic's error shape, which the Anthropic-dialect route answers in. */

@@ -3,7 +3,7 @@ import { ApiError } from '../shared/errors.js';
 import { isObject } from '../shared/json.js';
 import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { CancelSignal } from './cancel.js';
-import { ANSWER_RULES } from './dialects/protocols.js';
+import { ANSWER_RULES, DIALECTS } from './dialects/registry.js';
 import { hopHeader } from './hop.js';
 import type { ResolvedModel } from './models/types.js';
 import { checkAnswer, createTransport, finish, invalidAnswer, readJson } from './provider-transport.js';
@@ -215,7 +215,7 @@ export function createProviderLayer(options: ProviderLayerOptions): ProviderLaye
     async countTokens(model, request, call = {}) {
       const hop = hopOf(call);
       const adapter = PROVIDERS[model.provider];
-      if (adapter?.protocol !== 'messages')
+      if (!adapter || !DIALECTS[adapter.protocol].countsTokens)
         throw new ApiError('bad_request', `Model '${model.slug}' has no token counting endpoint`);
       const { value } = await callResiliently({
         first: model,

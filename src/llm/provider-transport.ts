@@ -1,7 +1,7 @@
 import { ApiError } from '../shared/errors.js';
 import type { NativeProtocol } from '../shared/wire-protocol.js';
 import type { CancelSignal } from './cancel.js';
-import { ANSWER_RULES, NATIVE_ADAPTERS } from './dialects/protocols.js';
+import { ANSWER_RULES, DIALECTS, NATIVE_ADAPTERS } from './dialects/registry.js';
 import { HOP_HEADER } from './hop.js';
 import type { ResolvedModel } from './models/types.js';
 import { PROVIDERS } from './providers/index.js';
@@ -186,7 +186,11 @@ export function createTransport(upstream: Upstream, hopId: string | undefined): 
       };
       const body = JSON.stringify(adapter.requestBody(ctx, stream));
       // The native Responses API has its own path; Anthropic's native calls share the adapter's.
-      const target = transport.target(api === 'responses' ? 'responses' : 'chat', model, adapter.chatPath);
+      const target = transport.target(
+        api !== undefined && DIALECTS[api].native.ownPath ? 'responses' : 'chat',
+        model,
+        adapter.chatPath,
+      );
       const response = await transport.send(adapter, model, target, body, signal, hop);
       return { model, adapter, ctx, response };
     },

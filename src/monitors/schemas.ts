@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { ListOf, Nullable, PageQuery } from '../http/schemas.js';
+import { DIALECTS } from '../llm/dialects/registry.js';
 import { WIRE_PROTOCOLS } from '../shared/wire-protocol.js';
 
 const Name = Type.String({
@@ -33,8 +34,10 @@ export const MonitorFilter = Type.Object(
         maxItems: GATEWAY_ROUTES.length,
         uniqueItems: true,
         description:
-          "Only calls through these gateway routes (the task log's metadata.route): chat " +
-          '(/v1/chat/completions), responses (/v1/responses), messages (/v1/messages), embeddings',
+          "Only calls through these gateway routes (the task log's metadata.route): " +
+          Object.values(DIALECTS)
+            .map((d) => `${d.name} (${d.routes.call})`)
+            .join(', '),
       }),
     ),
     metadata: Type.Optional(

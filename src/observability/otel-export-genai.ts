@@ -1,6 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import { draftOf } from '../capture/log-row.js';
 import type { TaskLogRecord } from '../capture/types.js';
+import { operationOf } from '../llm/dialects/registry.js';
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_INPUT_MESSAGES,
@@ -168,7 +169,7 @@ export function genAiSpanOf(
   const draft = draftOf(record);
   const request = record.requestText !== undefined ? parse(record.requestText) : (record.request ?? null);
   const response = parse(draft.response);
-  const operation = record.metadata.route === 'embeddings' ? 'embeddings' : 'chat';
+  const operation = operationOf(record.metadata.route);
   const responseModel = isObject(response) ? str(response.model) : null;
   const usage: unknown = record.usage ?? (isObject(response) ? response.usage : null);
   const { messages: output, finish } = outputOf(response, draft.output ?? null);

@@ -3,6 +3,7 @@ import { setLogMetadata } from '../capture/task-log-store.js';
 import type { LogRow } from '../catalog/logs/repository.js';
 import type { Database } from '../db/schema.js';
 import { completionIdOf, logIdOfCompletion } from '../llm/dialects/chat/answer.js';
+import { CHAT } from '../llm/dialects/chat/index.js';
 import { chatAnswer } from '../shared/chat-answer.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 
@@ -69,11 +70,14 @@ export interface StoredCompletionFilter {
 
 export const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
+/** The chat route, inlined as a literal (a bound parameter would not match the partial index). */
+const ROUTE = sql.lit(CHAT.name);
+
 /** The stored-chat predicate, spelled exactly as migration 012's partial index is. */
 function storedChat(db: Kysely<Database>): Expression<SqlBool> {
   return isPostgres(db)
-    ? sql<SqlBool>`((metadata::jsonb ->> 'route') = 'chat' and (metadata::jsonb -> 'store') = 'true'::jsonb)`
-    : sql<SqlBool>`(json_extract(metadata, '$.route') = 'chat' and json_type(metadata, '$.store') = 'true')`;
+    ? sql<SqlBool>`((metadata::jsonb ->> 'route') = ${ROUTE} and (metadata::jsonb -> 'store') = 'true'::jsonb)`
+    : sql<SqlBool>`(json_extract(metadata, '$.route') = ${ROUTE} and json_type(metadata, '$.store') = 'true')`;
 }
 
 export function metadataPair(db: Kysely<Database>, key: string, value: string): Expression<SqlBool> {

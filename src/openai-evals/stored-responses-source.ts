@@ -1,6 +1,7 @@
 import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
 import { storedResponseOf } from '../capture/stored-responses.js';
 import type { Database } from '../db/schema.js';
+import { RESPONSES } from '../llm/dialects/responses/index.js';
 import type { ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject, parseJson } from '../shared/json.js';
 import { metadataIssues } from './evals-validation.js';
@@ -53,11 +54,14 @@ export function responsesSourceIssues(source: JsonObject, loc: Loc): ValidationI
   return issues;
 }
 
+/** The route of the calls whose answers are stored responses, as a literal of the query. */
+const ROUTE = sql.lit(RESPONSES.name);
+
 /** A stored response (the route and `store` as the gateway writes them on the log's metadata). */
 function storedResponse(db: Kysely<Database>): Expression<SqlBool> {
   return isPostgres(db)
-    ? sql<SqlBool>`((metadata::jsonb ->> 'route') = 'responses' and coalesce(metadata::jsonb -> 'store', 'true'::jsonb) <> 'false'::jsonb)`
-    : sql<SqlBool>`(json_extract(metadata, '$.route') = 'responses' and coalesce(json_type(metadata, '$.store'), '') <> 'false')`;
+    ? sql<SqlBool>`((metadata::jsonb ->> 'route') = ${ROUTE} and coalesce(metadata::jsonb -> 'store', 'true'::jsonb) <> 'false'::jsonb)`
+    : sql<SqlBool>`(json_extract(metadata, '$.route') = ${ROUTE} and coalesce(json_type(metadata, '$.store'), '') <> 'false')`;
 }
 
 /** A text field of the recorded request (`path` like `{reasoning,effort}`), null when absent. */

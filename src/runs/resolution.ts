@@ -4,6 +4,7 @@ import { graderOfRow } from '../evaluators/graders.js';
 import { scaleOf } from '../evaluators/scale.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
+import { judgeDialect } from '../llm/dialects/registry.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
@@ -159,8 +160,10 @@ export async function snapshotEvaluators(
       ['body', 'evaluators', i],
       `Evaluator '${ev.name}' cannot run: `,
     );
-    const wantsMessages = ev.api === 'messages';
-    if (ev.api && wantsMessages !== (model.provider === 'anthropic')) {
+    // A judge asking for Anthropic's dialect needs a model served by Anthropic, and one asking for chat
+    // completions a model that is not.
+    const wantsAnthropic = judgeDialect(ev.api)?.native?.adapter.kind === 'anthropic';
+    if (ev.api && wantsAnthropic !== (model.provider === 'anthropic')) {
       throw ApiError.invalid(
         ['body', 'evaluators', i],
         `Evaluator '${ev.name}' asks for api '${ev.api}' but its model is served by ${model.provider}`,

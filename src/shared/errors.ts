@@ -91,3 +91,11 @@ export function errorOf(
     message: typeof e?.message === 'string' ? e.message : fallback.message,
   };
 }
+
+/** An error in the service's envelope (a validation failure as its issues), as every non-dialect route answers. */
+export function envelopeOf(e: ApiError): unknown {
+  if (e.code === 'validation_error') return { detail: e.issues };
+  return e.details === null
+    ? { error: { code: e.code, message: e.message } }
+    : { error: { code: e.code, message: e.message, details: e.details } };
+}

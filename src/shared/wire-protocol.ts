@@ -1,9 +1,9 @@
 /**
  * The wire protocols the gateway speaks, one per client dialect: OpenAI's chat completions, OpenAI's
- * Responses API, Anthropic's Messages API and OpenAI's embeddings. Every other name for them (a gateway
+ * Responses API, Anthropic's Messages API, OpenAI's embeddings and Google's Gemini API. Every other name for them (a gateway
  * route, a model's `api`, a cache entry's kind, a native call's API) is derived from this list.
  */
-export const WIRE_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings'] as const;
+export const WIRE_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'gemini'] as const;
 
 export type WireProtocol = (typeof WIRE_PROTOCOLS)[number];
 

@@ -3,6 +3,7 @@ import { GATEWAY_SCOPE } from '../capture/gateway-spans.js';
 import { findContainer } from '../catalog/containers/repository.js';
 import type { Database, SpanTable, TaskLogTable, TraceTable } from '../db/schema.js';
 import type { ListResponse, Page } from '../http/schemas.js';
+import { DIALECTS, operationOf } from '../llm/dialects/registry.js';
 import { ApiError } from '../shared/errors.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_REQUEST_MODEL } from '../shared/genai-attributes.js';
 import { usd } from '../shared/numbers.js';
@@ -147,7 +148,7 @@ function gatewaySpanOf(row: LogRow): Unplaced {
   const input = usage?.prompt_tokens ?? 0;
   const output = usage?.completion_tokens ?? 0;
   const metadata = json<Record<string, JsonValue>>(row.metadata, {});
-  const route = typeof metadata.route === 'string' ? metadata.route : 'chat';
+  const route = typeof metadata.route === 'string' ? metadata.route : DIALECTS.chat.name;
   const started = Date.parse(row.created_at);
   const error = json<{ message?: string } | null>(row.error, null);
   return {
@@ -157,7 +158,7 @@ function gatewaySpanOf(row: LogRow): Unplaced {
     source: 'gateway',
     name: `${route} ${row.model}`,
     kind: 'client',
-    operation: route === 'embeddings' ? 'embeddings' : 'chat',
+    operation: operationOf(route),
     container_id: row.container_id,
     session_id: row.session_id ?? null,
     started_at: row.created_at,
@@ -165,7 +166,7 @@ function gatewaySpanOf(row: LogRow): Unplaced {
     duration_ms: Number(row.latency_ms),
     status: { code: row.status === 'error' ? 'error' : 'unset', message: error?.message ?? null },
     attributes: {
-      [ATTR_GEN_AI_OPERATION_NAME]: route === 'embeddings' ? 'embeddings' : 'chat',
+      [ATTR_GEN_AI_OPERATION_NAME]: operationOf(route),
       [ATTR_GEN_AI_REQUEST_MODEL]: row.model,
       'evalgate.task_log_id': row.id,
     },

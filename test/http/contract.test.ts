@@ -10,7 +10,10 @@ import { documentedRoutes, openApiDocument } from '../helpers/routes.js';
  */
 const ALLOWED_STATUSES = [400, 401, 403, 404, 405, 408, 409, 413, 415, 422, 429, 500, 501, 502, 503, 508];
 /** The gateway's routes in its clients' dialects. */
-const GATEWAY_ROUTES = /^\/v1\/(chat\/completions|responses|embeddings|messages)(\/|$)/;
+const GATEWAY_ROUTES =
+  /^\/v1\/(chat\/completions|responses|embeddings|messages)(\/|$)|^\/v1(beta)?\/models\/\{\*\}$/;
+/** Gemini's call (`models/{model}:generateContent`): the model and method are the path, not a parameter to check. */
+const GEMINI_ROUTES = /^\/v1(beta)?\/models\/\{\*\}$/;
 /** The gateway's routes in OpenAI's dialects, whose errors carry OpenAI's `type` and `param`. */
 const OPENAI_DIALECT = /^(POST \/v1\/(chat\/completions|embeddings|responses)|[A-Z]+ \/v1\/responses\/.+)$/;
 /** Every authenticated route can answer these. */
@@ -54,7 +57,8 @@ describe('the OpenAPI document', () => {
       // (A path parameter past the router's length limit is refused before any route: 422 there too.)
       // OpenAI-compatible evals routes answer an invalid request with 400, as OpenAI's SDKs expect.
       const openAiShaped = (r.operation.tags ?? []).includes('openai-evals');
-      if (hasInput && !openAiShaped && (!gateway || r.params.length > 0)) expected.push('422');
+      const gemini = GEMINI_ROUTES.test(r.template);
+      if (hasInput && !openAiShaped && (!gateway || (r.params.length > 0 && !gemini))) expected.push('422');
       if (r.params.length) expected.push('404');
       // Fastify reads a body on these methods whether or not the route declares one.
       if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)) expected.push('413', '415');
@@ -78,6 +82,12 @@ describe('the OpenAPI document', () => {
             required: ['type', 'error'],
             additionalProperties: false,
             properties: { error: { required: ['type', 'message'], additionalProperties: false } },
+          });
+        } else if (gemini) {
+          // Google's error shape, so that its SDK raises its ApiError with the status.
+          expect(schema, `${where} ${status}`).toMatchObject({
+            required: ['error'],
+            properties: { error: { required: ['code', 'message', 'status', 'details'] } },
           });
         } else if (OPENAI_DIALECT.test(where) && status !== '422') {
           // The envelope with OpenAI's type and param, so that its SDKs fill err.type and err.param.

@@ -722,8 +722,8 @@ class RunComparisonData(TypedDict):
 class MonitorFilter(TypedDict, total=False):
     #: Only calls to these models (as recorded: the slug the caller asked for)
     models: List[str]
-    #: Only calls through these gateway routes (the task log's metadata.route): chat (/v1/chat/completions), responses (/v1/responses), messages (/v1/messages), embeddings
-    routes: List[Literal["chat", "responses", "messages", "embeddings"]]
+    #: Only calls through these gateway routes (the task log's metadata.route): chat (/v1/chat/completions), responses (/v1/responses), messages (/v1/messages), embeddings (/v1/embeddings), gemini (/v1beta/models/*)
+    routes: List[Literal["chat", "responses", "messages", "embeddings", "gemini"]]
     #: Only calls whose metadata has every one of these key/values
     metadata: Dict[str, Union[str, float, bool]]
 

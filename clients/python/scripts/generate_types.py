@@ -184,6 +184,9 @@ VENDOR_DIALECTS = {
     ("POST", "/v1/messages"),
     ("POST", "/v1/messages/count_tokens"),
     ("POST", "/v1/embeddings"),
+    # Google's Gemini API, typed by Google's `google-genai` package.
+    ("POST", "/v1beta/models/{*}"),
+    ("POST", "/v1/models/{*}"),
     # OTLP/HTTP ingest: sent by OpenTelemetry's OTLP exporters, typed by the OTLP protocol.
     ("POST", "/v1/traces"),
     ("POST", "/v1/logs"),

@@ -52,6 +52,8 @@ EXCLUDED: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/evals/{eval_id}/runs/{run_id}/output_items/{output_item_id}"): "OpenAI Evals API: use the openai package",
     ("POST", "/v1/messages"): "Anthropic Messages dialect: use the anthropic package",
     ("POST", "/v1/messages/count_tokens"): "Anthropic Messages dialect: use the anthropic package",
+    ("POST", "/v1beta/models/{*}"): "Google Gemini dialect: use the google-genai package",
+    ("POST", "/v1/models/{*}"): "Google Gemini dialect: use the google-genai package",
     # OTLP/HTTP ingest: applications send spans with OpenTelemetry's OTLP exporters
     # (OTEL_EXPORTER_OTLP_ENDPOINT=<server>), never through this client.
     ("POST", "/v1/traces"): "OTLP ingest: use an OpenTelemetry OTLP exporter",

@@ -1,8 +1,9 @@
 import type { Insertable, Transaction } from 'kysely';
 import type { Database, TaskLogTable } from '../../db/schema.js';
 import type { SessionAssignment } from '../../db/schema-sessions.js';
+import { dialectNamed } from '../../llm/dialects/registry.js';
 import { newId } from '../../shared/ids.js';
-import { isObject, parseJson } from '../../shared/json.js';
+import { parseJson } from '../../shared/json.js';
 import { answerEvents, conversationHashes, inputEvents } from './canonical.js';
 import { type CallClues, pruneSessionKeys, type SessionDelta, storeSessions } from './store.js';
 
@@ -45,18 +46,13 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, withHashes 
     soFar: null,
   };
   const metadata = parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
-  if (metadata.route === 'embeddings') return clues;
+  const dialect = dialectNamed(metadata.route);
+  if (dialect && !dialect.conversational) return clues;
   const requestText = row.request ?? '';
-  if (metadata.route === 'responses' && /"(previous_response_id|conversation)"/.test(requestText)) {
-    const parsedRequest = parseJson<unknown>(requestText, {});
-    const request = isObject(parsedRequest) ? parsedRequest : {};
-    const previous = request.previous_response_id;
-    if (typeof previous === 'string' && previous.startsWith('resp_'))
-      clues.previousLog = `log_${previous.slice(5)}`;
-    const conversation = request.conversation;
-    if (typeof conversation === 'string') clues.conversation = conversation;
-    else if (isObject(conversation) && typeof conversation.id === 'string')
-      clues.conversation = conversation.id;
+  const continued = dialect?.continuation(requestText) ?? null;
+  if (continued) {
+    clues.previousLog = continued.previousLog;
+    clues.conversation = continued.conversation;
   }
   if (!withHashes) return clues;
   const input = inputEvents(parseJson<unknown>(row.input ?? 'null', null));

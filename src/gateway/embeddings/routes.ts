@@ -5,6 +5,7 @@ import { callTrace } from '../../capture/traceparent.js';
 import { openAiResponses } from '../../http/schemas.js';
 import type { ResponseCache } from '../../llm/cache/cache.js';
 import { CallCanceller } from '../../llm/cancel.js';
+import { EMBEDDINGS } from '../../llm/dialects/embeddings/index.js';
 import { maxEmbeddingsCost } from '../../llm/estimate.js';
 import { paidCall } from '../../llm/paid-call.js';
 import type { ProviderLayer } from '../../llm/provider-layer.js';
@@ -21,7 +22,6 @@ import {
   LOG_ID_HEADER,
   UPSTREAM_MODEL_HEADER,
 } from '../call-runner.js';
-import { ROUTE_DIALECTS } from '../edges/index.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -91,9 +91,9 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { providers, runner, cache }) => {
   const { gateway } = runner;
   app.post(
-    '/v1/embeddings',
+    EMBEDDINGS.routes.call,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.embeddings },
+      config: { permission: 'inference:write', dialect: EMBEDDINGS },
       schema: {
         tags: ['inference'],
         summary: 'Create embeddings (OpenAI-compatible upstreams)',
@@ -131,7 +131,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           : null;
       const model = String(body.model);
       const input = inputMessages(body.input);
-      const base: JsonObject = { ...metadata, route: 'embeddings', stream: false };
+      const base: JsonObject = { ...metadata, route: EMBEDDINGS.name, stream: false };
       /** Set when the budget refused the call: nothing was called, nothing is recorded. */
       let refused = false;
       try {
@@ -144,7 +144,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
             refused = true;
           },
           run: () =>
-            cached.complete('embeddings', request as ChatRequest, () =>
+            cached.complete(EMBEDDINGS.name, request as ChatRequest, () =>
               providers.embed(resolved, request, {
                 signal: controller,
                 resolveFallback: (slug) => gateway.model(projectId, slug),

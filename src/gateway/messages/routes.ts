@@ -4,16 +4,13 @@ import { principalOf } from '../../auth/guard.js';
 import { setPathDialect } from '../../http/error-handler.js';
 import { anthropicResponses } from '../../http/schemas.js';
 import type { DialectAnswer } from '../../llm/dialect-types.js';
-import { type MessageFrame, MessagesStreamEncoder, messageOf } from '../../llm/dialects/messages/answer.js';
-import { estimateInputTokens } from '../../llm/dialects/messages/count-tokens.js';
-import { nativeMessages } from '../../llm/dialects/messages/native.js';
-import { decodeMessagesRequest } from '../../llm/dialects/messages/request.js';
+import type { MessageFrame } from '../../llm/dialects/messages/answer.js';
+import { MESSAGES } from '../../llm/dialects/messages/index.js';
 import type { ProviderLayer } from '../../llm/provider-layer.js';
 import type { ChatRequest } from '../../llm/types.js';
 import { newId } from '../../shared/ids.js';
 import type { JsonObject } from '../../shared/json.js';
 import { type CallRunner, clientMetadata } from '../call-runner.js';
-import { ROUTE_DIALECTS } from '../edges/index.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -77,11 +74,11 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{
   runner: CallRunner;
   providers: ProviderLayer;
 }> = async (app, { runner, providers }) => {
-  setPathDialect(app, '/v1/messages', ROUTE_DIALECTS.messages);
+  setPathDialect(app, MESSAGES.routes.prefix, MESSAGES);
   app.post(
-    '/v1/messages/count_tokens',
+    MESSAGES.codec.countTokensPath,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.messages },
+      config: { permission: 'inference:write', dialect: MESSAGES },
       schema: {
         tags: ['inference'],
         summary: "Count a message's input tokens (Anthropic's Messages API)",
@@ -102,15 +99,15 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{
         const tokens = await providers.countTokens(model, body, { hops });
         return reply.header(TOKEN_COUNT_HEADER, 'upstream').send({ input_tokens: tokens });
       }
-      const tokens = await estimateInputTokens(body);
+      const tokens = await MESSAGES.codec.estimateInputTokens(body);
       return reply.header(TOKEN_COUNT_HEADER, 'estimate').send({ input_tokens: tokens });
     },
   );
 
   app.post(
-    '/v1/messages',
+    MESSAGES.routes.call,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.messages },
+      config: { permission: 'inference:write', dialect: MESSAGES },
       schema: {
         tags: ['inference'],
         summary: "Create a message (Anthropic's Messages API; streamed with stream: true)",
@@ -126,25 +123,25 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{
       runner.checkHops(req);
       const body = req.body as JsonObject;
       const metadata = clientMetadata(req, body.metadata);
-      const request = decodeMessagesRequest(body);
+      const request = MESSAGES.codec.decode(body);
       const where = await runner.prepare(req);
       const id = `msg_${(where.logId ?? newId('log')).slice(4)}`;
       const frame: MessageFrame = { id, model: String(body.model) };
       const answer: DialectAnswer = {
-        plain: (completion) => JSON.stringify(messageOf(frame, completion)),
-        stream: () => new MessagesStreamEncoder(frame),
+        plain: (completion) => JSON.stringify(MESSAGES.codec.answer(frame, completion)),
+        stream: () => new MESSAGES.codec.StreamEncoder(frame),
       };
       return runner.run(
         req,
         reply,
         {
-          route: 'messages',
+          route: MESSAGES.name,
           request,
           requestText: req.bodyText,
           metadata,
           answer,
           // To an Anthropic upstream the body goes as the client wrote it.
-          native: nativeMessages(
+          native: MESSAGES.codec.native(
             { ...body, model: String(body.model) } as ChatRequest,
             id,
             String(body.model),

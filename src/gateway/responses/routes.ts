@@ -6,20 +6,13 @@ import type { StoredResponses } from '../../capture/stored-responses.js';
 import { setPathDialect } from '../../http/error-handler.js';
 import { openAiResponses } from '../../http/schemas.js';
 import type { DialectAnswer } from '../../llm/dialect-types.js';
-import {
-  type ResponseFrame,
-  ResponsesStreamEncoder,
-  responseIdOf,
-  responseOf,
-} from '../../llm/dialects/responses/answer.js';
-import { nativeResponses } from '../../llm/dialects/responses/native.js';
-import { decodeResponsesRequest, nativeResponsesRequest } from '../../llm/dialects/responses/request.js';
+import type { ResponseFrame } from '../../llm/dialects/responses/answer.js';
+import { RESPONSES } from '../../llm/dialects/responses/index.js';
 import { type PromptHooks, promptUseOf } from '../../prompts/reference.js';
 import { ApiError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { type CallRunner, clientMetadata } from '../call-runner.js';
-import { ROUTE_DIALECTS } from '../edges/index.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -84,11 +77,21 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   prompts: PromptHooks;
 }> = async (app, { runner, stored, prompts }) => {
   // Every error under /v1/responses carries OpenAI's type and param, also before a route is found.
-  setPathDialect(app, '/v1/responses', ROUTE_DIALECTS.responses);
+  setPathDialect(app, RESPONSES.routes.prefix, RESPONSES);
+  await app.register(createResponseRoute, { runner, stored, prompts });
+  await app.register(storedResponseRoutes, { stored });
+};
+
+/** `POST /v1/responses`: a call, continuing a stored response when it names one. */
+const createResponseRoute: FastifyPluginAsyncTypebox<{
+  runner: CallRunner;
+  stored: StoredResponses;
+  prompts: PromptHooks;
+}> = async (app, { runner, stored, prompts }) => {
   app.post(
-    '/v1/responses',
+    RESPONSES.routes.call,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:write', dialect: RESPONSES },
       // `prompt: {id, version, variables}` is rendered into the body (input, model, …) before validation.
       preValidation: prompts.responses,
       schema: {
@@ -114,9 +117,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
         typeof body.previous_response_id === 'string'
           ? (await stored.find(projectId, body.previous_response_id)).conversation()
           : [];
-      const request = decodeResponsesRequest(body, history);
+      const request = RESPONSES.codec.decode(body, history);
       const where = await runner.prepare(req);
-      const id = where.logId ? responseIdOf(where.logId) : `resp_${newId('log').slice(4)}`;
+      const id = where.logId ? RESPONSES.codec.idOf(where.logId) : `resp_${newId('log').slice(4)}`;
       const frame: ResponseFrame = {
         id,
         model: String(body.model),
@@ -124,19 +127,19 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
         request: body,
       };
       const answer: DialectAnswer = {
-        plain: (completion) => JSON.stringify(responseOf(frame, completion)),
-        stream: () => new ResponsesStreamEncoder(frame),
+        plain: (completion) => JSON.stringify(RESPONSES.codec.answer(frame, completion)),
+        stream: () => new RESPONSES.codec.StreamEncoder(frame),
       };
       return runner.run(
         req,
         reply,
         {
-          route: 'responses',
+          route: RESPONSES.name,
           request,
           requestText: req.bodyText,
           metadata,
           answer,
-          native: nativeResponses(nativeResponsesRequest(body, history), frame),
+          native: RESPONSES.codec.native(RESPONSES.codec.nativeRequest(body, history), frame),
           prompt: promptUseOf(req),
           ...(body.store === false ? { extra: { store: false } } : {}),
         },
@@ -144,11 +147,17 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
       );
     },
   );
+};
 
+/** The stored responses: read, deleted, and their input items listed. */
+const storedResponseRoutes: FastifyPluginAsyncTypebox<{ stored: StoredResponses }> = async (
+  app,
+  { stored },
+) => {
   app.get(
-    '/v1/responses/:id',
+    `${RESPONSES.routes.prefix}/:id`,
     {
-      config: { permission: 'inference:read', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:read', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: 'Retrieve a stored response',
@@ -163,9 +172,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.delete(
-    '/v1/responses/:id',
+    `${RESPONSES.routes.prefix}/:id`,
     {
-      config: { permission: 'inference:write', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:write', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: 'Delete a stored response (its task log stays, no longer served as a response)',
@@ -200,9 +209,9 @@ export const responsesRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.get(
-    '/v1/responses/:id/input_items',
+    `${RESPONSES.routes.prefix}/:id/input_items`,
     {
-      config: { permission: 'inference:read', dialect: ROUTE_DIALECTS.responses },
+      config: { permission: 'inference:read', dialect: RESPONSES },
       schema: {
         tags: ['inference'],
         summary: "A stored response's input items",

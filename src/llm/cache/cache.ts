@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ApiError } from '../../shared/errors.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { assembleCompletion } from '../assemble.js';
+import { DIALECTS } from '../dialects/registry.js';
 import type { ResolvedModel } from '../models/types.js';
 import type { GatewayCompletion } from '../provider-layer.js';
 import { completionText } from '../providers/openai-compatible.js';
@@ -108,7 +109,7 @@ export class ResponseCache {
     const entry = await this.store.get(projectId, key);
     const body = entry && parsed(entry.bodyText);
     if (!entry || !body || !storableAnswer(kind, body)) return null;
-    return this.hot.put(key, entry, kind === 'chat' ? completionText(body) : '', entry.expiresAt);
+    return this.hot.put(key, entry, DIALECTS[kind].internal ? completionText(body) : '', entry.expiresAt);
   }
 
   /** Stores a checked entry and holds it in memory for the next hits. */
@@ -167,7 +168,7 @@ export class ResponseCache {
         servedBy: result.servedBy,
         upstreamModel: result.upstreamModel,
       };
-      await this.keep(projectId, key, entry, kind === 'chat' ? result.text : '', policy.ttlSeconds);
+      await this.keep(projectId, key, entry, DIALECTS[kind].internal ? result.text : '', policy.ttlSeconds);
     }
     return { result, cache: { status: 'miss', savedUsd: 0 } };
   }
@@ -185,9 +186,9 @@ export class ResponseCache {
     call: () => Promise<ChatStream>,
   ): Promise<{ stream: ChatStream; cache: CacheOutcome }> {
     const t0 = performance.now();
-    const key = cacheKey(projectId, model, 'chat', request);
+    const key = cacheKey(projectId, model, DIALECTS.chat.name, request);
     if (policy.mode === 'use') {
-      const hot = await this.lookup(projectId, key, 'chat');
+      const hot = await this.lookup(projectId, key, DIALECTS.chat.name);
       if (hot) {
         const options = request.stream_options;
         const includeUsage = isObject(options) && options.include_usage === true;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { WireProtocol } from '../../shared/wire-protocol.js';
+import { DIALECTS } from '../dialects/registry.js';
 import type { ResolvedModel } from '../models/types.js';
 import { applyDefaults } from '../provider-layer.js';
 import type { ChatRequest } from '../types.js';
@@ -44,7 +45,7 @@ export function cacheKey(
   kind: EntryKind,
   request: ChatRequest,
 ): string {
-  const withDefaults = kind === 'chat' ? applyDefaults(model, request) : request;
+  const withDefaults = DIALECTS[kind].internal ? applyDefaults(model, request) : request;
   const kept: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(withDefaults)) {
     if (!IGNORED_FIELDS.includes(field)) kept[field] = value;

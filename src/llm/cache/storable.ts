@@ -1,5 +1,5 @@
 import { isObject, type JsonObject } from '../../shared/json.js';
-import { ANSWER_RULES } from '../dialects/answer-rules.js';
+import { ANSWER_RULES } from '../dialects/registry.js';
 import type { EntryKind } from './key.js';
 
 /**
@@ -10,7 +10,7 @@ import type { EntryKind } from './key.js';
 
 /**
  * Whether a non-streamed answer of this kind is a success worth keeping: what the provider layer accepts
- * as an answer of its dialect (dialects/answer-rules.ts), and no error member beside it.
+ * as an answer of its dialect (its dialect's `answerRules`), and no error member beside it.
  */
 export function storableAnswer(kind: EntryKind, body: JsonObject): boolean {
   if (body.error !== undefined && body.error !== null) return false;

@@ -1,6 +1,5 @@
-import { errorBody } from '../../http/error-handler.js';
-import type { RouteDialect } from '../../http/request-types.js';
-import type { ApiError } from '../../shared/errors.js';
+import { type ApiError, envelopeOf } from '../../shared/errors.js';
+import type { DialectEdge } from './types.js';
 
 /*
  * The edge shared by OpenAI's dialects (chat completions, Responses, embeddings): the key in
@@ -38,9 +37,9 @@ export function openAiParam(e: ApiError): string | null {
   return typeof e.details?.param === 'string' ? e.details.param : null;
 }
 
-export const OPENAI_EDGE: RouteDialect = {
+export const OPENAI_EDGE: DialectEdge = {
   errorBody(e) {
-    const body = errorBody(e) as { error: Record<string, unknown> };
+    const body = envelopeOf(e) as { error: Record<string, unknown> };
     return { error: { ...body.error, type: openAiErrorType(e), param: openAiParam(e) } };
   },
   credentialHeader: null,

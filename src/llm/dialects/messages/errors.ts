@@ -1,5 +1,5 @@
-import type { RouteDialect } from '../../http/request-types.js';
-import type { ApiError } from '../../shared/errors.js';
+import type { ApiError } from '../../../shared/errors.js';
+import type { DialectEdge } from '../types.js';
 
 const ANTHROPIC_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
@@ -17,7 +17,7 @@ export function anthropicErrorBody(e: ApiError): unknown {
 }
 
 /** Anthropic's Messages dialect: errors in its shape, and the key in `x-api-key` as its SDK sends it. */
-export const MESSAGES_EDGE: RouteDialect = {
+export const MESSAGES_EDGE: DialectEdge = {
   errorBody: anthropicErrorBody,
   credentialHeader: 'x-api-key',
 };
