@@ -1222,6 +1222,8 @@ class PromptLabelDeleted(TypedDict):
     prompt_id: str
     name: str
     deleted: Literal[True]
+
+
 class AnnotationSettlement(TypedDict):
     object: Literal["annotation_settlement"]
     id: str
@@ -2111,6 +2113,8 @@ class CreatePromptVersion(_CreatePromptVersionRequired, total=False):
 
 class MoveLabel(TypedDict):
     version: int
+
+
 class _SettleItemRequired(TypedDict):
     #: majority: the answer most reviewers gave (409 on a tie); review: the answer of the review named; value: the answer given here
     method: Literal["majority", "review", "value"]
