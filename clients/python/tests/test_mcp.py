@@ -8,7 +8,7 @@ import asyncio
 from typing import Any, Dict, List
 
 import pytest
-from live import Server
+from live import MAIN, Server
 
 from evalgate import Evalgate
 
@@ -79,3 +79,51 @@ def test_mcp_tools_over_streamable_http(server: Server, client: Evalgate) -> Non
     assert refused.is_error
     assert refused.structured_content["error"]["code"] == "permission_denied"
     assert "logs:read" in refused.content[0].text
+
+
+async def stdio_calls(server: Server, key: str, calls: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The same through ``evalgate mcp`` (stdio), spawned as a desktop agent spawns it."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command="node",
+        args=[MAIN, "mcp"],
+        env={"EVALGATE_BASE_URL": server.base_url, "EVALGATE_API_KEY": key},
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            results = [await session.call_tool(c["name"], c["arguments"]) for c in calls]
+            return {"tools": tools, "results": results}
+
+
+def test_mcp_tools_over_stdio(server: Server, client: Evalgate) -> None:
+    client.containers.create(label="mcp-stdio")
+    client.logs.import_(
+        "mcp-stdio",
+        [{"model": "m", "input": [{"role": "user", "content": f"q{i}"}], "output": f"reply {i}"} for i in range(3)],
+    )
+    answered = asyncio.run(
+        stdio_calls(
+            server,
+            server.key,
+            [
+                {"name": "search_task_logs", "arguments": {"container": "mcp-stdio", "text": "reply 2"}},
+                {"name": "list_runs", "arguments": {"limit": "ten"}},
+            ],
+        )
+    )
+    names = {tool.name for tool in answered["tools"]}
+    assert {"search_task_logs", "get_prompt", "create_prompt_version", "add_dataset_items"} <= names
+    found, wrong = answered["results"]
+    assert not found.is_error
+    assert [log["output"] for log in found.structured_content["logs"]] == ["reply 2"]
+    assert wrong.is_error and "limit" in wrong.content[0].text
+
+    reader = client.api_keys.create(name="mcp-stdio-no-logs", permissions=["evaluation:read"])
+    refused = asyncio.run(
+        stdio_calls(server, reader["key"], [{"name": "search_task_logs", "arguments": {"container": "mcp-stdio"}}])
+    )["results"][0]
+    assert refused.is_error
+    assert refused.structured_content["error"]["code"] == "permission_denied"
