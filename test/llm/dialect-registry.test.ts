@@ -7,6 +7,7 @@ import {
   judgeDialect,
   NATIVE_ADAPTERS,
   operationOf,
+  type WireDialect,
 } from '../../src/llm/dialects/registry.js';
 import { WIRE_PROTOCOLS } from '../../src/shared/wire-protocol.js';
 
@@ -17,7 +18,10 @@ describe('the wire dialects', () => {
   });
 
   it('serves each route and error prefix from one dialect only', () => {
-    const paths = Object.values(DIALECTS).flatMap((d) => [d.routes.call, ...(d.routes.also ?? [])]);
+    const paths = Object.values(DIALECTS).flatMap((d: WireDialect) => [
+      d.routes.call,
+      ...(d.routes.also ?? []),
+    ]);
     expect(new Set(paths).size).toBe(paths.length);
     for (const d of Object.values(DIALECTS)) {
       // The call path lies under its dialect's error prefix, so its errors are written in its shape

@@ -44,11 +44,12 @@ describe('Gemini requests as the internal call', () => {
       tool_choice: { type: 'function', function: { name: 'weather' } },
     });
     expect(request.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
-    const call = (request.messages[2] as { tool_calls: { id: string; function: { arguments: string } }[] })
-      .tool_calls[0]!;
+    const call = (
+      request.messages[2] as unknown as { tool_calls: { id: string; function: { arguments: string } }[] }
+    ).tool_calls[0]!;
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris' });
     // The response is matched to the call it answers, although neither carried an id.
-    expect((request.messages[3] as { tool_call_id: string }).tool_call_id).toBe(call.id);
+    expect((request.messages[3] as unknown as { tool_call_id: string }).tool_call_id).toBe(call.id);
     expect(request.tools).toEqual([
       {
         type: 'function',
