@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { ApiError } from '../shared/errors.js';
 import type { Authenticator, Principal } from './authenticator.js';
@@ -52,26 +52,7 @@ export function installGuard(
       if (left <= 0) inFlight.delete(principal.keyId);
       else inFlight.set(principal.keyId, left);
     });
-    let decision: Awaited<ReturnType<RateLimiter['take']>>;
-    try {
-      decision = await limiter.take(`key:${principal.keyId}`);
-    } catch {
-      throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly', {
-        dependency: 'redis',
-      });
-    }
-    reply.header('X-RateLimit-Limit', decision.limit);
-    reply.header('X-RateLimit-Remaining', decision.remaining);
-    reply.header('X-RateLimit-Reset', decision.resetAt);
-    if (!decision.allowed) {
-      throw new ApiError(
-        'rate_limit_exceeded',
-        `Rate limit exceeded; retry in ${decision.retryAfter} s`,
-        { retry_after: decision.retryAfter },
-        [],
-        { 'Retry-After': String(decision.retryAfter) },
-      );
-    }
+    await takeRateLimit(limiter, principal.keyId, reply);
     if (!grants(principal.permissions, permission)) {
       throw new ApiError('permission_denied', `This API key lacks the '${permission}' permission`, {
         required: permission,
@@ -84,4 +65,31 @@ export function installGuard(
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new ApiError('invalid_api_key', 'Missing API key');
   return request.principal;
+}
+
+/**
+ * One request of a key against its rate limit: the limit's headers on the reply, and 429 when it is spent
+ * (503 when the limiter cannot be asked). The API's guard and the MCP endpoint count requests alike.
+ */
+export async function takeRateLimit(limiter: RateLimiter, keyId: string, reply: FastifyReply): Promise<void> {
+  let decision: Awaited<ReturnType<RateLimiter['take']>>;
+  try {
+    decision = await limiter.take(`key:${keyId}`);
+  } catch {
+    throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly', {
+      dependency: 'redis',
+    });
+  }
+  reply.header('X-RateLimit-Limit', decision.limit);
+  reply.header('X-RateLimit-Remaining', decision.remaining);
+  reply.header('X-RateLimit-Reset', decision.resetAt);
+  if (!decision.allowed) {
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `Rate limit exceeded; retry in ${decision.retryAfter} s`,
+      { retry_after: decision.retryAfter },
+      [],
+      { 'Retry-After': String(decision.retryAfter) },
+    );
+  }
 }

@@ -1,6 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/authenticator.js';
+import { takeRateLimit } from '../auth/guard.js';
 import { API_VERSION } from '../http/openapi.js';
 import { ApiError } from '../shared/errors.js';
 import type { McpPorts } from './ports.js';
@@ -14,26 +15,7 @@ export const MCP_PATH = '/mcp';
  */
 async function authenticate(req: FastifyRequest, reply: FastifyReply, ports: McpPorts): Promise<Principal> {
   const principal = await ports.auth.authenticate(req.headers.authorization);
-  let decision: Awaited<ReturnType<McpPorts['limiter']['take']>>;
-  try {
-    decision = await ports.limiter.take(`key:${principal.keyId}`);
-  } catch {
-    throw new ApiError('upstream_unavailable', 'The rate limiter is unavailable; try again shortly', {
-      dependency: 'redis',
-    });
-  }
-  reply.header('X-RateLimit-Limit', decision.limit);
-  reply.header('X-RateLimit-Remaining', decision.remaining);
-  reply.header('X-RateLimit-Reset', decision.resetAt);
-  if (!decision.allowed) {
-    throw new ApiError(
-      'rate_limit_exceeded',
-      `Rate limit exceeded; retry in ${decision.retryAfter} s`,
-      { retry_after: decision.retryAfter },
-      [],
-      { 'Retry-After': String(decision.retryAfter) },
-    );
-  }
+  await takeRateLimit(ports.limiter, principal.keyId, reply);
   return principal;
 }
 

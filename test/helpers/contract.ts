@@ -110,16 +110,20 @@ export class ContractChecker {
     const documented = responses[String(status)];
     const schema = documented?.content?.['application/json']?.schema as { properties?: object } | undefined;
     // An error answers exactly the envelope, unless the route documents another body for it (/healthz's 503,
-    // Anthropic's error shape on /v1/messages, the envelope with OpenAI's type and param on the gateway's
-    // OpenAI-dialect routes): that body is then checked against its schema below.
+    // Anthropic's error shape on /v1/messages, Google's on the Gemini routes, the envelope with OpenAI's type
+    // and param on the gateway's OpenAI-dialect routes): that body is then checked against its schema below.
     const props = (schema?.properties ?? {}) as { error?: { properties?: object } };
     const openAiError = 'type' in (props.error?.properties ?? {});
+    // Google's shape on the Gemini routes: {error: {code, message, status, details}}.
+    const googleError = 'status' in (props.error?.properties ?? {});
     // Under /v1/messages every error is in Anthropic's shape, also where no route answers (404, 405).
     const anthropicPath = pathOnly === '/v1/messages' || pathOnly.startsWith('/v1/messages/');
     // Under /v1/responses every error carries OpenAI's type and param, also where no route answers.
     const openAiPath = pathOnly === '/v1/responses' || pathOnly.startsWith('/v1/responses/');
     const ownErrorBody =
-      (schema !== undefined && (!('error' in props) || 'type' in props || openAiError) && status !== 422) ||
+      (schema !== undefined &&
+        (!('error' in props) || 'type' in props || openAiError || googleError) &&
+        status !== 422) ||
       (anthropicPath && !route && isAnthropicError(body)) ||
       (openAiPath && !route && isOpenAiError(body));
     if (

@@ -63,6 +63,8 @@ const ANTHROPIC_TYPES: Record<string, string> = {
 
 function errorCode(r: DocumentedRoute, body: any): string | undefined {
   if (r.template.startsWith('/v1/messages')) return ANTHROPIC_TYPES[body?.error?.type];
+  // Google's shape on the Gemini routes: the service's code is the reason of its ErrorInfo detail.
+  if (r.template.endsWith('/models/{*}')) return body?.error?.details?.[0]?.reason;
   return body?.error?.code;
 }
 

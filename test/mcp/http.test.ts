@@ -152,7 +152,7 @@ describe('the MCP server over Streamable HTTP', () => {
     const [log] = (await answer(admin, 'search_task_logs', { container: 'support', limit: 1 })).logs;
     const fromLog = await answer(admin, 'add_dataset_items', {
       dataset: 'qa',
-      items: [{ from: { task_log: log.id } }],
+      items: [{ from: { task_log_id: log.id } }],
     });
     expect(fromLog.dataset).toMatchObject({ item_count: 5, version: 3 });
     const v3 = await w.h.call('GET', '/v1/datasets/qa/items?version=3');

@@ -19,16 +19,21 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 
-async def session_calls(server: Server, key: str, calls: List[Dict[str, Any]]) -> Dict[str, Any]:
+async def calls_in(read: Any, write: Any, calls: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Lists the tools, then makes each call; answers the tools and the results, in order."""
+    async with ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        results = [await session.call_tool(c["name"], c["arguments"]) for c in calls]
+        return {"tools": tools, "results": results}
+
+
+async def session_calls(server: Server, key: str, calls: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The calls over Streamable HTTP."""
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx2.AsyncClient(headers=headers) as http:
         async with streamable_http_client(f"{server.base_url}/mcp", http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = (await session.list_tools()).tools
-                results = [await session.call_tool(c["name"], c["arguments"]) for c in calls]
-                return {"tools": tools, "results": results}
+            return await calls_in(read, write, calls)
 
 
 def test_mcp_tools_over_streamable_http(server: Server, client: Evalgate) -> None:
@@ -91,11 +96,7 @@ async def stdio_calls(server: Server, key: str, calls: List[Dict[str, Any]]) -> 
         env={"EVALGATE_BASE_URL": server.base_url, "EVALGATE_API_KEY": key},
     )
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            tools = (await session.list_tools()).tools
-            results = [await session.call_tool(c["name"], c["arguments"]) for c in calls]
-            return {"tools": tools, "results": results}
+        return await calls_in(read, write, calls)
 
 
 def test_mcp_tools_over_stdio(server: Server, client: Evalgate) -> None:
