@@ -547,9 +547,17 @@ describe('the web app', () => {
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${h.url}/openapi.json`)).status).toBe(200);
     const doc = await json(await fetch(`${h.url}/openapi.json`));
+    // The API lives under /v1/ (and /v1beta/, the path Google's SDK calls Gemini's dialect at), none of
+    // it under a page of the app.
     expect(
-      Object.keys(doc.paths).filter((p) => !p.startsWith('/v1/') && !['/healthz', '/metrics'].includes(p)),
+      Object.keys(doc.paths).filter(
+        (p) => !p.startsWith('/v1/') && !p.startsWith('/v1beta/') && !['/healthz', '/metrics'].includes(p),
+      ),
     ).toEqual([]);
+    // A page load there gets the API's answer (its route takes POST only), never the app.
+    const gemini = await fetch(`${h.url}/v1beta/models/nope`, { headers: { accept: 'text/html' } });
+    expect(gemini.status).toBe(405);
+    expect(gemini.headers.get('content-type')).toMatch(/json/);
     for (const path of ['/nope', '/v1/nope', '/assets/nope.js', '/dashboard/api/nope']) {
       const res = await fetch(`${h.url}${path}`, { headers: { accept: 'text/html' } });
       expect(res.status, path).toBe(404);
