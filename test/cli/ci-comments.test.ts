@@ -1,3 +1,4 @@
+// Database-independent: the pull-request comments go to loopback GitHub and GitLab servers; the Evalgate side is the CLI's.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,3 +1,4 @@
+// Database-independent: the CLI's gate over the server's API (runs and their paired comparison are tested on both databases in test/runs).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

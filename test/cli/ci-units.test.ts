@@ -1,3 +1,4 @@
+// Database-independent: the experiment file, gate arithmetic and CI variables are pure functions.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// Database-independent: the stdio relay of the MCP endpoint (its tools run on both databases in test/mcp/http.test.ts).
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
