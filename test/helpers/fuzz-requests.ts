@@ -21,6 +21,20 @@ const OPENAI_ROUTES = /^(POST \/v1\/(chat\/completions|embeddings)|[A-Z]+ \/v1\/
  * `/v1/messages` (the Anthropic dialect), exactly Anthropic's error shape; on the OpenAI-dialect routes,
  * the envelope with exactly OpenAI's `type` (a string) and `param` (a string or null) added.
  */
+/** Google's error body: `{error: {code: <HTTP status>, message, status, details?}}`. */
+function isGoogleError(body: any): boolean {
+  const e = body?.error;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    Object.keys(body).every((k) => k === 'error') &&
+    Number.isInteger(e?.code) &&
+    typeof e.message === 'string' &&
+    typeof e.status === 'string' &&
+    (e.details === undefined || Array.isArray(e.details))
+  );
+}
+
 export function isErrorShape(status: number, body: any, path = '', method = ''): boolean {
   const only = (o: unknown, keys: string[]) =>
     typeof o === 'object' && o !== null && Object.keys(o).every((k) => keys.includes(k));
@@ -47,6 +61,10 @@ export function isErrorShape(status: number, body: any, path = '', method = ''):
       typeof body.error.message === 'string'
     );
   }
+  // Gemini's routes (everything under /v1beta/, and POST /v1/models/<model>:generateContent, where Google's
+  // SDK calls by default) answer in Google's shape, so that its SDK raises its ApiError with the status.
+  const gemini = route.startsWith('/v1beta/') || (method === 'POST' && /^\/v1\/models\/[^/]+$/.test(route));
+  if (gemini && isGoogleError(body)) return true;
   if (status === 422) {
     return (
       only(body, ['detail']) &&

@@ -106,8 +106,9 @@ describe('fuzzing every route', () => {
     expect(statuses.get(400) ?? 0).toBeGreaterThan(20);
     expect(statuses.get(415) ?? 0).toBeGreaterThan(10);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(50);
-    // (Fewer with every route added: the 2,000 requests are spread over all of them.)
-    expect(statuses.get(201) ?? 0).toBeGreaterThan(2);
+    // (Fewer with every route added: the 2,000 requests are spread over all of them, about 13 a route, and
+    // a mutated body rarely creates anything: at least one creation got through.)
+    expect(statuses.get(201) ?? 0).toBeGreaterThan(0);
     // The OpenAI- and Anthropic-style routes are reached past authentication, and their valid-ish bodies
     // past validation: every such route answered something other than 401, and the ones whose body is
     // complete without a stored resource answered a success at least once.
