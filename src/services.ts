@@ -100,12 +100,21 @@ async function createModelLimiter(
   // shares the limits; without it each process holds them for itself.
   if (!config.redisUrl) return createMemoryModelLimiter();
   const { createRedisModelLimiter } = await import('./ratelimit/model-limiter-redis.js');
-  return createRedisModelLimiter({
-    url: config.redisUrl,
-    workerId,
-    prefix: `${config.redisPrefix}:limits`,
-    warn,
-  });
+  try {
+    return await createRedisModelLimiter({
+      url: config.redisUrl,
+      workerId,
+      prefix: `${config.redisPrefix}:limits`,
+      warn,
+    });
+  } catch (err) {
+    // The queues of the scale-out executor live in Redis: without it there is nothing to run. The inline
+    // executor runs on; each process then holds the model limits for itself, as without Redis.
+    if (config.runs.executor === 'bullmq') throw err;
+    const reason = err instanceof Error ? err.message : String(err);
+    warn(`Redis is unavailable for the model limits (${reason}): each process holds them for itself`);
+    return createMemoryModelLimiter();
+  }
 }
 
 /** Entries in the database embedded; shared by every process through Redis in scale-out. */
