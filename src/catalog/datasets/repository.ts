@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { isUniqueViolation } from '../../db/database.js';
 import { listProjectRows } from '../../db/paging.js';
-import type { Database, DatasetTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { DatasetTable } from '../../db/schema-datasets.js';
 import type { Page } from '../../http/schemas.js';
 import { ApiError } from '../../shared/errors.js';
 import { batches } from '../json-lines.js';
