@@ -210,10 +210,12 @@ export class Engine {
     }));
     const results = await aggregate(db, runId, plan, launches, ending);
     const fresh = await findRunCounters(db, runId);
+    const endedAt = nowIso();
     const outcome = {
       results,
-      metrics: runMetrics(fresh ?? null, lay, run.startedAt, nowIso()),
+      metrics: runMetrics(fresh ?? null, lay, run.startedAt, endedAt),
       spend: fresh ? fresh.judge_cost + fresh.generation_cost : 0,
+      endedAt,
     };
     const ended =
       ending === 'error'

@@ -93,6 +93,8 @@ export interface RunOutcome {
   results: unknown;
   metrics: unknown;
   spend: number;
+  /** When the run ended: its `finished_at`, the same instant its metrics' duration was measured to. */
+  endedAt?: string;
 }
 
 /** finish: queued | running → completed | cancelled, with the outcome. Only the first caller ends it. */
@@ -102,7 +104,7 @@ export function finishRun(
   status: 'completed' | 'cancelled',
   outcome: RunOutcome,
 ): Promise<boolean> {
-  const now = nowIso();
+  const now = outcome.endedAt ?? nowIso();
   return move(db, id, LIVE, {
     status,
     results: JSON.stringify(outcome.results),
@@ -117,7 +119,7 @@ export function finishRun(
 
 /** fail: queued | running → error, with the error and the outcome so far. Only the first caller ends it. */
 export function failRun(db: Db, id: string, error: RunError, outcome: RunOutcome): Promise<boolean> {
-  const now = nowIso();
+  const now = outcome.endedAt ?? nowIso();
   return move(db, id, LIVE, {
     status: 'error',
     results: JSON.stringify(outcome.results),
