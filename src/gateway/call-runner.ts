@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/guard.js';
+import { createModelCaller, type ModelCaller } from '../llm/call-model.js';
 import { DIALECTS } from '../llm/dialects/registry.js';
 import { HOP_HEADER, hopsOf } from '../llm/hop.js';
 import type { RateDecision, RateLimiter } from '../ratelimit/limiter.js';
@@ -62,6 +63,8 @@ async function chargeAttempt(limiter: Pick<RateLimiter, 'take'>, keyId: string):
 
 export interface CallRunner {
   gateway: Gateway;
+  /** The one model call every route's upstream call goes through. */
+  caller: ModelCaller;
   /** The key's and the project's budgets: checked before the upstream call, charged after it. */
   budgets: SpendGuard;
   /** Refuses a request that already passed through this deployment (508). */
@@ -83,6 +86,8 @@ export interface CallRunner {
  */
 export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRunner {
   const { hopId } = deps;
+  // The one model call: the budget's reservation, the response cache, the provider layer, the settlement.
+  const caller = createModelCaller({ providers: deps.providers, budgets: deps.budgets, cache: deps.cache });
   function checkHops(req: FastifyRequest): string[] {
     // Read from the header each time (a route checks before its other work, `run` again): cheaper than
     // keeping each request's answer in a map.
@@ -121,6 +126,7 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
     const budget = { refused: false };
     const running: RunningCall = {
       deps,
+      caller,
       gateway,
       req,
       reply,
@@ -157,5 +163,5 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
     }
   }
 
-  return { gateway, budgets: deps.budgets, checkHops, prepare, run };
+  return { gateway, caller, budgets: deps.budgets, checkHops, prepare, run };
 }

@@ -1,14 +1,14 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callTrace } from '../capture/traceparent.js';
-import type { ResponseCache } from '../llm/cache/cache.js';
+import type { CachePolicy, ResponseCache } from '../llm/cache/cache.js';
+import type { ForwardOptions, ModelCaller } from '../llm/call-model.js';
 import { CallCanceller } from '../llm/cancel.js';
 import type { DialectAnswer, NativeCall, StreamEncoder } from '../llm/dialect-types.js';
 import { DIALECTS } from '../llm/dialects/registry.js';
 import { translatingSink } from '../llm/dialects/stream-sink.js';
-import { maxCallCost } from '../llm/estimate.js';
 import type { ResolvedModel } from '../llm/models/types.js';
-import { type PaidCall, paidCall } from '../llm/paid-call.js';
+import type { PaidCall } from '../llm/paid-call.js';
 import {
   CallAbortedError,
   type FrameSink,
@@ -24,7 +24,7 @@ import type { SpendGuard } from '../shared/budget.js';
 import { ApiError, type ErrorBody, errorOf } from '../shared/errors.js';
 import type { JsonObject } from '../shared/json.js';
 import type { WireProtocol } from '../shared/wire-protocol.js';
-import { cacheMetadata, type GatewayCallCache, gatewayCache } from './cache-hook.js';
+import { cacheHeader, cacheMetadata, gatewayCachePolicy } from './cache-hook.js';
 import { COST_HEADER, formatCost, sessionKeyOf, UPSTREAM_MODEL_HEADER } from './call-headers.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './containers.js';
 
@@ -95,6 +95,8 @@ function writable(raw: ServerResponse): Promise<void> {
 /** One call as the runner carries it through its steps. */
 export interface RunningCall {
   deps: InferencePorts;
+  /** The one model call (budget, cache, provider layer), built once per runner. */
+  caller: ModelCaller;
   gateway: Gateway;
   req: FastifyRequest;
   reply: FastifyReply;
@@ -102,7 +104,7 @@ export interface RunningCall {
   projectId: string;
   startedAt: number;
   /** The provider layer's options of the call (cancellation, fallbacks, retries, hops, collection). */
-  call: StreamCallOptions;
+  call: StreamCallOptions & { signal: CallCanceller };
   /** The task log's metadata common to every outcome. */
   base: JsonObject;
   /** The task log's input, when the request is not already it. */
@@ -118,8 +120,8 @@ interface ResolvedCall {
   model: ResolvedModel;
   native: NativeCall | null;
   upstreamRequest: ChatRequest;
-  cache: GatewayCallCache;
-  estimate: number;
+  /** The cache policy of the call (null: not cached). */
+  cache: CachePolicy | null;
 }
 
 /** A canceller that fires when the client goes away (or is already gone). */
@@ -157,19 +159,35 @@ export function recordedCallOf(
   };
 }
 
-/** The model, the way the call reaches it (natively or translated), its cache and its most cost. */
+/**
+ * The model, the way the call reaches it (natively or translated) and its cache policy: the request's
+ * `X-Evalgate-Cache` headers (400 for a value it does not know), else the key's and the model's TTL. A
+ * native stream is not cached (its events are the upstream's own); a cached stream is collected, to be
+ * stored.
+ */
 export async function resolveCall(running: RunningCall): Promise<ResolvedCall> {
-  const { spec, projectId, reply, req, call } = running;
+  const { spec, projectId, req, call } = running;
   const { request } = spec;
   const model = await running.gateway.model(projectId, request.model);
   const native = spec.native?.accepts(model) ? spec.native : null;
   const upstreamRequest = native ? native.request : request;
   if (native) call.api = native.api;
   const nativeStream = native !== null && request.stream === true;
-  const cache = gatewayCache(running.deps.cache, req, reply, { projectId, model, nativeStream });
-  if (cache.active) call.collect = true;
-  const estimate = maxCallCost(model, upstreamRequest, spec.requestText);
-  return { model, native, upstreamRequest, cache, estimate };
+  const asked = gatewayCachePolicy(req, model);
+  const cache = nativeStream || !running.deps.cache ? null : asked;
+  if (cache) call.collect = true;
+  return { model, native, upstreamRequest, cache };
+}
+
+/** The model call's terms of a gateway call: its payer, cancellation, provider options and cache. */
+function forwardOptions(running: RunningCall, resolved: ResolvedCall): ForwardOptions {
+  return {
+    ...running.paid,
+    signal: running.call.signal,
+    requestText: running.spec.requestText,
+    upstream: running.call,
+    cache: resolved.cache,
+  };
 }
 
 /** A streamed call: the events piped to the client as they come, then recorded. */
@@ -178,25 +196,16 @@ export async function streamedCall(
   resolved: ResolvedCall,
   context: RecordedCall | null,
 ) {
-  const { deps, reply, spec, call } = running;
-  const { model, native, upstreamRequest, cache, estimate } = resolved;
-  const { result, outcome } = await paidCall(deps, {
-    ...running.paid,
-    estimate,
-    run: async () => {
-      if (context) running.gateway.begin(context);
-      const opened = await cache.stream(spec.request, () =>
-        deps.providers.stream(model, upstreamRequest, call),
-      );
-      reply.header(UPSTREAM_MODEL_HEADER, opened.value.upstreamModel);
-      const piped = await pipeStream(
-        reply,
-        opened.value,
-        native ? native.stream() : (spec.answer?.stream() ?? null),
-      );
-      return { result: piped, outcome: opened.outcome };
-    },
-    cost: (r) => r.result.cost,
+  const { reply, spec } = running;
+  const { model, native, upstreamRequest } = resolved;
+  const options = forwardOptions(running, resolved);
+  if (context) options.started = () => running.gateway.begin(context);
+  const { result, outcome } = await running.caller.stream(model, upstreamRequest, options, async (opened) => {
+    cacheHeader(reply, opened.outcome);
+    reply.header(UPSTREAM_MODEL_HEADER, opened.value.upstreamModel);
+    const encoder = native ? native.stream() : (spec.answer?.stream() ?? null);
+    const piped = await pipeStream(reply, opened.value, encoder);
+    return { result: piped, outcome: opened.outcome, usage: piped.usage, cost: piped.cost };
   });
   const nativeAnswer = native && context ? native.recorded(result.sse, model) : null;
   running.record({
@@ -221,17 +230,11 @@ export async function streamedCall(
 
 /** A non-streamed call: recorded (spooled) first, so that the log id its answer carries survives a kill. */
 export async function plainCall(running: RunningCall, resolved: ResolvedCall) {
-  const { deps, reply, spec, call } = running;
-  const { model, native, upstreamRequest, cache, estimate } = resolved;
-  const { value: result, outcome } = await paidCall(deps, {
-    ...running.paid,
-    estimate,
-    run: () =>
-      cache.complete(native?.api ?? DIALECTS.chat.name, upstreamRequest, () =>
-        deps.providers.complete(model, upstreamRequest, call),
-      ),
-    cost: (r) => r.value.cost,
-  });
+  const { reply, spec } = running;
+  const { model, native, upstreamRequest } = resolved;
+  const options = { ...forwardOptions(running, resolved), kind: native?.api ?? DIALECTS.chat.name };
+  const { value: result, outcome } = await running.caller.forward(model, upstreamRequest, options);
+  cacheHeader(reply, outcome);
   const body = native
     ? native.plain(result.bodyText)
     : spec.answer

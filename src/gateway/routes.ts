@@ -79,6 +79,6 @@ export const inferenceRoutes: FastifyPluginAsyncTypebox<{ ports: InferencePorts 
 
   await app.register(responsesRoutes, { runner, stored, prompts });
   await app.register(messagesRoutes, { runner, providers: ports.providers });
-  await app.register(embeddingsRoutes, { providers: ports.providers, runner, cache: ports.cache });
+  await app.register(embeddingsRoutes, { runner, cached: ports.cache !== undefined });
   await app.register(geminiRoutes, { runner });
 };

@@ -3,16 +3,11 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/guard.js';
 import { callTrace } from '../../capture/traceparent.js';
 import { openAiResponses } from '../../http/schemas.js';
-import type { ResponseCache } from '../../llm/cache/cache.js';
 import { CallCanceller } from '../../llm/cancel.js';
 import { EMBEDDINGS } from '../../llm/dialects/embeddings/index.js';
-import { maxEmbeddingsCost } from '../../llm/estimate.js';
-import { paidCall } from '../../llm/paid-call.js';
-import type { ProviderLayer } from '../../llm/provider-layer.js';
-import type { ChatRequest } from '../../llm/types.js';
 import { CallAbortedError } from '../../llm/upstream-errors.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
-import { cacheMetadata, gatewayCache } from '../cache-hook.js';
+import { cacheHeader, cacheMetadata, gatewayCachePolicy } from '../cache-hook.js';
 import {
   type CallRunner,
   COST_HEADER,
@@ -85,10 +80,10 @@ function recordedAnswer(body: JsonObject): JsonObject {
 
 /** `POST /v1/embeddings`: OpenAI-compatible upstreams, priced by input tokens and recorded. */
 export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
-  providers: Pick<ProviderLayer, 'embed'>;
   runner: CallRunner;
-  cache?: ResponseCache | undefined;
-}> = async (app, { providers, runner, cache }) => {
+  /** Whether the process has a response cache (a call's cache headers are then honoured). */
+  cached: boolean;
+}> = async (app, { runner, cached }) => {
   const { gateway } = runner;
   app.post(
     EMBEDDINGS.routes.call,
@@ -136,23 +131,18 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
       let refused = false;
       try {
         const resolved = await gateway.model(projectId, model);
-        const cached = gatewayCache(cache, req, reply, { projectId, model: resolved, nativeStream: false });
-        const { value: result, outcome } = await paidCall(runner, {
+        const policy = gatewayCachePolicy(req, resolved);
+        const { value: result, outcome } = await runner.caller.embedRequest(resolved, request, {
           payer: { projectId, keyId },
-          estimate: maxEmbeddingsCost(resolved, request, req.bodyText),
+          signal: controller,
+          requestText: req.bodyText,
+          upstream: { resolveFallback: (slug) => gateway.model(projectId, slug), hops },
+          cache: cached ? policy : null,
           refused: async () => {
             refused = true;
           },
-          run: () =>
-            cached.complete(EMBEDDINGS.name, request as ChatRequest, () =>
-              providers.embed(resolved, request, {
-                signal: controller,
-                resolveFallback: (slug) => gateway.model(projectId, slug),
-                hops,
-              }),
-            ),
-          cost: (r) => r.value.cost,
         });
+        cacheHeader(reply, outcome);
         const answer = { ...result.body, model };
         reply
           .header(COST_HEADER, formatCost(result.cost))
