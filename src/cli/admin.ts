@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import { createKey, listKeys, revokeKey, validatePermissions } from '../auth/key-store.js';
 import { resolveConfig } from '../client/config.js';
@@ -8,6 +9,7 @@ import { ApiError } from '../shared/errors.js';
 import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
 import { budgetsOf, describeBudget, parseBudget, registerBudgetCommands } from './budgets.js';
 import { configFrom, withDatabase } from './context.js';
+import { runningServer, sqliteFileOf } from '../shared/server-file.js';
 
 function print(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -22,8 +24,9 @@ function cliError(err: unknown): never {
 }
 
 /**
- * Where the CLI reaches the server (`--base-url`, EVALGATE_BASE_URL, the config file's endpoint), else the
- * address this configuration would listen on: the link is opened where the server answers.
+ * Where the CLI reaches the server (`--base-url`, EVALGATE_BASE_URL, the config file's endpoint), else where
+ * the server serving from this data directory said it listens, else the address this configuration would
+ * listen on: the link is opened where the server answers.
  */
 function dashboardBase(command: Command, config: Config): string {
   const globals = command.optsWithGlobals<{ baseUrl?: string }>();
@@ -35,7 +38,21 @@ function dashboardBase(command: Command, config: Config): string {
     // A wrong --base-url is the user's to fix; a broken config file does not stop a local link.
     if (globals.baseUrl || process.env.EVALGATE_BASE_URL) throw err;
   }
-  return listeningUrl(config.host, config.port);
+  return runningServer(config.dataDir)?.url ?? listeningUrl(config.host, config.port);
+}
+
+/**
+ * A sign-in link only means something in the database a server already uses: run elsewhere, the command
+ * says where it looked instead of creating (and migrating) an empty one the server never reads.
+ */
+function requireServerDatabase(config: Config): void {
+  const file = sqliteFileOf(config.databaseUrl);
+  if (file === null || fs.existsSync(file)) return;
+  throw new Error(
+    `no Evalgate database at ${file} (data directory ${config.dataDir}): run this command in the ` +
+      'directory `evalgate serve` runs in, or point --data-dir / EVALGATE_DATA_DIR (or ' +
+      "EVALGATE_DATABASE_URL) at the server's; nothing was created",
+  );
 }
 
 export function registerAdminCommands(program: Command): void {
@@ -56,6 +73,7 @@ export function registerAdminCommands(program: Command): void {
             'one-time links exist only without providers',
         );
       }
+      requireServerDatabase(config);
       const base = (opts.url ?? config.dashboard.publicUrl ?? dashboardBase(command, config)).replace(
         /\/+$/,
         '',

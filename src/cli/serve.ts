@@ -2,12 +2,14 @@ import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
 import { serveBanner } from '../cluster/banner.js';
+import { listeningUrl } from '../dashboard/public-url.js';
 import { openDatabase } from '../db/database.js';
 import { createWorker, type Worker } from '../executor/worker.js';
 import { createServices } from '../services.js';
 import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
 import { usage } from './client-context.js';
 import { configFrom, onStop } from './context.js';
+import { forgetServer, recordServer } from '../shared/server-file.js';
 
 /** A start/stop line: plain text beside the banner, a log line in `--log-format json`. */
 function announce(json: boolean, logger: { info(message: string): void }, message: string): void {
@@ -71,7 +73,10 @@ export function registerServeCommands(program: Command): void {
         const banner = await serveBanner(services, port, key);
         if (json) services.logger.info({ event: 'listening', port, banner }, 'Evalgate listening');
         else process.stdout.write(banner);
+        // Where this server answers, for the CLI's local commands run beside it (`dashboard link`).
+        recordServer(config.dataDir, listeningUrl(config.host, port));
         onStop(async (signal) => {
+          forgetServer(config.dataDir);
           announce(json, services.logger, `Evalgate stopping (${signal}): finishing requests in flight`);
           await app.close();
           await worker?.close();

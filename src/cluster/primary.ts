@@ -7,6 +7,8 @@ import { perMinuteParams, type RateLimiter } from '../ratelimit/limiter.js';
 import { createMemoryLimiter } from '../ratelimit/memory.js';
 import { createServices } from '../services.js';
 import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
+import { listeningUrl } from '../dashboard/public-url.js';
+import { forgetServer, recordServer } from '../shared/server-file.js';
 import { serveBanner } from './banner.js';
 import { isEvalgateMessage, type ToPrimary, type ToWorker, WORKER_INDEX_ENV } from './ipc.js';
 
@@ -92,6 +94,8 @@ export async function runPrimary(config: Config, count: number): Promise<void> {
     // The primary serves nothing: its own database connection and writer are not needed any more.
     await services.close();
     process.stdout.write(banner);
+    // Where the workers answer, for the CLI's local commands run beside them (`dashboard link`).
+    recordServer(config.dataDir, listeningUrl(config.host, port));
   };
 
   const fork = (index: number) => {
@@ -128,6 +132,7 @@ export async function runPrimary(config: Config, count: number): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
+    forgetServer(config.dataDir);
     const alive = slots.filter((slot) => slot.worker !== null);
     if (alive.length === 0) process.exit(0);
     for (const { worker } of alive) {
