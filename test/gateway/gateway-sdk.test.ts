@@ -1,4 +1,4 @@
-import OpenAI, { type APIError } from 'openai';
+import OpenAI, { type APIError, NotFoundError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from './gateway-helpers.js';
 
@@ -205,7 +205,16 @@ describe('gateway routing and recording', () => {
     });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('not_found');
+    // The message says how to fix it: the command that creates the container.
+    expect(unknown.body.error.message).toContain('evalgate containers create nope');
     expect(g.mock.stats.requests).toBe(1);
+    // The official SDK raises it as NotFoundError with that message.
+    const missing = g.client({ headers: { 'X-Evalgate-Container': 'nope' } });
+    const raised = await missing.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((e: unknown) => e);
+    expect(raised).toBeInstanceOf(NotFoundError);
+    expect((raised as NotFoundError).message).toContain('evalgate containers create nope');
   });
 
   it('serves a registered model at its own base URL and prices', async () => {

@@ -18,7 +18,16 @@ export async function loadContainer(
 ): Promise<string> {
   const found = await findContainer(db, projectId, ref ?? DEFAULT_CONTAINER);
   if (found) return found.id;
-  if (ref !== null) throw ApiError.notFound('Container', ref);
+  if (ref !== null) {
+    // Said with the fix: most often the container was simply not created yet.
+    throw new ApiError(
+      'not_found',
+      `Container '${ref}' not found: create it with \`evalgate containers create ${ref}\` (or POST ` +
+        `/v1/containers {"label": "${ref}"}), or send the call without X-Evalgate-Container to record ` +
+        `it in '${DEFAULT_CONTAINER}'`,
+      { resource: 'container', ref },
+    );
+  }
   const now = nowIso();
   try {
     await insertContainer(db, {
