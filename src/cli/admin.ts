@@ -6,10 +6,10 @@ import type { Config } from '../config.js';
 import { issueLocalSignInLink, LOCAL_LINK_TTL_MS, localSignInEnabled } from '../dashboard/local-sign-in.js';
 import { listeningUrl } from '../dashboard/public-url.js';
 import { ApiError } from '../shared/errors.js';
+import { runningServer, sqliteFileOf } from '../shared/server-file.js';
 import { createProject, ensureProject, findProject, listProjects } from '../tenancy/projects.js';
 import { budgetsOf, describeBudget, parseBudget, registerBudgetCommands } from './budgets.js';
 import { configFrom, withDatabase } from './context.js';
-import { runningServer, sqliteFileOf } from '../shared/server-file.js';
 
 function print(line: string): void {
   process.stdout.write(`${line}\n`);

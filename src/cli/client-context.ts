@@ -52,6 +52,14 @@ export function describeError(err: unknown): { exitCode: number; lines: string[]
       ],
     };
   }
+  if (err instanceof ConfigurationError && err.missing === 'api_key') {
+    return {
+      exitCode: 1,
+      lines: [
+        `${err.code}: Missing API key: set the EVALGATE_API_KEY environment variable, pass --api-key${err.elsewhere}`,
+      ],
+    };
+  }
   if (err instanceof ConfigurationError) {
     return {
       exitCode: 1,

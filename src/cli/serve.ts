@@ -6,10 +6,10 @@ import { listeningUrl } from '../dashboard/public-url.js';
 import { openDatabase } from '../db/database.js';
 import { createWorker, type Worker } from '../executor/worker.js';
 import { createServices } from '../services.js';
+import { forgetServer, recordServer } from '../shared/server-file.js';
 import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
 import { usage } from './client-context.js';
 import { configFrom, onStop } from './context.js';
-import { forgetServer, recordServer } from '../shared/server-file.js';
 
 /** A start/stop line: plain text beside the banner, a log line in `--log-format json`. */
 function announce(json: boolean, logger: { info(message: string): void }, message: string): void {

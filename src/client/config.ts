@@ -170,6 +170,8 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
       : ` or in an endpoint of ${configPath}`;
     throw new ConfigurationError(
       `Missing API key: set the EVALGATE_API_KEY environment variable, pass { apiKey } to new Evalgate()${fromFile}`,
+      'api_key',
+      fromFile,
     );
   }
   return {

@@ -35,7 +35,13 @@ export class EvalgateError extends Error {
 /** The client's configuration is missing or invalid (raised by the constructor, before any request). */
 export class ConfigurationError extends EvalgateError {
   override name = 'ConfigurationError';
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The setting that is missing (`api_key`), so that another face (the CLI) can say how it takes it. */
+    readonly missing: 'api_key' | null = null,
+    /** Where else it could have come from (the config file's endpoint), already said in the message. */
+    readonly elsewhere: string = '',
+  ) {
     super(message, { code: 'configuration_error' });
   }
 }

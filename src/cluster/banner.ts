@@ -21,12 +21,14 @@ export async function serveBanner(
   const processes = workers === undefined ? '' : `, workers: ${workers}`;
   let banner = `Evalgate listening on ${address} (database: ${db}, executor: ${config.runs.executor}${processes})\n`;
   const policy = config.upstreamPolicy;
-  if (!policy.blockPrivate) {
+  // An allow-list decides alone which upstreams are reached (private ones only where it names them).
+  if (policy.allowedHosts) {
+    banner += `Upstreams allowed: only ${policy.allowedHosts.join(', ')}\n`;
+  } else if (!policy.blockPrivate) {
     banner +=
       'Registered models may point at loopback and private-network addresses ' +
       '(EVALGATE_BLOCK_PRIVATE_UPSTREAMS=0; set it to 1 to refuse them)\n';
   }
-  if (policy.allowedHosts) banner += `Upstreams allowed: ${policy.allowedHosts.join(', ')}\n`;
   if (key) {
     banner +=
       `Created project 'default' with an API key. It is shown only once; keep it:\n\n  ${key}\n\n` +

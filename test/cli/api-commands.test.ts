@@ -346,7 +346,10 @@ describe.skipIf(testDbKind() === 'postgres')('the API commands with --json', { t
     expect(table.stdout).toMatch(/│ seeded\s+│/);
     expect(table.stdout).toMatch(/\d+ of \d+ containers\n$/);
     expect(noKey.code).toBe(1);
-    expect(noKey.stderr).toMatch(/^evalgate: configuration_error: Missing API key.*--api-key.*\n$/);
+    expect(noKey.stderr).toMatch(
+      /^evalgate: configuration_error: Missing API key: set the EVALGATE_API_KEY environment variable, pass --api-key.*\n$/,
+    );
+    expect(noKey.stderr).not.toContain('new Evalgate()');
     expect(badFlags).toMatchObject({ code: 1, stdout: '' });
     expect(badFlags.stderr).toBe(
       'evalgate: give exactly one of --dataset NAME, --logs, --generate MODELS, --sessions CONTAINER and --simulate MODELS\n',

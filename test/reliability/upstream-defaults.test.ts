@@ -69,7 +69,8 @@ describe('private upstreams on a server that listens beyond loopback', () => {
     // The operator opens exactly the mock's host:port.
     const named = await serve(db, '0.0.0.0', { EVALGATE_ALLOWED_UPSTREAM_HOSTS: `127.0.0.1:${mockPort()}` });
     procs.push(named.proc);
-    expect(named.proc.output()).toContain(`Upstreams allowed: 127.0.0.1:${mockPort()}`);
+    expect(named.proc.output()).toContain(`Upstreams allowed: only 127.0.0.1:${mockPort()}`);
+    expect(named.proc.output()).not.toMatch(/may point at loopback and private-network addresses/);
     const keyRes = await fetch(`${named.url}/v1/models`, {
       headers: { authorization: `Bearer ${open.key}` },
     });
