@@ -102,6 +102,11 @@ async function scoreShown(r: Reviewer): Promise<string> {
   // Runs in the page: only the function's own text travels there.
   const opacity = await chosen.evaluate((b) => (globalThis as unknown as Styles).getComputedStyle(b).opacity);
   expect(opacity).toBe('1');
+  // Focus stays on the item (the pressed button is disabled once scored, which would drop it to the page).
+  await waitFor(
+    async () => (await r.page.evaluate(`document.activeElement?.dataset?.testid ?? null`)) === 'current-item',
+    LONG,
+  );
   return id;
 }
 
@@ -269,6 +274,36 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
       { scores: [{ evaluator: 'grade', score: 3 }] },
     );
     expect(held.status).toBe(409);
+    // Opened by its address, the item Bob holds takes no key press from Alice: nothing is sent (no 409).
+    const aside = await alice.ctx.newPage();
+    const posted: string[] = [];
+    aside.on('request', (req) => {
+      if (req.method() === 'POST') posted.push(req.url());
+    });
+    await aside.goto(`${projectUrl}/review/${queueId}/item/${abandoned}`);
+    await aside.getByTestId('item-id').getByText(abandoned).waitFor({ timeout: LONG });
+    await aside
+      .getByTestId('item-state')
+      .getByText(/Not claimed/)
+      .waitFor({ timeout: LONG });
+    await aside.keyboard.press('3');
+    await aside.keyboard.press('x');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(posted).toEqual([]);
+    expect(await aside.locator('.error').count()).toBe(0);
+    expect(await aside.getByLabel('Reason').count()).toBe(0);
+    // A keyboard user's first Tab reaches the skip link, which moves past the top bar.
+    await aside.keyboard.press('Tab');
+    const skipLink = aside.getByRole('link', { name: 'Skip to content' });
+    expect(
+      await skipLink.evaluate(
+        (e) =>
+          e === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement,
+      ),
+    ).toBe(true);
+    await aside.keyboard.press('Enter');
+    expect(await aside.evaluate(`document.activeElement?.id`)).toBe('content');
+    await aside.close();
     await new Promise((r) => setTimeout(r, 3500));
     expect(await next(alice, a3)).toBe(abandoned);
 
@@ -288,8 +323,22 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
     await bob.page.goto(`${projectUrl}/review/${queueId}`);
     const flagged = (await itemId(bob.page)) ?? '';
     bob.seen.push(flagged);
-    await bob.page.getByRole('button', { name: 'Flag', exact: true }).click();
-    await bob.page.getByLabel('Reason').fill('the answer is cut off');
+    // x opens the flag's reason, focused (the key itself is not typed into it).
+    await bob.page
+      .getByTestId('item-state')
+      .getByText(/Claimed until/)
+      .waitFor({ timeout: LONG });
+    await bob.page.keyboard.press('x');
+    const reason = bob.page.getByLabel('Reason');
+    await reason.waitFor({ timeout: LONG });
+    expect(await reason.inputValue()).toBe('');
+    expect(
+      await reason.evaluate(
+        (e) =>
+          e === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement,
+      ),
+    ).toBe(true);
+    await reason.fill('the answer is cut off');
     await bob.page.getByRole('button', { name: 'Flag item' }).click();
     expect(await movedFrom(bob.page, flagged)).not.toBeNull();
     await fitsBothWidths(bob.page);

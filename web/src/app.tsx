@@ -48,6 +48,9 @@ export function App() {
 
   return (
     <>
+      <a className="skip-link" href="#content">
+        Skip to content
+      </a>
       <header className="topbar">
         <Link to="/" className="brand">
           Evalgate
@@ -61,7 +64,7 @@ export function App() {
           Sign out
         </button>
       </header>
-      <main>
+      <main id="content" tabIndex={-1}>
         <Routes path={path} />
       </main>
     </>

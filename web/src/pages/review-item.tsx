@@ -143,6 +143,8 @@ export function Reviewer(props: {
   const [flagging, setFlagging] = useState<string | null>(null);
   const [error, setError] = useState<Error>();
   const busy = useRef(false);
+  // Focus comes back here after each step (scoring disables the pressed button, which would drop it).
+  const itemRef = useRef<HTMLParagraphElement>(null);
 
   const run = useCallback(async (work: () => Promise<void>) => {
     if (busy.current) return;
@@ -150,6 +152,7 @@ export function Reviewer(props: {
     setError(undefined);
     try {
       await work();
+      itemRef.current?.focus({ preventScroll: true });
     } catch (e) {
       setError(e as Error);
     } finally {
@@ -208,7 +211,8 @@ export function Reviewer(props: {
 
   const answer = (ev: RubricEvaluator, a: Answer) =>
     run(async () => {
-      if (!shown || reviewed) return;
+      // Only an item this reviewer holds takes an answer (another's claim would answer 409).
+      if (!shown || reviewed || !holding) return;
       const next = { ...answers, [ev.id]: a };
       setAnswers(next);
       if (rubric.some((e) => next[e.id] === undefined)) return;
@@ -251,7 +255,10 @@ export function Reviewer(props: {
     if (key === 'j') void move(1);
     else if (key === 'k') void move(-1);
     else if (key === 's') void skip();
-    else if (active) {
+    else if (key === 'x' && holding && flagging === null) {
+      // Opens the flag's reason field (the typed key is not entered into it).
+      setFlagging('');
+    } else if (active && holding) {
       const a = answerOfKey(active, key);
       if (a) void answer(active, a);
       else return;
@@ -279,14 +286,21 @@ export function Reviewer(props: {
         </label>
       </div>
       <p className="muted small">
-        Keys: number keys score · p / f pass or fail · s skip · j next · k previous
+        Keys: number keys score · p / f pass or fail · s skip · x flag · j next · k previous
         {history.length ? ` · item ${Math.min(pos + 1, history.length)} of ${history.length} seen here` : ''}
       </p>
       <ErrorBox error={error} />
       {finished ? <p role="status">Nothing left for you to review in this queue.</p> : null}
+      {finished && queue.counts.open > 0 ? (
+        <p className="muted" data-testid="open-hint">
+          {queue.counts.open === 1 ? '1 item is' : `${queue.counts.open} items are`} still open: each waits
+          for a reviewer who has not reviewed or skipped it. An item every reviewer skipped stays open until
+          someone is added to the queue or an admin removes or settles it.
+        </p>
+      ) : null}
       {shown ? (
         <>
-          <p>
+          <p ref={itemRef} tabIndex={-1} data-testid="current-item">
             <span className="badge" data-testid="item-id">
               {shown.item.item.id}
             </span>{' '}
@@ -341,7 +355,13 @@ export function Reviewer(props: {
                 }}
               >
                 <label>
-                  Reason <input value={flagging} onChange={(e) => setFlagging(e.target.value)} />
+                  Reason{' '}
+                  <input
+                    // biome-ignore lint/a11y/noAutofocus: opened on purpose (the x key or the Flag button)
+                    autoFocus
+                    value={flagging}
+                    onChange={(e) => setFlagging(e.target.value)}
+                  />
                 </label>
                 <button type="submit">Flag item</button>
               </form>
