@@ -75,6 +75,10 @@ describe('gateway calls join the caller’s trace', () => {
     });
     expect(call.model_call.cost).toBeGreaterThan(0);
     expect(res.body.totals).toMatchObject({ span_count: 4, model_call_count: 1 });
+    // The task log names its trace and span, so a log leads to its trace.
+    const logs = await h.call('GET', '/v1/containers/default/logs?limit=100');
+    const log = (logs.body.data as any[]).find((l) => l.id === logId);
+    expect(log).toMatchObject({ trace_id: traceId, span_id: call.span_id });
     // Another project's key sees no such trace.
     const other = await h.key(['*'], 'join-other');
     expect((await h.call('GET', `/v1/traces/${traceId}`, { key: other.key })).status).toBe(404);

@@ -44,6 +44,10 @@ export const TaskLog = Type.Object({
     Nullable(Type.String({ description: 'The stored prompt the call was rendered from, if any' })),
   ),
   prompt_version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: "That prompt's version" }))),
+  trace_id: Type.Optional(
+    Nullable(Type.String({ description: "The trace of the call's span (gateway or OTLP), if it has one" })),
+  ),
+  span_id: Type.Optional(Nullable(Type.String({ description: "The call's span in that trace" }))),
 });
 export type TaskLog = Static<typeof TaskLog>;
 

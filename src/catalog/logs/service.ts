@@ -71,6 +71,8 @@ export function toTaskLog(row: repo.LogRow): TaskLog {
     prompt_id: row.prompt_id ?? null,
     prompt_version:
       row.prompt_version === null || row.prompt_version === undefined ? null : Number(row.prompt_version),
+    trace_id: row.trace_id ?? null,
+    span_id: row.span_id ?? null,
   };
 }
 
