@@ -64,6 +64,11 @@ export function registerTraceCommands(program: Command): void {
     .option('--since <time>', 'only traces started at or after this ISO 8601 time')
     .option('--until <time>', 'only traces started before this ISO 8601 time')
     .option('--errors <only|none>', "'only': traces with an error span; 'none': traces without")
+    .option(
+      '--min-spans <n>',
+      'only traces of at least this many spans (2 hides gateway calls made without a traceparent)',
+      wholeNumber('--min-spans'),
+    )
     .option('--limit <n>', 'how many traces', wholeNumber('--limit'), 20)
     .option('--json', 'print the traces as a JSON array')
     .action(
@@ -75,6 +80,7 @@ export function registerTraceCommands(program: Command): void {
           since?: string;
           until?: string;
           errors?: string;
+          minSpans?: number;
           limit: number;
           json?: boolean;
         },
@@ -89,6 +95,7 @@ export function registerTraceCommands(program: Command): void {
           since: opts.since,
           until: opts.until,
           ...(errors === undefined ? {} : { errors }),
+          ...(opts.minSpans === undefined ? {} : { min_spans: opts.minSpans }),
         };
         const { items, total } = await firstItems(
           (limit) => client.traces.list({ ...filters, limit }),

@@ -69,6 +69,7 @@ export async function listTraces(
   // A literal (not a parameter): the planners match it to the partial index traces_errors (migration 029).
   if (q.errors === true) base = base.where(sql<boolean>`error_count > 0`);
   if (q.errors === false) base = base.where('error_count', '=', 0);
+  if (q.min_spans !== undefined) base = base.where('span_count', '>=', q.min_spans);
   if (q.model !== undefined) {
     // The traces with a span of the model (an ingested model call or a gateway call), from spans_model.
     const model = q.model;

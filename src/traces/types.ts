@@ -136,6 +136,14 @@ export const ListTracesQuery = Type.Object({
   errors: Type.Optional(
     Type.Boolean({ description: 'true: only traces with an error span; false: only without' }),
   ),
+  min_spans: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        'Only traces of at least this many spans (2 hides the one-span traces of gateway calls made without a traceparent)',
+    }),
+  ),
 });
 export type ListTracesQuery = Static<typeof ListTracesQuery>;
 

@@ -82,5 +82,14 @@ describe('traces of gateway calls', () => {
       ['chat', 1, 'gateway'],
     ]);
     expect(view.body.totals).toMatchObject(listed[0].totals);
+    // min_spans=2 hides the one-span traces of calls made without a traceparent, keeping this one.
+    const joined = await h.call('GET', '/v1/traces?limit=100&min_spans=2');
+    expect(joined.status).toBe(200);
+    expect(joined.body.data.map((t: { id: string }) => t.id)).toContain(traceId);
+    expect(joined.body.data.every((t: any) => t.totals.span_count >= 2)).toBe(true);
+    expect(list.body.data.some((t: any) => t.totals.span_count === 1)).toBe(true);
+    expect(joined.body.total).toBeLessThan(list.body.total);
+    const bad = await h.call('GET', '/v1/traces?min_spans=0');
+    expect(bad.status).toBe(422);
   });
 });

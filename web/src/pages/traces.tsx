@@ -232,10 +232,13 @@ export function TracesPage(props: { project: Project }) {
   const [model, setModel] = useState('');
   const [container, setContainer] = useState('');
   const [errors, setErrors] = useState('');
+  const [oneSpan, setOneSpan] = useState(true);
   const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
   if (model) query.set('model', model);
   if (container) query.set('container', container);
   if (errors) query.set('errors', errors);
+  // Gateway calls made without a traceparent are traces of one span each: hidden on request.
+  if (!oneSpan) query.set('min_spans', '2');
   const traces = useApi<ListOf<TraceSummary>>(`/projects/${props.project.id}/traces?${query}`);
   return (
     <section className="card">
@@ -277,6 +280,17 @@ export function TracesPage(props: { project: Project }) {
             <option value="true">with errors</option>
             <option value="false">without errors</option>
           </select>
+        </label>
+        <label className="checks">
+          <input
+            type="checkbox"
+            checked={oneSpan}
+            onChange={(e) => {
+              setOneSpan(e.target.checked);
+              setOffset(0);
+            }}
+          />{' '}
+          Single-span traces (calls without a traceparent)
         </label>
       </form>
       <ErrorBox error={traces.error} />
