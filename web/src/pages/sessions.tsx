@@ -64,16 +64,20 @@ interface SessionDetail extends SessionSummary {
   tool_calls: (ToolCall & { result: string | null; turn: number })[];
 }
 
-const verdict = (s: Score) =>
-  `${s.evaluator_id}: ${fmtNum(s.score)}${s.passed === null ? '' : s.passed ? ' pass' : ' fail'}`;
+const verdict = (s: Score, name: string) =>
+  `${name}: ${fmtNum(s.score)}${s.passed === null ? '' : s.passed ? ' pass' : ' fail'}`;
 
-function ScoreList(props: { project: string; scores: Score[] }) {
+/** Scores named by their evaluator's name (its id while the names load, or when it was deleted). */
+function ScoreList(props: { project: string; scores: Score[]; names: Map<string, string> }) {
   if (props.scores.length === 0) return null;
+  const nameOf = (id: string) => props.names.get(id) ?? id;
   return (
     <ul className="session-scores" aria-label="Scores">
       {props.scores.map((s) => (
         <li key={`${s.run_id}-${s.evaluator_id}`}>
-          <Link to={`/projects/${props.project}/runs/${s.run_id}`}>{verdict(s)}</Link>
+          <Link to={`/projects/${props.project}/runs/${s.run_id}`} title={s.evaluator_id}>
+            {verdict(s, nameOf(s.evaluator_id))}
+          </Link>
         </li>
       ))}
     </ul>
@@ -96,7 +100,12 @@ function FoldedCall(props: { call: ToolCall; result: string | null | undefined }
 }
 
 /** One call of the session as chat bubbles: what it added (user, tool results), then its answer. */
-function TurnView(props: { project: string; turn: Turn; results: Map<string, string | null> }) {
+function TurnView(props: {
+  project: string;
+  turn: Turn;
+  results: Map<string, string | null>;
+  names: Map<string, string>;
+}) {
   const t = props.turn;
   const inTokens = t.usage?.prompt_tokens ?? 0;
   const outTokens = t.usage?.completion_tokens ?? 0;
@@ -122,7 +131,7 @@ function TurnView(props: { project: string; turn: Turn; results: Map<string, str
         Turn {t.index + 1} · Tokens: {inTokens} in / {outTokens} out · {fmtUsd(t.cost)} ·{' '}
         {fmtDuration(t.latency_ms)}
       </p>
-      <ScoreList project={props.project} scores={t.scores} />
+      <ScoreList project={props.project} scores={t.scores} names={props.names} />
     </li>
   );
 }
@@ -135,6 +144,11 @@ export function SessionPage(props: { project: Project; id: string }) {
   );
   const s = session.data;
   const results = new Map((s?.tool_calls ?? []).map((c) => [c.id, c.result]));
+  // Scores are named by their evaluators' names.
+  const evaluators = useApi<ListOf<{ id: string; name: string }>>(
+    `/projects/${props.project.id}/evaluators?limit=100`,
+  );
+  const names = new Map((evaluators.data?.data ?? []).map((e) => [e.id, e.name]));
   return (
     <section className="card">
       <p className="crumbs">
@@ -153,10 +167,16 @@ export function SessionPage(props: { project: Project; id: string }) {
             grouped by {s.assigned_by}
             {s.ended_at ? ` · ended ${fmtDate(s.ended_at)}` : ''}
           </p>
-          <ScoreList project={props.project.id} scores={s.scores} />
+          <ScoreList project={props.project.id} scores={s.scores} names={names} />
           <ol className="transcript" aria-label="Transcript">
             {s.turns.map((t) => (
-              <TurnView key={t.task_log_id} project={props.project.id} turn={t} results={results} />
+              <TurnView
+                key={t.task_log_id}
+                project={props.project.id}
+                turn={t}
+                results={results}
+                names={names}
+              />
             ))}
           </ol>
           <Pager offset={offset} limit={PAGE} total={s.turn_count} onChange={setOffset} />
