@@ -249,6 +249,28 @@ describe('the OpenAI SDK to a Gemini model', () => {
     expect(err.headers?.get('retry-after')).toBe('7');
   });
 
+  it("ends a stream that Google's error event broke with an error, and records it as one", async () => {
+    gem.fail({
+      events: [
+        { candidates: [{ content: { role: 'model', parts: [{ text: 'Half an ans' }] } }] },
+        { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } },
+      ],
+    });
+    const stream = await g.client().chat.completions.create({
+      model: FLASH,
+      messages: [{ role: 'user', content: 'Break' }],
+      stream: true,
+    });
+    let text = '';
+    const err = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((e) => e);
+    expect(text).toBe('Half an ans');
+    expect(String(err?.message)).toContain('The model is overloaded.');
+    const log = (await g.logs('default')).find((l) => l.input?.[0]?.content === 'Break');
+    expect(log).toMatchObject({ status: 'error', error: { code: 'upstream_unavailable' } });
+  });
+
   it('answers 400 for a bad request the upstream refused, and for a tool result that answers no call', async () => {
     gem.fail({ status: 400, message: 'Invalid JSON payload received.' });
     const refused = await g.h.call('POST', '/v1/chat/completions', {
