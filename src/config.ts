@@ -79,7 +79,7 @@ export interface Config {
   /** How long a project's budgets are reused without a database look-up, in milliseconds. */
   budgetCacheMs: number;
   /** Frontier providers, enabled by the operator's credentials; those go only to these base URLs. */
-  providers: { openai: ProviderSettings; anthropic: ProviderSettings };
+  providers: { openai: ProviderSettings; anthropic: ProviderSettings; gemini: ProviderSettings };
   /** 32-byte master key for credentials stored in the database; generated into dataDir when unset. */
   secretKey: Buffer | null;
   /** Which upstream addresses registered models may point at. */
@@ -351,6 +351,14 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
       anthropic: {
         apiKey: text(env.ANTHROPIC_API_KEY),
         baseUrl: baseUrl('ANTHROPIC_BASE_URL', env.ANTHROPIC_BASE_URL, 'https://api.anthropic.com/v1'),
+      },
+      gemini: {
+        apiKey: text(env.GEMINI_API_KEY),
+        baseUrl: baseUrl(
+          'GEMINI_BASE_URL',
+          env.GEMINI_BASE_URL,
+          'https://generativelanguage.googleapis.com/v1beta',
+        ),
       },
     },
     secretKey: secretKey(env.EVALGATE_SECRET_KEY),

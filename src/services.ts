@@ -22,7 +22,7 @@ import { SelfAddresses } from './llm/egress/self-addresses.js';
 import { hopIdOf } from './llm/hop.js';
 import { priceTable } from './llm/models/prices.js';
 import { type ModelContext, resolveModel } from './llm/models/resolve.js';
-import type { ResolvedModel } from './llm/models/types.js';
+import type { ProviderKind, ResolvedModel } from './llm/models/types.js';
 import { AlertWatcher } from './monitors/alerts.js';
 import { MonitorSelector } from './monitors/selector.js';
 import { monitorSeries } from './monitors/series.js';
@@ -156,11 +156,18 @@ async function spooled(
   return spool;
 }
 
+/** `gen_ai.provider.name` of the provider kinds that name one provider (the conventions' names). */
+const PROVIDER_NAMES: Partial<Record<ProviderKind, string>> = {
+  anthropic: 'anthropic',
+  gemini: 'gcp.gemini',
+};
+
 /** `gen_ai.provider.name` of a gateway call's model: its registered upstream's kind, else null. */
 async function providerName(models: ModelContext, projectId: string, ref: string): Promise<string | null> {
   const model = await resolveModel(models, projectId, ref);
   if (model.modelId === null) return providerOfSlug(model.slug);
-  if (model.provider === 'anthropic') return 'anthropic';
+  const named = PROVIDER_NAMES[model.provider];
+  if (named) return named;
   return new URL(model.baseUrl).hostname === 'api.openai.com' ? 'openai' : 'openai_compatible';
 }
 

@@ -99,9 +99,9 @@ export function registerModelCommands(program: Command): void {
 
   models
     .command('register [label]')
-    .description('register an OpenAI-compatible server or an Anthropic endpoint as a model')
+    .description('register an OpenAI-compatible server, an Anthropic or a Gemini endpoint as a model')
     .option('-f, --file <file.json>', 'the model as JSON (the body of POST /v1/models); flags win')
-    .option('--provider <provider>', 'openai-compatible (default) or anthropic')
+    .option('--provider <provider>', 'openai-compatible (default), anthropic or gemini')
     .option('--url <url>', 'the API root, e.g. http://127.0.0.1:11434/v1')
     .option('--upstream-model <name>', 'the model name sent upstream (default: the label)')
     .option('--upstream-key-env <variable>', "the environment variable holding the upstream's API key")

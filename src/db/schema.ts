@@ -294,7 +294,7 @@ export interface ModelTable {
   id: string;
   project_id: string;
   label: string;
-  provider: 'openai-compatible' | 'anthropic';
+  provider: 'openai-compatible' | 'anthropic' | 'gemini';
   base_url: string;
   upstream_model: string;
   /** AES-256-GCM ciphertext of the credential (see shared/crypto.ts), or null. */

@@ -98,8 +98,11 @@ export async function finish(started: Started, signal: CancelSignal | undefined)
   return { started, body, bodyText: translated || renamed ? null : text };
 }
 
-/** The paths a model is called on besides its chat path, each target kept per resolved model. */
-type TargetKind = 'chat' | 'responses' | 'embeddings' | 'count';
+/**
+ * The paths a model is called on besides its chat path, each target kept per resolved model (`stream`:
+ * the streamed call's own path, where the adapter's streamed calls have one).
+ */
+type TargetKind = 'chat' | 'stream' | 'responses' | 'embeddings' | 'count';
 
 export interface Transport {
   /** One upstream request; a 4xx/5xx answer or a transport failure throws the upstream error it means. */
@@ -128,6 +131,7 @@ export function createTransport(upstream: Upstream, hopId: string | undefined): 
   // Resolved models are cached by the gateway, so the same object comes back call after call.
   const targets: Record<TargetKind, WeakMap<ResolvedModel, UpstreamTarget>> = {
     chat: new WeakMap(),
+    stream: new WeakMap(),
     responses: new WeakMap(),
     embeddings: new WeakMap(),
     count: new WeakMap(),
@@ -185,11 +189,15 @@ export function createTransport(upstream: Upstream, hopId: string | undefined): 
           stream && (request.stream_options as JsonObject | undefined)?.include_usage === true,
       };
       const body = JSON.stringify(adapter.requestBody(ctx, stream));
-      // The native Responses API has its own path; Anthropic's native calls share the adapter's.
+      // The native Responses API has its own path; Anthropic's and Gemini's native calls share the adapter's.
       const target = transport.target(
-        api !== undefined && DIALECTS[api].native.ownPath ? 'responses' : 'chat',
+        api !== undefined && DIALECTS[api].native.ownPath
+          ? 'responses'
+          : adapter.callPath && stream
+            ? 'stream'
+            : 'chat',
         model,
-        adapter.chatPath,
+        adapter.callPath?.(model, stream) ?? adapter.chatPath,
       );
       const response = await transport.send(adapter, model, target, body, signal, hop);
       return { model, adapter, ctx, response };

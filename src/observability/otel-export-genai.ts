@@ -137,10 +137,19 @@ function outputOf(response: unknown, text: string | null): { messages: Json[]; f
   return { messages: [{ role: 'assistant', parts: partsOf(text), finish_reason: 'stop' }], finish: [] };
 }
 
-/** The provider by the model slug's prefix (`openai/…`, `anthropic/…`), when no resolver knows better. */
+const SLUG_PROVIDERS: Readonly<Record<string, string>> = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  gemini: 'gcp.gemini',
+};
+
+/**
+ * The provider by the model slug's prefix (`openai/…`, `anthropic/…`; `gemini/…` is `gcp.gemini`, the
+ * conventions' name), when no resolver knows better.
+ */
 export function providerOfSlug(model: string): string | null {
   const prefix = model.includes('/') ? model.slice(0, model.indexOf('/')) : '';
-  return prefix === 'openai' || prefix === 'anthropic' ? prefix : null;
+  return Object.hasOwn(SLUG_PROVIDERS, prefix) ? (SLUG_PROVIDERS[prefix] ?? null) : null;
 }
 
 const REQUEST_NUMBERS = [

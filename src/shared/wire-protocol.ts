@@ -11,7 +11,7 @@ export type WireProtocol = (typeof WIRE_PROTOCOLS)[number];
 export type ModelApi = Extract<WireProtocol, 'chat' | 'responses'>;
 
 /** The protocols some upstreams speak natively, so that a call in them goes through as it came. */
-export type NativeProtocol = Extract<WireProtocol, 'responses' | 'messages'>;
+export type NativeProtocol = Extract<WireProtocol, 'responses' | 'messages' | 'gemini'>;
 
 /** The judge evaluator's `api` spellings (the contract's) and the protocol each one means. */
 export const JUDGE_API_PROTOCOLS = {

@@ -37,4 +37,19 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('pricing', () => {
     expect(tablePricesOf(table, '', 'claude-x')).toEqual({ input: 3, output: 4 });
     expect(tablePricesOf(table, 'openai', 'unknown')).toEqual({ input: 0, output: 0 });
   });
+
+  it("takes a Gemini model's price from the table's gemini entries, whatever the span calls Google", () => {
+    const entries = {
+      'gemini/gemini-x': { inputPerMtok: 0.3, outputPerMtok: 2.5 },
+      'openai/gemini-x': { inputPerMtok: 9, outputPerMtok: 9 },
+    } as Record<string, { inputPerMtok: number; outputPerMtok: number }>;
+    const table = {
+      entries: [],
+      find: (provider: string, model: string) => entries[`${provider}/${model}`],
+    } as unknown as PriceTable;
+    for (const provider of ['gcp.gemini', 'google', 'gcp.vertex_ai', 'Gemini'])
+      expect(tablePricesOf(table, provider, 'gemini-x')).toEqual({ input: 0.3, output: 2.5 });
+    expect(tablePricesOf(table, 'openai', 'gemini-x')).toEqual({ input: 9, output: 9 });
+    expect(tablePricesOf(table, 'someone', 'gemini-y')).toEqual({ input: 0, output: 0 });
+  });
 });

@@ -11,10 +11,15 @@ const Label = Type.String({
     'Unique in the project and usable wherever a model slug is; letters, digits, . _ : -, up to 128 characters, not starting with mdl_',
 });
 
-const Provider = Type.Union([Type.Literal('openai-compatible'), Type.Literal('anthropic')], {
-  description:
-    'Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages',
-});
+const Provider = Type.Union(
+  [Type.Literal('openai-compatible'), Type.Literal('anthropic'), Type.Literal('gemini')],
+  {
+    description:
+      'Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …), Anthropic Messages, or ' +
+      "Google's Gemini API (generateContent; base_url names the API version, e.g. " +
+      'https://generativelanguage.googleapis.com/v1beta)',
+  },
+);
 
 const Price = Type.Number({ minimum: 0, maximum: 1_000_000, description: 'USD per million tokens' });
 
@@ -49,7 +54,8 @@ const Api = Type.Union(
   {
     description:
       'What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API ' +
-      'calls go to it natively). Anthropic models speak Messages whatever this says.',
+      'calls go to it natively). Anthropic models speak Messages and Gemini models generateContent whatever ' +
+      'this says.',
   },
 );
 

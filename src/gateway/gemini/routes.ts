@@ -87,9 +87,10 @@ function generateContentRoute(app: GeminiApp, path: string, runner: CallRunner):
         summary: "Generate content (Google's Gemini API; streamed by :streamGenerateContent?alt=sse)",
         description:
           'The path is models/{model}:generateContent or models/{model}:streamGenerateContent, the model a slug ' +
-          '(openai/<name>, anthropic/<name>) or a registered model. The key goes in x-goog-api-key (as ' +
+          '(openai/<name>, anthropic/<name>, gemini/<name>) or a registered model. The key goes in x-goog-api-key (as ' +
           "Google's SDK sends it) or Authorization: Bearer. Translated to the internal call and recorded as a " +
-          "task log like chat completions, with the same headers. Errors are in Google's shape " +
+          'task log like chat completions, with the same headers; to a Gemini model (gemini/<name>, or a ' +
+          "registered model of provider gemini) the body goes as it is. Errors are in Google's shape " +
           '({"error":{"code":…,"message":…,"status":…}}).',
         params: Type.Object({ '*': Type.String() }),
         querystring: Type.Object({ alt: Type.Optional(Type.String()) }, Open),
@@ -124,7 +125,15 @@ function generateContentRoute(app: GeminiApp, path: string, runner: CallRunner):
       return runner.run(
         req,
         reply,
-        { route: GEMINI.name, request, requestText: req.bodyText, metadata, answer },
+        {
+          route: GEMINI.name,
+          request,
+          requestText: req.bodyText,
+          metadata,
+          answer,
+          // To a Gemini upstream the body goes as the client wrote it.
+          native: GEMINI.codec.native(body, frame),
+        },
         where,
       );
     },

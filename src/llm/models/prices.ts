@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export type FrontierProvider = 'openai' | 'anthropic';
+/** The frontier providers, each the operator enables with its key and the price table names. */
+export const FRONTIER_PROVIDERS = ['openai', 'anthropic', 'gemini'] as const;
+
+export type FrontierProvider = (typeof FRONTIER_PROVIDERS)[number];
 
 /** One dated price of the bundled table (data/prices.json). */
 export interface PriceEntry {
@@ -44,8 +47,8 @@ function parseEntry(file: string, raw: unknown, i: number): PriceEntry {
     return v;
   };
   const provider = str('provider');
-  if (provider !== 'openai' && provider !== 'anthropic')
-    fail(file, `models[${i}].provider must be openai or anthropic`);
+  if (!(FRONTIER_PROVIDERS as readonly string[]).includes(provider))
+    fail(file, `models[${i}].provider must be one of ${FRONTIER_PROVIDERS.join(', ')}`);
   const aliases = r.aliases ?? [];
   if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string'))
     fail(file, `models[${i}].aliases must be an array of strings`);
@@ -53,7 +56,7 @@ function parseEntry(file: string, raw: unknown, i: number): PriceEntry {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) fail(file, `models[${i}].as_of must be a YYYY-MM-DD date`);
   const context = r.context_window;
   return {
-    provider,
+    provider: provider as FrontierProvider,
     model: str('model'),
     aliases: aliases as string[],
     inputPerMtok: price('input_usd_per_mtok'),

@@ -1,5 +1,5 @@
 import { usd } from '../../shared/numbers.js';
-import type { PriceTable } from './prices.js';
+import type { FrontierProvider, PriceTable } from './prices.js';
 import type { ResolvedModel } from './types.js';
 
 /**
@@ -20,15 +20,22 @@ export function pricesOf(
   return { input: model.inputPricePerMtok ?? 0, output: model.outputPricePerMtok ?? 0 };
 }
 
+/** The table's provider a span's provider name means (`gcp.gemini`, `google`, `vertex_ai`: Gemini). */
+function tableProvider(provider: string): FrontierProvider {
+  const name = provider.toLowerCase();
+  if (name.includes('anthropic')) return 'anthropic';
+  if (/gemini|google|vertex/.test(name)) return 'gemini';
+  return 'openai';
+}
+
 /**
  * The bundled table's prices of a model name the project has not registered: the named provider's
- * entry (Anthropic when the provider says so, else OpenAI's), else Anthropic's entry of the same name.
+ * entry (Anthropic or Gemini when the provider says so, else OpenAI's), else Anthropic's or Gemini's
+ * entry of the same name.
  */
 export function tablePricesOf(table: PriceTable, provider: string, name: string): TokenPrices {
   const entry =
-    (provider.toLowerCase().includes('anthropic')
-      ? table.find('anthropic', name)
-      : table.find('openai', name)) ?? table.find('anthropic', name);
+    table.find(tableProvider(provider), name) ?? table.find('anthropic', name) ?? table.find('gemini', name);
   return { input: entry?.inputPerMtok ?? 0, output: entry?.outputPerMtok ?? 0 };
 }
 

@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { decryptSecret } from '../../shared/crypto.js';
 import { ApiError } from '../../shared/errors.js';
 import { type JsonObject, parseJson } from '../../shared/json.js';
-import type { FrontierProvider, PriceTable } from './prices.js';
+import { FRONTIER_PROVIDERS, type FrontierProvider, type PriceTable } from './prices.js';
 import * as repo from './repository.js';
 import type { ProviderKind, ResolvedModel } from './types.js';
 
@@ -17,14 +17,14 @@ export interface ModelContext {
   prices: PriceTable;
 }
 
-export const FRONTIER_PROVIDERS: readonly FrontierProvider[] = ['openai', 'anthropic'];
+export { FRONTIER_PROVIDERS };
 
 export function isFrontierProvider(prefix: string): prefix is FrontierProvider {
   return (FRONTIER_PROVIDERS as readonly string[]).includes(prefix);
 }
 
 export function frontierKind(provider: FrontierProvider): ProviderKind {
-  return provider === 'anthropic' ? 'anthropic' : 'openai-compatible';
+  return provider === 'openai' ? 'openai-compatible' : provider;
 }
 
 /** `openai/<name>` → ['openai', '<name>']; null when the slug has no known provider prefix. */
@@ -75,8 +75,9 @@ function resolveFrontier(
 }
 
 /**
- * Everything needed to call a model named `ref`: `openai/<name>` or `anthropic/<name>` (the operator's
- * credentials, only ever sent to the operator's base URLs), or a registered model's label or id.
+ * Everything needed to call a model named `ref`: `openai/<name>`, `anthropic/<name>` or `gemini/<name>`
+ * (the operator's credentials, only ever sent to the operator's base URLs), or a registered model's label
+ * or id.
  * Throws 400 `provider_not_configured` or 404 `model_not_found`.
  */
 export async function resolveModel(

@@ -3,14 +3,14 @@ import type { ModelApi } from '../../db/schema.js';
 export type { ModelApi };
 
 /** Provider kinds a model can be served by. */
-export type ProviderKind = 'openai-compatible' | 'anthropic';
+export type ProviderKind = 'openai-compatible' | 'anthropic' | 'gemini';
 
 /** Generation defaults a registered model applies to generation calls. */
 export type DefaultParameters = Record<string, unknown>;
 
 /**
  * Everything needed to call one model: where, how, with which credential, and what it costs. Produced
- * by `resolveModel` (src/catalog/models/resolve.ts) from `openai/<name>`, `anthropic/<name>` or a
+ * by `resolveModel` (src/catalog/models/resolve.ts) from `openai/<name>`, `anthropic/<name>`, `gemini/<name>` or a
  * registered model's label/id; consumed by the provider layer (src/inference/).
  */
 export interface ResolvedModel {

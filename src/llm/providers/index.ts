@@ -1,5 +1,6 @@
 import type { ProviderKind } from '../models/types.js';
 import { anthropic } from './anthropic.js';
+import { gemini } from './gemini.js';
 import { openAiCompatible } from './openai-compatible.js';
 import type { ProviderAdapter } from './types.js';
 
@@ -7,4 +8,5 @@ import type { ProviderAdapter } from './types.js';
 export const PROVIDERS: Record<ProviderKind, ProviderAdapter> = {
   'openai-compatible': openAiCompatible,
   anthropic,
+  gemini,
 };

@@ -112,6 +112,11 @@ export interface ProviderAdapter {
   /** Appended to the model's base URL. */
   readonly chatPath: string;
   /**
+   * The path of a call when it depends on the model and on whether it streams (Gemini's
+   * `/models/{model}:generateContent`); `chatPath` when absent.
+   */
+  callPath?(model: ResolvedModel, stream: boolean): string;
+  /**
    * The upstream's answer goes to the client as it is (a dialect spoken natively): `responseBody` then
    * only reads it as a chat completion for pricing and the task log.
    */

@@ -1,6 +1,8 @@
+import { geminiNative } from '../../providers/gemini-native.js';
 import { NO_CONTINUATION, type WireDialect } from '../types.js';
 import { GeminiStreamEncoder, generateContentOf } from './answer.js';
 import { GEMINI_EDGE } from './errors.js';
+import { nativeGemini } from './native.js';
 import { decodeGeminiRequest } from './request.js';
 import { geminiAnswerProblem, geminiStreamStartProblem } from './success.js';
 
@@ -18,7 +20,10 @@ function methodOf(resource: string): { model: string; stream: boolean } | null {
   return method ? { model: resource.slice(0, cut), stream: method.stream } : null;
 }
 
-/** Google's Gemini API (`models/{model}:generateContent`, `:streamGenerateContent?alt=sse`), translated. */
+/**
+ * Google's Gemini API (`models/{model}:generateContent`, `:streamGenerateContent?alt=sse`): translated to
+ * the internal call, or carried natively to Gemini upstreams.
+ */
 export const GEMINI = {
   name: 'gemini',
   // The SDK's default API version is v1 (v1beta where a client asks for it); /v1/models itself is the
@@ -27,7 +32,8 @@ export const GEMINI = {
   operation: 'chat',
   ...GEMINI_EDGE,
   answerRules: { answerProblem: geminiAnswerProblem, streamStartProblem: geminiStreamStartProblem },
-  native: null,
+  // Gemini's native calls share the Gemini adapter's paths.
+  native: { adapter: geminiNative, ownPath: false },
   internal: false,
   conversational: true,
   storesAnswers: false,
@@ -36,6 +42,7 @@ export const GEMINI = {
   codec: {
     methodOf,
     decode: decodeGeminiRequest,
+    native: nativeGemini,
     answer: generateContentOf,
     StreamEncoder: GeminiStreamEncoder,
   },
