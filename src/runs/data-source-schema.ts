@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { SPLIT_PATTERN } from '../catalog/datasets/schemas.js';
 import { Nullable } from '../http/schemas.js';
 import { POSITION_RANGE_FORMAT } from '../http/validation.js';
+import { LABEL_PATTERN } from '../prompts/schemas.js';
 
 export const RANGE_PATTERN = '^\\d+:\\d+$';
 
@@ -28,6 +29,21 @@ const SessionSideFilter = Type.Object(
   {
     additionalProperties: false,
     description: 'type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)',
+  },
+);
+
+/** An experiment's prompt: by name or id, at a version, a label, or (neither) its latest. */
+export const PromptPick = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'The prompt’s name or id' }),
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
+    label: Type.Optional(
+      Type.String({ pattern: LABEL_PATTERN, description: 'Resolved to its version when the run is created' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'A prompt version: a version or a label (neither: the latest)',
   },
 );
 
@@ -68,6 +84,14 @@ export const DataSource = Type.Object(
         minItems: 1,
         maxItems: 32,
         description: 'type=generate: model ids or slugs',
+      }),
+    ),
+    prompts: Type.Optional(
+      Type.Array(PromptPick, {
+        minItems: 1,
+        maxItems: 16,
+        description:
+          'type=generate: prompt versions to render over each item (an experiment): one launch per version × model',
       }),
     ),
     user_model: Type.Optional(

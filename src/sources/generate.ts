@@ -2,6 +2,14 @@ import type { Range } from '../catalog/items.js';
 import type { GenerateSide } from '../engine/plan.js';
 import { formatRange } from '../engine/plan.js';
 import type { Generation } from '../engine/positions.js';
+import {
+  experimentGeneration,
+  experimentView,
+  isExperiment,
+  namesPrompts,
+  promptIssues,
+  resolveExperiment,
+} from './experiment.js';
 import { toMessages } from './messages.js';
 import { evalGeneration, type GenerationRequest } from './openai-generation.js';
 import type { SourceKind } from './types.js';
@@ -27,28 +35,45 @@ const chat: Generation = {
   output: (kept) => kept,
 };
 
-/** Fresh completions from models, one launch per model, each item generated from the other side's. */
+/**
+ * Fresh completions from models, one launch per model, each item generated from the other side's. A side
+ * that names `prompts` is an experiment's (./experiment.ts): one launch per prompt version × model, the
+ * models optional (each version's own).
+ */
 export const generateSource: SourceKind = {
   type: TYPE,
   request: {
-    fields: ['models'],
+    fields: [],
+    optional: ['models', 'prompts'],
     generates: true,
     issues(name, body) {
       const models = Array.isArray(body.models) ? body.models : [];
-      return name === 'baseline' && models.length > 1
-        ? [
-            {
-              loc: ['body', 'baseline', 'models'],
-              msg: 'A generate baseline takes exactly one model',
-              type: 'too_long',
-            },
-          ]
-        : [];
+      const issues = [];
+      if (body.models === undefined && !namesPrompts(body)) {
+        issues.push({
+          loc: ['body', name, 'models'],
+          msg: `Field required for a ${TYPE} data source`,
+          type: 'missing',
+        });
+      }
+      if (name === 'baseline' && models.length > 1) {
+        issues.push({
+          loc: ['body', 'baseline', 'models'],
+          msg: 'A generate baseline takes exactly one model',
+          type: 'too_long',
+        });
+      }
+      return [...issues, ...promptIssues(name, body)];
     },
     async resolve(ctx, { projectId, name, body, range }) {
       const models = Array.isArray(body.models) ? body.models.map(String) : [];
       await Promise.all(models.map((m, i) => ctx.checkModel(projectId, m, ['body', name, 'models', i])));
-      return generateSide(models, range);
+      if (!namesPrompts(body)) return generateSide(models, range);
+      const check = (m: string, loc: (string | number)[]) => ctx.checkModel(projectId, m, loc);
+      return {
+        ...generateSide([], range),
+        ...(await resolveExperiment(ctx.db, projectId, name, body, models, check)),
+      };
     },
   },
   reads: [],
@@ -56,6 +81,19 @@ export const generateSource: SourceKind = {
     { permission: 'models:read', why: 'the run generates with models' },
     { permission: 'inference:write', why: 'the run calls models to generate' },
   ],
-  generation: (side) => (side.request ? evalGeneration(side.request as unknown as GenerationRequest) : chat),
-  view: (side) => ({ type: TYPE, models: side.models, range: formatRange(side.range) }),
+  generation: (side) =>
+    isExperiment(side)
+      ? experimentGeneration(side)
+      : side.request
+        ? evalGeneration(side.request as unknown as GenerationRequest)
+        : chat,
+  view: (side) => {
+    const experiment = side.ref === null ? experimentView(side) : null;
+    return {
+      type: TYPE,
+      models: experiment?.models ?? side.models,
+      range: formatRange(side.range),
+      ...(experiment ? { prompts: experiment.prompts } : {}),
+    };
+  },
 };
