@@ -39,7 +39,7 @@ const VARIANTS: Record<
   dataset: { field: 'dataset', optional: ['version', 'split'] },
   container: { field: 'container' },
   // An experiment's generate side may name prompts instead of models (each version's own model).
-  generate: { field: 'models', isDefault: true, optional: ['prompts'], orElse: 'prompts' },
+  generate: { field: 'models', isDefault: true, optional: ['prompts', 'parameters'], orElse: 'prompts' },
   sessions: { field: 'container', optional: ['filter'] },
   traces: { field: 'container', optional: ['filter'] },
   simulate: { field: 'models', also: ['user_model'], optional: ['max_turns', 'tools'] },

@@ -47,6 +47,28 @@ export const PromptPick = Type.Object(
   },
 );
 
+/** type=generate: sampling parameters sent with every generation call (over a prompt version's own). */
+export const GenerationParameters = Type.Object(
+  {
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    stop: Type.Optional(
+      Type.Union([
+        Type.String({ minLength: 1 }),
+        Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 4 }),
+      ]),
+    ),
+    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    seed: Type.Optional(Type.Integer()),
+  },
+  {
+    additionalProperties: false,
+    description: 'type=generate: sampling parameters of every generation call (over a prompt version’s own)',
+  },
+);
+
 export const DataSource = Type.Object(
   {
     type: Type.Optional(
@@ -94,6 +116,7 @@ export const DataSource = Type.Object(
           'type=generate: prompt versions to render over each item (an experiment): one launch per version × model',
       }),
     ),
+    parameters: Type.Optional(GenerationParameters),
     user_model: Type.Optional(
       Type.String({ minLength: 1, maxLength: 300, description: 'type=simulate: the simulated user’s model' }),
     ),

@@ -83,6 +83,7 @@ export const ResolvedSource = Type.Object(
     prompts: Type.Optional(
       Type.Array(ResolvedPrompt, { description: 'type=generate: an experiment’s prompt versions' }),
     ),
+    parameters: Type.Optional(FreeObject('type=generate: the sampling parameters the side gave')),
     user_model: Type.Optional(Type.String()),
     max_turns: Type.Optional(Type.Integer()),
     tools: Type.Optional(Type.String()),

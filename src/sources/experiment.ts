@@ -51,6 +51,8 @@ interface ExperimentRequest {
   launch_prompts: number[];
   /** The models the side named (null: each version's own). */
   models: string[] | null;
+  /** The side's sampling parameters, over each version's own (null: the versions' alone). */
+  parameters?: Record<string, unknown> | null;
 }
 
 const picksOf = (body: SideBody): PromptPick[] =>
@@ -127,6 +129,7 @@ export async function resolveExperiment(
   name: SideName,
   body: SideBody,
   models: string[],
+  parameters: Record<string, unknown> | null,
   checkModel: (ref: string, loc: (string | number)[]) => Promise<void>,
 ): Promise<Pick<GenerateSide, 'models' | 'prompts' | 'request'>> {
   const picks = picksOf(body);
@@ -162,6 +165,7 @@ export async function resolveExperiment(
     prompt_versions: versions,
     launch_prompts: launchPrompts,
     models: models.length > 0 ? models : null,
+    parameters,
   };
   const prompts: LaunchPrompt[] = launchPrompts.map((i) => {
     const v = versions[i] as StoredVersion;
@@ -186,11 +190,17 @@ export function itemVariables(item: Pick<Item, 'input'>): Record<string, unknown
   return isObject(input) ? input : { input };
 }
 
-function render(version: StoredVersion, item: Item, model: string) {
+function render(
+  version: StoredVersion,
+  item: Item,
+  model: string,
+  parameters: Record<string, unknown> | null,
+) {
   try {
     const messages = renderMessages(version.messages, version.variables, itemVariables(item));
     return {
       ...version.parameters,
+      ...parameters,
       ...(version.tools ? { tools: version.tools } : {}),
       ...(version.response_format ? { response_format: version.response_format } : {}),
       model,
@@ -215,7 +225,7 @@ export function experimentGeneration(side: GenerateSide): Generation {
     request: (item, model, launch) => {
       const version = e.prompt_versions[e.launch_prompts[launch] ?? -1];
       if (!version) throw new Error(`launch ${launch} renders no prompt version`);
-      return render(version, item, model);
+      return render(version, item, model, e.parameters ?? null);
     },
     keep: (result) => result.text,
     output: (kept) => kept,

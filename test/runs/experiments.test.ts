@@ -279,11 +279,21 @@ describe('an experiment: two prompt versions × two models over a pinned dataset
   });
 
   it('runs each version on its own model when the side names no models', async () => {
-    const created = await h.call('POST', '/v1/evaluation/runs', { body: experiment([{ name: 'qa' }]) });
+    const body = experiment([{ name: 'qa' }]);
+    (body.sample as Record<string, unknown>).parameters = { seed: 11, temperature: 0.7 };
+    const created = await h.call('POST', '/v1/evaluation/runs', { body });
     expect(created.status, created.text).toBe(201);
-    expect(created.body.sample).toMatchObject({ models: ['gen-a'], prompts: [{ name: 'qa', version: 2 }] });
+    expect(created.body.sample).toMatchObject({
+      models: ['gen-a'],
+      prompts: [{ name: 'qa', version: 2 }],
+      parameters: { seed: 11, temperature: 0.7 },
+    });
     const run = await finished(created.body.id);
     expect(run.results.per_model[0]).toMatchObject({ model: { slug: 'gen-a' }, prompt: { version: 2 } });
+    // The side's parameters go over the version's own.
+    const seeded = mock.requests.filter((r) => r.body.seed === 11);
+    expect(seeded).toHaveLength(6);
+    expect(seeded.every((r) => r.body.temperature === 0.7)).toBe(true);
   });
 });
 
