@@ -233,7 +233,9 @@ export function experimentGeneration(side: GenerateSide): Generation {
 }
 
 /** The API's view of an experiment's prompts: each version named, with the label it was picked by. */
-export function experimentView(side: GenerateSide): { models: string[]; prompts: LaunchPrompt[] } | null {
+export function experimentView(
+  side: GenerateSide,
+): { models: string[]; prompts: LaunchPrompt[]; parameters: Record<string, unknown> | null } | null {
   const e = experimentOf(side);
   if (!e) return null;
   const prompts = e.prompt_versions.map((v) => ({
@@ -242,7 +244,7 @@ export function experimentView(side: GenerateSide): { models: string[]; prompts:
     version: v.version,
     label: v.label,
   }));
-  return { models: e.models ?? [...new Set(side.models)], prompts };
+  return { models: e.models ?? [...new Set(side.models)], prompts, parameters: e.parameters ?? null };
 }
 
 /** Items checked for their variables when a run is created; past them, a missing one errs per sample. */

@@ -13,7 +13,7 @@ import {
 } from './experiment.js';
 import { toMessages } from './messages.js';
 import { evalGeneration, type GenerationRequest } from './openai-generation.js';
-import type { SourceKind } from './types.js';
+import type { SideBody, SourceKind } from './types.js';
 
 const TYPE = 'generate';
 
@@ -42,7 +42,7 @@ function chat(parameters: Record<string, unknown> | null): Generation {
 }
 
 /** The side's sampling parameters, as the request gave them (a closed set: see DataSource). */
-const parametersOf = (body: { parameters?: unknown }): Record<string, unknown> | null =>
+const parametersOf = (body: SideBody): Record<string, unknown> | null =>
   isObject(body.parameters) && Object.keys(body.parameters).length > 0 ? body.parameters : null;
 
 /** The stored parameters of a plain generate side (an eval run's request carries `params` instead). */
