@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CreateRun } from '../../src/client/index.js';
 import { evalgate, evalgateJson } from '../cli/cli-helpers.js';
+import { clientOf } from '../client/helpers.js';
 import { type MockRequest, type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type Harness, startHarness, type TestKey } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
@@ -276,6 +278,38 @@ describe('an experiment: two prompt versions × two models over a pinned dataset
     const usage = await evalgate(h, ['runs', 'compare', run.id]);
     expect(usage.code).not.toBe(0);
     expect(usage.stderr).toContain('--baseline');
+  });
+
+  it('runs and compares through the TypeScript client, whose types take the side as it is', async () => {
+    const client = clientOf(h);
+    const body: CreateRun = {
+      container: 'exp',
+      evaluators: ['quality'],
+      sample: {
+        type: 'generate',
+        models: ['gen-a'],
+        prompts: [
+          { name: 'qa', version: 1 },
+          { name: 'qa', label: 'staging' },
+        ],
+        parameters: { seed: 3 },
+      },
+      ground_truth: { type: 'dataset', dataset: 'qa', version: 1 },
+    };
+    const run = await client.runs.create(body);
+    expect(run.sample?.prompts?.map((p) => `${p.name}@${p.version}:${p.label}`)).toEqual([
+      'qa@1:null',
+      'qa@2:staging',
+    ]);
+    await finished(run.id);
+    const compared = await client.runs.compare(run.id, { by: 'prompt_version', reference: 'qa@1' });
+    expect(compared.by).toBe('prompt_version');
+    expect(compared.comparisons[0]?.launch.prompt).toMatchObject({
+      name: 'qa',
+      version: 2,
+      label: 'staging',
+    });
+    expect(compared.comparisons[0]?.verdict).toBe('worse');
   });
 
   it('runs each version on its own model when the side names no models', async () => {
