@@ -68,7 +68,13 @@ describe('the published OpenAPI document', () => {
         anyOf: [{ required: ['models'] }, { required: ['prompts'] }],
         additionalProperties: false,
       });
-      expect(Object.keys(byType.generate.properties)).toEqual(['type', 'models', 'range', 'prompts', 'parameters']);
+      expect(Object.keys(byType.generate.properties)).toEqual([
+        'type',
+        'models',
+        'range',
+        'prompts',
+        'parameters',
+      ]);
       expect(byType.generate.properties.type.default).toBe('generate');
       expect(byType.sessions).toMatchObject({ required: ['type', 'container'], additionalProperties: false });
       expect(Object.keys(byType.sessions.properties)).toEqual(['type', 'container', 'range', 'filter']);
