@@ -1,4 +1,7 @@
 import type { CreateRun, DataSource } from '../client/index.js';
+
+type PromptPick = NonNullable<DataSource['prompts']>[number];
+
 import { keyValues, usage } from './client-context.js';
 
 /** The flags of `evalgate runs create` that shape the run. */
@@ -8,6 +11,8 @@ export interface RunFlags {
   dataset?: string;
   logs?: boolean;
   generate?: string;
+  /** `--prompt NAME[@VERSION|@LABEL]` (repeatable): an experiment, one launch per prompt version × model. */
+  prompt?: string[];
   /** `--sessions C`: the sessions of container C are the sample (and the ground truth, unless told otherwise). */
   sessions?: string;
   /** `--simulate M1,M2`: simulated conversations with these models, driven by `--user-model`. */
@@ -35,11 +40,33 @@ function models(list: string, flag: string): string[] {
   return names;
 }
 
-/** `dataset:D`, `logs` and, where allowed, `generate:M` as a data source of the run's container. */
+/** `--prompt qa`, `qa@3` or `qa@staging`: a prompt by name at its latest version, a version or a label. */
+export function promptPick(text: string): PromptPick {
+  const at = text.lastIndexOf('@');
+  const name = at > 0 ? text.slice(0, at) : text;
+  const which = at > 0 ? text.slice(at + 1) : '';
+  if (name.trim() === '' || (at > 0 && which === '')) {
+    throw usage(`--prompt takes NAME, NAME@VERSION or NAME@LABEL, got "${text}"`);
+  }
+  if (which === '') return { name };
+  return /^[1-9]\d*$/.test(which) ? { name, version: Number(which) } : { name, label: which };
+}
+
+/** `dataset:D` or `dataset:D@V` (version V), pinned as asked. */
+function datasetSide(ref: string): DataSource {
+  const at = ref.lastIndexOf('@');
+  const version = at > 0 ? ref.slice(at + 1) : '';
+  if (at > 0 && /^[1-9]\d*$/.test(version)) {
+    return { type: 'dataset', dataset: ref.slice(0, at), version: Number(version) };
+  }
+  return { type: 'dataset', dataset: ref };
+}
+
+/** `dataset:D[@V]`, `logs` and, where allowed, `generate:M` as a data source of the run's container. */
 function sideOf(text: string, flag: string, container: string, allowGenerate: boolean): DataSource {
   if (text === 'logs') return { type: 'container', container };
   if (text.startsWith('dataset:') && text.length > 'dataset:'.length) {
-    return { type: 'dataset', dataset: text.slice('dataset:'.length) };
+    return datasetSide(text.slice('dataset:'.length));
   }
   if (allowGenerate && text.startsWith('generate:')) {
     const list = models(text.slice('generate:'.length), flag);
@@ -69,6 +96,16 @@ function simulateSide(flags: RunFlags): DataSource {
   return side;
 }
 
+/** `--generate M1,M2` and/or `--prompt P` (repeatable): a generate side, an experiment's with prompts. */
+function generateSide(flags: RunFlags): DataSource {
+  const prompts = (flags.prompt ?? []).map(promptPick);
+  const side: DataSource = { type: 'generate' };
+  if (flags.generate !== undefined || prompts.length === 0)
+    side.models = models(flags.generate ?? '', '--generate');
+  if (prompts.length > 0) side.prompts = prompts;
+  return side;
+}
+
 /**
  * The body of `POST /v1/evaluation/runs` from the flags (see docs/runs.md for how sides work):
  *
@@ -76,6 +113,9 @@ function simulateSide(flags: RunFlags): DataSource {
  * - `--logs`: the container's task logs are the sample (and the ground truth, unless told otherwise);
  * - `--generate M1,M2`: fresh completions from each model (one launch each), their inputs taken from the
  *   ground truth (`--ground-truth`, default: the container's task logs).
+ * - `--prompt qa@3 --prompt qa@staging` (with or without `--generate`): an experiment, each prompt version
+ *   rendered over the ground truth's items, one launch per version × model (without `--generate`, each
+ *   version's own model).
  * - `--sessions C`: the sessions of container C, one position each (the ground truth too, unless told
  *   otherwise: then no reference).
  * - `--simulate M1,M2 --user-model U [--max-turns N]`: simulated conversations with each model (one launch
@@ -89,13 +129,13 @@ export function runBody(flags: RunFlags): CreateRun {
   const chosen = [
     flags.dataset !== undefined,
     flags.logs === true,
-    flags.generate !== undefined,
+    flags.generate !== undefined || (flags.prompt ?? []).length > 0,
     flags.sessions !== undefined,
     flags.simulate !== undefined,
   ].filter(Boolean).length;
   if (chosen !== 1) {
     throw usage(
-      'give exactly one of --dataset NAME, --logs, --generate MODELS, --sessions CONTAINER and --simulate MODELS',
+      'give exactly one of --dataset NAME, --logs, --generate MODELS (and/or --prompt), --sessions CONTAINER and --simulate MODELS',
     );
   }
   if (flags.simulate === undefined && (flags.userModel !== undefined || flags.maxTurns !== undefined)) {
@@ -114,7 +154,7 @@ export function runBody(flags: RunFlags): CreateRun {
   // A generate side (one with models) covers the whole slice it generates from.
   const ranged = (side: DataSource): DataSource => {
     if (range === undefined) return side;
-    return side.models ? { ...side, range: `0:${span}` } : { ...side, range };
+    return side.models || side.prompts ? { ...side, range: `0:${span}` } : { ...side, range };
   };
 
   let sample: DataSource;
@@ -122,7 +162,7 @@ export function runBody(flags: RunFlags): CreateRun {
   else if (flags.logs) sample = { type: 'container', container };
   else if (flags.sessions !== undefined) sample = { type: 'sessions', container: flags.sessions };
   else if (flags.simulate !== undefined) sample = simulateSide(flags);
-  else sample = { type: 'generate', models: models(flags.generate ?? '', '--generate') };
+  else sample = generateSide(flags);
 
   let groundTruth: DataSource;
   if (flags.groundTruth !== undefined)

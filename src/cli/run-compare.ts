@@ -5,7 +5,8 @@ import { fixed, signed, snippet, table } from './output.js';
 
 type Launch = RunComparison['comparisons'][number]['launch'];
 
-const launchText = (l: Launch): string => `${l.index}${l.model ? ` ${l.model}` : ''}`;
+const launchText = (l: Launch): string =>
+  `${l.index}${l.model ? ` ${l.model}` : ''}${l.prompt ? ` ${l.prompt.name}@${l.prompt.version}` : ''}`;
 
 const percent = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
 const points = (v: number | null): string =>
@@ -28,13 +29,20 @@ export function compareSummary(c: RunComparison): string {
 export function comparisonReport(c: RunComparison): string {
   const out: string[] = [];
   const partial = c.partial ? ` (partial: run ${c.run_status}, baseline ${c.baseline_status})` : '';
-  out.push(`${c.run_id} against baseline ${c.baseline_id}${partial}`);
+  const within = c.by === 'prompt_version' ? 'prompt versions' : 'models';
+  out.push(
+    c.by === 'run'
+      ? `${c.run_id} against baseline ${c.baseline_id}${partial}`
+      : `${c.run_id}: its ${within} compared (candidate vs reference launch)${partial}`,
+  );
   out.push(
     table(
       ['evaluator', 'launch', 'matched', 'mean diff', '95% CI', 'verdict', 'W/T/L', 'pass rate', 'change'],
       c.comparisons.map((x) => [
         x.evaluator.name,
-        x.launch.index === x.baseline_launch.index && x.launch.model === x.baseline_launch.model
+        c.by === 'run' &&
+        x.launch.index === x.baseline_launch.index &&
+        x.launch.model === x.baseline_launch.model
           ? launchText(x.launch)
           : `${launchText(x.launch)} vs ${launchText(x.baseline_launch)}`,
         x.matched,

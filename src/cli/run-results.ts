@@ -5,6 +5,8 @@ import { detail, fixed, seconds, table, usd } from './output.js';
 export interface ResultRow {
   launch: number;
   model: string | null;
+  /** An experiment's launch: the prompt version it rendered, `name@version`. */
+  prompt: string | null;
   evaluatorId: string;
   evaluator: string;
   avgScore: number | null;
@@ -24,12 +26,14 @@ export function resultRows(run: Run): ResultRow[] {
   const rows: ResultRow[] = [];
   for (const [i, launch] of (run.results?.per_model ?? []).entries()) {
     const slug = (launch.model as { slug?: unknown } | null)?.slug;
+    const prompt = launch.prompt ? `${launch.prompt.name}@${launch.prompt.version}` : null;
     for (const [id, e] of Object.entries(launch.per_eval ?? {})) {
       if (!e) continue;
       const name = (e as Record<string, unknown>).evaluator_name;
       rows.push({
         launch: launch.launch_index ?? i,
         model: typeof slug === 'string' ? slug : null,
+        prompt,
         evaluatorId: id,
         evaluator: typeof name === 'string' ? name : id,
         avgScore: figure(e.avg_score),
@@ -73,7 +77,19 @@ function cells(r: ResultRow): (string | number)[] {
 
 export function resultsTable(run: Run): string {
   const rows = resultRows(run);
-  return rows.length ? table(HEAD, rows.map(cells)) : '(no results yet)';
+  if (rows.length === 0) return '(no results yet)';
+  // An experiment's table says which prompt version each launch rendered.
+  if (rows.some((r) => r.prompt !== null)) {
+    const head = [...HEAD.slice(0, 2), 'prompt', ...HEAD.slice(2)];
+    return table(
+      head,
+      rows.map((r) => {
+        const c = cells(r);
+        return [...c.slice(0, 2), r.prompt ?? '-', ...c.slice(2)];
+      }),
+    );
+  }
+  return table(HEAD, rows.map(cells));
 }
 
 export const progressOf = (run: Run): { done: number; total: number | null } | null => {

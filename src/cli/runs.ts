@@ -133,11 +133,20 @@ function addCreateCommand(runs: Command): void {
       .option('--dataset <dataset>', 'sample (and ground truth) from this dataset')
       .option('--logs', "sample from the container's task logs")
       .option('--generate <models>', 'sample: fresh completions from these models, comma-separated')
+      .option(
+        '--prompt <name[@version|@label]>',
+        'sample: render this prompt version over each item (repeatable; an experiment: versions × models)',
+        collect,
+        [],
+      )
       .option('--sessions <container>', "sample: the container's sessions, one position each")
       .option('--simulate <models>', 'sample: simulated conversations with these models, comma-separated')
       .option('--user-model <model>', 'with --simulate: the model playing the user')
       .option('--max-turns <n>', 'with --simulate: user messages per conversation at most (default 5)')
-      .option('--ground-truth <side>', 'dataset:NAME or logs (default: the --dataset, else the task logs)')
+      .option(
+        '--ground-truth <side>',
+        'dataset:NAME[@VERSION] or logs (default: the --dataset, else the task logs)',
+      )
       .option('--baseline <side>', 'dataset:NAME, logs or generate:MODEL, for pairwise judges')
       .option('--range <start:end>', 'positions of each side, 0-based, end exclusive (server default 0:100)')
       .option('--all', 'every row of each dataset or task-log side (instead of --range)')
@@ -244,14 +253,32 @@ export function registerRunCommands(program: Command): void {
 
   runs
     .command('compare <run>')
-    .description('paired score differences against a baseline run, per evaluator and launch')
-    .requiredOption('--baseline <run>', 'the run to compare against')
+    .description('paired score differences against a baseline run, or between launches of the run (--by)')
+    .option('--baseline <run>', 'the run to compare against')
+    .option('--by <what>', 'compare launches of the run: prompt_version (same model) or model (same prompt)')
+    .option(
+      '--reference <ref>',
+      'with --by: the reference prompt version (NAME@VERSION, NAME@LABEL) or model',
+    )
     .option('--limit <n>', 'regressions listed per evaluator and launch (1..100)', wholeNumber('--limit'))
     .option('--json', 'print the comparison as JSON')
     .action(
-      async (runId: string, opts: { baseline: string; limit?: number; json?: boolean }, cmd: Command) => {
+      async (
+        runId: string,
+        opts: { baseline?: string; by?: string; reference?: string; limit?: number; json?: boolean },
+        cmd: Command,
+      ) => {
+        if ((opts.baseline === undefined) === (opts.by === undefined)) {
+          throw usage('give exactly one of --baseline RUN and --by prompt_version|model');
+        }
+        if (opts.by !== undefined && opts.by !== 'prompt_version' && opts.by !== 'model') {
+          throw usage(`--by takes prompt_version or model, got "${opts.by}"`);
+        }
+        if (opts.reference !== undefined && opts.by === undefined) throw usage('--reference goes with --by');
         const comparison = await clientFrom(cmd).runs.compare(runId, {
-          baseline: opts.baseline,
+          ...(opts.baseline !== undefined ? { baseline: opts.baseline } : {}),
+          ...(opts.by !== undefined ? { by: opts.by as 'prompt_version' | 'model' } : {}),
+          ...(opts.reference !== undefined ? { reference: opts.reference } : {}),
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
         });
         if (opts.json) return printJson(comparison);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { pageOf } from '../http/schemas.js';
-import { compareRuns } from '../runs/compare.js';
+import { compareAsAsked } from '../runs/compare.js';
 import { streamRunEvents } from '../runs/events.js';
 import { listSamples } from '../runs/samples.js';
 import { CompareQuery, CreateRun, ListRunsQuery, ListSamplesQuery, PatchRun } from '../runs/schemas.js';
@@ -73,14 +73,7 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
   app.get(
     `${base}/:run/compare`,
     { schema: { hide, params: RunParam, querystring: CompareQuery } },
-    async (request) =>
-      compareRuns(
-        db,
-        await projectId(request),
-        request.params.run,
-        request.query.baseline,
-        request.query.limit ?? 10,
-      ),
+    async (request) => compareAsAsked(db, await projectId(request), request.params.run, request.query),
   );
 
   app.get(`${base}/:run/distribution`, { schema: { hide, params: RunParam } }, async (request) => {

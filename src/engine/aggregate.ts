@@ -210,9 +210,12 @@ export async function aggregate(
       };
     }
     const evals = Object.values(perEval);
-    const model = plan.launches[launch.index]?.model ?? null;
+    const planned = plan.launches[launch.index];
+    const model = planned?.model ?? null;
     return {
       model: model === null ? null : { slug: model },
+      // An experiment's launch says which prompt version made it.
+      ...(planned?.prompt ? { prompt: planned.prompt } : {}),
       per_eval: perEval,
       avg_score: mean(evals.map((e) => e?.avg_score ?? null)),
       avg_accuracy: mean(evals.map((e) => e?.accuracy ?? null)),

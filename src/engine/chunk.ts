@@ -144,7 +144,7 @@ export class ChunkWork {
             return;
           }
           // The model's registry default_parameters are applied by the provider layer.
-          const body = generation.request(item, model);
+          const body = generation.request(item, model, launch);
           const result = await this.state.call('generation', model, body, this.signal);
           row.output = generation.keep(result);
           row.usage = json(result.usage);

@@ -39,6 +39,20 @@ export interface GenerateSide {
    * the generate source kind reads (the engine asks it for a `Generation`).
    */
   request?: Record<string, unknown>;
+  /**
+   * An experiment's side: the prompt version each launch renders (`prompts[i]` goes with `models[i]`);
+   * absent for plain generation.
+   */
+  prompts?: LaunchPrompt[];
+}
+
+/** The stored prompt version a launch renders its requests from, fixed at the run's creation. */
+export interface LaunchPrompt {
+  id: string;
+  name: string;
+  version: number;
+  /** The label the request named, resolved to `version` at the run's birth; null when it named a version. */
+  label: string | null;
 }
 
 /** Whether the side's items are generated (no ref of its own) rather than read. */
@@ -74,6 +88,8 @@ export interface Launch {
   index: number;
   /** The model generating the launch's side, or null for a launch without generation. */
   model: string | null;
+  /** The prompt version the launch renders (an experiment's launches); absent otherwise. */
+  prompt?: LaunchPrompt;
 }
 
 /** Everything execution needs, fixed at creation and stored with the run. */
@@ -95,7 +111,12 @@ export function formatRange(r: Range): string {
 
 export function launchesOf(plan: Pick<RunPlan, 'sides' | 'generated'>): Launch[] {
   if (plan.generated === null) return [{ index: 0, model: null }];
-  return plan.sides[plan.generated].models.map((model, index) => ({ index, model }));
+  const side = plan.sides[plan.generated];
+  const prompts = isGenerated(side) ? side.prompts : undefined;
+  return side.models.map((model, index) => {
+    const prompt = prompts?.[index];
+    return prompt ? { index, model, prompt } : { index, model };
+  });
 }
 
 /** Where the items of a non-generate side at run position `p` sit in that side's own list. */

@@ -12,8 +12,11 @@ export type ItemReader = (side: ReadSide, range: Range) => Promise<Item[]>;
  * calls the model and stores the rows, and knows nothing of the request's shape.
  */
 export interface Generation {
-  /** The chat request for one item; throws an error whose `code` is `template_error` when the item does not fit. */
-  request(item: Item, model: string): ChatRequest;
+  /**
+   * The chat request for one item of launch `launch` (an experiment's launches render different prompt
+   * versions); throws an error whose `code` is `template_error` when the item does not fit.
+   */
+  request(item: Item, model: string, launch: number): ChatRequest;
   /** What a generation row keeps of the answer. */
   keep(result: CompletionResult): string;
   /** A kept answer as the generated item's `output`. */

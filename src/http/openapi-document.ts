@@ -32,10 +32,14 @@ export function openApiPath(url: string): string {
 }
 
 /** The data sources a run request names: each type's field, and the type a side without one has. */
-const VARIANTS: Record<string, { field: string; isDefault?: true; optional?: string[]; also?: string[] }> = {
+const VARIANTS: Record<
+  string,
+  { field: string; isDefault?: true; optional?: string[]; also?: string[]; orElse?: string }
+> = {
   dataset: { field: 'dataset', optional: ['version', 'split'] },
   container: { field: 'container' },
-  generate: { field: 'models', isDefault: true },
+  // An experiment's generate side may name prompts instead of models (each version's own model).
+  generate: { field: 'models', isDefault: true, optional: ['prompts', 'parameters'], orElse: 'prompts' },
   sessions: { field: 'container', optional: ['filter'] },
   traces: { field: 'container', optional: ['filter'] },
   simulate: { field: 'models', also: ['user_model'], optional: ['max_turns', 'tools'] },
@@ -66,27 +70,33 @@ const RETRY_AFTER: Json = {
 function dataSourceVariants(node: Json, kind: 'request' | 'resolved'): Json {
   const props = (node.properties ?? {}) as Record<string, Json>;
   const { 'x-data-source': _mark, properties: _p, required: _r, type: _t, ...rest } = node;
-  const oneOf = Object.entries(VARIANTS).map(([type, { field, isDefault, optional = [], also = [] }]) => {
-    const typeSchema: Json = { type: 'string', const: type };
-    const range: Json = kind === 'request' ? { ...props.range, default: RANGE_DEFAULT } : { ...props.range };
-    if (kind === 'request' && isDefault) typeSchema.default = type;
-    const required = kind === 'resolved' ? ['type', field, 'range'] : isDefault ? [field] : ['type', field];
-    // Fields a request of the type also requires (a resolved side shows them when it has them).
-    if (kind === 'request') required.push(...also.filter((f) => props[f]));
-    const extra = [...also, ...optional];
-    return {
-      type: 'object',
-      title: `${type} data source`,
-      properties: {
-        type: typeSchema,
-        [field]: props[field],
-        range,
-        ...Object.fromEntries(extra.filter((f) => props[f]).map((f) => [f, props[f]])),
-      },
-      required,
-      additionalProperties: false,
-    };
-  });
+  const oneOf = Object.entries(VARIANTS).map(
+    ([type, { field, isDefault, optional = [], also = [], orElse }]) => {
+      const typeSchema: Json = { type: 'string', const: type };
+      const range: Json =
+        kind === 'request' ? { ...props.range, default: RANGE_DEFAULT } : { ...props.range };
+      if (kind === 'request' && isDefault) typeSchema.default = type;
+      const required = kind === 'resolved' ? ['type', field, 'range'] : isDefault ? [field] : ['type', field];
+      // Fields a request of the type also requires (a resolved side shows them when it has them).
+      if (kind === 'request') required.push(...also.filter((f) => props[f]));
+      const extra = [...also, ...optional];
+      // A request may give `orElse` instead of the field: either one is required.
+      const either = kind === 'request' && orElse && props[orElse];
+      return {
+        type: 'object',
+        title: `${type} data source`,
+        properties: {
+          type: typeSchema,
+          [field]: props[field],
+          range,
+          ...Object.fromEntries(extra.filter((f) => props[f]).map((f) => [f, props[f]])),
+        },
+        required: either ? required.filter((f) => f !== field) : required,
+        ...(either ? { anyOf: [{ required: [field] }, { required: [orElse] }] } : {}),
+        additionalProperties: false,
+      };
+    },
+  );
   return { ...rest, oneOf };
 }
 

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/authenticator.js';
+import { reviewerOf } from '../auth/reviewer.js';
 import type { Page } from '../db/paging.js';
 import type { Database } from '../db/schema.js';
 import type { ListResponse } from '../http/schemas.js';
-import { reviewerOf } from '../review/reviewer.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';

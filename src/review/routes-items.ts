@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireNeeds } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
+import { reviewerOf } from '../auth/reviewer.js';
 import { Dataset } from '../catalog/datasets/schemas.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
@@ -11,7 +12,6 @@ import { exportReviewed } from './export.js';
 import { addItems, listItems, requireItem } from './items.js';
 import type { ReviewPorts } from './ports.js';
 import { queueRubric, type RubricEvaluator, requireQueue } from './queues.js';
-import { reviewerOf } from './reviewer.js';
 import { correctReview, listReviews, requireReview, submitReview } from './reviews.js';
 import {
   AddItems,

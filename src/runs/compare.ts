@@ -3,46 +3,22 @@ import type { Database } from '../db/schema.js';
 import type { Launch, RunPlan } from '../engine/plan.js';
 import { ApiError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
+import {
+  launchView,
+  type MatchBy,
+  matchLaunches,
+  mean,
+  num,
+  type PairStats,
+  pairFigures,
+  pairsWithin,
+  type RegressionRow,
+  TIE,
+  type WithinRun,
+} from './compare-figures.js';
 import type { RunRow } from './repository.js';
-import type { EvaluatorComparison, RunComparison } from './schemas.js';
+import type { CompareQuery, EvaluatorComparison, RunComparison } from './schemas.js';
 import { requireRun } from './service.js';
-import { pairedInterval } from './statistics.js';
-
-/** Differences within this distance are ties. */
-const TIE = 1e-9;
-
-type MatchBy = 'item_id' | 'position';
-type Count = number | string | null;
-
-interface PairStats {
-  evaluator_id: string;
-  pairs: Count;
-  n: Count;
-  sum_d: number | string | null;
-  sum_d2: number | string | null;
-  min_d: number | string | null;
-  max_d: number | string | null;
-  wins: Count;
-  losses: Count;
-  verdicts: Count;
-  run_passed: Count;
-  base_passed: Count;
-}
-
-interface RegressionRow {
-  evaluator_id: string;
-  run_position: number | string;
-  base_position: number | string;
-  item_id: string | null;
-  input: string | null;
-  expected: string | null;
-  run_output: string | null;
-  run_score: number | string;
-  run_reasoning: string | null;
-  base_output: string | null;
-  base_score: number | string;
-  base_reasoning: string | null;
-}
 
 /** The stored rows of one side: a run, one of its launches, the evaluators compared. */
 interface Side {
@@ -50,31 +26,10 @@ interface Side {
   launch: number;
 }
 
-const num = (v: Count | undefined) => Number(v ?? 0);
-
-function planOf(run: RunRow): RunPlan {
+export function planOf(run: RunRow): RunPlan {
   const plan = parseJson<RunPlan | null>(run.plan, null);
   if (plan === null) throw new Error(`Run ${run.id} has no readable plan`);
   return plan;
-}
-
-/**
- * Launch i of the run goes with the baseline's launch of the same model slug (a launch without
- * generation has the slug null, so two such launches match). Two single-launch runs with different models
- * match each other too: comparing one model against another is the usual question.
- */
-function matchLaunches(run: Launch[], baseline: Launch[]): [Launch, Launch][] {
-  const taken = new Set<number>();
-  const pairs: [Launch, Launch][] = [];
-  for (const launch of run) {
-    const other = baseline.find((b) => !taken.has(b.index) && b.model === launch.model);
-    if (other) {
-      taken.add(other.index);
-      pairs.push([launch, other]);
-    }
-  }
-  if (pairs.length === 0 && run.length === 1 && baseline.length === 1) return [[run[0]!, baseline[0]!]];
-  return pairs;
 }
 
 /**
@@ -196,34 +151,6 @@ async function rowCounts(db: Kysely<Database>, side: Side, evaluatorIds: string[
   return new Map(rows.map((r) => [r.evaluator_id, Number(r.n)]));
 }
 
-function toRegression(r: RegressionRow): EvaluatorComparison['regressions'][number] {
-  const runScore = Number(r.run_score);
-  const baseScore = Number(r.base_score);
-  return {
-    item_id: r.item_id,
-    input: parseJson<unknown>(r.input, null),
-    expected: parseJson<unknown>(r.expected, null),
-    difference: runScore - baseScore,
-    run: {
-      position: Number(r.run_position),
-      output: parseJson<unknown>(r.run_output, null),
-      score: runScore,
-      reasoning: r.run_reasoning,
-    },
-    baseline: {
-      position: Number(r.base_position),
-      output: parseJson<unknown>(r.base_output, null),
-      score: baseScore,
-      reasoning: r.base_reasoning,
-    },
-  };
-}
-
-const mean = (xs: (number | null)[]) => {
-  const real = xs.filter((x): x is number => x !== null);
-  return real.length ? real.reduce((a, b) => a + b, 0) / real.length : null;
-};
-
 /**
  * Compares one launch pair: matched by item id where the two sides share any, by position for the
  * evaluators whose rows share none.
@@ -279,14 +206,32 @@ export async function compareRuns(
   authorize(baseRow);
   const plan = planOf(runRow);
   const basePlan = planOf(baseRow);
-  const nothingInCommon = (msg: string) => ApiError.invalid(['query', 'baseline'], msg, 'nothing_in_common');
+  const launchPairs = matchLaunches(plan.launches, basePlan.launches);
+  if (launchPairs.length === 0) throw nothingInCommon('The two runs share no launch (model)');
+  return compareLaunchPairs(db, { row: runRow, plan }, { row: baseRow, plan: basePlan }, launchPairs, limit);
+}
 
+export const nothingInCommon = (msg: string) =>
+  ApiError.invalid(['query', 'baseline'], msg, 'nothing_in_common');
+
+/**
+ * The comparison of launch pairs (a launch of the run, one of the baseline: two runs, or two launches of
+ * one run), per evaluator the two share. `grouping` says how the pairs were chosen.
+ */
+export async function compareLaunchPairs(
+  db: Kysely<Database>,
+  runOf: { row: RunRow; plan: RunPlan },
+  baseOf: { row: RunRow; plan: RunPlan },
+  launchPairs: [Launch, Launch][],
+  limit: number,
+  grouping: RunComparison['by'] = 'run',
+): Promise<RunComparison> {
+  const { row: runRow, plan } = runOf;
+  const { row: baseRow, plan: basePlan } = baseOf;
   const baseEvaluatorIds = new Set(basePlan.evaluators.map((e) => e.id));
   const shared = plan.evaluators.filter((e) => baseEvaluatorIds.has(e.id));
   const sharedIds = shared.map((e) => e.id);
   if (shared.length === 0) throw nothingInCommon('The two runs share no evaluator');
-  const launchPairs = matchLaunches(plan.launches, basePlan.launches);
-  if (launchPairs.length === 0) throw nothingInCommon('The two runs share no launch (model)');
 
   const comparisons: EvaluatorComparison[] = [];
   for (const [launch, baseLaunch] of launchPairs) {
@@ -300,39 +245,16 @@ export async function compareRuns(
     for (const evaluator of shared) {
       // compareLaunches answers for every evaluator id it is given.
       const result = results.get(evaluator.id)!;
-      const s = result.stats;
-      const matched = num(s?.n);
-      const wins = num(s?.wins);
-      const losses = num(s?.losses);
-      const paired = pairedInterval(matched, num(s?.sum_d), num(s?.sum_d2), num(s?.min_d) === num(s?.max_d));
-      const verdicts = num(s?.verdicts);
-      const runRate = verdicts > 0 ? num(s?.run_passed) / verdicts : null;
-      const baseRate = verdicts > 0 ? num(s?.base_passed) / verdicts : null;
-      const ci = paired.interval;
+      const matched = num(result.stats?.n);
       comparisons.push({
         evaluator: { id: evaluator.id, name: evaluator.name },
-        launch: { index: launch.index, model: launch.model },
-        baseline_launch: { index: baseLaunch.index, model: baseLaunch.model },
-        matched_by: result.by,
-        matched,
+        launch: launchView(launch),
+        baseline_launch: launchView(baseLaunch),
+        ...pairFigures(result, matched),
         unmatched: {
           run: (runCounts.get(evaluator.id) ?? 0) - matched,
           baseline: (baseCounts.get(evaluator.id) ?? 0) - matched,
         },
-        mean_difference: paired.mean,
-        stdev: paired.stdev,
-        confidence_interval: ci,
-        verdict: ci && ci.lower > 0 ? 'better' : ci && ci.upper < 0 ? 'worse' : 'inconclusive',
-        wins,
-        ties: matched - wins - losses,
-        losses,
-        pass_rate: {
-          positions: verdicts,
-          run: runRate,
-          baseline: baseRate,
-          change: runRate !== null && baseRate !== null ? runRate - baseRate : null,
-        },
-        regressions: result.regressions.map(toRegression),
       });
     }
   }
@@ -343,13 +265,17 @@ export async function compareRuns(
 
   const pairedLaunches = new Set(launchPairs.map(([l]) => l.index));
   const pairedBaseLaunches = new Set(launchPairs.map(([, b]) => b.index));
+  // Within one run a launch is compared on either side of a pair.
+  const oneRun = runRow.id === baseRow.id;
+  const inPairs = new Set([...pairedLaunches, ...(oneRun ? pairedBaseLaunches : [])]);
+  const inBasePairs = new Set([...pairedBaseLaunches, ...(oneRun ? pairedLaunches : [])]);
   const runEvaluatorIds = new Set(plan.evaluators.map((e) => e.id));
   const evaluatorView = (e: { id: string; name: string }) => ({ id: e.id, name: e.name });
-  const launchView = (l: Launch) => ({ index: l.index, model: l.model });
   return {
     object: 'evaluation.run_comparison',
     run_id: runRow.id,
     baseline_id: baseRow.id,
+    by: grouping,
     run_status: runRow.status,
     baseline_status: baseRow.status,
     partial: runRow.status !== 'completed' || baseRow.status !== 'completed',
@@ -376,8 +302,52 @@ export async function compareRuns(
       baseline: basePlan.evaluators.filter((e) => !runEvaluatorIds.has(e.id)).map(evaluatorView),
     },
     unmatched_launches: {
-      run: plan.launches.filter((l) => !pairedLaunches.has(l.index)).map(launchView),
-      baseline: basePlan.launches.filter((l) => !pairedBaseLaunches.has(l.index)).map(launchView),
+      run: plan.launches.filter((l) => !inPairs.has(l.index)).map(launchView),
+      baseline: basePlan.launches.filter((l) => !inBasePairs.has(l.index)).map(launchView),
     },
   };
+}
+
+/**
+ * Within one run (an experiment's launches): each prompt version against a reference version on the same
+ * model (`by: prompt_version`), or each model against a reference model with the same prompt version
+ * (`by: model`), by the same paired comparison as two runs.
+ */
+export async function compareWithinRun(
+  db: Kysely<Database>,
+  projectId: string,
+  runId: string,
+  within: WithinRun,
+  limit: number,
+  authorize: (run: RunRow) => void = () => {},
+): Promise<RunComparison> {
+  const row = await requireRun(db, projectId, runId);
+  authorize(row);
+  const plan = planOf(row);
+  const pairs = pairsWithin(plan.launches, within);
+  return compareLaunchPairs(db, { row, plan }, { row, plan }, pairs, limit, within.by);
+}
+
+/** The comparison a query asks for: with a baseline run, or (`by`) between launches of the run. */
+export function compareAsAsked(
+  db: Kysely<Database>,
+  projectId: string,
+  runId: string,
+  query: CompareQuery,
+  authorize: (run: RunRow) => void = () => {},
+): Promise<RunComparison> {
+  const { baseline, by, reference } = query;
+  const limit = query.limit ?? 10;
+  if (by !== undefined && baseline !== undefined) {
+    throw ApiError.invalid(['query', 'by'], 'Give a baseline run or by, not both');
+  }
+  if (by !== undefined) return compareWithinRun(db, projectId, runId, { by, reference }, limit, authorize);
+  if (baseline === undefined) {
+    throw ApiError.invalid(
+      ['query', 'baseline'],
+      'Give a baseline run, or by to compare launches of this run',
+      'missing',
+    );
+  }
+  return compareRuns(db, projectId, runId, baseline, limit, authorize);
 }

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { SPLIT_PATTERN } from '../catalog/datasets/schemas.js';
 import { Nullable } from '../http/schemas.js';
 import { POSITION_RANGE_FORMAT } from '../http/validation.js';
+import { LABEL_PATTERN } from '../prompts/schemas.js';
 
 export const RANGE_PATTERN = '^\\d+:\\d+$';
 
@@ -28,6 +29,43 @@ const SessionSideFilter = Type.Object(
   {
     additionalProperties: false,
     description: 'type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)',
+  },
+);
+
+/** An experiment's prompt: by name or id, at a version, a label, or (neither) its latest. */
+export const PromptPick = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'The prompt’s name or id' }),
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
+    label: Type.Optional(
+      Type.String({ pattern: LABEL_PATTERN, description: 'Resolved to its version when the run is created' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'A prompt version: a version or a label (neither: the latest)',
+  },
+);
+
+/** type=generate: sampling parameters sent with every generation call (over a prompt version's own). */
+export const GenerationParameters = Type.Object(
+  {
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    stop: Type.Optional(
+      Type.Union([
+        Type.String({ minLength: 1 }),
+        Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 4 }),
+      ]),
+    ),
+    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    seed: Type.Optional(Type.Integer()),
+  },
+  {
+    additionalProperties: false,
+    description: 'type=generate: sampling parameters of every generation call (over a prompt version’s own)',
   },
 );
 
@@ -70,6 +108,15 @@ export const DataSource = Type.Object(
         description: 'type=generate: model ids or slugs',
       }),
     ),
+    prompts: Type.Optional(
+      Type.Array(PromptPick, {
+        minItems: 1,
+        maxItems: 16,
+        description:
+          'type=generate: prompt versions to render over each item (an experiment): one launch per version × model',
+      }),
+    ),
+    parameters: Type.Optional(GenerationParameters),
     user_model: Type.Optional(
       Type.String({ minLength: 1, maxLength: 300, description: 'type=simulate: the simulated user’s model' }),
     ),

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../auth/guard.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { checkSampleAccess } from './access.js';
-import { compareRuns } from './compare.js';
+import { compareAsAsked } from './compare.js';
 import { streamRunEvents } from './events.js';
 import { listSamples } from './samples.js';
 import {
@@ -67,14 +67,8 @@ function resultRoutes(app: RunsApp, ctx: service.RunContext): void {
     async (req) => {
       const principal = principalOf(req);
       // The comparison shows both runs' rows (inputs, outputs, reasonings), as their samples do.
-      return compareRuns(
-        ctx.db,
-        principal.projectId,
-        req.params.run_id,
-        req.query.baseline,
-        req.query.limit ?? 10,
-        (run) => checkSampleAccess(run.plan, principal.permissions),
-      );
+      const authorize = (run: { plan: string }) => checkSampleAccess(run.plan, principal.permissions);
+      return compareAsAsked(ctx.db, principal.projectId, req.params.run_id, req.query, authorize);
     },
   );
 

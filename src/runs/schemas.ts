@@ -63,6 +63,14 @@ export const CreateRun = Type.Object(
 );
 export type CreateRun = Static<typeof CreateRun>;
 
+/** A prompt version a run renders: the label it was named by is resolved when the run is created. */
+export const ResolvedPrompt = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  version: Type.Integer({ minimum: 1 }),
+  label: Nullable(Type.String({ description: 'The label the request named, or null' })),
+});
+
 /** A side after resolution: its type, the referenced resource's id, and the range in force. */
 export const ResolvedSource = Type.Object(
   {
@@ -72,6 +80,10 @@ export const ResolvedSource = Type.Object(
     split: Type.Optional(Type.String({ description: 'type=dataset: the split read' })),
     container: Type.Optional(Type.String()),
     models: Type.Optional(Type.Array(Type.String())),
+    prompts: Type.Optional(
+      Type.Array(ResolvedPrompt, { description: 'type=generate: an experiment’s prompt versions' }),
+    ),
+    parameters: Type.Optional(FreeObject('type=generate: the sampling parameters the side gave')),
     user_model: Type.Optional(Type.String()),
     max_turns: Type.Optional(Type.Integer()),
     tools: Type.Optional(Type.String()),
@@ -106,6 +118,7 @@ const PerModel = Type.Object(
     avg_accuracy: Nullable(Type.Number()),
     launch_index: Nullable(Type.Integer()),
     launch_call_id: Nullable(Type.String()),
+    prompt: Type.Optional(ResolvedPrompt),
   },
   { additionalProperties: true },
 );
@@ -213,7 +226,27 @@ export const ListSamplesQuery = Type.Object({
 export const SampleList = ListOf(RunSample);
 
 export const CompareQuery = Type.Object({
-  baseline: Type.String({ minLength: 1, maxLength: 200, description: 'Id of the run to compare against' }),
+  baseline: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'Id of the run to compare against (or `by`, to compare launches of this run)',
+    }),
+  ),
+  by: Type.Optional(
+    Type.Enum(['prompt_version', 'model'], {
+      description:
+        'Compare launches of this run: each prompt version with the reference version on the same model, or each model with the reference model on the same prompt version',
+    }),
+  ),
+  reference: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 300,
+      description:
+        'With `by`: the reference prompt version (`name@version`, `name@label`, `name`) or model; default: the run’s first',
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -228,6 +261,7 @@ export type CompareQuery = Static<typeof CompareQuery>;
 const ComparedLaunch = Type.Object({
   index: Type.Integer(),
   model: Nullable(Type.String({ description: 'Slug of the generating model; null without generation' })),
+  prompt: Type.Optional(ResolvedPrompt),
 });
 
 const ComparedEvaluator = Type.Object({ id: Type.String(), name: Type.String() });
@@ -287,6 +321,9 @@ export const RunComparison = Type.Object({
   object: Type.Literal('evaluation.run_comparison'),
   run_id: Type.String(),
   baseline_id: Type.String(),
+  by: Type.Enum(['run', 'prompt_version', 'model'], {
+    description: 'run: two runs; prompt_version or model: launches of one run (baseline_id = run_id)',
+  }),
   run_status: Type.String(),
   baseline_status: Type.String(),
   partial: Type.Boolean({ description: 'True when either run is not completed' }),

@@ -18,6 +18,7 @@ import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
+import { experimentInputIssues } from '../sources/experiment.js';
 import { generatedSide, readsRecorded, sideView as sourceView } from '../sources/registry.js';
 import { checkCreate, checkJudges } from './access.js';
 import type { RunContext } from './context.js';
@@ -117,6 +118,9 @@ export async function createRun(
   checkJudges({ evaluators }, principal.permissions);
   const sides = { sample, ground_truth: groundTruth, baseline };
   const generated = generatedSide(sides);
+  // An experiment's prompt variables, checked against the dataset items it will render them from.
+  const inputIssues = await experimentInputIssues(ctx.db, sides, generated);
+  if (inputIssues.length) throw ApiError.validation(inputIssues);
   // Read-your-writes for recorded traffic: a side over task logs sees the calls answered before this
   // request, which the task-log writer may still hold (the executor counts the logs when it starts).
   if (readsRecorded([sample, groundTruth, baseline])) await ctx.settleLogs();

@@ -2,9 +2,18 @@ import type { Range } from '../catalog/items.js';
 import type { GenerateSide } from '../engine/plan.js';
 import { formatRange } from '../engine/plan.js';
 import type { Generation } from '../engine/positions.js';
+import { isObject } from '../shared/json.js';
+import {
+  experimentGeneration,
+  experimentView,
+  isExperiment,
+  namesPrompts,
+  promptIssues,
+  resolveExperiment,
+} from './experiment.js';
 import { toMessages } from './messages.js';
 import { evalGeneration, type GenerationRequest } from './openai-generation.js';
-import type { SourceKind } from './types.js';
+import type { SideBody, SourceKind } from './types.js';
 
 const TYPE = 'generate';
 
@@ -20,35 +29,72 @@ export function emptySide(): GenerateSide {
   return generateSide([], { start: 0, end: 0 });
 }
 
-/** The plain generation: the item's input as chat messages, the answer's text kept. */
-const chat: Generation = {
-  request: (item, model) => ({ model, messages: toMessages(item.input), stream: false }),
-  keep: (result) => result.text,
-  output: (kept) => kept,
-};
+/**
+ * The plain generation: the item's input as chat messages (with the side's sampling parameters, when it
+ * gives some), the answer's text kept.
+ */
+function chat(parameters: Record<string, unknown> | null): Generation {
+  return {
+    request: (item, model) => ({ ...parameters, model, messages: toMessages(item.input), stream: false }),
+    keep: (result) => result.text,
+    output: (kept) => kept,
+  };
+}
 
-/** Fresh completions from models, one launch per model, each item generated from the other side's. */
+/** The side's sampling parameters, as the request gave them (a closed set: see DataSource). */
+const parametersOf = (body: SideBody): Record<string, unknown> | null =>
+  isObject(body.parameters) && Object.keys(body.parameters).length > 0 ? body.parameters : null;
+
+/** The stored parameters of a plain generate side (an eval run's request carries `params` instead). */
+function storedParameters(side: GenerateSide): Record<string, unknown> | null {
+  const request = side.request;
+  if (!request || 'params' in request) return null;
+  return isObject(request.parameters) ? request.parameters : null;
+}
+
+/**
+ * Fresh completions from models, one launch per model, each item generated from the other side's. A side
+ * that names `prompts` is an experiment's (./experiment.ts): one launch per prompt version × model, the
+ * models optional (each version's own).
+ */
 export const generateSource: SourceKind = {
   type: TYPE,
   request: {
-    fields: ['models'],
+    fields: [],
+    optional: ['models', 'prompts', 'parameters'],
     generates: true,
     issues(name, body) {
       const models = Array.isArray(body.models) ? body.models : [];
-      return name === 'baseline' && models.length > 1
-        ? [
-            {
-              loc: ['body', 'baseline', 'models'],
-              msg: 'A generate baseline takes exactly one model',
-              type: 'too_long',
-            },
-          ]
-        : [];
+      const issues = [];
+      if (body.models === undefined && !namesPrompts(body)) {
+        issues.push({
+          loc: ['body', name, 'models'],
+          msg: `Field required for a ${TYPE} data source`,
+          type: 'missing',
+        });
+      }
+      if (name === 'baseline' && models.length > 1) {
+        issues.push({
+          loc: ['body', 'baseline', 'models'],
+          msg: 'A generate baseline takes exactly one model',
+          type: 'too_long',
+        });
+      }
+      return [...issues, ...promptIssues(name, body)];
     },
     async resolve(ctx, { projectId, name, body, range }) {
       const models = Array.isArray(body.models) ? body.models.map(String) : [];
       await Promise.all(models.map((m, i) => ctx.checkModel(projectId, m, ['body', name, 'models', i])));
-      return generateSide(models, range);
+      const parameters = parametersOf(body);
+      if (!namesPrompts(body)) {
+        const side = generateSide(models, range);
+        return parameters ? { ...side, request: { parameters } } : side;
+      }
+      const check = (m: string, loc: (string | number)[]) => ctx.checkModel(projectId, m, loc);
+      return {
+        ...generateSide([], range),
+        ...(await resolveExperiment(ctx.db, projectId, name, body, models, parameters, check)),
+      };
     },
   },
   reads: [],
@@ -56,6 +102,21 @@ export const generateSource: SourceKind = {
     { permission: 'models:read', why: 'the run generates with models' },
     { permission: 'inference:write', why: 'the run calls models to generate' },
   ],
-  generation: (side) => (side.request ? evalGeneration(side.request as unknown as GenerationRequest) : chat),
-  view: (side) => ({ type: TYPE, models: side.models, range: formatRange(side.range) }),
+  generation: (side) =>
+    isExperiment(side)
+      ? experimentGeneration(side)
+      : side.request && 'params' in side.request
+        ? evalGeneration(side.request as unknown as GenerationRequest)
+        : chat(storedParameters(side)),
+  view: (side) => {
+    const experiment = side.ref === null ? experimentView(side) : null;
+    const parameters = experiment ? experiment.parameters : side.ref === null ? storedParameters(side) : null;
+    return {
+      type: TYPE,
+      models: experiment?.models ?? side.models,
+      range: formatRange(side.range),
+      ...(experiment ? { prompts: experiment.prompts } : {}),
+      ...(parameters ? { parameters } : {}),
+    };
+  },
 };

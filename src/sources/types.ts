@@ -49,6 +49,10 @@ export interface SideView {
   split?: string;
   container?: string;
   models?: string[];
+  /** An experiment's prompt versions (labels resolved when the run was created). */
+  prompts?: { id: string; name: string; version: number; label: string | null }[];
+  /** A generate side's sampling parameters (over a prompt version's own). */
+  parameters?: Record<string, unknown>;
   /** A simulate side's simulated user, user messages at most, and tools. */
   user_model?: string;
   max_turns?: number;

@@ -183,6 +183,48 @@ describe('evalgate ci', { timeout: 120_000 }, () => {
     },
   );
 
+  it('runs a candidate of prompt versions and parameters over a dataset version, and gates it', async () => {
+    const prompt = async (body: Record<string, unknown>, path = '/v1/prompts') => {
+      const res = await h.call('POST', path, { body });
+      expect(res.status, res.text).toBe(201);
+    };
+    // Version 1 sends the row as it is (gen-a then answers what the dataset expects); version 2 wraps it.
+    await prompt({
+      name: 'qa-prompt',
+      messages: [{ role: 'user', content: '{{input}}' }],
+      labels: ['production'],
+    });
+    await prompt(
+      { messages: [{ role: 'user', content: 'Question: {{input}}' }], labels: ['staging'] },
+      '/v1/prompts/qa-prompt/versions',
+    );
+    // The candidate's prompt version (by label) and parameters, over version 1 of the dataset.
+    const withPrompt = (label: string) => {
+      const file = experimentFile(
+        dir,
+        `{models: [gen-a], prompts: [qa-prompt@${label}], parameters: {temperature: 0}}`,
+      );
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('name: qa', 'name: qa\n      version: 1'));
+      return file;
+    };
+    const kept = withPrompt('production');
+    const same = await ci(kept, ['--branch', 'prompts', '--json', out('prompt-same.json')]);
+    expect(same.code, same.stderr + same.stdout).toBe(0);
+    const x = JSON.parse(fs.readFileSync(out('prompt-same.json'), 'utf8')).experiments[0];
+    const run = await h.call('GET', `/v1/evaluation/runs/${x.run_id}`);
+    expect(run.body.sample).toMatchObject({
+      type: 'generate',
+      models: ['gen-a'],
+      prompts: [{ name: 'qa-prompt', version: 1, label: 'production' }],
+      parameters: { temperature: 0 },
+    });
+    expect(run.body.ground_truth).toMatchObject({ type: 'dataset', version: 1 });
+
+    const changed = await ci(withPrompt('staging'), ['--branch', 'prompts', '--report', out('prompt.md')]);
+    expect(changed.code, changed.stderr).toBe(1);
+    expect(fs.readFileSync(out('prompt.md'), 'utf8')).toMatch(/exact.*❌/);
+  });
+
   it('answers the rows with a candidate command, uploads its outputs and gates them', async () => {
     const script = path.join(dir, 'answer.mjs');
     fs.writeFileSync(

@@ -7,7 +7,8 @@ import { nextLink } from '../../src/cli/ci/comments.js';
 import { ExperimentFileError, parseExperiments } from '../../src/cli/ci/experiment-file.js';
 import { ExperimentFile } from '../../src/cli/ci/experiment-schema.js';
 import { evaluateGates, GateSetupError, intervalAt } from '../../src/cli/ci/gates.js';
-import type { Run, RunComparison } from '../../src/client/index.js';
+import { runBodyOf } from '../../src/cli/ci/launch.js';
+import type { Evalgate, Run, RunComparison } from '../../src/client/index.js';
 import { tempDir } from '../helpers/temp.js';
 import { ROOT } from './cli-helpers.js';
 
@@ -71,16 +72,52 @@ describe('the experiment file', () => {
       'e.yaml:9:34: experiments.qa.gates.exact.metric: must be one of "avg_score", "accuracy"',
     ]);
     expect(problems(VALID.replace('{models: [gen-a]}', '{models: [gen-a], command: "x"}'))).toEqual([
-      'e.yaml:6:16: experiments.qa.candidate: give exactly one of models and command',
+      'e.yaml:6:16: experiments.qa.candidate: give models (and/or prompts), or command, not both',
     ]);
-    expect(problems(VALID.replace('{name: qa}', '{name: qa, range: "9:2", version: 3}'))).toEqual([
-      "e.yaml:5:39: experiments.qa.dataset.version: unknown field 'version'",
+    expect(problems(VALID.replace('{name: qa}', '{name: qa, range: "0:2", revision: 3}'))).toEqual([
+      "e.yaml:5:39: experiments.qa.dataset.revision: unknown field 'revision'",
     ]);
     expect(problems(VALID.replace('{name: qa}', '{name: qa, range: "9:2"}'))).toEqual([
       'e.yaml:5:32: experiments.qa.dataset.range: start must not be greater than end',
     ]);
     expect(problems(VALID.replace('  qa:', '  "q a":'))).toEqual([
       "e.yaml:3:3: experiments.q a: unknown experiment name 'q a'",
+    ]);
+  });
+});
+
+describe('an experiment of prompt versions and parameters in the file', () => {
+  const EXPERIMENT = VALID.replace(
+    '{models: [gen-a]}',
+    '{models: [gen-a, gen-b], prompts: [qa@3, qa@staging, qa], parameters: {temperature: 0.2, seed: 7}}',
+  ).replace('{name: qa}', '{name: qa, version: 7, range: "0:20"}');
+
+  it('becomes one run: each prompt version × model over the pinned dataset version', async () => {
+    const [x] = parseExperiments(EXPERIMENT, 'e.yaml');
+    const ctx = ciContext({});
+    const body = await runBodyOf(null as unknown as Evalgate, x!, ctx);
+    expect(body.sample).toEqual({
+      type: 'generate',
+      models: ['gen-a', 'gen-b'],
+      prompts: [{ name: 'qa', version: 3 }, { name: 'qa', label: 'staging' }, { name: 'qa' }],
+      parameters: { temperature: 0.2, seed: 7 },
+      range: '0:20',
+    });
+    expect(body.ground_truth).toEqual({ type: 'dataset', dataset: 'qa', version: 7, range: '0:20' });
+  });
+
+  it('names the line and column of a wrong prompt, parameter or combination', () => {
+    expect(problems(VALID.replace('{models: [gen-a]}', '{prompts: ["qa@"]}'))).toEqual([
+      expect.stringMatching(/^e\.yaml:6:26: experiments\.qa\.candidate\.prompts\.0: must match pattern/),
+    ]);
+    expect(
+      problems(VALID.replace('{models: [gen-a]}', '{prompts: [qa], parameters: {temprature: 1}}')),
+    ).toEqual(["e.yaml:6:45: experiments.qa.candidate.parameters.temprature: unknown field 'temprature'"]);
+    expect(problems(VALID.replace('{models: [gen-a]}', '{command: "x", parameters: {seed: 1}}'))).toEqual([
+      'e.yaml:6:31: experiments.qa.candidate.parameters: parameters go with models or prompts',
+    ]);
+    expect(problems(VALID.replace('{name: qa}', '{name: qa, version: 0}'))).toEqual([
+      'e.yaml:5:34: experiments.qa.dataset.version: must be >= 1',
     ]);
   });
 });

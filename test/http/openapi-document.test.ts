@@ -62,7 +62,19 @@ describe('the published OpenAPI document', () => {
         required: ['type', 'container'],
         additionalProperties: false,
       });
-      expect(byType.generate).toMatchObject({ required: ['models'], additionalProperties: false });
+      // An experiment's generate side names models, prompt versions, or both.
+      expect(byType.generate).toMatchObject({
+        required: [],
+        anyOf: [{ required: ['models'] }, { required: ['prompts'] }],
+        additionalProperties: false,
+      });
+      expect(Object.keys(byType.generate.properties)).toEqual([
+        'type',
+        'models',
+        'range',
+        'prompts',
+        'parameters',
+      ]);
       expect(byType.generate.properties.type.default).toBe('generate');
       expect(byType.sessions).toMatchObject({ required: ['type', 'container'], additionalProperties: false });
       expect(Object.keys(byType.sessions.properties)).toEqual(['type', 'container', 'range', 'filter']);

@@ -182,6 +182,7 @@ export async function refusal(client: Client, name: string, args: Record<string,
 
 export const TOOL_NAMES = [
   'add_dataset_items',
+  'compare_prompt_versions',
   'compare_runs',
   'create_evaluator_from_template',
   'create_prompt_version',
@@ -196,5 +197,6 @@ export const TOOL_NAMES = [
   'list_run_samples',
   'list_runs',
   'search_task_logs',
+  'start_experiment',
   'start_run',
 ];

@@ -34,9 +34,16 @@ export function fmtPct(value: number | null | undefined): string {
 }
 
 /** A launch's name: its generating model, or the sample's own outputs when nothing was generated. */
-export function launchName(model: string | null | undefined, index: number, launches: number): string {
-  if (model) return model;
-  return launches > 1 ? `launch ${index}` : 'sample outputs';
+export function launchName(
+  model: string | null | undefined,
+  index: number,
+  launches: number,
+  prompt?: { name: string; version: number } | null,
+): string {
+  // An experiment's launch is a prompt version × a model: both named.
+  const version = prompt ? ` · ${prompt.name}@${prompt.version}` : '';
+  if (model) return `${model}${version}`;
+  return launches > 1 ? `launch ${index}${version}` : `sample outputs${version}`;
 }
 
 /** Text of any JSON value: strings as they are, the rest pretty-printed. */

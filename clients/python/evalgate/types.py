@@ -479,12 +479,26 @@ class ContainerDataSource(TypedDict):
     range: str
 
 
-class GenerateDataSource(TypedDict):
-    """generate data source"""
+class GenerateDataSourcePromptsItem(TypedDict):
+    id: str
+    name: str
+    version: int
+    label: Optional[str]
 
+
+class _GenerateDataSourceRequired(TypedDict):
     type: Literal["generate"]
     models: List[str]
     range: str
+
+
+class GenerateDataSource(_GenerateDataSourceRequired, total=False):
+    """generate data source"""
+
+    #: type=generate: an experiment’s prompt versions
+    prompts: List[GenerateDataSourcePromptsItem]
+    #: type=generate: the sampling parameters the side gave
+    parameters: Dict[str, Any]
 
 
 class SessionsDataSource(TypedDict):
@@ -536,13 +550,17 @@ class RunDataResultsPerModelItemPerEvalValue(TypedDict):
     expected_count: Optional[int]
 
 
-class RunDataResultsPerModelItem(TypedDict):
+class _RunDataResultsPerModelItemRequired(TypedDict):
     model: Optional[Dict[str, Any]]
     per_eval: Optional[Dict[str, Optional[RunDataResultsPerModelItemPerEvalValue]]]
     avg_score: Optional[float]
     avg_accuracy: Optional[float]
     launch_index: Optional[int]
     launch_call_id: Optional[str]
+
+
+class RunDataResultsPerModelItem(_RunDataResultsPerModelItemRequired, total=False):
+    prompt: GenerateDataSourcePromptsItem
 
 
 class RunDataResults(TypedDict):
@@ -630,9 +648,13 @@ class RunComparisonDataComparisonsItemEvaluator(TypedDict):
     name: str
 
 
-class RunComparisonDataComparisonsItemLaunch(TypedDict):
+class _RunComparisonDataComparisonsItemLaunchRequired(TypedDict):
     index: int
     model: Optional[str]
+
+
+class RunComparisonDataComparisonsItemLaunch(_RunComparisonDataComparisonsItemLaunchRequired, total=False):
+    prompt: GenerateDataSourcePromptsItem
 
 
 class RunComparisonDataComparisonsItemUnmatched(TypedDict):
@@ -709,6 +731,8 @@ class RunComparisonData(TypedDict):
     object: Literal["evaluation.run_comparison"]
     run_id: str
     baseline_id: str
+    #: run: two runs; prompt_version or model: launches of one run (baseline_id = run_id)
+    by: Literal["run", "prompt_version", "model"]
     run_status: str
     baseline_status: str
     #: True when either run is not completed
@@ -1798,16 +1822,42 @@ class CreateRunContainerDataSource(_CreateRunContainerDataSourceRequired, total=
     range: Optional[str]
 
 
-class _CreateRunGenerateDataSourceRequired(TypedDict):
-    #: type=generate: model ids or slugs
-    models: List[str]
+class _CreateRunGenerateDataSourcePromptsItemRequired(TypedDict):
+    #: The prompt’s name or id
+    name: str
 
 
-class CreateRunGenerateDataSource(_CreateRunGenerateDataSourceRequired, total=False):
+class CreateRunGenerateDataSourcePromptsItem(_CreateRunGenerateDataSourcePromptsItemRequired, total=False):
+    """A prompt version: a version or a label (neither: the latest)"""
+
+    version: int
+    #: Resolved to its version when the run is created
+    label: str
+
+
+class CreateRunGenerateDataSourceParameters(TypedDict, total=False):
+    """type=generate: sampling parameters of every generation call (over a prompt version’s own)"""
+
+    temperature: float
+    max_tokens: int
+    top_p: float
+    stop: Union[str, List[str]]
+    presence_penalty: float
+    frequency_penalty: float
+    seed: int
+
+
+class CreateRunGenerateDataSource(TypedDict, total=False):
     """generate data source"""
 
     type: Literal["generate"]
+    #: type=generate: model ids or slugs
+    models: List[str]
     range: Optional[str]
+    #: type=generate: prompt versions to render over each item (an experiment): one launch per version × model
+    prompts: List[CreateRunGenerateDataSourcePromptsItem]
+    #: type=generate: sampling parameters of every generation call (over a prompt version’s own)
+    parameters: CreateRunGenerateDataSourceParameters
 
 
 class CreateRunSessionsDataSourceFilter(TypedDict, total=False):

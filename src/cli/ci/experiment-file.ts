@@ -115,9 +115,13 @@ function schemaMessage(e: ErrorObject): { path: Segment[]; message: string; key:
 function crossChecks(file: ExperimentFile, problems: Problems): void {
   for (const [name, x] of Object.entries(file.experiments)) {
     const at = ['experiments', name];
-    const kinds = [x.candidate.models !== undefined, x.candidate.command !== undefined].filter(Boolean);
+    const generates = x.candidate.models !== undefined || x.candidate.prompts !== undefined;
+    const kinds = [generates, x.candidate.command !== undefined].filter(Boolean);
     if (kinds.length !== 1) {
-      problems.at([...at, 'candidate'], 'give exactly one of models and command');
+      problems.at([...at, 'candidate'], 'give models (and/or prompts), or command, not both');
+    }
+    if (x.candidate.parameters !== undefined && !generates) {
+      problems.at([...at, 'candidate', 'parameters'], 'parameters go with models or prompts', true);
     }
     if (x.candidate.timeout_seconds !== undefined && x.candidate.command === undefined) {
       problems.at([...at, 'candidate', 'timeout_seconds'], 'timeout_seconds goes with command', true);

@@ -13,6 +13,12 @@ const Ratio = Type.Number({ minimum: 0, maximum: 1 });
 const Dataset = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, description: 'Dataset id or label' }),
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'The dataset version to read (default: the latest when the run is created)',
+      }),
+    ),
     range: Type.Optional(
       Type.String({
         pattern: '^\\d+:\\d+$',
@@ -29,8 +35,45 @@ const Candidate = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
         minItems: 1,
         maxItems: 32,
-        description: 'Models (ids or labels) that answer each dataset row; one launch each',
+        description:
+          'Models (ids or labels) that answer each dataset row; one launch each (with prompts: each version on each model)',
       }),
+    ),
+    prompts: Type.Optional(
+      Type.Array(
+        Type.String({
+          pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}(@([1-9][0-9]{0,8}|[a-z0-9][a-z0-9_.-]{0,62}))?$',
+          description: 'NAME (its latest version), NAME@VERSION or NAME@LABEL',
+        }),
+        {
+          minItems: 1,
+          maxItems: 16,
+          description:
+            "Stored prompt versions rendered over each row's input fields; one launch per version × model (without models: each version's own model)",
+        },
+      ),
+    ),
+    parameters: Type.Optional(
+      Type.Object(
+        {
+          temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+          max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+          top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          stop: Type.Optional(
+            Type.Union([
+              Type.String({ minLength: 1 }),
+              Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 4 }),
+            ]),
+          ),
+          presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+          frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+          seed: Type.Optional(Type.Integer()),
+        },
+        {
+          additionalProperties: false,
+          description: "Sampling parameters of every generation call (over a prompt version's own)",
+        },
+      ),
     ),
     command: Type.Optional(
       Type.String({
@@ -46,7 +89,8 @@ const Candidate = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'What is evaluated: models that generate the answers, or an application command',
+    description:
+      'What is evaluated: models (and prompt versions, parameters) that generate the answers, or an application command',
   },
 );
 

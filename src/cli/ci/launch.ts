@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { CreateRun, DataSource, Evalgate } from '../../client/index.js';
+import { promptPick } from '../run-body.js';
 import type { CiContext } from './ci-env.js';
 import type { NamedExperiment } from './experiment-file.js';
 
@@ -131,13 +132,21 @@ export async function runBodyOf(client: Evalgate, x: NamedExperiment, ctx: CiCon
     sample = { type: 'dataset', dataset: uploaded.id, range };
     groundTruth = { type: 'dataset', dataset: uploaded.id, range };
   } else {
-    const range = experiment.dataset.range;
-    groundTruth = { type: 'dataset', dataset: experiment.dataset.name, ...(range ? { range } : {}) };
+    const { range, version } = experiment.dataset;
+    groundTruth = {
+      type: 'dataset',
+      dataset: experiment.dataset.name,
+      ...(version !== undefined ? { version } : {}),
+      ...(range ? { range } : {}),
+    };
     // A generate side covers the whole slice it generates from.
     const span = range ? Number(range.split(':')[1]) - Number(range.split(':')[0]) : null;
+    const { models, prompts, parameters } = experiment.candidate;
     sample = {
       type: 'generate',
-      models: experiment.candidate.models ?? [],
+      ...(models !== undefined ? { models } : {}),
+      ...(prompts !== undefined ? { prompts: prompts.map(promptPick) } : {}),
+      ...(parameters !== undefined ? { parameters } : {}),
       ...(span !== null ? { range: `0:${span}` } : {}),
     };
   }

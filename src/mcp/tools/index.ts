@@ -1,6 +1,7 @@
 import type { McpTool } from '../tool.js';
 import { DATASET_TOOLS } from './datasets.js';
 import { EVALUATOR_TOOLS } from './evaluators.js';
+import { EXPERIMENT_TOOLS } from './experiments.js';
 import { LOG_TOOLS } from './logs.js';
 import { PROMPT_TOOLS } from './prompts.js';
 import { RUN_TOOLS } from './runs.js';
@@ -13,6 +14,7 @@ import { RUN_TOOLS } from './runs.js';
 export const TOOLS: readonly McpTool[] = [
   ...LOG_TOOLS,
   ...RUN_TOOLS,
+  ...EXPERIMENT_TOOLS,
   ...EVALUATOR_TOOLS,
   ...DATASET_TOOLS,
   ...PROMPT_TOOLS,

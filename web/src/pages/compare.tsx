@@ -5,15 +5,34 @@ import type { Project, Run, RunComparison, RunDetail } from '../types';
 
 const signed = (v: number | null) => (v === null ? '—' : `${v > 0 ? '+' : ''}${v.toFixed(3)}`);
 
-/** The run against a baseline run of the project: regressions first, then the paired figures. */
+type Launch = RunComparison['comparisons'][number]['launch'];
+
+/** Within an experiment: its prompt versions compared on each model, or its models on each version. */
+const WITHIN: Record<string, { by: 'prompt_version' | 'model'; label: string }> = {
+  'by:prompt_version': { by: 'prompt_version', label: 'its prompt versions (on each model)' },
+  'by:model': { by: 'model', label: 'its models (on each prompt version)' },
+};
+
+/**
+ * The run against a baseline run of the project, or (an experiment) its launches against each other:
+ * regressions first, then the paired figures.
+ */
 export function ComparePanel(props: { project: Project; detail: RunDetail }) {
   const runId = props.detail.run.id;
   const base = `/projects/${props.project.id}/runs`;
   const runs = useApi<ListOf<Run>>(`${base}${query({ status: 'completed', limit: 100 })}`);
-  const [baseline, setBaseline] = useState('');
+  const experiment = props.detail.launches.some((l) => l.prompt);
+  const [baseline, setBaseline] = useState(experiment ? 'by:prompt_version' : '');
+  const within = WITHIN[baseline];
   const comparison = useApi<RunComparison>(
-    baseline ? `${base}/${runId}/compare${query({ baseline, limit: 20 })}` : null,
+    within
+      ? `${base}/${runId}/compare${query({ by: within.by, limit: 20 })}`
+      : baseline
+        ? `${base}/${runId}/compare${query({ baseline, limit: 20 })}`
+        : null,
   );
+  const launches = props.detail.launches.length;
+  const name = (l: Launch) => launchName(l.model, l.index, launches, l.prompt);
   const candidates = (runs.data?.data ?? []).filter((r) => r.id !== runId);
   const regressions = (comparison.data?.comparisons ?? [])
     .flatMap((c) => c.regressions.map((r) => ({ ...r, comparison: c })))
@@ -25,6 +44,12 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
         Baseline run
         <select aria-label="Baseline run" value={baseline} onChange={(e) => setBaseline(e.target.value)}>
           <option value="">choose a completed run…</option>
+          {experiment &&
+            Object.entries(WITHIN).map(([value, w]) => (
+              <option key={value} value={value}>
+                this run: {w.label}
+              </option>
+            ))}
           {candidates.map((r) => (
             <option key={r.id} value={r.id}>
               {r.name ? `${r.name} · ` : ''}
@@ -50,7 +75,7 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
           </p>
           <h3>Regressions ({regressions.length})</h3>
           {regressions.length === 0 ? (
-            <Empty>No position scored lower than in the baseline.</Empty>
+            <Empty>No position scored lower than in the {within ? 'reference launch' : 'baseline'}.</Empty>
           ) : (
             regressions.map((r) => (
               <article
@@ -61,12 +86,8 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
                   <span>
                     <strong>#{r.run.position}</strong>{' '}
                     {r.item_id && <code className="muted">{r.item_id}</code>} · {r.comparison.evaluator.name}{' '}
-                    ·{' '}
-                    {launchName(
-                      r.comparison.launch.model,
-                      r.comparison.launch.index,
-                      props.detail.launches.length,
-                    )}
+                    · {name(r.comparison.launch)}
+                    {within && ` vs ${name(r.comparison.baseline_launch)}`}
                   </span>
                   <span className="badge fail">
                     {fmtNum(r.baseline.score)} → {fmtNum(r.run.score)} ({signed(r.difference)})
@@ -84,12 +105,12 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
                 </div>
                 <div className="fields side-by-side">
                   <div>
-                    <h4>This run</h4>
+                    <h4>{within ? name(r.comparison.launch) : 'This run'}</h4>
                     <Value value={r.run.output} />
                     {r.run.reasoning && <p className="reasoning">{r.run.reasoning}</p>}
                   </div>
                   <div>
-                    <h4>Baseline</h4>
+                    <h4>{within ? name(r.comparison.baseline_launch) : 'Baseline'}</h4>
                     <Value value={r.baseline.output} />
                     {r.baseline.reasoning && <p className="reasoning">{r.baseline.reasoning}</p>}
                   </div>
@@ -97,12 +118,12 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
               </article>
             ))
           )}
-          <h3>Per evaluator and model</h3>
+          <h3>Per evaluator and {within ? 'launch pair' : 'model'}</h3>
           <table>
             <thead>
               <tr>
                 <th>Evaluator</th>
-                <th>Model</th>
+                <th>{within ? 'Launch vs reference' : 'Model'}</th>
                 <th>Verdict</th>
                 <th>Mean difference</th>
                 <th>95% interval</th>
@@ -112,9 +133,9 @@ export function ComparePanel(props: { project: Project; detail: RunDetail }) {
             </thead>
             <tbody>
               {comparison.data.comparisons.map((c) => (
-                <tr key={`${c.evaluator.id}:${c.launch.index}`}>
+                <tr key={`${c.evaluator.id}:${c.launch.index}:${c.baseline_launch.index}`}>
                   <td>{c.evaluator.name}</td>
-                  <td>{launchName(c.launch.model, c.launch.index, props.detail.launches.length)}</td>
+                  <td>{within ? `${name(c.launch)} vs ${name(c.baseline_launch)}` : name(c.launch)}</td>
                   <td>
                     <span className={`badge verdict-${c.verdict}`}>{c.verdict}</span>
                   </td>

@@ -1,7 +1,7 @@
 import { launchName } from '../components';
 import type { RunDetail } from '../types';
 
-/** One row of a run's results: a launch (model) × an evaluator, shared by the run page and its charts. */
+/** One row of a run's results: a launch (model, or an experiment's prompt version × model) × an evaluator, shared by the run page and its charts. */
 export interface ResultRow {
   launch: number;
   model: string;
@@ -22,10 +22,12 @@ export function resultRows(detail: RunDetail): ResultRow[] {
   const rows: ResultRow[] = [];
   for (const launch of detail.run.results?.per_model ?? []) {
     const index = launch.launch_index ?? 0;
+    const planned = detail.launches.find((l) => l.index === index);
     const model = launchName(
-      launch.model?.slug ?? detail.launches.find((l) => l.index === index)?.model,
+      launch.model?.slug ?? planned?.model,
       index,
       detail.launches.length,
+      launch.prompt ?? planned?.prompt,
     );
     for (const ev of detail.evaluators) {
       const e = launch.per_eval?.[ev.id];

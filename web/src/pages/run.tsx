@@ -35,7 +35,12 @@ function sideText(side: Side | null, labels: Record<string, string>): string {
   // A side names the resource it reads (a dataset or a container), or the models that generate it.
   const ref = side.dataset ?? side.container;
   const what = ref ? (labels[ref] ?? ref) : side.models?.join(', ');
-  return `${SOURCE_WORDS[side.type] ?? side.type} ${what ?? ''}, positions ${side.range}`;
+  const version = ref && side.version !== undefined ? ` version ${side.version}` : '';
+  // An experiment's side names its prompt versions (and the label each was picked by).
+  const prompts = side.prompts?.length
+    ? ` rendering ${side.prompts.map((p) => `${p.name}@${p.version}${p.label ? ` (${p.label})` : ''}`).join(', ')}`
+    : '';
+  return `${SOURCE_WORDS[side.type] ?? side.type} ${what ?? ''}${version}${prompts}, positions ${side.range}`;
 }
 
 /** The run's name, changed in place (an empty name removes it). */

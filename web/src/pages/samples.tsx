@@ -144,7 +144,7 @@ export function SampleBrowser(props: { base: string; project: string; detail: Ru
   );
   const evaluators = new Map(detail.evaluators.map((e) => [e.id, e]));
   const models = new Map(
-    detail.launches.map((l) => [l.index, launchName(l.model, l.index, detail.launches.length)]),
+    detail.launches.map((l) => [l.index, launchName(l.model, l.index, detail.launches.length, l.prompt)]),
   );
   const change = (set: (v: string) => void) => (value: string) => {
     set(value);

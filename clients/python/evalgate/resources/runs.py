@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Literal, Optional
 
 import httpx
 
@@ -144,15 +144,19 @@ class Runs(Resource):
         self,
         run_id: str,
         *,
-        baseline: str,
+        baseline: Optional[str] = None,
+        by: Optional[Literal["prompt_version", "model"]] = None,
+        reference: Optional[str] = None,
         limit: Optional[int] = None,
         request_options: Optional[RequestOptions] = None,
     ) -> RunComparison:
-        """Paired score differences against a baseline run, per evaluator and launch."""
+        """Paired score differences against a baseline run, per evaluator and launch; or, with ``by``,
+        between the run's own launches: each prompt version against a reference version on the same
+        model (``prompt_version``), or each model against a reference model (``model``)."""
         return self._call(
             "GET",
             f"/v1/evaluation/runs/{seg(run_id)}/compare",
-            query={"baseline": baseline, "limit": limit},
+            query={"baseline": baseline, "by": by, "reference": reference, "limit": limit},
             options=request_options,
             wrap=RunComparison,
         )

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/authenticator.js';
 import type { Database } from '../db/schema.js';
+import type { Principal } from './authenticator.js';
 
 /**
  * Who is reviewing: the person behind the request. A key made on the dashboard records its user in
