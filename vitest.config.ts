@@ -67,6 +67,10 @@ export default defineConfig({
     retry: Number(process.env.EVALGATE_TEST_RETRY ?? 0),
     // EVALGATE_TEST_WORKERS=n runs n test files at once (vitest's default is one fewer than the cores).
     ...(process.env.EVALGATE_TEST_WORKERS ? { maxWorkers: Number(process.env.EVALGATE_TEST_WORKERS) } : {}),
+    // EVALGATE_TEST_ISOLATE=0 lets a worker run one file after another in one process with the modules it
+    // loaded for the first (each file still has its own databases, servers and ports): loading the app's
+    // modules again for every file costs about 2 s of CPU per file (see docs/performance.md).
+    ...(process.env.EVALGATE_TEST_ISOLATE === '0' ? { isolate: false } : {}),
     globalSetup: ['test/helpers/global-setup.ts'],
   },
 });

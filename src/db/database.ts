@@ -147,6 +147,24 @@ async function openPostgres(url: string): Promise<Kysely<Database>> {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
+/**
+ * Whether every migration of this build is recorded as applied, by one query: a start on a current
+ * database (every start but the first after an upgrade) skips the migrator's table checks, lock and
+ * reads. Anything else (no migration table yet, one missing, one this build does not know) is left to
+ * the migrator, which applies, waits or refuses as before.
+ */
+async function isCurrent(db: Kysely<Database>): Promise<boolean> {
+  let applied: Set<string>;
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    applied = new Set(rows.map((r) => r.name));
+  } catch {
+    return false;
+  }
+  const known = Object.keys(await migrationProvider.getMigrations());
+  return applied.size === known.length && known.every((name) => applied.has(name));
+}
+
 export async function openDatabase(url: string): Promise<DatabaseHandle> {
   const isSqlite = url.startsWith('sqlite:');
   const db = isSqlite ? await openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url);
@@ -160,6 +178,7 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
       await sql`select 1`.execute(db);
     },
     async migrate() {
+      if (await isCurrent(db)) return [];
       const migrator = new Migrator({ db, provider: migrationProvider });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error;

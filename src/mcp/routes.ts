@@ -1,13 +1,30 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/authenticator.js';
 import { takeRateLimit } from '../auth/guard.js';
 import { API_VERSION } from '../http/openapi.js';
 import { ApiError } from '../shared/errors.js';
 import type { McpPorts } from './ports.js';
-import { buildMcpServer } from './server.js';
 
 export const MCP_PATH = '/mcp';
+
+let loading: Promise<
+  [typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./server.js')]
+> | null = null;
+
+/**
+ * The MCP SDK, zod and the tools' schemas (about 190 modules of a start's 2,700), loaded on
+ * the first call to `/mcp` rather than by every process that serves the API.
+ */
+function loadMcp() {
+  loading ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('./server.js'),
+  ]);
+  loading.catch(() => {
+    loading = null;
+  });
+  return loading;
+}
 
 /**
  * The key of the request, checked as the API's guard checks it (401 without a valid key, 429 past the
@@ -28,6 +45,7 @@ async function authenticate(req: FastifyRequest, reply: FastifyReply, ports: Mcp
 export const mcpRoutes: FastifyPluginAsync<{ ports: McpPorts }> = async (app, { ports }) => {
   app.post(MCP_PATH, { schema: { hide: true } }, async (req, reply) => {
     const principal = await authenticate(req, reply, ports);
+    const [{ StreamableHTTPServerTransport }, { buildMcpServer }] = await loadMcp();
     const origin = ports.publicUrl ?? `${req.protocol}://${req.host}`;
     const server = buildMcpServer(
       { principal, ports, origin, fail: (err) => req.log.error({ err }, 'MCP tool failed') },

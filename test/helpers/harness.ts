@@ -5,7 +5,8 @@ import { createWorker, type Worker } from '../../src/executor/worker.js';
 import { createServices, type Services } from '../../src/services.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { ContractChecker } from './contract.js';
-import { type FreshDatabase, freshDatabase } from './databases.js';
+import type { FreshDatabase } from './databases.js';
+import { migratedDatabase } from './template-databases.js';
 
 export interface CallOptions {
   key?: string | null;
@@ -52,7 +53,8 @@ export interface HarnessOptions {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const database = options.database ?? (await freshDatabase());
+  // A database of its own, copied from one migrated once per test run (see template-databases.ts).
+  const database = options.database ?? (await migratedDatabase());
   const config = loadConfig({
     EVALGATE_DATA_DIR: database.dataDir,
     EVALGATE_DATABASE_URL: database.url,
@@ -69,9 +71,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await app.server.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const contract = new ContractChecker(
-    app.server.swagger() as ConstructorParameters<typeof ContractChecker>[0],
-  );
+  // The document and its checker are made on the first checked call (a test that never calls through
+  // `call` does not pay for them).
+  let contract: ContractChecker | null = null;
+  const checker = () =>
+    (contract ??= new ContractChecker(
+      app.server.swagger() as ConstructorParameters<typeof ContractChecker>[0],
+    ));
 
   async function key(permissions: string[] = ['*'], project = 'main'): Promise<TestKey> {
     const p = await ensureProject(app.services.db, project);
@@ -102,7 +108,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const mediaType = contentType.split(';')[0]!.trim();
     if ((mediaType === 'application/json' || mediaType.endsWith('+json')) && text !== '')
       parsed = JSON.parse(text);
-    if (!opts.unchecked) contract.check(method, path, res.status, parsed, contentType);
+    if (!opts.unchecked) checker().check(method, path, res.status, parsed, contentType);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
