@@ -4,6 +4,7 @@ import { asText, Empty, ErrorBox, fmtDate, fmtDuration, fmtNum, fmtUsd, Loading,
 import { Link } from '../router';
 import type { Project } from '../types';
 import { AddToDataset } from './add-to-dataset';
+import { playgroundLink } from './playground';
 
 const PAGE = 20;
 
@@ -96,7 +97,12 @@ function FoldedCall(props: { call: ToolCall; result: string | null | undefined }
 }
 
 /** One call of the session as chat bubbles: what it added (user, tool results), then its answer. */
-function TurnView(props: { project: string; turn: Turn; results: Map<string, string | null> }) {
+function TurnView(props: {
+  project: string;
+  session: string;
+  turn: Turn;
+  results: Map<string, string | null>;
+}) {
   const t = props.turn;
   const inTokens = t.usage?.prompt_tokens ?? 0;
   const outTokens = t.usage?.completion_tokens ?? 0;
@@ -120,7 +126,10 @@ function TurnView(props: { project: string; turn: Turn; results: Map<string, str
       </div>
       <p className="small muted turn-meta">
         Turn {t.index + 1} · Tokens: {inTokens} in / {outTokens} out · {fmtUsd(t.cost)} ·{' '}
-        {fmtDuration(t.latency_ms)}
+        {fmtDuration(t.latency_ms)} ·{' '}
+        <Link to={playgroundLink(props.project, { session: props.session, turn: t.index })}>
+          Open in playground
+        </Link>
       </p>
       <ScoreList project={props.project} scores={t.scores} />
     </li>
@@ -156,7 +165,13 @@ export function SessionPage(props: { project: Project; id: string }) {
           <ScoreList project={props.project.id} scores={s.scores} />
           <ol className="transcript" aria-label="Transcript">
             {s.turns.map((t) => (
-              <TurnView key={t.task_log_id} project={props.project.id} turn={t} results={results} />
+              <TurnView
+                key={t.task_log_id}
+                project={props.project.id}
+                session={props.id}
+                turn={t}
+                results={results}
+              />
             ))}
           </ol>
           <Pager offset={offset} limit={PAGE} total={s.turn_count} onChange={setOffset} />
