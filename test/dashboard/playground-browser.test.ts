@@ -3,8 +3,8 @@
  * and the mock upstream: a call recorded from a stored prompt is opened from its container's page, its
  * prompt edited, run against two models side by side (streamed) with a judge's scores on each answer,
  * saved as the prompt's next version, and an answer added to a dataset; at 1440 px and at 390 px (the
- * columns stacked). The API then shows the version, the dataset item and the playground's task logs,
- * and the project's spend. SQLite only; skipped when /usr/bin/chromium is missing.
+ * columns stacked); a prompt version opened from the page's picker. The API then shows the version,
+ * the dataset item, the playground's task logs and the project's spend. SQLite only; skipped when /usr/bin/chromium is missing.
  */
 
 import path from 'node:path';
@@ -184,6 +184,15 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Playground in 
     await page.goto(`${projectUrl}/runs`);
     await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Playground' }).click();
     await page.getByRole('heading', { name: 'Playground' }).waitFor();
+    // A prompt version opens as its template, each variable to fill.
+    await page.getByLabel('Open a prompt', { exact: true }).selectOption('support');
+    await page.waitForURL(/\/playground\?prompt=support$/);
+    await page.getByLabel('Prompt version').selectOption('1');
+    await page.waitForURL(/\/playground\?prompt=support&version=1$/);
+    await expect
+      .poll(() => page.getByLabel('Message 1', { exact: true }).inputValue())
+      .toBe('You answer for Acme.');
+    await page.getByLabel(/^order/).waitFor();
 
     const v2 = await api('GET', '/v1/prompts/support?version=2');
     expect(v2.version.messages[0].content).toBe('You answer for Acme, kindly and briefly.');

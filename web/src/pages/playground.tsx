@@ -51,20 +51,62 @@ export function playgroundLink(
   return `/projects/${project}/playground?${search.toString()}`;
 }
 
+/** The versions of the prompt open on the page, newest first: picking one opens it. */
+function OpenVersion(props: { project: string; prompt: string; version: number | undefined }) {
+  const path = `/projects/${props.project}/prompts/${encodeURIComponent(props.prompt)}/versions?limit=100`;
+  const versions = useApi<ListOf<PromptVersion>>(path);
+  if (!versions.data) return null;
+  return (
+    <label className="inline">
+      Version
+      <select
+        aria-label="Prompt version"
+        value={props.version ?? ''}
+        onChange={(e) =>
+          navigate(playgroundLink(props.project, { prompt: props.prompt, version: e.target.value }))
+        }
+      >
+        {props.version === undefined && <option value="">latest</option>}
+        {versions.data.data.map((v) => (
+          <option key={v.version} value={v.version}>
+            v{v.version}
+            {v.labels.length ? ` (${v.labels.join(', ')})` : ''}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function OpenPrompt(props: { project: string }) {
   const prompts = useApi<ListOf<PromptSummary>>(`/projects/${props.project}/prompts?limit=100`);
+  const { search } = useLocation();
+  const open = search.get('prompt');
+  const version = search.get('version');
   if (!prompts.data || prompts.data.data.length === 0) return null;
+  return (
+    <div className="inline pg-open">
+      <PromptChoice project={props.project} prompts={prompts.data.data} />
+      {open && (
+        <OpenVersion project={props.project} prompt={open} version={version ? Number(version) : undefined} />
+      )}
+    </div>
+  );
+}
+
+function PromptChoice(props: { project: string; prompts: PromptSummary[] }) {
   return (
     <label className="inline">
       Open a prompt
       <select
+        aria-label="Open a prompt"
         value=""
         onChange={(e) =>
           e.target.value && navigate(playgroundLink(props.project, { prompt: e.target.value }))
         }
       >
         <option value="">…</option>
-        {prompts.data.data.map((p) => (
+        {props.prompts.map((p) => (
           <option key={p.id} value={p.name}>
             {p.name} (v{p.latest_version})
           </option>
