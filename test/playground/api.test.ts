@@ -149,6 +149,28 @@ describe('a run against two models', () => {
   });
 });
 
+describe('budgets', () => {
+  it('a key whose budget is spent gets budget_exceeded as each answer, and nothing is recorded', async () => {
+    const spender = await g.h.key(['inference:write']);
+    const set = await g.h.call('PATCH', `/v1/api-keys/${spender.id}`, {
+      body: { budget: { limit_usd: 0.000001, period: 'total' } },
+    });
+    expect(set.status, set.text).toBe(200);
+    // The first run spends past the limit (a reservation is the call's largest cost); the next is refused.
+    await runEvents({ ...edited, models: ['openai/gpt-4o'] }, spender.key);
+    const before = (await g.logs('playground')).length;
+    const run = await runEvents({ ...edited, models: ['openai/gpt-4o-mini', 'openai/gpt-4o'] }, spender.key);
+    expect(run.status).toBe(200);
+    const answers = run.events.filter((e) => e.event === 'answer').map((e) => e.data.answer);
+    expect(answers).toHaveLength(2);
+    for (const a of answers) {
+      expect(a.error).toMatchObject({ code: 'budget_exceeded' });
+      expect(a.task_log_id).toBeNull();
+    }
+    expect(await g.logs('playground')).toHaveLength(before);
+  });
+});
+
 describe('bad input, refused before anything is called', () => {
   it('an unknown model, five models, a missing or mistyped variable: 422 naming the field', async () => {
     const unknown = await g.h.call('POST', '/v1/playground/runs', {
