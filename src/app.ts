@@ -29,6 +29,7 @@ import { evalRoutes } from './openai-evals/evals-routes.js';
 import { fileRoutes } from './openai-evals/files-routes.js';
 import { graderRoutes } from './openai-evals/graders-routes.js';
 import { storedCompletionRoutes } from './openai-evals/stored-completions-routes.js';
+import { playgroundRoutes } from './playground/routes.js';
 import { promptRoutes } from './prompts/routes.js';
 import { reviewRoutes } from './review/routes.js';
 import { runRoutes } from './runs/routes.js';
@@ -147,6 +148,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(traceRoutes, { ports: ports.traces });
   await server.register(reviewRoutes, { ports: ports.review });
   await server.register(promptRoutes, { ports: ports.prompts });
+  await server.register(playgroundRoutes, { ports: ports.playground });
   // The MCP tools call the same services as the REST routes of their operations, with the same ports.
   await server.register(mcpRoutes, {
     ports: {

@@ -22,6 +22,7 @@ import type { WorkerPorts } from './executor/worker.js';
 import type { InferencePorts } from './gateway/routes.js';
 import type { HealthPorts } from './http/health.js';
 import type { ResponseCache } from './llm/cache/cache.js';
+import { createModelCaller } from './llm/call-model.js';
 import { checkUpstreamUrlResolved } from './llm/egress/policy.js';
 import type { SelfAddresses } from './llm/egress/self-addresses.js';
 import type { ModelContext } from './llm/models/resolve.js';
@@ -34,6 +35,7 @@ import { type StoredScore, scoreExporter } from './observability/otel-export-hoo
 import type { EvalsPorts } from './openai-evals/evals-routes.js';
 import type { GraderApiPorts } from './openai-evals/graders-service.js';
 import type { StoredCompletionPorts } from './openai-evals/stored-completions-service.js';
+import type { PlaygroundPorts } from './playground/routes.js';
 import type { PromptPorts } from './prompts/routes.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
@@ -86,6 +88,8 @@ export interface Ports {
   review: ReviewPorts;
   /** Versioned prompts, their labels and diffs. */
   prompts: PromptPorts;
+  /** The playground: its calls go through the one model call and are recorded in its container. */
+  playground: PlaygroundPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -221,6 +225,19 @@ export function buildPorts(p: Parts): Ports {
     budgets: p.budgets,
   });
   const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth, budgets: p.budgets };
+  const playground: PlaygroundPorts = {
+    db,
+    // The one model call, as graders and runs make it: the model's limits, the payer's budgets.
+    caller: createModelCaller({
+      providers: p.providers,
+      budgets: p.budgets,
+      limits: { limiter: p.modelLimiter, concurrency: config.runs.modelConcurrency },
+    }),
+    resolveModel: p.resolveModel,
+    logWriter: config.recording ? p.logWriter : null,
+    runs,
+    sandbox: p.sandbox,
+  };
   const checkUpstream = (url: string) =>
     checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, p.self);
   const monitors: MonitorContext = {
@@ -274,6 +291,7 @@ export function buildPorts(p: Parts): Ports {
     },
     sessions: { db, settle: () => p.logWriter.flush(), limits: config.sessionLimits },
     prompts: { db },
+    playground,
     inference: {
       providers: p.providers,
       cache: p.cache,
@@ -301,6 +319,7 @@ export function buildPorts(p: Parts): Ports {
       evaluators,
       monitors,
       origins: itemOrigins(p),
+      playground,
     },
     worker: {
       engine: engineDeps(p),

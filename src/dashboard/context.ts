@@ -8,6 +8,7 @@ import type { Database } from '../db/schema.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
 import type { ModelContext } from '../llm/models/resolve.js';
 import type { MonitorContext } from '../monitors/service.js';
+import type { PlaygroundPorts } from '../playground/service.js';
 import type { RunContext } from '../runs/service.js';
 import type { BudgetAdmin } from '../shared/budget.js';
 import type { OidcProviders } from './oidc.js';
@@ -30,6 +31,8 @@ export interface DashboardPorts {
   monitors: MonitorContext;
   /** What dataset items are made from ("Add to dataset"); absent: items are given as they are. */
   origins?: ItemOrigins;
+  /** The playground's runs (absent: its page cannot run anything). */
+  playground?: PlaygroundPorts;
 }
 
 /** What every dashboard route file gets from the dashboard plugin. */

@@ -6,6 +6,7 @@ import { dashboardDatasetItemRoutes } from './dataset-item-routes.js';
 import { dashboardMonitorRoutes } from './monitor-routes.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
+import { dashboardPlaygroundRoutes } from './playground-routes.js';
 import { projectRoutes } from './project-routes.js';
 import { fromOwnOrigin } from './public-url.js';
 import { dashboardReviewRoutes } from './review-routes.js';
@@ -86,4 +87,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardReviewRoutes, { ctx });
   await app.register(dashboardSessionRoutes, { ctx });
   await app.register(dashboardDatasetItemRoutes, { ctx });
+  await app.register(dashboardPlaygroundRoutes, { ctx });
 };

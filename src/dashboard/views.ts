@@ -9,6 +9,9 @@ import type { RunResults as ApiResults, Run as ApiRun, RunSample as ApiSample } 
 import type { PerEvalResult } from '../engine/aggregate.js';
 import type { RunMetrics } from '../engine/progress.js';
 import type { CreateEvaluator } from '../evaluators/schemas.js';
+import type { AnswerScore, ModelAnswer } from '../playground/answer.js';
+import type { EditableRequest } from '../playground/schemas.js';
+import type { PromptSummary, PromptVersion } from '../prompts/schemas.js';
 import type { queueState } from '../runs/service.js';
 import type { BudgetState } from '../shared/budget.js';
 import type { DashboardMonitor, DashboardMonitorDetail, MonitorEvaluatorState } from './monitor-view.js';
@@ -29,8 +32,16 @@ export type {
   RunComparison,
   RunSpend,
 } from '../client/types.js';
-
-export type { DashboardMonitor, DashboardMonitorDetail, MonitorEvaluatorState };
+export type {
+  AnswerScore,
+  DashboardMonitor,
+  DashboardMonitorDetail,
+  EditableRequest as PlaygroundRequest,
+  ModelAnswer,
+  MonitorEvaluatorState,
+  PromptSummary,
+  PromptVersion,
+};
 export type Me = ReturnType<typeof meView>;
 /** The body of an evaluator's creation: its grader fields' allowed values (metrics, operations). */
 export type EvaluatorBody = CreateEvaluator;

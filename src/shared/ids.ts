@@ -23,7 +23,8 @@ export type IdPrefix =
   | 'rev'
   | 'prm'
   | 'plm'
-  | 'stl';
+  | 'stl'
+  | 'pgr';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

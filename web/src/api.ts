@@ -148,3 +148,41 @@ export interface ListOf<T> {
   data: T[];
   total: number;
 }
+
+/**
+ * A POST answered with server-sent events: each event handed to `onEvent` as it arrives. A refusal
+ * before the stream starts (a 4xx in the error envelope) is thrown as for `api`.
+ */
+export async function postStream(
+  path: string,
+  body: unknown,
+  onEvent: (event: string, data: unknown) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const res = await fetch(BASE + path, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+    signal,
+  });
+  if (!res.ok || !res.body) {
+    const text = await res.text();
+    handleStatus(res.status);
+    throw failureOf(res.status, text ? JSON.parse(text) : undefined);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (data !== undefined) onEvent(event, JSON.parse(data));
+    }
+  }
+}

@@ -217,6 +217,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['traces', 'Traces'],
     ['sessions', 'Sessions'],
     ['review', 'Review'],
+    ['playground', 'Playground'],
     ['models', 'Models'],
     ['settings', 'Settings'],
   ] as const;

@@ -6,6 +6,7 @@
 import type { Evaluator, EvaluatorBody, Me, Run, RunPlanSummary, RunSample } from '../../src/dashboard/views';
 
 export type {
+  AnswerScore,
   ApiKey,
   Container,
   DashboardMonitor,
@@ -16,6 +17,7 @@ export type {
   Invitation,
   Me,
   Model,
+  ModelAnswer,
   Monitor,
   MonitorEvaluatorState,
   MonitorResults,
@@ -23,9 +25,12 @@ export type {
   Organization,
   OrganizationDetail,
   PerEval,
+  PlaygroundRequest,
   Project,
   ProjectBudget,
   ProjectRef,
+  PromptSummary,
+  PromptVersion,
   Run,
   RunComparison,
   RunSpend,

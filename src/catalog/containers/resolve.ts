@@ -16,9 +16,9 @@ export async function loadContainer(
   projectId: string,
   ref: string | null,
 ): Promise<string> {
-  const found = await findContainer(db, projectId, ref ?? DEFAULT_CONTAINER);
-  if (found) return found.id;
   if (ref !== null) {
+    const found = await findContainer(db, projectId, ref);
+    if (found) return found.id;
     // Said with the fix: most often the container was simply not created yet.
     throw new ApiError(
       'not_found',
@@ -28,13 +28,33 @@ export async function loadContainer(
       { resource: 'container', ref },
     );
   }
+  return ensureContainer(
+    db,
+    projectId,
+    DEFAULT_CONTAINER,
+    'Gateway calls made without an X-Evalgate-Container header',
+  );
+}
+
+/**
+ * The id of the project's container labelled `label`, created (with `description`) on first use; two
+ * requests creating it at once both get the one that was stored.
+ */
+export async function ensureContainer(
+  db: Kysely<Database>,
+  projectId: string,
+  label: string,
+  description: string,
+): Promise<string> {
+  const found = await findContainer(db, projectId, label);
+  if (found) return found.id;
   const now = nowIso();
   try {
     await insertContainer(db, {
       id: newId('ctr'),
       project_id: projectId,
-      label: DEFAULT_CONTAINER,
-      description: 'Gateway calls made without an X-Evalgate-Container header',
+      label,
+      description,
       metadata: '{}',
       created_at: now,
       updated_at: now,
@@ -43,7 +63,7 @@ export async function loadContainer(
     // Another request created it first: use theirs.
     if (!(err instanceof ApiError && err.code === 'conflict')) throw err;
   }
-  const created = await findContainer(db, projectId, DEFAULT_CONTAINER);
-  if (!created) throw new Error('default container vanished after creation');
+  const created = await findContainer(db, projectId, label);
+  if (!created) throw new Error(`container '${label}' vanished after creation`);
   return created.id;
 }

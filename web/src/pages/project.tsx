@@ -8,6 +8,7 @@ import { DatasetPage, DatasetsPage } from './datasets';
 import { EvaluatorEditor, EvaluatorsPage } from './evaluators';
 import { ModelsPage } from './models';
 import { MonitorPage, MonitorsPage } from './monitors';
+import { PlaygroundPage } from './playground';
 import { ReviewSection } from './review';
 import { RunPage } from './run';
 import { RunsPage } from './runs';
@@ -27,6 +28,7 @@ const sections: Record<string, SectionPage> = {
   monitors: (p, item) => (item ? <MonitorPage project={p} id={item} /> : <MonitorsPage project={p} />),
   traces: (p, item) => (item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />),
   sessions: (p, item) => (item ? <SessionPage project={p} id={item} /> : <SessionsPage project={p} />),
+  playground: (p) => <PlaygroundPage project={p} />,
   models: (p) => <ModelsPage project={p} />,
   review: (p, _item, rest) => <ReviewSection project={p} rest={rest} />,
   settings: (p) => <SettingsPage project={p} />,

@@ -4,6 +4,7 @@ import { asText, Empty, ErrorBox, fmtDate, fmtDuration, fmtNum, fmtUsd, Loading,
 import { Link } from '../router';
 import type { Project } from '../types';
 import { AddToDataset } from './add-to-dataset';
+import { playgroundLink } from './playground';
 
 const PAGE = 20;
 
@@ -102,6 +103,7 @@ function FoldedCall(props: { call: ToolCall; result: string | null | undefined }
 /** One call of the session as chat bubbles: what it added (user, tool results), then its answer. */
 function TurnView(props: {
   project: string;
+  session: string;
   turn: Turn;
   results: Map<string, string | null>;
   names: Map<string, string>;
@@ -129,7 +131,10 @@ function TurnView(props: {
       </div>
       <p className="small muted turn-meta">
         Turn {t.index + 1} · Tokens: {inTokens} in / {outTokens} out · {fmtUsd(t.cost)} ·{' '}
-        {fmtDuration(t.latency_ms)}
+        {fmtDuration(t.latency_ms)} ·{' '}
+        <Link to={playgroundLink(props.project, { session: props.session, turn: t.index })}>
+          Open in playground
+        </Link>
       </p>
       <ScoreList project={props.project} scores={t.scores} names={props.names} />
     </li>
@@ -173,6 +178,7 @@ export function SessionPage(props: { project: Project; id: string }) {
               <TurnView
                 key={t.task_log_id}
                 project={props.project.id}
+                session={props.id}
                 turn={t}
                 results={results}
                 names={names}

@@ -5,6 +5,7 @@ import { Link } from '../router';
 import type { Project } from '../types';
 import { AddToDataset } from './add-to-dataset';
 import { Messages } from './messages';
+import { playgroundLink } from './playground';
 
 const PAGE = 20;
 
@@ -86,6 +87,12 @@ export function ContainerPage(props: { project: Project; id: string }) {
                   <td>{fmtUsd(l.cost)}</td>
                   <td>
                     <AddToDataset project={props.project.id} from={{ task_log_id: l.id }} />
+                    <Link
+                      className="button ghost small"
+                      to={playgroundLink(props.project.id, { task_log: l.id })}
+                    >
+                      Open in playground
+                    </Link>
                   </td>
                 </tr>
               ))}

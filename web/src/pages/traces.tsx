@@ -5,6 +5,7 @@ import { Link } from '../router';
 import type { Project } from '../types';
 import { AddToDataset } from './add-to-dataset';
 import { Messages } from './messages';
+import { playgroundLink } from './playground';
 
 const PAGE = 20;
 
@@ -216,7 +217,13 @@ export function TracePage(props: { project: Project; id: string }) {
           </ol>
           {opened && (
             <p>
-              <AddToDataset project={props.project.id} from={{ span_id: opened.span_id, trace_id: t.id }} />
+              <AddToDataset project={props.project.id} from={{ span_id: opened.span_id, trace_id: t.id }} />{' '}
+              <Link
+                className="button ghost small"
+                to={playgroundLink(props.project.id, { span: opened.span_id, trace: t.id })}
+              >
+                Open in playground
+              </Link>
             </p>
           )}
           {opened && <CallPanel key={opened.span_id} project={props.project} span={opened} />}
