@@ -25,7 +25,7 @@ export interface TracePorts {
   bodyLimit: number;
   /** What one export request may hold (checked before it is decoded). */
   limits: OtlpLimits;
-  /** How long a request of spans may wait for room in the trace store's buffer before a 503. */
+  /** How long a request of spans may wait for room to free in the trace store's buffer before a 503. */
   writeWaitMs: number;
 }
 

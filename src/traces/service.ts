@@ -45,7 +45,7 @@ export interface PendingSpan {
 }
 
 export interface IngestOptions {
-  /** How long the request may wait for room in the writer's buffer (default 5 s). */
+  /** How long the request may wait for room to free in the writer's buffer (default 5 s) before a 503. */
   waitMs?: number;
   /** The client left: what is not taken yet is not. */
   signal?: AbortSignal;
@@ -76,7 +76,7 @@ export interface TraceStore {
    * Takes the spans of an export request: each valid span is handed to the writer (off the request path),
    * in parts of at most the writer's bound, each as room frees (a request of more spans than the bound is
    * taken whole); invalid ones are counted as rejected. Throws 404 for an unknown header container, 503
-   * when the writer has no room left for the rest within `waitMs` (a store genuinely behind).
+   * when no room frees in the writer for `waitMs` (a store genuinely behind, or the database down).
    */
   ingest(
     projectId: string,
@@ -296,13 +296,13 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
         result.rejected += n;
         if (result.errors.length < 5 && !result.errors.includes(why)) result.errors.push(why);
       };
-      const until = Date.now() + (options.waitMs ?? DEFAULT_WAIT_MS);
+      const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
       let pending: PendingSpan[] = [];
       let converted = 0;
       // Hands what is converted to the writer, waiting for room, and lets other requests run meanwhile.
       const handOver = async (last: boolean) => {
         if (pending.length > 0) {
-          if (!(await writer.writeAll(pending, until - Date.now(), options.signal))) {
+          if (!(await writer.writeAll(pending, waitMs, options.signal))) {
             throw new ApiError('upstream_unavailable', 'The trace store is full; retry the export shortly', {
               reason: 'trace_store_full',
             });

@@ -32,13 +32,27 @@ export interface SpanWriter<T> {
   write(items: T[]): boolean;
   /**
    * Takes `items` in parts, each as room frees in the buffer (never past its bound), waiting for the
-   * writes between parts: true once all are taken; false when `waitMs` passes first, the writer closes or
-   * `signal` aborts (what was taken stays taken: a span sent again is stored once).
+   * writes between parts: true once all are taken; false when no room frees for `waitMs`, the writer
+   * closes or `signal` aborts (what was taken stays taken: a span sent again is stored once).
    */
   writeAll(items: readonly T[], waitMs: number, signal?: AbortSignal): Promise<boolean>;
   flush(): Promise<void>;
   stats(): SpanWriterStats;
   close(): Promise<void>;
+}
+
+/** Resolves when room frees (one of `waiters` is called), after `ms`, or when `signal` aborts. */
+function waitForRoom(waiters: (() => void)[], ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timeout);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timeout = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    waiters.push(done);
+  });
 }
 
 export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T> {
@@ -52,26 +66,10 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
   let down = false;
   let waiters: (() => void)[] = [];
   /** Callers of writeAll waiting for room in the buffer. */
-  let roomWaiters: (() => void)[] = [];
-
+  const roomWaiters: (() => void)[] = [];
   const roomFreed = () => {
-    const w = roomWaiters;
-    roomWaiters = [];
-    for (const f of w) f();
+    for (const f of roomWaiters.splice(0)) f();
   };
-
-  /** Resolves when room frees, after `ms`, or when `signal` aborts, whichever first. */
-  const room = (ms: number, signal: AbortSignal | undefined) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timeout);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timeout = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-      roomWaiters.push(done);
-    });
 
   const settle = () => {
     if (buffer.length > 0 && !down) return;
@@ -148,19 +146,22 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
       return true;
     },
     async writeAll(items, waitMs, signal) {
-      const until = Date.now() + waitMs;
       let taken = 0;
+      // Since when no room has freed: the wait is for progress, not for the whole of a large write.
+      let since: number | null = null;
       while (taken < items.length) {
         if (closed || signal?.aborted) return false;
         const free = Math.min(maxBuffered - buffer.length, items.length - taken);
         if (free > 0) {
           push(items, taken, taken + free);
           taken += free;
+          since = null;
           continue;
         }
-        const left = until - Date.now();
+        since ??= Date.now();
+        const left = since + waitMs - Date.now();
         if (left <= 0) return false;
-        await room(left, signal);
+        await waitForRoom(roomWaiters, left, signal);
       }
       return true;
     },
