@@ -20,6 +20,7 @@ import {
   type UpstreamConfig,
   type UpstreamPolicySettings,
 } from './config-sections.js';
+import { type OtlpIngestSettings, otlpIngestSettings } from './config-traces.js';
 import { decodeSecretKey } from './shared/crypto.js';
 
 export {
@@ -70,6 +71,8 @@ export interface Config {
   recording: boolean;
   /** Days spans received over OTLP are kept (`EVALGATE_TRACE_RETENTION_DAYS`; 0: kept for ever). */
   traceRetentionDays: number;
+  /** Bounds on one OTLP export request (`EVALGATE_OTLP_*`), and its wait for the trace store. */
+  otlpIngest: OtlpIngestSettings;
   /** Days task logs are kept (`EVALGATE_LOG_RETENTION_DAYS`; 0: kept for ever). */
   logRetentionDays: number;
   /** How much of a session one read returns (`EVALGATE_SESSION_MAX_TURNS`, `EVALGATE_SESSION_MAX_BYTES`). */
@@ -337,6 +340,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     upstream: upstreamSettings(env),
     recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
     traceRetentionDays: int('EVALGATE_TRACE_RETENTION_DAYS', env.EVALGATE_TRACE_RETENTION_DAYS, 0, 0, 36_500),
+    otlpIngest: otlpIngestSettings(env),
     logRetentionDays: int('EVALGATE_LOG_RETENTION_DAYS', env.EVALGATE_LOG_RETENTION_DAYS, 0, 0, 36_500),
     sessionLimits: {
       maxTurns: int('EVALGATE_SESSION_MAX_TURNS', env.EVALGATE_SESSION_MAX_TURNS, 1000, 1, 100_000),

@@ -308,7 +308,7 @@ export function buildPorts(p: Parts): Ports {
     },
     runs,
     monitors,
-    traces: { db, store: p.traces, bodyLimit: config.bodyLimit },
+    traces: { db, store: p.traces, bodyLimit: config.bodyLimit, ...config.otlpIngest },
     review: { db },
     dashboard: {
       ...apiKeys,

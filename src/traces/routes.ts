@@ -5,24 +5,14 @@ import { Type } from 'typebox';
 import { CONTENT_PERMISSION } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
 import type { Database } from '../db/schema.js';
-import { parseJsonBody } from '../http/json-parser.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import { decoded, OtlpBody, OtlpBodyError, readBounded } from './otlp/body.js';
-import {
-  decodeLogsProtobuf,
-  encodeLogsResponse,
-  logsFromJson,
-  type OtlpLogsRequest,
-} from './otlp/logs-proto.js';
-import {
-  decodeProtobuf,
-  encodeResponse,
-  encodeStatus,
-  fromJson,
-  type OtlpTraceRequest,
-  RPC_CODES,
-} from './otlp/proto.js';
+import type { Encoding, OtlpRequests } from './otlp/decode.js';
+import { decodeOff } from './otlp/decode-pool.js';
+import type { OtlpLimits, OtlpSignal } from './otlp/limits.js';
+import { encodeLogsResponse } from './otlp/logs-proto.js';
+import { encodeResponse, encodeStatus, RPC_CODES } from './otlp/proto.js';
 import { getTrace, listTraces } from './reads.js';
 import { CONTAINER_ATTRIBUTE, type TraceStore } from './service.js';
 import { ListTracesQuery, Trace, TraceIdParam, TraceList } from './types.js';
@@ -33,6 +23,10 @@ export interface TracePorts {
   store: TraceStore;
   /** Largest export request, in bytes, before and after decompression. */
   bodyLimit: number;
+  /** What one export request may hold (checked before it is decoded). */
+  limits: OtlpLimits;
+  /** How long a request of spans may wait for room to free in the trace store's buffer before a 503. */
+  writeWaitMs: number;
 }
 
 const tags = ['traces'];
@@ -72,9 +66,6 @@ const ExportBody = Type.Unknown({
     'ExportTraceServiceRequest (opentelemetry-proto), protobuf or OTLP/JSON; Content-Encoding gzip allowed',
 });
 
-/** How an OTLP request and its answer are encoded (the request's content type says). */
-type Encoding = 'protobuf' | 'json';
-
 function sendStatus(reply: FastifyReply, as: Encoding, e: OtlpBodyError): FastifyReply {
   const code = e.status === 413 ? RPC_CODES.RESOURCE_EXHAUSTED : RPC_CODES.INVALID_ARGUMENT;
   // A body left half-read (past the limit) is not waited for: the connection ends with this answer.
@@ -85,42 +76,29 @@ function sendStatus(reply: FastifyReply, as: Encoding, e: OtlpBodyError): Fastif
     .send(encodeStatus(code, e.message, as));
 }
 
-function decodeWith<T>(
-  bytes: Buffer,
-  as: Encoding,
-  message: string,
-  fromProtobuf: (b: Uint8Array) => T,
-  fromJsonValue: (v: unknown) => T,
-): T {
-  try {
-    if (as === 'protobuf') return fromProtobuf(bytes);
-    return fromJsonValue(parseJsonBody(bytes.toString('utf8')));
-  } catch (err) {
-    const why = err instanceof Error ? err.message : 'malformed';
-    throw new OtlpBodyError(
-      400,
-      `The body is not a valid ${as === 'json' ? 'OTLP/JSON' : 'OTLP protobuf'} ${message}: ${why}`,
-    );
-  }
+/** Aborts when the client leaves before its answer is sent. */
+function clientLeft(reply: FastifyReply): AbortSignal {
+  const left = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) left.abort(new OtlpBodyError(400, 'The client left'));
+  });
+  if (reply.request.raw.socket?.destroyed) left.abort(new OtlpBodyError(400, 'The client left'));
+  return left.signal;
 }
 
-const decode = (bytes: Buffer, as: Encoding): OtlpTraceRequest =>
-  decodeWith(bytes, as, 'ExportTraceServiceRequest', decodeProtobuf, fromJson);
-
-const decodeLogs = (bytes: Buffer, as: Encoding): OtlpLogsRequest =>
-  decodeWith(bytes, as, 'ExportLogsServiceRequest', decodeLogsProtobuf, logsFromJson);
-
 /**
- * An OTLP export request's body in the encoding its content type names, read within the limit, gunzipped
- * and decoded; or, when it cannot be, OTLP's error status already sent (400, 413) and undefined answered
- * (415 is thrown).
+ * An OTLP export request's body in the encoding its content type names, read within the limit, gunzipped,
+ * walked within the limits and decoded (off the event loop when large); or, when it cannot be, OTLP's
+ * error status already sent (400, 413) and undefined answered (415 is thrown).
  */
-async function readExport<T>(
+async function readExport<S extends OtlpSignal>(
   req: FastifyRequest,
   reply: FastifyReply,
-  limit: number,
-  decodeAs: (bytes: Buffer, as: Encoding) => T,
-): Promise<{ as: Encoding; request: T } | undefined> {
+  ports: TracePorts,
+  signal: S,
+  left: AbortSignal,
+): Promise<{ as: Encoding; request: OtlpRequests[S] } | undefined> {
+  const limit = ports.bodyLimit;
   const as: Encoding = (PROTOBUF_TYPES as readonly (string | undefined)[]).includes(req.mediaType)
     ? 'protobuf'
     : 'json';
@@ -130,7 +108,8 @@ async function readExport<T>(
   }
   try {
     const raw = await readBounded(req.body.stream, limit);
-    return { as, request: decodeAs(await decoded(raw, req.headers['content-encoding'], limit), as) };
+    const bytes = await decoded(raw, req.headers['content-encoding'], limit);
+    return { as, request: await decodeOff(signal, as, bytes, ports.limits, left) };
   } catch (err) {
     if (!(err instanceof OtlpBodyError)) throw err;
     if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
@@ -171,7 +150,7 @@ const LogsExportBody = Type.Unknown({
  * store's reads, `GET /v1/traces` and `GET /v1/traces/{trace_id}`.
  */
 export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = async (app, { ports }) => {
-  const { db, store, bodyLimit } = ports;
+  const { db, store } = ports;
   // Only this plugin's routes take protobuf, and read their JSON themselves (gzip allowed here).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser([...PROTOBUF_TYPES, 'application/json'], (_req, payload, done) =>
@@ -191,8 +170,10 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           'OpenLLMetry) also becomes a task log of its container: the resource attribute ' +
           `\`${CONTAINER_ATTRIBUTE}\` names it, else the X-Evalgate-Container header, else the project's ` +
           "`default` container. Answers ExportTraceServiceResponse in the request's encoding, with " +
-          'partialSuccess for rejected spans; a malformed body answers 400 and an oversized one 413 with ' +
-          "OTLP's error body (google.rpc.Status).",
+          'partialSuccess for rejected spans; a malformed body answers 400, and one over the body limit or ' +
+          'past a limit on spans, attributes, events, nesting or value size 413, with ' +
+          "OTLP's error body (google.rpc.Status); 503 only when the trace store has no room within " +
+          'EVALGATE_OTLP_WRITE_WAIT_MS.',
         headers: Type.Object({
           'x-evalgate-container': Type.Optional(Type.String({ description: 'Container id or label' })),
         }),
@@ -206,12 +187,16 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
     },
     async (req, reply) => {
       const { projectId } = principalOf(req);
-      const read = await readExport(req, reply, bodyLimit, decode);
+      const left = clientLeft(reply);
+      const read = await readExport(req, reply, ports, 'traces', left);
       if (read === undefined) return reply;
       const { as, request } = read;
       const header = req.headers[CONTAINER_HEADER];
       const ref = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
-      const result = await store.ingest(projectId, ref, request);
+      const result = await store.ingest(projectId, ref, request, {
+        waitMs: ports.writeWaitMs,
+        signal: left,
+      });
       const partial =
         result.rejected > 0
           ? { rejectedSpans: result.rejected, errorMessage: result.errors.join('; ') }
@@ -235,8 +220,9 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           "attribute) give their span's model call its messages: input, output and tool calls land on the " +
           "span's task log whether the span arrives before or after them. Other records are accepted and " +
           'not kept. A GenAI event without trace and span ids is rejected (partialSuccess). Answers ' +
-          "ExportLogsServiceResponse in the request's encoding; a malformed body answers 400 and an " +
-          "oversized one 413 with OTLP's error body (google.rpc.Status).",
+          "ExportLogsServiceResponse in the request's encoding; a malformed body answers 400, and one " +
+          'over the body limit or past a limit on records, attributes, nesting or value size 413, with ' +
+          "OTLP's error body (google.rpc.Status).",
         body: {
           content: bodyContent(LogsExportBody),
         },
@@ -249,7 +235,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
     },
     async (req, reply) => {
       const { projectId } = principalOf(req);
-      const read = await readExport(req, reply, bodyLimit, decodeLogs);
+      const read = await readExport(req, reply, ports, 'logs', clientLeft(reply));
       if (read === undefined) return reply;
       const { as, request } = read;
       const result = await store.ingestLogs(projectId, request);

@@ -1,3 +1,4 @@
+import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pruneTaskLogs } from '../capture/log-retention.js';
 import { pruneTraces } from '../capture/trace-retention.js';
@@ -43,6 +44,17 @@ export interface PendingSpan {
   span: IngestedSpan;
 }
 
+export interface IngestOptions {
+  /** How long the request may wait for room to free in the writer's buffer (default 5 s) before a 503. */
+  waitMs?: number;
+  /** The client left: what is not taken yet is not. */
+  signal?: AbortSignal;
+}
+
+/** Spans converted between two hand-overs to the writer (and two turns of the event loop). */
+const INGEST_CHUNK = 1_000;
+const DEFAULT_WAIT_MS = 5_000;
+
 export interface IngestResult {
   accepted: number;
   rejected: number;
@@ -61,11 +73,17 @@ export interface PruneResult {
 
 export interface TraceStore {
   /**
-   * Takes the spans of an export request: each valid span is handed to the writer (off the request path);
-   * invalid ones are counted as rejected. Throws 404 for an unknown header container, 503 when the writer
-   * is full.
+   * Takes the spans of an export request: each valid span is handed to the writer (off the request path),
+   * in parts of at most the writer's bound, each as room frees (a request of more spans than the bound is
+   * taken whole); invalid ones are counted as rejected. Throws 404 for an unknown header container, 503
+   * when no room frees in the writer for `waitMs` (a store genuinely behind, or the database down).
    */
-  ingest(projectId: string, headerContainer: string | null, request: OtlpTraceRequest): Promise<IngestResult>;
+  ingest(
+    projectId: string,
+    headerContainer: string | null,
+    request: OtlpTraceRequest,
+    options?: IngestOptions,
+  ): Promise<IngestResult>;
   /**
    * Takes the GenAI events of an OTLP logs export request (message content sent as log records): stored
    * per span and joined to the span's task log whichever arrives first.
@@ -272,15 +290,30 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
   pruning?.unref();
 
   return {
-    async ingest(projectId, headerContainer, request) {
+    async ingest(projectId, headerContainer, request, options = {}) {
       const result: IngestResult = { accepted: 0, rejected: 0, errors: [] };
       const reject = (n: number, why: string) => {
         result.rejected += n;
         if (result.errors.length < 5 && !result.errors.includes(why)) result.errors.push(why);
       };
+      const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+      let pending: PendingSpan[] = [];
+      let converted = 0;
+      // Hands what is converted to the writer, waiting for room, and lets other requests run meanwhile.
+      const handOver = async (last: boolean) => {
+        if (pending.length > 0) {
+          if (!(await writer.writeAll(pending, waitMs, options.signal))) {
+            throw new ApiError('upstream_unavailable', 'The trace store is full; retry the export shortly', {
+              reason: 'trace_store_full',
+            });
+          }
+          result.accepted += pending.length;
+          pending = [];
+        }
+        if (!last) await yieldLoop();
+      };
       // The header's container must exist (404 otherwise, as on the gateway); resolved once per request.
       const fallback = headerContainer === null ? null : await container(projectId, headerContainer);
-      const pending: PendingSpan[] = [];
       for (const rs of request.resourceSpans ?? []) {
         const resource = attributesOf(rs.resource?.attributes);
         const spans = (rs.scopeSpans ?? []).flatMap((ss) =>
@@ -306,14 +339,10 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
           const span = toIngested(s, resource, scope);
           if (typeof span === 'string') reject(1, span);
           else pending.push({ projectId, containerId, span });
+          if (++converted % INGEST_CHUNK === 0) await handOver(false);
         }
       }
-      if (pending.length > 0 && !writer.write(pending)) {
-        throw new ApiError('upstream_unavailable', 'The trace store is full; retry the export shortly', {
-          reason: 'trace_store_full',
-        });
-      }
-      result.accepted = pending.length;
+      await handOver(true);
       return result;
     },
     ingestLogs: (projectId, request) => logs.ingest(projectId, request),

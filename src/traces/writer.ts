@@ -30,9 +30,29 @@ export interface SpanWriterOptions<T> {
 export interface SpanWriter<T> {
   /** False when the buffer is too full for `items` (nothing of them was taken); an empty buffer takes any. */
   write(items: T[]): boolean;
+  /**
+   * Takes `items` in parts, each as room frees in the buffer (never past its bound), waiting for the
+   * writes between parts: true once all are taken; false when no room frees for `waitMs`, the writer
+   * closes or `signal` aborts (what was taken stays taken: a span sent again is stored once).
+   */
+  writeAll(items: readonly T[], waitMs: number, signal?: AbortSignal): Promise<boolean>;
   flush(): Promise<void>;
   stats(): SpanWriterStats;
   close(): Promise<void>;
+}
+
+/** Resolves when room frees (one of `waiters` is called), after `ms`, or when `signal` aborts. */
+function waitForRoom(waiters: (() => void)[], ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timeout);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timeout = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    waiters.push(done);
+  });
 }
 
 export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T> {
@@ -45,6 +65,11 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
   let closed = false;
   let down = false;
   let waiters: (() => void)[] = [];
+  /** Callers of writeAll waiting for room in the buffer. */
+  const roomWaiters: (() => void)[] = [];
+  const roomFreed = () => {
+    for (const f of roomWaiters.splice(0)) f();
+  };
 
   const settle = () => {
     if (buffer.length > 0 && !down) return;
@@ -71,6 +96,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
           await options.store(batch);
           buffer.splice(0, batch.length);
           stats.written += batch.length;
+          roomFreed();
           if (down) options.warn?.('The trace store is writing again after a database outage');
           down = false;
         } catch (err) {
@@ -82,6 +108,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
           }
           buffer.splice(0, batch.length);
           stats.failed += batch.length;
+          roomFreed();
           options.warn?.(
             `The database refused ${batch.length} spans, which are dropped: ${(err as Error).message}`,
           );
@@ -98,20 +125,44 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
     }
   }
 
+  function push(items: readonly T[], from: number, to: number): void {
+    for (let i = from; i < to; i++) buffer.push(items[i] as T);
+    stats.accepted += to - from;
+    stats.buffered = buffer.length;
+    if (buffer.length >= batchSize && !running) {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      void drain();
+    } else schedule(flushMs);
+  }
+
   return {
     write(items) {
       // A request larger than the bound is taken when nothing else is held (the request's own size is
       // bounded by the body limit), so that it can always succeed: refusing it whatever the buffer holds
       // would answer 503 to an export that no retry could ever get through.
       if (closed || (buffer.length > 0 && buffer.length + items.length > maxBuffered)) return false;
-      for (const item of items) buffer.push(item);
-      stats.accepted += items.length;
-      stats.buffered = buffer.length;
-      if (buffer.length >= batchSize && !running) {
-        if (timer) clearTimeout(timer);
-        timer = null;
-        void drain();
-      } else schedule(flushMs);
+      push(items, 0, items.length);
+      return true;
+    },
+    async writeAll(items, waitMs, signal) {
+      let taken = 0;
+      // Since when no room has freed: the wait is for progress, not for the whole of a large write.
+      let since: number | null = null;
+      while (taken < items.length) {
+        if (closed || signal?.aborted) return false;
+        const free = Math.min(maxBuffered - buffer.length, items.length - taken);
+        if (free > 0) {
+          push(items, taken, taken + free);
+          taken += free;
+          since = null;
+          continue;
+        }
+        since ??= Date.now();
+        const left = since + waitMs - Date.now();
+        if (left <= 0) return false;
+        await waitForRoom(roomWaiters, left, signal);
+      }
       return true;
     },
     async flush() {
@@ -126,6 +177,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
     async close() {
       await this.flush();
       closed = true;
+      roomFreed();
       if (timer) clearTimeout(timer);
       timer = null;
       if (buffer.length > 0) {

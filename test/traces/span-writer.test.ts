@@ -45,4 +45,43 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span writer', 
     expect(writer.write([11])).toBe(false);
     expect(writer.stats().buffered).toBe(10);
   });
+
+  it('takes a write of more than its bound in parts, each as room frees, never holding more than the bound', async () => {
+    const stored: number[] = [];
+    let most = 0;
+    const writer = createSpanWriter<number>({
+      store: async (batch) => {
+        most = Math.max(most, writer.stats().buffered);
+        await new Promise((r) => setTimeout(r, 2));
+        for (const n of batch) stored.push(n);
+      },
+      batchSize: 10,
+      flushMs: 5,
+      maxBuffered: 25,
+    });
+    const items = Array.from({ length: 200 }, (_, i) => i);
+    expect(await writer.writeAll(items, 5_000)).toBe(true);
+    await writer.flush();
+    expect(stored).toEqual(items);
+    expect(most).toBeLessThanOrEqual(25);
+    await writer.close();
+  });
+
+  it('gives up on a write in parts when no room frees within its wait (a store genuinely behind)', async () => {
+    const writer = createSpanWriter<number>({
+      store: () => new Promise(() => {}),
+      batchSize: 100,
+      flushMs: 60_000,
+      maxBuffered: 10,
+    });
+    const t0 = Date.now();
+    expect(await writer.writeAll([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], 50)).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    // What fitted was taken (a retry stores it once).
+    expect(writer.stats().buffered).toBe(10);
+    const left = new AbortController();
+    const waiting = writer.writeAll([13], 60_000, left.signal);
+    left.abort();
+    expect(await waiting).toBe(false);
+  });
 });
