@@ -294,3 +294,31 @@ export interface UpstreamConfig {
   retryBaseMs: number;
   retryMaxMs: number;
 }
+
+/** The frontier providers' keys and base URLs (`openai/…`, `anthropic/…`, `gemini/…` models). */
+export interface Providers {
+  openai: ProviderSettings;
+  anthropic: ProviderSettings;
+  gemini: ProviderSettings;
+}
+
+export function providerSettings(env: Env): Providers {
+  return {
+    openai: {
+      apiKey: text(env.OPENAI_API_KEY),
+      baseUrl: baseUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL, 'https://api.openai.com/v1'),
+    },
+    anthropic: {
+      apiKey: text(env.ANTHROPIC_API_KEY),
+      baseUrl: baseUrl('ANTHROPIC_BASE_URL', env.ANTHROPIC_BASE_URL, 'https://api.anthropic.com/v1'),
+    },
+    gemini: {
+      apiKey: text(env.GEMINI_API_KEY),
+      baseUrl: baseUrl(
+        'GEMINI_BASE_URL',
+        env.GEMINI_BASE_URL,
+        'https://generativelanguage.googleapis.com/v1beta',
+      ),
+    },
+  };
+}

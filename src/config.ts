@@ -3,7 +3,6 @@ import { withFileSettings } from './config-files.js';
 import { type OtelExportSettings, otelExportSettings } from './config-otel.js';
 import {
   adminEmailOf,
-  baseUrl,
   type CodeEvaluatorSettings,
   ConfigError,
   codeEvaluatorSettings,
@@ -12,7 +11,8 @@ import {
   int,
   isLoopbackHost,
   oidcProvidersOf,
-  type ProviderSettings,
+  type Providers,
+  providerSettings,
   publicUrlOf,
   type RequestSettings,
   requestSettings,
@@ -82,7 +82,7 @@ export interface Config {
   /** How long a project's budgets are reused without a database look-up, in milliseconds. */
   budgetCacheMs: number;
   /** Frontier providers, enabled by the operator's credentials; those go only to these base URLs. */
-  providers: { openai: ProviderSettings; anthropic: ProviderSettings; gemini: ProviderSettings };
+  providers: Providers;
   /** 32-byte master key for credentials stored in the database; generated into dataDir when unset. */
   secretKey: Buffer | null;
   /** Which upstream addresses registered models may point at. */
@@ -347,24 +347,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
       maxBytes: int('EVALGATE_SESSION_MAX_BYTES', env.EVALGATE_SESSION_MAX_BYTES, 33_554_432, 1024, 2 ** 31),
     },
     modelCacheMs: int('EVALGATE_MODEL_CACHE_MS', env.EVALGATE_MODEL_CACHE_MS, 5_000, 0, 3_600_000),
-    providers: {
-      openai: {
-        apiKey: text(env.OPENAI_API_KEY),
-        baseUrl: baseUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL, 'https://api.openai.com/v1'),
-      },
-      anthropic: {
-        apiKey: text(env.ANTHROPIC_API_KEY),
-        baseUrl: baseUrl('ANTHROPIC_BASE_URL', env.ANTHROPIC_BASE_URL, 'https://api.anthropic.com/v1'),
-      },
-      gemini: {
-        apiKey: text(env.GEMINI_API_KEY),
-        baseUrl: baseUrl(
-          'GEMINI_BASE_URL',
-          env.GEMINI_BASE_URL,
-          'https://generativelanguage.googleapis.com/v1beta',
-        ),
-      },
-    },
+    providers: providerSettings(env),
     secretKey: secretKey(env.EVALGATE_SECRET_KEY),
     upstreamPolicy: {
       // Closed by default whenever the server is reachable from elsewhere; open on the embedded default.
