@@ -20,6 +20,8 @@ import type { EvaluatorContext } from './evaluators/service.js';
 import type { RunQueue } from './executor/run-queue.js';
 import type { WorkerPorts } from './executor/worker.js';
 import type { InferencePorts } from './gateway/routes.js';
+import type { GuardPorts } from './guards/routes.js';
+import { createGuardRuntime, type GuardRuntime } from './guards/runtime.js';
 import type { HealthPorts } from './http/health.js';
 import type { ResponseCache } from './llm/cache/cache.js';
 import { checkUpstreamUrlResolved } from './llm/egress/policy.js';
@@ -86,6 +88,8 @@ export interface Ports {
   review: ReviewPorts;
   /** Versioned prompts, their labels and diffs. */
   prompts: PromptPorts;
+  /** Guard policies (`/v1/guards`); the gateway applies them through `inference.guards`. */
+  guards: GuardPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -200,6 +204,20 @@ function scoresOut(p: Parts, exporter: OtelExport): NonNullable<EngineDeps['onSc
   };
 }
 
+/** The gateway's guards: policies compiled per project, evaluator checks through the one model call. */
+function guardRuntime(p: Parts): GuardRuntime {
+  return createGuardRuntime({
+    db: p.database.db,
+    resolveModel: p.resolveModel,
+    providers: p.providers,
+    budgets: p.budgets,
+    models: { limiter: p.modelLimiter, concurrency: p.config.runs.modelConcurrency },
+    sandbox: p.sandbox,
+    metrics: p.metrics,
+    warn: (message) => p.logger.warn(message),
+  });
+}
+
 export function buildPorts(p: Parts): Ports {
   const { config } = p;
   const { db } = p.database;
@@ -221,6 +239,7 @@ export function buildPorts(p: Parts): Ports {
     budgets: p.budgets,
   });
   const apiKeys: ApiKeyPorts = { db, pepper: p.pepper, auth: p.auth, budgets: p.budgets };
+  const guards = guardRuntime(p);
   const checkUpstream = (url: string) =>
     checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, p.self);
   const monitors: MonitorContext = {
@@ -274,7 +293,9 @@ export function buildPorts(p: Parts): Ports {
     },
     sessions: { db, settle: () => p.logWriter.flush(), limits: config.sessionLimits },
     prompts: { db },
+    guards: { db, changed: (projectId) => guards.changed(projectId) },
     inference: {
+      guards,
       providers: p.providers,
       cache: p.cache,
       hopId: p.hopId,

@@ -23,7 +23,9 @@ export type IdPrefix =
   | 'rev'
   | 'prm'
   | 'plm'
-  | 'stl';
+  | 'stl'
+  | 'grd'
+  | 'gv';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

@@ -22,6 +22,7 @@ import {
   LOG_ID_HEADER,
   UPSTREAM_MODEL_HEADER,
 } from '../call-runner.js';
+import { guardStepOf } from '../guard-step.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -134,7 +135,18 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
       const base: JsonObject = { ...metadata, route: EMBEDDINGS.name, stream: false };
       /** Set when the budget refused the call: nothing was called, nothing is recorded. */
       let refused = false;
+      // Guards: the input stage only (an embedding has no answer text to check).
+      const guard = await guardStepOf(runner.guards, {
+        projectId,
+        keyId,
+        containerId,
+        logId,
+        request: { model, messages: input },
+        upstreamBody: request,
+        base,
+      });
       try {
+        await guard?.before(() => controller.abort());
         const resolved = await gateway.model(projectId, model);
         const cached = gatewayCache(cache, req, reply, { projectId, model: resolved, nativeStream: false });
         const { value: result, outcome } = await paidCall(runner, {
@@ -178,7 +190,8 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           });
         }
         return reply;
-      } catch (err) {
+      } catch (thrown) {
+        const err = guard ? guard.failure(thrown) : thrown;
         if (refused) throw err;
         if (context) {
           const error = callError(err);
@@ -200,6 +213,8 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
         }
         reply.header(COST_HEADER, '0');
         throw err;
+      } finally {
+        guard?.finish();
       }
     },
   );
