@@ -124,8 +124,13 @@ export function createGuardRuntime(ports: GuardRuntimePorts): GuardRuntime {
     record(projectId, taskLogId, verdicts) {
       if (verdicts.length === 0) return;
       for (const v of verdicts) ports.metrics?.guardVerdict(v.guard, v.stage, v.verdict);
+      // A score belongs to a task log: an unrecorded call's verdicts are only counted. Passes are on the
+      // task log (metadata.guards) and in the counts; a row is kept for every verdict that did something,
+      // so that a clean call writes nothing more than its task log.
+      const kept = verdicts.filter((v) => v.verdict !== 'passed');
+      if (taskLogId === null || kept.length === 0) return;
       const createdAt = new Date().toISOString();
-      const rows: GuardVerdictTable[] = verdicts.map((v) => ({
+      const rows: GuardVerdictTable[] = kept.map((v) => ({
         id: newId('gv'),
         project_id: projectId,
         task_log_id: taskLogId,

@@ -141,7 +141,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
         keyId,
         containerId,
         logId,
-        request: { model, messages: input },
+        request: { model, messages: input as unknown as ChatRequest['messages'] },
         upstreamBody: request,
         base,
       });
