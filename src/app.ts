@@ -15,6 +15,7 @@ import { dashboardRoutes } from './dashboard/routes.js';
 import { dashboardWeb } from './dashboard/web.js';
 import { evaluatorRoutes } from './evaluators/routes.js';
 import { inferenceRoutes } from './gateway/routes.js';
+import { guardRoutes } from './guards/routes.js';
 import { installRequestDeadlines } from './http/deadlines.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
@@ -149,6 +150,7 @@ export async function createApp(services: Services): Promise<App> {
   await server.register(reviewRoutes, { ports: ports.review });
   await server.register(promptRoutes, { ports: ports.prompts });
   await server.register(playgroundRoutes, { ports: ports.playground });
+  await server.register(guardRoutes, { ports: ports.guards });
   // The MCP tools call the same services as the REST routes of their operations, with the same ports.
   await server.register(mcpRoutes, {
     ports: {

@@ -20,6 +20,8 @@ import type { EvaluatorContext } from './evaluators/service.js';
 import type { RunQueue } from './executor/run-queue.js';
 import type { WorkerPorts } from './executor/worker.js';
 import type { InferencePorts } from './gateway/routes.js';
+import type { GuardPorts } from './guards/routes.js';
+import { createGuardRuntime, type GuardRuntime } from './guards/runtime.js';
 import type { HealthPorts } from './http/health.js';
 import type { ResponseCache } from './llm/cache/cache.js';
 import { createModelCaller } from './llm/call-model.js';
@@ -90,6 +92,8 @@ export interface Ports {
   prompts: PromptPorts;
   /** The playground: its calls go through the one model call and are recorded in its container. */
   playground: PlaygroundPorts;
+  /** Guard policies (`/v1/guards`); the gateway applies them through `inference.guards`. */
+  guards: GuardPorts;
   dashboard: DashboardPorts;
   /** The executor and its engine (`createWorker`). */
   worker: WorkerPorts;
@@ -204,6 +208,20 @@ function scoresOut(p: Parts, exporter: OtelExport): NonNullable<EngineDeps['onSc
   };
 }
 
+/** The gateway's guards: policies compiled per project, evaluator checks through the one model call. */
+function guardRuntime(p: Parts): GuardRuntime {
+  return createGuardRuntime({
+    db: p.database.db,
+    resolveModel: p.resolveModel,
+    providers: p.providers,
+    budgets: p.budgets,
+    models: { limiter: p.modelLimiter, concurrency: p.config.runs.modelConcurrency },
+    sandbox: p.sandbox,
+    metrics: p.metrics,
+    warn: (message) => p.logger.warn(message),
+  });
+}
+
 export function buildPorts(p: Parts): Ports {
   const { config } = p;
   const { db } = p.database;
@@ -238,6 +256,7 @@ export function buildPorts(p: Parts): Ports {
     runs,
     sandbox: p.sandbox,
   };
+  const guards = guardRuntime(p);
   const checkUpstream = (url: string) =>
     checkUpstreamUrlResolved(url, config.upstreamPolicy, undefined, p.self);
   const monitors: MonitorContext = {
@@ -292,7 +311,9 @@ export function buildPorts(p: Parts): Ports {
     sessions: { db, settle: () => p.logWriter.flush(), limits: config.sessionLimits },
     prompts: { db },
     playground,
+    guards: { db, changed: (projectId) => guards.changed(projectId) },
     inference: {
+      guards,
       providers: p.providers,
       cache: p.cache,
       hopId: p.hopId,

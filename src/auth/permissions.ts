@@ -11,6 +11,7 @@ export const RESOURCES = [
   'keys',
   'review',
   'prompts',
+  'guards',
 ] as const;
 /** `admin`: what only an administrator of a resource may do (settling reviewers' disagreements: review:admin). */
 export const ACTIONS = ['read', 'write', 'admin'] as const;

@@ -5,6 +5,7 @@ import { registerCiCommand } from './ci/command.js';
 import { describeError } from './client-context.js';
 import { registerDatasetCommands } from './datasets.js';
 import { registerEvaluatorCommands } from './evaluators.js';
+import { registerGuardCommands } from './guards.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerModelCommands } from './models.js';
 import { registerMonitorCommands } from './monitors.js';
@@ -29,7 +30,7 @@ const program = new Command()
 // itself (database drivers, Fastify, …), which costs a second and tens of MB: they are loaded only when
 // the command line may need them.
 const API_COMMANDS = ['runs', 'evaluators', 'datasets', 'containers', 'logs', 'models', 'monitors', 'traces'];
-API_COMMANDS.push('queues', 'review', 'sessions', 'ci', 'prompts', 'mcp');
+API_COMMANDS.push('queues', 'review', 'sessions', 'ci', 'prompts', 'guards', 'mcp');
 const GLOBAL_OPTIONS_WITH_VALUE = ['--data-dir', '--database-url', '--base-url', '--api-key'];
 
 function commandName(args: string[]): string | undefined {
@@ -63,6 +64,7 @@ registerAgreementCommand(program);
 registerSessionCommands(program);
 registerCiCommand(program);
 registerPromptCommands(program);
+registerGuardCommands(program);
 registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

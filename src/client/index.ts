@@ -16,6 +16,7 @@ import { ApiKeys } from './resources/api-keys.js';
 import { Containers } from './resources/containers.js';
 import { Datasets } from './resources/datasets.js';
 import { Evaluators } from './resources/evaluators.js';
+import { Guards } from './resources/guards.js';
 import { TaskLogs } from './resources/logs.js';
 import { Models } from './resources/models.js';
 import { Monitors } from './resources/monitors.js';
@@ -57,6 +58,8 @@ export class Evalgate {
   readonly evaluatorTemplates: EvaluatorTemplates;
   /** Versioned prompts and their labels; `getPrompt` fetches one for local use, cached. */
   readonly prompts: Prompts;
+  /** Guard policies the gateway applies, and their verdicts. */
+  readonly guards: Guards;
 
   readonly #transport: Transport;
 
@@ -88,6 +91,7 @@ export class Evalgate {
     this.queues = new AnnotationQueues(this.#transport);
     this.evaluatorTemplates = new EvaluatorTemplates(this.#transport);
     this.prompts = new Prompts(this.#transport);
+    this.guards = new Guards(this.#transport);
   }
 
   /**
@@ -139,6 +143,13 @@ export type { ApiKeys } from './resources/api-keys.js';
 export type { Containers } from './resources/containers.js';
 export type { DatasetRow, Datasets, UploadDatasetOptions } from './resources/datasets.js';
 export type { Evaluators } from './resources/evaluators.js';
+export type {
+  CreateGuardPolicy,
+  GuardPolicy,
+  Guards,
+  GuardVerdict,
+  UpdateGuardPolicy,
+} from './resources/guards.js';
 export type { TaskLogs } from './resources/logs.js';
 export type { Models } from './resources/models.js';
 export type { Monitors } from './resources/monitors.js';

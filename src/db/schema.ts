@@ -20,6 +20,7 @@ import type {
   MonitorSelectionTable,
   MonitorTable,
 } from './schema-evals-monitors.js';
+import type { GuardPolicyTable, GuardVerdictTable } from './schema-guards.js';
 import type { SpanLogEventTable } from './schema-log-events.js';
 import type { TaskLogCounterTable, TaskLogTable } from './schema-logs.js';
 import type {
@@ -366,4 +367,6 @@ export interface Database {
   prompt_versions: PromptVersionTable;
   prompt_labels: PromptLabelTable;
   prompt_label_moves: PromptLabelMoveTable;
+  guard_policies: GuardPolicyTable;
+  guard_verdicts: GuardVerdictTable;
 }

@@ -25,6 +25,7 @@ import {
   streamedCall,
 } from './call-steps.js';
 import type { Gateway } from './containers.js';
+import { guardStepOf } from './guard-step.js';
 
 export {
   CONTAINER_HEADER,
@@ -65,6 +66,8 @@ export interface CallRunner {
   gateway: Gateway;
   /** The one model call every route's upstream call goes through. */
   caller: ModelCaller;
+  /** The project's guard policies (the embeddings route runs their input stage itself). */
+  guards?: InferencePorts['guards'];
   /** The key's and the project's budgets: checked before the upstream call, charged after it. */
   budgets: SpendGuard;
   /** Refuses a request that already passed through this deployment (508). */
@@ -154,14 +157,25 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       },
     };
     try {
+      running.guard = await guardStepOf(deps.guards, {
+        projectId,
+        keyId,
+        ...where,
+        request: spec.request,
+        native: spec.native,
+        base: running.base,
+      });
+      await running.guard?.before(() => controller.abort());
       const resolved = await resolveCall(running);
       return spec.request.stream === true
         ? await streamedCall(running, resolved, context)
         : await plainCall(running, resolved);
     } catch (err) {
-      return failedCall(running, err);
+      return failedCall(running, running.guard ? running.guard.failure(err) : err);
+    } finally {
+      running.guard?.finish();
     }
   }
 
-  return { gateway, caller, budgets: deps.budgets, checkHops, prepare, run };
+  return { gateway, caller, budgets: deps.budgets, checkHops, prepare, run, guards: deps.guards };
 }

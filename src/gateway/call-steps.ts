@@ -1,6 +1,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callTrace } from '../capture/traceparent.js';
+import type { GuardRuntime } from '../guards/runtime.js';
+import { sendError } from '../http/error-handler.js';
 import type { CachePolicy, ResponseCache } from '../llm/cache/cache.js';
 import type { ForwardOptions, ModelCaller } from '../llm/call-model.js';
 import { CallCanceller } from '../llm/cancel.js';
@@ -27,6 +29,7 @@ import type { WireProtocol } from '../shared/wire-protocol.js';
 import { cacheHeader, cacheMetadata, gatewayCachePolicy } from './cache-hook.js';
 import { COST_HEADER, formatCost, sessionKeyOf, UPSTREAM_MODEL_HEADER } from './call-headers.js';
 import type { CallOutcome, Gateway, GatewayOptions, RecordedCall } from './containers.js';
+import type { GuardStep } from './guard-step.js';
 
 /*
  * The steps of one gateway call (the call runner puts them together): the model resolved, the call streamed
@@ -68,6 +71,8 @@ export interface InferencePorts {
   cache?: ResponseCache;
   /** Spend limits of the key and the project (429 `budget_exceeded` before the upstream call). */
   budgets: SpendGuard;
+  /** The project's guard policies (input, parallel and output checks); absent: no guards. */
+  guards?: GuardRuntime;
 }
 
 /** A failed call's error as recorded: typed errors as they are, anything else without its internals. */
@@ -113,6 +118,8 @@ export interface RunningCall {
   paid: Pick<PaidCall<unknown>, 'payer' | 'refused'>;
   budget: { refused: boolean };
   record(outcome: CallOutcome): void;
+  /** The call's guard checks, when a policy applies to it. */
+  guard?: GuardStep | null;
 }
 
 /** The model call's state once the model is resolved: how it goes upstream and through the cache. */
@@ -204,7 +211,7 @@ export async function streamedCall(
     cacheHeader(reply, opened.outcome);
     reply.header(UPSTREAM_MODEL_HEADER, opened.value.upstreamModel);
     const encoder = native ? native.stream() : (spec.answer?.stream() ?? null);
-    const piped = await pipeStream(reply, opened.value, encoder);
+    const piped = await pipeStream(reply, opened.value, encoder, native ? null : running.guard);
     return { result: piped, outcome: opened.outcome, usage: piped.usage, cost: piped.cost };
   });
   const nativeAnswer = native && context ? native.recorded(result.sse, model) : null;
@@ -235,11 +242,12 @@ export async function plainCall(running: RunningCall, resolved: ResolvedCall) {
   const options = { ...forwardOptions(running, resolved), kind: native?.api ?? DIALECTS.chat.name };
   const { value: result, outcome } = await running.caller.forward(model, upstreamRequest, options);
   cacheHeader(reply, outcome);
-  const body = native
+  const answered = native
     ? native.plain(result.bodyText)
     : spec.answer
       ? spec.answer.plain(result.body as ChatCompletion, model)
       : result.bodyText;
+  const guarded = await running.guard?.plain(answered, result.output ?? recordedOutput(result.body));
   running.record({
     model: spec.request.model,
     output: result.output ?? recordedOutput(result.body),
@@ -258,11 +266,10 @@ export async function plainCall(running: RunningCall, resolved: ResolvedCall) {
       attempts: result.attempts,
     },
   });
-  reply
-    .header(COST_HEADER, formatCost(result.cost))
-    .header(UPSTREAM_MODEL_HEADER, result.upstreamModel)
-    .type('application/json')
-    .send(body);
+  reply.header(COST_HEADER, formatCost(result.cost)).header(UPSTREAM_MODEL_HEADER, result.upstreamModel);
+  // An answer an output guard blocked is recorded as it came and answered as the guard's error.
+  if (guarded?.blocked) return sendError(reply, guarded.blocked);
+  reply.type('application/json').send(guarded ? guarded.body : answered);
   return reply;
 }
 
@@ -294,6 +301,7 @@ export async function pipeStream(
   reply: FastifyReply,
   stream: Awaited<ReturnType<ProviderLayer['stream']>>,
   encoder: StreamEncoder | null,
+  guard?: Pick<GuardStep, 'sink'> | null,
 ): Promise<StreamResult> {
   const raw = reply.raw;
   reply.hijack();
@@ -315,5 +323,6 @@ export async function pipeStream(
       else raw.end(last);
     },
   };
-  return stream.pipe(encoder ? translatingSink(sink, encoder) : sink);
+  const out = encoder ? translatingSink(sink, encoder) : sink;
+  return stream.pipe(guard ? guard.sink(out) : out);
 }

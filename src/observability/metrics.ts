@@ -26,6 +26,8 @@ export interface Metrics extends EngineMetrics {
   setMonitors(read: () => Promise<MonitorSeries[]>): void;
   /** The OTLP export's counts (exported, failed, dropped, pending), read at each scrape. */
   setOtelExport(read: () => OtelExportCounts): void;
+  /** One verdict of a gateway guard: `verdict` is passed, blocked, flagged, redacted or error. */
+  guardVerdict(guard: string, stage: string, verdict: string): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -86,6 +88,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
 
+  const guardVerdicts = new Counter({
+    name: 'evalgate_guard_verdicts_total',
+    help: "Verdicts of the gateway's guards by guard (the check's name), stage and verdict",
+    labelNames: ['guard', 'stage', 'verdict'] as const,
+    registers: [registry],
+  });
+  const guardNames = new Set<string>();
+
   const readers: ScrapeReaders = { queues: null, log: null, monitors: null, otel: null };
   registerQueueDepth(registry, readers);
   registerLogWriter(registry, readers);
@@ -130,6 +140,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     chunksInFlight(delta) {
       if (Number.isFinite(delta)) chunks.inc(delta);
+    },
+    guardVerdict(guard, stage, verdict) {
+      // Names come from policies: past MAX_MODELS distinct ones, the rest share the label `other`.
+      if (!guardNames.has(guard) && guardNames.size < MAX_MODELS) guardNames.add(guard);
+      guardVerdicts.inc({ guard: guardNames.has(guard) ? guard : 'other', stage, verdict });
     },
     setQueueDepth(read) {
       readers.queues = read;

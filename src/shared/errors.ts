@@ -4,6 +4,7 @@
  */
 export const ERROR_STATUS = {
   bad_request: 400,
+  content_filter: 400,
   invalid_json: 400,
   provider_not_configured: 400,
   invalid_api_key: 401,

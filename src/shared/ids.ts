@@ -24,7 +24,9 @@ export type IdPrefix =
   | 'prm'
   | 'plm'
   | 'stl'
-  | 'pgr';
+  | 'pgr'
+  | 'grd'
+  | 'gv';
 
 // Random bytes are drawn in blocks: one call into the system's generator serves hundreds of ids.
 const POOL_BYTES = 4096;

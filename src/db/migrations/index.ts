@@ -31,6 +31,7 @@ import * as m033 from './033_key_reviewers.js';
 import * as m034 from './034_prompts.js';
 import * as m035 from './035_dataset_versions.js';
 import * as m036 from './036_review_settlements.js';
+import * as m037 from './037_guards.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '034_prompts': m034,
   '035_dataset_versions': m035,
   '036_review_settlements': m036,
+  '037_guards': m037,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,6 +5,7 @@ import { callTrace } from '../../capture/traceparent.js';
 import { openAiResponses } from '../../http/schemas.js';
 import { CallCanceller } from '../../llm/cancel.js';
 import { EMBEDDINGS } from '../../llm/dialects/embeddings/index.js';
+import type { ChatRequest } from '../../llm/types.js';
 import { CallAbortedError } from '../../llm/upstream-errors.js';
 import { isObject, type JsonObject } from '../../shared/json.js';
 import { cacheHeader, cacheMetadata, gatewayCachePolicy } from '../cache-hook.js';
@@ -17,6 +18,7 @@ import {
   LOG_ID_HEADER,
   UPSTREAM_MODEL_HEADER,
 } from '../call-runner.js';
+import { guardStepOf } from '../guard-step.js';
 
 const Open = { additionalProperties: true } as const;
 
@@ -129,7 +131,18 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
       const base: JsonObject = { ...metadata, route: EMBEDDINGS.name, stream: false };
       /** Set when the budget refused the call: nothing was called, nothing is recorded. */
       let refused = false;
+      // Guards: the input stage only (an embedding has no answer text to check).
+      const guard = await guardStepOf(runner.guards, {
+        projectId,
+        keyId,
+        containerId,
+        logId,
+        request: { model, messages: input as unknown as ChatRequest['messages'] },
+        upstreamBody: request,
+        base,
+      });
       try {
+        await guard?.before(() => controller.abort());
         const resolved = await gateway.model(projectId, model);
         const policy = gatewayCachePolicy(req, resolved);
         const { value: result, outcome } = await runner.caller.embedRequest(resolved, request, {
@@ -168,7 +181,8 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
           });
         }
         return reply;
-      } catch (err) {
+      } catch (thrown) {
+        const err = guard ? guard.failure(thrown) : thrown;
         if (refused) throw err;
         if (context) {
           const error = callError(err);
@@ -190,6 +204,8 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
         }
         reply.header(COST_HEADER, '0');
         throw err;
+      } finally {
+        guard?.finish();
       }
     },
   );

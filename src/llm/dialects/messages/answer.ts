@@ -181,9 +181,11 @@ export class MessagesStreamEncoder implements StreamEncoder {
     const type =
       code === 'rate_limit_exceeded'
         ? 'rate_limit_error'
-        : code === 'upstream_unavailable'
-          ? 'overloaded_error'
-          : 'api_error';
+        : code === 'content_filter'
+          ? 'invalid_request_error'
+          : code === 'upstream_unavailable'
+            ? 'overloaded_error'
+            : 'api_error';
     return this.event({ type: 'error', error: { type, message } });
   }
 
