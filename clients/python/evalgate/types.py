@@ -133,6 +133,8 @@ class TaskLog(_TaskLogRequired, total=False):
     session_id: Optional[str]
     prompt_id: Optional[str]
     prompt_version: Optional[int]
+    trace_id: Optional[str]
+    span_id: Optional[str]
 
 
 class LogImport(TypedDict):
@@ -243,8 +245,8 @@ class Model(TypedDict):
     kind: Union[Literal["frontier"], Literal["registered"]]
     model_id: Optional[str]
     label: Optional[str]
-    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages
-    provider: Union[Literal["openai-compatible"], Literal["anthropic"]]
+    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …), Anthropic Messages, or Google's Gemini API (generateContent; base_url names the API version, e.g. https://generativelanguage.googleapis.com/v1beta)
+    provider: Union[Literal["openai-compatible"], Literal["anthropic"], Literal["gemini"]]
     base_url: Optional[str]
     upstream_model: str
     has_api_key: bool
@@ -256,7 +258,7 @@ class Model(TypedDict):
     fallbacks: List[str]
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
-    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
+    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages and Gemini models generateContent whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     cache_ttl_seconds: Optional[int]
     price_as_of: Optional[str]
@@ -1524,6 +1526,187 @@ class Trace(TypedDict):
     spans: List[TraceSpansItem]
 
 
+class GuardPolicyAppliesTo(TypedDict):
+    containers: List[str]
+    keys: List[str]
+    models: List[str]
+
+
+class _GuardPolicyChecksItemGuardVariant1Required(TypedDict):
+    type: Literal["pii"]
+
+
+class GuardPolicyChecksItemGuardVariant1(_GuardPolicyChecksItemGuardVariant1Required, total=False):
+    """Personal data, each kind checked (cards by Luhn, IBANs by mod 97)"""
+
+    #: What it looks for (default: all)
+    entities: List[Literal["email", "phone", "card", "iban", "national_id"]]
+    #: Which national ids (default: all)
+    national_ids: List[Literal["us_ssn", "uk_nino", "es_dni", "it_cf", "de_tax_id", "fr_nir", "in_aadhaar"]]
+
+
+class _GuardPolicyChecksItemGuardVariant2Required(TypedDict):
+    type: Literal["secrets"]
+
+
+class GuardPolicyChecksItemGuardVariant2(_GuardPolicyChecksItemGuardVariant2Required, total=False):
+    """API keys, tokens and private key blocks"""
+
+    #: Which credential patterns (default: all)
+    kinds: List[Literal["openai", "anthropic", "aws_access_key", "github", "slack", "private_key", "bearer"]]
+
+
+class GuardPolicyChecksItemGuardVariant3(TypedDict):
+    """Words or phrases, case-insensitive, matched at word bounds"""
+
+    type: Literal["deny_list"]
+    terms: List[str]
+
+
+class _GuardPolicyChecksItemGuardVariant4Required(TypedDict):
+    type: Literal["regex"]
+    #: RE2 syntax (linear time)
+    pattern: str
+
+
+class GuardPolicyChecksItemGuardVariant4(_GuardPolicyChecksItemGuardVariant4Required, total=False):
+    """A regular expression, run by an RE2 engine: no backtracking"""
+
+    case_insensitive: bool
+    #: Redaction text (default [REDACTED])
+    replacement: str
+
+
+class GuardPolicyChecksItemGuardVariant5(TypedDict):
+    type: Literal["json_schema"]
+    #: The JSON Schema the answer must satisfy (parsed as JSON)
+    schema: Dict[str, Any]
+
+
+class _GuardPolicyChecksItemGuardVariant6Required(TypedDict):
+    type: Literal["prompt_injection"]
+
+
+class GuardPolicyChecksItemGuardVariant6(_GuardPolicyChecksItemGuardVariant6Required, total=False):
+    """Heuristic phrases of prompt injection, scored 0..1"""
+
+    #: Triggers at or above (0.5)
+    threshold: float
+
+
+class _GuardPolicyChecksItemGuardVariant7Required(TypedDict):
+    type: Literal["language"]
+    #: ISO 639-3 codes (eng, fra, deu, …)
+    allowed: List[str]
+
+
+class GuardPolicyChecksItemGuardVariant7(_GuardPolicyChecksItemGuardVariant7Required, total=False):
+    #: Shorter texts are not judged (20)
+    min_chars: int
+
+
+class _GuardPolicyChecksItemGuardVariant8Required(TypedDict):
+    type: Literal["length"]
+
+
+class GuardPolicyChecksItemGuardVariant8(_GuardPolicyChecksItemGuardVariant8Required, total=False):
+    min_chars: int
+    max_chars: int
+    min_tokens: int
+    #: Tokens estimated as characters / 4
+    max_tokens: int
+
+
+class GuardPolicyChecksItemGuardVariant9(TypedDict):
+    """Any evaluator of the project; a failing verdict triggers"""
+
+    type: Literal["evaluator"]
+    #: An evaluator of the project, id or name
+    evaluator: str
+
+
+class GuardPolicyChecksItem(TypedDict):
+    name: str
+    guard: Union[GuardPolicyChecksItemGuardVariant1, GuardPolicyChecksItemGuardVariant2, GuardPolicyChecksItemGuardVariant3, GuardPolicyChecksItemGuardVariant4, GuardPolicyChecksItemGuardVariant5, GuardPolicyChecksItemGuardVariant6, GuardPolicyChecksItemGuardVariant7, GuardPolicyChecksItemGuardVariant8, GuardPolicyChecksItemGuardVariant9]
+    #: input: before the upstream call; parallel: beside it (a block cancels it); output: on the answer
+    stage: Union[Literal["input"], Literal["output"], Literal["parallel"]]
+    action: Union[Literal["block"], Literal["flag"], Literal["redact"]]
+    timeout_ms: int
+    #: A check that times out or fails: open lets the call through, closed blocks it
+    on_error: Union[Literal["open"], Literal["closed"]]
+    #: Output checks on streams: as the text arrives (prefix-judging guards) or once it is complete
+    streaming: Union[Literal["incremental"], Literal["hold"]]
+
+
+class GuardPolicy(TypedDict):
+    id: str
+    object: Literal["guard_policy"]
+    name: str
+    description: Optional[str]
+    enabled: bool
+    applies_to: GuardPolicyAppliesTo
+    checks: List[GuardPolicyChecksItem]
+    created_at: str
+    updated_at: str
+
+
+class GuardPolicyDeleted(TypedDict):
+    id: str
+    object: Literal["guard_policy"]
+    deleted: Literal[True]
+
+
+class GuardVerdict(TypedDict):
+    id: str
+    object: Literal["guard_verdict"]
+    task_log_id: Optional[str]
+    policy_id: str
+    #: The check’s name: the score’s name
+    guard: str
+    #: input: before the upstream call; parallel: beside it (a block cancels it); output: on the answer
+    stage: Union[Literal["input"], Literal["output"], Literal["parallel"]]
+    action: Union[Literal["block"], Literal["flag"], Literal["redact"]]
+    #: passed; blocked (also a check that failed closed); flagged; redacted; error (failed open)
+    verdict: Union[Literal["passed"], Literal["blocked"], Literal["flagged"], Literal["redacted"], Literal["error"]]
+    score: Optional[float]
+    passed: Optional[bool]
+    reason: Optional[str]
+    error: Optional[MonitorSampleError]
+    latency_ms: float
+    created_at: str
+
+
+class PlaygroundRequestSource(TypedDict):
+    kind: Union[Literal["prompt_version"], Literal["task_log"], Literal["span"], Literal["session_turn"]]
+    id: str
+    task_log_id: Optional[str]
+
+
+class PlaygroundRequestPrompt(TypedDict):
+    #: The prompt the request was opened from
+    id: str
+    version: int
+
+
+class PlaygroundRequest(TypedDict):
+    object: Literal["playground.request"]
+    source: PlaygroundRequestSource
+    messages: List[PromptVersionMessagesItem]
+    #: Values of the variables (a recorded call has none: its messages are rendered)
+    variables: Dict[str, Any]
+    variable_types: Dict[str, Any]
+    tools: Optional[List[Dict[str, Any]]]
+    response_format: Optional[Dict[str, Any]]
+    parameters: Dict[str, Any]
+    model: Optional[str]
+    output: Optional[str]
+    prompt: Optional[PlaygroundRequestPrompt]
+    prompt_name: Optional[str]
+
+
+PlaygroundSavedVersion = PromptVersion
+
+
 class _CreateApiKeyRequired(TypedDict):
     name: str
 
@@ -1661,8 +1844,8 @@ class _RegisterModelRequired(TypedDict):
 
 
 class RegisterModel(_RegisterModelRequired, total=False):
-    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages
-    provider: Union[Literal["openai-compatible"], Literal["anthropic"]]
+    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …), Anthropic Messages, or Google's Gemini API (generateContent; base_url names the API version, e.g. https://generativelanguage.googleapis.com/v1beta)
+    provider: Union[Literal["openai-compatible"], Literal["anthropic"], Literal["gemini"]]
     #: Model name sent upstream; default: label
     upstream_model: str
     api_key: Optional[str]
@@ -1674,7 +1857,7 @@ class RegisterModel(_RegisterModelRequired, total=False):
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
     cache_ttl_seconds: Optional[int]
-    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
+    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages and Gemini models generateContent whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     metadata: Optional[Dict[str, Any]]
 
@@ -1682,8 +1865,8 @@ class RegisterModel(_RegisterModelRequired, total=False):
 class PatchModel(TypedDict, total=False):
     #: Unique in the project and usable wherever a model slug is; letters, digits, . _ : -, up to 128 characters, not starting with mdl_
     label: str
-    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …) or Anthropic Messages
-    provider: Union[Literal["openai-compatible"], Literal["anthropic"]]
+    #: Wire API of the upstream: an OpenAI-compatible server (vLLM, Ollama, …), Anthropic Messages, or Google's Gemini API (generateContent; base_url names the API version, e.g. https://generativelanguage.googleapis.com/v1beta)
+    provider: Union[Literal["openai-compatible"], Literal["anthropic"], Literal["gemini"]]
     base_url: str
     upstream_model: str
     api_key: Optional[str]
@@ -1695,7 +1878,7 @@ class PatchModel(TypedDict, total=False):
     requests_per_minute: Optional[int]
     tokens_per_minute: Optional[int]
     cache_ttl_seconds: Optional[int]
-    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages whatever this says.
+    #: What the upstream speaks for generation: chat (completions, the default) or responses (Responses-API calls go to it natively). Anthropic models speak Messages and Gemini models generateContent whatever this says.
     api: Union[Literal["chat"], Literal["responses"]]
     metadata: Optional[Dict[str, Any]]
 
@@ -2191,6 +2374,96 @@ class _SettleQueueRequired(TypedDict):
 
 class SettleQueue(_SettleQueueRequired, total=False):
     evaluator: str
+
+
+class CreateGuardPolicyAppliesTo(TypedDict, total=False):
+    """A call matching any entry; all empty: every call of the project"""
+
+    #: Containers, id or label
+    containers: List[str]
+    #: API keys of the project, by id
+    keys: List[str]
+    #: Model names as requests give them
+    models: List[str]
+
+
+class _CreateGuardPolicyChecksItemRequired(TypedDict):
+    #: The verdict score’s name
+    name: str
+    guard: Union[GuardPolicyChecksItemGuardVariant1, GuardPolicyChecksItemGuardVariant2, GuardPolicyChecksItemGuardVariant3, GuardPolicyChecksItemGuardVariant4, GuardPolicyChecksItemGuardVariant5, GuardPolicyChecksItemGuardVariant6, GuardPolicyChecksItemGuardVariant7, GuardPolicyChecksItemGuardVariant8, GuardPolicyChecksItemGuardVariant9]
+
+
+class CreateGuardPolicyChecksItem(_CreateGuardPolicyChecksItemRequired, total=False):
+    #: input: before the upstream call; parallel: beside it (a block cancels it); output: on the answer
+    stage: Union[Literal["input"], Literal["output"], Literal["parallel"]]
+    action: Union[Literal["block"], Literal["flag"], Literal["redact"]]
+    timeout_ms: int
+    #: A check that times out or fails: open lets the call through, closed blocks it
+    on_error: Union[Literal["open"], Literal["closed"]]
+    #: Output checks on streams: as the text arrives (prefix-judging guards) or once it is complete
+    streaming: Union[Literal["incremental"], Literal["hold"]]
+
+
+class _CreateGuardPolicyRequired(TypedDict):
+    name: str
+    checks: List[CreateGuardPolicyChecksItem]
+
+
+class CreateGuardPolicy(_CreateGuardPolicyRequired, total=False):
+    description: Optional[str]
+    enabled: bool
+    #: A call matching any entry; all empty: every call of the project
+    applies_to: CreateGuardPolicyAppliesTo
+
+
+class PatchGuardPolicy(TypedDict, total=False):
+    name: str
+    description: Optional[str]
+    enabled: bool
+    #: A call matching any entry; all empty: every call of the project
+    applies_to: CreateGuardPolicyAppliesTo
+    checks: List[CreateGuardPolicyChecksItem]
+
+
+class _PlaygroundRunRequired(TypedDict):
+    messages: List[PromptVersionMessagesItem]
+    #: The models answering side by side (1 to 4), each by slug, label or id
+    models: List[str]
+
+
+class PlaygroundRun(_PlaygroundRunRequired, total=False):
+    #: Values of the messages' {{variables}}
+    variables: Dict[str, Any]
+    #: Declared variable types; a variable the messages use and this omits is a string
+    variable_types: Dict[str, Union[Literal["string"], Literal["number"], Literal["boolean"], Literal["json"]]]
+    tools: Optional[List[PromptVersionToolsItem]]
+    response_format: Optional[CreatePromptResponseFormat]
+    #: Sampling parameters sent with the call unless the request gives its own
+    parameters: CreatePromptParameters
+    #: The project's evaluators (id or name) scoring each answer once it is complete
+    evaluators: List[str]
+    #: The expected answer evaluators compare with
+    expected: Any
+    prompt: Optional[PlaygroundRequestPrompt]
+
+
+class _PlaygroundSaveVersionRequired(TypedDict):
+    #: Prompt id or name; a new name creates it
+    prompt: str
+    messages: List[PromptVersionMessagesItem]
+
+
+class PlaygroundSaveVersion(_PlaygroundSaveVersionRequired, total=False):
+    #: Declared variable types; a variable the messages use and this omits is a string
+    variable_types: Dict[str, Union[Literal["string"], Literal["number"], Literal["boolean"], Literal["json"]]]
+    tools: Optional[List[PromptVersionToolsItem]]
+    response_format: Optional[CreatePromptResponseFormat]
+    #: Sampling parameters sent with the call unless the request gives its own
+    parameters: CreatePromptParameters
+    model: Optional[str]
+    commit_message: Optional[str]
+    #: Labels moved to the new version
+    labels: List[str]
 
 
 DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]

@@ -114,6 +114,14 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/evaluator-templates/{template}"): "EvaluatorTemplateOne",
     ("GET", "/v1/traces"): "TraceSummary[]",
     ("GET", "/v1/traces/{trace_id}"): "Trace",
+    ("GET", "/v1/guards"): "GuardPolicy[]",
+    ("POST", "/v1/guards"): "GuardPolicy",
+    ("GET", "/v1/guards/{guard}"): "GuardPolicy",
+    ("PATCH", "/v1/guards/{guard}"): "GuardPolicy",
+    ("DELETE", "/v1/guards/{guard}"): "GuardPolicyDeleted",
+    ("GET", "/v1/guards/verdicts"): "GuardVerdict[]",
+    ("GET", "/v1/playground/request"): "PlaygroundRequest",
+    ("POST", "/v1/playground/versions"): "PlaygroundSavedVersion",
 }
 
 #: (METHOD, path) → the name of its JSON request body's model.
@@ -149,6 +157,10 @@ REQUESTS: Dict[Tuple[str, str], str] = {
     ("PUT", "/v1/prompts/{prompt}/labels/{label}"): "MoveLabel",
     ("POST", "/v1/annotation-queues/{queue}/items/{item}/settle"): "SettleItem",
     ("POST", "/v1/annotation-queues/{queue}/settle"): "SettleQueue",
+    ("POST", "/v1/guards"): "CreateGuardPolicy",
+    ("PATCH", "/v1/guards/{guard}"): "PatchGuardPolicy",
+    ("POST", "/v1/playground/runs"): "PlaygroundRun",
+    ("POST", "/v1/playground/versions"): "PlaygroundSaveVersion",
 }
 
 #: Named parts of a body: name → (METHOD, path, "request" or "response", property).
