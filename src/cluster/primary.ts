@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
+import { listeningUrl } from '../dashboard/public-url.js';
 import { perMinuteParams, type RateLimiter } from '../ratelimit/limiter.js';
 import { createMemoryLimiter } from '../ratelimit/memory.js';
 import { createServices } from '../services.js';
-import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
-import { listeningUrl } from '../dashboard/public-url.js';
 import { forgetServer, recordServer } from '../shared/server-file.js';
+import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
 import { serveBanner } from './banner.js';
 import { isEvalgateMessage, type ToPrimary, type ToWorker, WORKER_INDEX_ENV } from './ipc.js';
 

@@ -168,7 +168,11 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     // The run scored each call: the final answer names Lyon (pass), the tool calls do not (fail).
     await expect(turns.nth(2).getByRole('list', { name: 'Scores' }).textContent()).resolves.toContain('pass');
     // Named by the evaluator's name, not its id.
-    await turns.nth(2).getByRole('list', { name: 'Scores' }).getByText(/^answers-lyon: /).waitFor();
+    await turns
+      .nth(2)
+      .getByRole('list', { name: 'Scores' })
+      .getByText(/^answers-lyon: /)
+      .waitFor();
     expect(await turns.nth(2).getByRole('list', { name: 'Scores' }).textContent()).not.toMatch(/evl_/);
     await fitsBothWidths(page);
   }, 240_000);
