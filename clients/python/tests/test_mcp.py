@@ -112,12 +112,18 @@ def test_mcp_tools_over_stdio(server: Server, client: Evalgate) -> None:
             [
                 {"name": "search_task_logs", "arguments": {"container": "mcp-stdio", "text": "reply 2"}},
                 {"name": "list_runs", "arguments": {"limit": "ten"}},
+                {"name": "compare_prompt_versions", "arguments": {"run_id": "run_missing", "by": "colour"}},
+                {"name": "start_experiment", "arguments": {"container": "mcp-stdio", "dataset": 7}},
             ],
         )
     )
     names = {tool.name for tool in answered["tools"]}
     assert {"search_task_logs", "get_prompt", "create_prompt_version", "add_dataset_items"} <= names
-    found, wrong = answered["results"]
+    assert {"start_experiment", "compare_prompt_versions"} <= names
+    found, wrong, wrong_by, wrong_dataset = answered["results"]
+    # Wrong argument types are the tool's error, naming the argument, never a crash.
+    assert wrong_by.is_error and "by" in wrong_by.content[0].text
+    assert wrong_dataset.is_error and "dataset" in wrong_dataset.content[0].text
     assert not found.is_error
     assert [log["output"] for log in found.structured_content["logs"]] == ["reply 2"]
     assert wrong.is_error and "limit" in wrong.content[0].text
