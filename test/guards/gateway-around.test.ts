@@ -37,6 +37,10 @@ describe('parallel stage', () => {
 
   it('a judge that blocks while the upstream call is under way cancels it (the mock sees it closed)', async () => {
     state.judgeScore = 0;
+    await g.h.call('PUT', '/v1/projects/current/budget', { body: { limit_usd: 100, period: 'total' } });
+    const spent = async () =>
+      (await g.h.call('GET', '/v1/projects/current/budget')).body.spend.used_usd as number;
+    const before = await spent();
     g.mock.set({
       reply: async (r) => {
         if (r.body.model === 'j') {
@@ -58,6 +62,8 @@ describe('parallel stage', () => {
     expect(g.mock.requests.map((r) => r.body.model).sort()).toEqual(['j', 'm-pj']);
     const cost = Number(err.headers.get('x-evalgate-cost'));
     expect(cost).toBe(0);
+    // Spend: the judge's call at its price (12 tokens in, 7 out), nothing for the cancelled upstream call.
+    expect((await spent()) - before).toBeCloseTo((12 * 1000 + 7 * 2000) / 1_000_000, 9);
   });
 
   it('a pass lets the answer through', async () => {
@@ -90,6 +96,10 @@ describe('evaluator guards', () => {
 
   it("a judge's verdict on the answer is a score, its call made through the project's model call", async () => {
     state.judgeScore = 0;
+    await g.h.call('PUT', '/v1/projects/current/budget', { body: { limit_usd: 100, period: 'total' } });
+    const spent = async () =>
+      (await g.h.call('GET', '/v1/projects/current/budget')).body.spend.used_usd as number;
+    const before = await spent();
     const { response } = await g
       .client()
       .chat.completions.create({ model: 'm-judge', messages: [{ role: 'user', content: 'Hi' }] })
@@ -98,6 +108,11 @@ describe('evaluator guards', () => {
     const [v] = await verdicts(g, `task_log_id=${logId}`);
     expect(v).toMatchObject({ guard: 'judge-out', verdict: 'flagged', score: 0, passed: false });
     expect(g.mock.requests.some((r) => r.body.model === 'j')).toBe(true);
+    // The guarded model is unpriced, so the call's own cost is 0; the project's spend grew by the judge's
+    // call at its price (the mock's usage: 12 tokens in, 7 out).
+    expect(Number(response.headers.get('x-evalgate-cost'))).toBe(0);
+    const judgeCost = (12 * 1000 + 7 * 2000) / 1_000_000;
+    expect((await spent()) - before).toBeCloseTo(judgeCost, 9);
   });
 });
 

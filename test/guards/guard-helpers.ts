@@ -16,7 +16,14 @@ export async function startGuardGateway(): Promise<Gateway> {
   const g = await startGateway();
   for (const label of [...MODELS, 'judge']) {
     const res = await g.h.call('POST', '/v1/models', {
-      body: { label, base_url: g.mock.baseUrl, upstream_model: label === 'judge' ? 'j' : label, api: 'chat' },
+      body: {
+        label,
+        base_url: g.mock.baseUrl,
+        upstream_model: label === 'judge' ? 'j' : label,
+        api: 'chat',
+        // The judge is priced (the guarded models are not): what a judge guard spends is its own.
+        ...(label === 'judge' ? { input_price_per_mtok: 1000, output_price_per_mtok: 2000 } : {}),
+      },
     });
     expect(res.status, res.text).toBe(201);
   }
