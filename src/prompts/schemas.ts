@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { FreeObject, ListOf, Nullable, PageQuery } from '../http/schemas.js';
+import { SAMPLING_FIELDS } from '../shared/sampling.js';
 
 /** A label's name: lowercase letters, digits, `_`, `.`, `-`; `latest` is implied and cannot be set. */
 export const LABEL_PATTERN = '^[a-z0-9][a-z0-9_.-]{0,62}$';
@@ -31,20 +32,7 @@ export const Variables = Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-
 });
 
 export const Parameters = Type.Object(
-  {
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    stop: Type.Optional(
-      Type.Union([
-        Type.String({ minLength: 1 }),
-        Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 4 }),
-      ]),
-    ),
-    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    seed: Type.Optional(Type.Integer()),
-  },
+  { ...SAMPLING_FIELDS },
   {
     additionalProperties: true,
     description: 'Sampling parameters sent with the call unless the request gives its own',

@@ -3,6 +3,7 @@ import { SPLIT_PATTERN } from '../catalog/datasets/schemas.js';
 import { Nullable } from '../http/schemas.js';
 import { POSITION_RANGE_FORMAT } from '../http/validation.js';
 import { LABEL_PATTERN } from '../prompts/schemas.js';
+import { SAMPLING_FIELDS } from '../shared/sampling.js';
 
 export const RANGE_PATTERN = '^\\d+:\\d+$';
 
@@ -49,20 +50,7 @@ export const PromptPick = Type.Object(
 
 /** type=generate: sampling parameters sent with every generation call (over a prompt version's own). */
 export const GenerationParameters = Type.Object(
-  {
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    stop: Type.Optional(
-      Type.Union([
-        Type.String({ minLength: 1 }),
-        Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 4 }),
-      ]),
-    ),
-    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    seed: Type.Optional(Type.Integer()),
-  },
+  { ...SAMPLING_FIELDS },
   {
     additionalProperties: false,
     description: 'type=generate: sampling parameters of every generation call (over a prompt version’s own)',

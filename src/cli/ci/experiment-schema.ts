@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { SAMPLING_FIELDS } from '../../shared/sampling.js';
 
 /**
  * The experiment file (`evalgate.yaml`) as a JSON Schema: schemas/evalgate-experiments.schema.json is
@@ -55,20 +56,7 @@ const Candidate = Type.Object(
     ),
     parameters: Type.Optional(
       Type.Object(
-        {
-          temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-          max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-          top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-          stop: Type.Optional(
-            Type.Union([
-              Type.String({ minLength: 1 }),
-              Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 4 }),
-            ]),
-          ),
-          presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-          frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-          seed: Type.Optional(Type.Integer()),
-        },
+        { ...SAMPLING_FIELDS },
         {
           additionalProperties: false,
           description: "Sampling parameters of every generation call (over a prompt version's own)",
