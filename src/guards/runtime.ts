@@ -95,11 +95,25 @@ export function createGuardRuntime(ports: GuardRuntimePorts): GuardRuntime {
     return out;
   }
 
+  // The policies last read for each project: what applies while the database cannot be asked (as the
+  // gateway's model and container look-ups do), so that an outage does not fail calls already guarded.
+  const lastKnown = new Map<string, CompiledPolicy[]>();
+
   function policiesOf(projectId: string): Promise<CompiledPolicy[]> {
     const now = Date.now();
     const hit = projects.get(projectId);
     if (hit && now - hit.at < cacheMs) return hit.policies;
-    const policies = load(projectId);
+    const policies = load(projectId).then(
+      (loaded) => {
+        lastKnown.set(projectId, loaded);
+        return loaded;
+      },
+      (err: unknown) => {
+        const last = lastKnown.get(projectId);
+        if (last) return last;
+        throw err;
+      },
+    );
     projects.set(projectId, { at: now, policies });
     // A failed load is not kept: the next call asks again.
     policies.catch(() => projects.delete(projectId));
