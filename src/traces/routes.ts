@@ -188,7 +188,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
     async (req, reply) => {
       const { projectId } = principalOf(req);
       const left = clientLeft(reply);
-      const read = await readExport(req, reply, ports, 'traces', left);
+      const read = await readExport(req, reply, ports, 'spans', left);
       if (read === undefined) return reply;
       const { as, request } = read;
       const header = req.headers[CONTAINER_HEADER];

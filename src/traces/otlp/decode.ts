@@ -9,12 +9,12 @@ export type Encoding = 'protobuf' | 'json';
 
 /** The decoded request of each signal. */
 export interface OtlpRequests {
-  traces: OtlpTraceRequest;
+  spans: OtlpTraceRequest;
   logs: OtlpLogsRequest;
 }
 
 const MESSAGE: Record<OtlpSignal, string> = {
-  traces: 'ExportTraceServiceRequest',
+  spans: 'ExportTraceServiceRequest',
   logs: 'ExportLogsServiceRequest',
 };
 
@@ -40,11 +40,11 @@ export function decodeExport<S extends OtlpSignal>(
   try {
     if (as === 'protobuf') {
       scanProtobuf(bytes, signal, limits);
-      return (signal === 'traces' ? decodeProtobuf(bytes) : decodeLogsProtobuf(bytes)) as OtlpRequests[S];
+      return (signal === 'spans' ? decodeProtobuf(bytes) : decodeLogsProtobuf(bytes)) as OtlpRequests[S];
     }
     const value = parseJsonBody(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
     scanJson(value, signal, limits);
-    return (signal === 'traces' ? fromJson(value) : logsFromJson(value)) as OtlpRequests[S];
+    return (signal === 'spans' ? fromJson(value) : logsFromJson(value)) as OtlpRequests[S];
   } catch (err) {
     throw decodeFailure(err, signal, as);
   }

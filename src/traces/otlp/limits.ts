@@ -38,7 +38,8 @@ export class OtlpLimitError extends Error {
 }
 
 /** Which request a scan walks. */
-export type OtlpSignal = 'traces' | 'logs';
+/** An OTLP signal this server takes: spans (`/v1/traces`) or log records (`/v1/logs`). */
+export type OtlpSignal = 'spans' | 'logs';
 
 /** What a scan counted (for the caller's choice of decoding inline or on a thread). */
 export interface ScanCounts {
@@ -71,7 +72,7 @@ export class Budget {
 
   item(): void {
     if (++this.counts.items > this.limits.maxItems)
-      this.over('maxItems', this.signal === 'traces' ? 'too many spans' : 'too many log records');
+      this.over('maxItems', this.signal === 'spans' ? 'too many spans' : 'too many log records');
   }
 
   /** One more key-value pair (or array element): `n` is its place in its own list (1-based). */
@@ -137,7 +138,7 @@ function request(leaf: Shape): Shape {
   };
 }
 
-const SHAPES: Record<OtlpSignal, Shape> = { traces: request(SPAN), logs: request(LOG_RECORD) };
+const SHAPES: Record<OtlpSignal, Shape> = { spans: request(SPAN), logs: request(LOG_RECORD) };
 
 const WIRE_LENGTH = 2;
 
@@ -321,7 +322,7 @@ export function scanJson(value: unknown, signal: OtlpSignal, limits: OtlpLimits)
   const walk = new JsonWalk(budget);
   const root = objectOf(value);
   const [top, scoped, leaves] =
-    signal === 'traces'
+    signal === 'spans'
       ? ['resourceSpans', 'scopeSpans', 'spans']
       : ['resourceLogs', 'scopeLogs', 'logRecords'];
   for (const r of listOf(root?.[top])) {
@@ -336,7 +337,7 @@ export function scanJson(value: unknown, signal: OtlpSignal, limits: OtlpLimits)
         budget.item();
         const o = objectOf(leaf);
         if (!o) continue;
-        if (signal === 'traces') walk.span(o);
+        if (signal === 'spans') walk.span(o);
         else walk.logRecord(o);
       }
     }
