@@ -17,6 +17,7 @@ from .resources import (
     Containers,
     Datasets,
     Evaluators,
+    Guards,
     Models,
     Monitors,
     Projects,
@@ -117,6 +118,7 @@ class _Base:
         self.projects = Projects(self)
         self.runs: Runs = Runs(self)
         self.monitors = Monitors(self)
+        self.guards = Guards(self)
         self.sessions = Sessions(self)
         self.annotation_queues = AnnotationQueues(self)
         self.review = EvaluatorReview(self)

@@ -13,6 +13,11 @@ from evalgate.resources import OPERATIONS
 
 #: Operations the client leaves out on purpose, each with its reason.
 EXCLUDED: Dict[Tuple[str, str], str] = {
+    # The playground is the dashboard's page: it streams each model's answer to the browser as it is
+    # edited; scripts run the same calls through the gateway or as an experiment (runs).
+    ("POST", "/v1/playground/runs"): "the dashboard's playground (SSE to the browser)",
+    ("GET", "/v1/playground/request"): "the dashboard's playground",
+    ("POST", "/v1/playground/versions"): "the dashboard's playground (prompts.create_version saves a version)",
     # A JSON-lines or CSV export, not one JSON body: fetch it with httpx (or `evalgate queues scores`).
     ("GET", "/v1/annotation-queues/{queue}/scores"): "text export (JSON lines or CSV)",
     # The OpenAI-compatible gateway: applications call it with the official `openai` package

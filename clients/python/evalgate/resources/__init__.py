@@ -7,6 +7,7 @@ from .api_keys import ApiKeys
 from .containers import Containers
 from .datasets import AsyncDatasets, Datasets
 from .evaluators import Evaluators
+from .guards import Guards
 from .logs import TaskLogs
 from .models import Models
 from .monitors import Monitors
@@ -26,6 +27,7 @@ __all__ = [
     "Datasets",
     "AsyncDatasets",
     "Evaluators",
+    "Guards",
     "TaskLogs",
     "Models",
     "Monitors",
