@@ -2,17 +2,14 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
 import { createScorer } from '../engine/scorers/registry.js';
-import { graderOfRow } from '../evaluators/graders.js';
-import { type EvaluatorRow, findEvaluator } from '../evaluators/repository.js';
-import { scaleOf } from '../evaluators/scale.js';
-import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
-import { createModelCaller } from '../llm/call-model.js';
+import { findEvaluator } from '../evaluators/repository.js';
+import { snapshotOf } from '../evaluators/snapshot.js';
+import { createModelCaller, type ModelCaller } from '../llm/call-model.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
 import type { ModelLimiter } from '../ratelimit/model-limiter.js';
 import type { Scorer } from '../scoring/types.js';
 import type { Payer, SpendGuard } from '../shared/budget.js';
-import { type JsonObject, parseJson } from '../shared/json.js';
 import type { CheckVerdict } from './builtins/types.js';
 
 /**
@@ -28,26 +25,6 @@ export interface EvaluatorGuardPorts {
   sandbox?: {
     status(): Promise<{ available: boolean; reason?: string }>;
     createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
-  };
-}
-
-/** An evaluator of the project as a run would snapshot it. */
-export function snapshotOf(row: EvaluatorRow): EvaluatorSnapshot {
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type,
-    mode: row.mode,
-    model: row.model,
-    prompt: row.prompt,
-    api: row.api,
-    inference_parameters: parseJson<JsonObject>(row.inference_parameters, {}),
-    pass_threshold: row.pass_threshold,
-    source: row.source,
-    requirements: parseJson<string[]>(row.requirements, []),
-    grader: isTrajectoryType(row.type) ? null : graderOfRow(row),
-    trajectory: trajectoryOfRow(row),
-    scale: scaleOf(row),
   };
 }
 
@@ -72,6 +49,17 @@ export class EvaluatorGuardError extends Error {
   }
 }
 
+/** The one model call of these ports, built once (not per guarded call). */
+const callers = new WeakMap<EvaluatorGuardPorts, ModelCaller>();
+function callerOf(ports: EvaluatorGuardPorts): ModelCaller {
+  let caller = callers.get(ports);
+  if (!caller) {
+    caller = createModelCaller({ providers: ports.providers, budgets: ports.budgets, limits: ports.models });
+    callers.set(ports, caller);
+  }
+  return caller;
+}
+
 /**
  * Scores one text with an evaluator, through the scorer registry as a run would: the text is the
  * sample's output, the request's messages its input. Its model calls are paid by the call's payer.
@@ -83,11 +71,7 @@ export async function evaluate(
   sample: { input: unknown; output: string },
   signal: AbortSignal,
 ): Promise<CheckVerdict> {
-  const caller = createModelCaller({
-    providers: ports.providers,
-    budgets: ports.budgets,
-    limits: ports.models,
-  });
+  const caller = callerOf(ports);
   const models = new Map<string, ResolvedModel>();
   const modelOf = async (name: string) => {
     let m = models.get(name);

@@ -1,13 +1,11 @@
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
 import { capabilitiesOf } from '../engine/scorers/registry.js';
-import { graderOfRow } from '../evaluators/graders.js';
-import { scaleOf } from '../evaluators/scale.js';
 import { requireEvaluator } from '../evaluators/service.js';
-import { isTrajectoryType, trajectoryOfRow } from '../evaluators/trajectory.js';
+import { snapshotOf } from '../evaluators/snapshot.js';
 import { judgeDialect } from '../llm/dialects/registry.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
-import { type JsonObject, parseJson } from '../shared/json.js';
+import type { JsonObject } from '../shared/json.js';
 import { resolveSide as resolveSourceSide, sidesIssues } from '../sources/registry.js';
 import type { ResolveContext } from '../sources/types.js';
 import type { RunContext } from './context.js';
@@ -131,22 +129,7 @@ export async function snapshotEvaluators(
         type: 'value_error',
       });
     }
-    snapshots.push({
-      id: row.id,
-      name: row.name,
-      type: row.type,
-      mode: row.mode,
-      model: row.model,
-      prompt: row.prompt,
-      api: row.api,
-      inference_parameters: parseJson<JsonObject>(row.inference_parameters, {}),
-      pass_threshold: row.pass_threshold,
-      source: row.source,
-      requirements: parseJson<string[]>(row.requirements, []),
-      grader: isTrajectoryType(row.type) ? null : graderOfRow(row),
-      trajectory: trajectoryOfRow(row),
-      scale: scaleOf(row),
-    });
+    snapshots.push(snapshotOf(row));
   }
   if (issues.length) throw ApiError.validation(issues);
   for (const [i, ev] of snapshots.entries()) {
