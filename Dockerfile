@@ -16,6 +16,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild better-sqlite3 esbuild
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle.mjs scripts/
 COPY src src
 COPY web web
 RUN npm run build \
@@ -40,7 +41,7 @@ COPY python python
 COPY data data
 # The docs, served to MCP clients as resources (evalgate://docs/<page>).
 COPY docs docs
-RUN chmod 755 /app/dist/cli/main.js && ln -s /app/dist/cli/main.js /usr/local/bin/evalgate \
+RUN ln -s /app/dist/bundle/evalgate.js /usr/local/bin/evalgate \
  && mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

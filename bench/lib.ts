@@ -47,7 +47,7 @@ function newestMtimeMs(dir: string): number {
  */
 function buildIsFresh(): boolean {
   if (process.argv.includes('--build')) return false;
-  const main = path.join(ROOT, 'dist/cli/main.js');
+  const main = path.join(ROOT, BUNDLE);
   if (!fs.existsSync(main)) return false;
   const sources = Math.max(
     newestMtimeMs(path.join(ROOT, 'src')),
@@ -62,6 +62,9 @@ function buildIsFresh(): boolean {
  * objects of requests in flight are not copied again and again by the scavenger.
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
+
+/** What `npm start` and the `evalgate` command run: the bundled build (`npm run build`). */
+const BUNDLE = 'dist/bundle/evalgate.js';
 
 /**
  * The server's Node arguments: `npm start`'s flags, then the build (built once per benchmark process unless it is newer than
@@ -79,9 +82,10 @@ export function serverEntry(): string[] {
         stdio: 'inherit',
       },
     );
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/bundle.mjs')], { cwd: ROOT, stdio: 'inherit' });
     built = true;
   }
-  return [...SERVER_NODE_FLAGS, 'dist/cli/main.js'];
+  return [...SERVER_NODE_FLAGS, BUNDLE];
 }
 
 export interface StartedProcess {
@@ -224,7 +228,9 @@ export function startServer(
   root: string = ROOT,
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evalgate-bench-'));
-  const entry = root === ROOT ? serverEntry() : [...SERVER_NODE_FLAGS, 'dist/cli/main.js'];
+  // Another checkout's build: its bundle when it has one (builds before the bundle have only dist/cli/).
+  const other = fs.existsSync(path.join(root, BUNDLE)) ? BUNDLE : 'dist/cli/main.js';
+  const entry = root === ROOT ? serverEntry() : [...SERVER_NODE_FLAGS, other];
   const child = spawn(process.execPath, [...nodeArgs, ...entry, 'serve', '--port', '0'], {
     cwd: root,
     env: {
@@ -277,11 +283,11 @@ export async function api<T = any>(
 }
 
 /**
- * The Node arguments of `evalgate` child processes other than `serve`: the build when `dist/cli/main.js`
+ * The Node arguments of `evalgate` child processes other than `serve`: the build when its bundle
  * is there (as `serverEntry`, which builds once per benchmark process), the sources through tsx otherwise.
  */
 function evalgateEntry(): string[] {
-  if (process.argv.includes('--tsx') || !fs.existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
+  if (process.argv.includes('--tsx') || !fs.existsSync(path.join(ROOT, BUNDLE))) {
     return [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/cli/main.ts'];
   }
   return serverEntry();

@@ -9,7 +9,7 @@ venv="${EVALGATE_PYTHON_VENV:-$here/.venv}"
 
 # The venv with the package and its dev extras (reinstalled only when they changed).
 bash "$here/venv.sh"
-if [ ! -f "$root/dist/cli/main.js" ]; then
+if [ ! -f "$root/dist/bundle/evalgate.js" ]; then
   (cd "$root" && npm run build)
 fi
 

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { packagePath } from '../shared/package-root.js';
 
 /** `npm run build` (run by `npm ci`) writes the web app here; the same place from src/ and from dist/. */
-export const WEB_ROOT = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+export const WEB_ROOT = packagePath('web', 'dist');
 
 /**
  * The web app's own pages, answered with its index.html (the app routes in the browser). Only these:

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { packagePath } from '../shared/package-root.js';
 
 /** The documentation folder of the installation (beside `src/` and `dist/`). */
-const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
+const DOCS = packagePath('docs');
 
 interface DocPage {
   name: string;

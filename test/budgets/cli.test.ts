@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { testDbKind } from '../helpers/databases.js';
 import { tempDirs } from '../helpers/temp.js';
 
@@ -19,7 +20,7 @@ function evalgate(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      [...cliArgs(), ...args],
       { cwd: ROOT, env: { ...env, EVALGATE_DATA_DIR: dataDir, EVALGATE_LOG_LEVEL: 'silent' } },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockUpstream } from '../fixtures/mock-upstream.js';
+import { cliBundle } from '../helpers/cli-bundle.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { runAction } from './ci-action-runner.js';
@@ -325,13 +326,12 @@ experiments:
   it("runs as a GitHub composite action: steps with the runner's variables, outputs and step summary", async () => {
     const workspace = tempDir('evalgate-ci-workspace-').dir;
     const tmp = tempDir('evalgate-ci-runner-').dir;
-    // The CLI on PATH (the install step's "already installed" branch): this checkout, run through tsx.
+    // The CLI on PATH (the install step's "already installed" branch): this checkout's bundle.
     const bin = path.join(tmp, 'bin');
     fs.mkdirSync(bin);
-    const loader = path.join(ROOT, 'node_modules/tsx/dist/loader.mjs');
     fs.writeFileSync(
       path.join(bin, 'evalgate'),
-      `#!/usr/bin/env bash\nexec "${process.execPath}" --import "${loader}" "${path.join(ROOT, 'src/cli/main.ts')}" "$@"\n`,
+      `#!/usr/bin/env bash\nexec "${process.execPath}" "${cliBundle()}" "$@"\n`,
       { mode: 0o755 },
     );
     fs.copyFileSync(experimentFile(dir, '{models: [gen-b]}'), path.join(workspace, 'evals.yaml'));

@@ -3,12 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MockRequest } from '../fixtures/mock-upstream.js';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import type { Harness } from '../helpers/harness.js';
 
 /** Running the API commands of the CLI as child processes against a test harness. */
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+export const CLI = cliArgs();
 
 export interface CliResult {
   code: number;

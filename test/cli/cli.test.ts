@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { testDbKind } from '../helpers/databases.js';
 import { tempDirs } from '../helpers/temp.js';
 
@@ -19,7 +20,7 @@ function cliEnv(dataDir: string): NodeJS.ProcessEnv {
   return { ...env, EVALGATE_DATA_DIR: dataDir, EVALGATE_LOG_LEVEL: 'silent' };
 }
 
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+const CLI = cliArgs();
 
 function evalgate(
   dataDir: string,

@@ -3,6 +3,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { tempDir } from '../helpers/temp.js';
 import { ROOT } from './cli-helpers.js';
 
@@ -15,7 +16,7 @@ function link(dataDir: string) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'dashboard', 'link'],
+      [...cliArgs(), 'dashboard', 'link'],
       { cwd: ROOT, env: { ...cleanEnv(), EVALGATE_DATA_DIR: dataDir, EVALGATE_LOG_LEVEL: 'silent' } },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
@@ -28,7 +29,7 @@ let url: string;
 
 beforeAll(async () => {
   dataDir = tempDir('evalgate-link-server-').dir;
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'], {
+  server = spawn(process.execPath, [...cliArgs(), 'serve', '--port', '0'], {
     cwd: ROOT,
     env: { ...cleanEnv(), EVALGATE_DATA_DIR: dataDir, EVALGATE_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { ROOT } from './cli-helpers.js';
 
@@ -19,7 +20,7 @@ function link(extraEnv: Record<string, string>, ...args: string[]) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'dashboard', 'link', ...args],
+      [...cliArgs(), 'dashboard', 'link', ...args],
       {
         cwd: ROOT,
         env: {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { tempDir } from '../helpers/temp.js';
 import { ROOT } from './cli-helpers.js';
 
@@ -7,15 +8,11 @@ import { ROOT } from './cli-helpers.js';
 function serveAndStop(args: string[]): Promise<{ stdout: string; code: number | null }> {
   const dir = tempDir('evalgate-serve-').dir;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args],
-    {
-      cwd: ROOT,
-      env: { ...env, EVALGATE_DATA_DIR: dir, EVALGATE_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...cliArgs(), 'serve', '--port', '0', ...args], {
+    cwd: ROOT,
+    env: { ...env, EVALGATE_DATA_DIR: dir, EVALGATE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stopping = false;
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

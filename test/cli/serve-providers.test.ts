@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IdentityProvider, reservePort, startIdentityProvider } from '../dashboard/identity-provider.js';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { tempDir } from '../helpers/temp.js';
 import { ROOT } from './cli-helpers.js';
 
@@ -52,20 +53,16 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('serve with identit
       },
     ];
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', String(port)],
-      {
-        cwd: ROOT,
-        env: {
-          ...env,
-          EVALGATE_DATA_DIR: tempDir('evalgate-serve-oidc-').dir,
-          EVALGATE_LOG_LEVEL: 'info',
-          EVALGATE_OIDC_PROVIDERS: JSON.stringify(providers),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, [...cliArgs(), 'serve', '--port', String(port)], {
+      cwd: ROOT,
+      env: {
+        ...env,
+        EVALGATE_DATA_DIR: tempDir('evalgate-serve-oidc-').dir,
+        EVALGATE_LOG_LEVEL: 'info',
+        EVALGATE_OIDC_PROVIDERS: JSON.stringify(providers),
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stopping = false;
     const base = `http://127.0.0.1:${port}`;

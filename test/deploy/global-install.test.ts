@@ -37,7 +37,7 @@ describe.skipIf(testDbKind() !== 'postgres')('the packed tarball installed globa
     // The dashboard and the code evaluators' sandbox runner come along.
     expect(listing).toContain('package/web/dist/index.html');
     expect(listing).toContain('package/python/runner.py');
-    expect(listing).toContain('package/dist/cli/main.js');
+    expect(listing).toContain('package/dist/bundle/evalgate.js');
 
     const prefix = path.join(dir, 'prefix');
     const home = path.join(dir, 'home');
@@ -76,7 +76,7 @@ describe.skipIf(testDbKind() !== 'postgres')('the packed tarball installed globa
     // None of the clone's dev dependencies came along.
     expect(fs.existsSync(path.join(installed, 'node_modules/vitest'))).toBe(false);
     const bin = path.join(prefix, 'bin', 'evalgate');
-    expect(fs.realpathSync(bin)).toBe(path.join(installed, 'dist/cli/main.js'));
+    expect(fs.realpathSync(bin)).toBe(path.join(installed, 'dist/bundle/evalgate.js'));
 
     // `evalgate` by name, found on the PATH.
     const help = await run('evalgate', ['--help'], { cwd: empty, env });

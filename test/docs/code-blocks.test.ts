@@ -10,6 +10,7 @@ import {
   type MockUpstream,
   startMockUpstream,
 } from '../fixtures/mock-upstream.js';
+import { cliBundle } from '../helpers/cli-bundle.js';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -159,12 +160,12 @@ function env(home: string): NodeJS.ProcessEnv {
     OPENAI_BASE_URL: `${h.url}/v1`,
     OPENAI_API_KEY: key,
     EVALGATE_ROOT: ROOT,
-    EVALGATE_TSX: TSX,
+    EVALGATE_TEST_CLI: cliBundle(),
   };
 }
 
 /**
- * `npx evalgate` is this checkout's CLI; `last_run` the newest run's id (the docs' `run_…`). Variables a
+ * `npx evalgate` is this checkout's CLI (its bundle, as `npm run build` makes it); `last_run` the newest run's id (the docs' `run_…`). Variables a
  * block sets (`H=…; API=…`) are kept for the document's next blocks, as in one terminal.
  */
 const PRELUDE = `
@@ -172,7 +173,7 @@ if [ -f .docs-state ]; then source .docs-state; fi
 __before="$(compgen -v)"
 __save() { for v in $(compgen -v); do case "$v" in __*|BASH*|FUNCNAME|PIPESTATUS|_|LINENO|RANDOM|SECONDS|EPOCH*|SRANDOM|COLUMNS|LINES|OPT*|PWD|OLDPWD|SHLVL|HIST*|PPID|UID|EUID|GROUPS|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|SHELLOPTS|IFS|PS*|DIRSTACK) continue;; esac; grep -qx "$v" <<<"$__before" || declare -p "$v"; done >> .docs-state 2>/dev/null; }
 trap __save EXIT
-npx() { if [ "$1" = evalgate ]; then shift; node --import "$EVALGATE_TSX" "$EVALGATE_ROOT/src/cli/main.ts" "$@"; else command npx "$@"; fi; }
+npx() { if [ "$1" = evalgate ]; then shift; node "$EVALGATE_TEST_CLI" "$@"; else command npx "$@"; fi; }
 evalgate() { npx evalgate "$@"; }
 last_run() { curl -s "$EVALGATE_BASE_URL/v1/evaluation/runs?limit=1" -H "Authorization: Bearer $EVALGATE_API_KEY" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data[0].id))'; }
 `;

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { cliArgs } from './cli-bundle.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -26,7 +27,7 @@ export async function startEvalgate(
   timeoutMs = 30_000,
 ): Promise<EvalgateProcess> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), ...args], {
     cwd: ROOT,
     env: { ...base, EVALGATE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { answer, makeWorld, refusal, TOOL_NAMES, type World } from './world.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -19,7 +20,7 @@ async function stdioClient(baseUrl: string, key: string): Promise<Client> {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp'],
+      args: [...cliArgs(), 'mcp'],
       cwd: ROOT,
       env: { ...env, EVALGATE_BASE_URL: baseUrl, EVALGATE_API_KEY: key },
       stderr: 'pipe',

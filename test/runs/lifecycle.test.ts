@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
+import { cliArgs } from '../helpers/cli-bundle.js';
 import { freshDatabase } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
@@ -88,7 +89,7 @@ interface Server {
 }
 
 function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [...cliArgs(), 'serve', '--port', '0'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,4 +1,4 @@
-"""Real processes for the tests: the repository's server (``node dist/cli/main.js serve``) on a free
+"""Real processes for the tests: the repository's server (``node dist/bundle/evalgate.js serve``) on a free
 loopback port with a fresh SQLite data directory, a mock model provider speaking OpenAI chat
 completions, and loopback proxies/servers that misbehave on purpose."""
 
@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-MAIN = os.path.join(REPO, "dist", "cli", "main.js")
+MAIN = os.path.join(REPO, "dist", "bundle", "evalgate.js")
 
 
 class Server:

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Static, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ApiError } from '../../shared/errors.js';
+import { packagePath } from '../../shared/package-root.js';
 import { Scale } from '../../shared/scale.js';
 
 /**
@@ -30,7 +30,7 @@ export const JudgeTemplate = Type.Object(
 );
 export type JudgeTemplate = Static<typeof JudgeTemplate>;
 
-const DIR = fileURLToPath(new URL('../../../data/judge-templates/', import.meta.url));
+const DIR = packagePath('data', 'judge-templates');
 const check = Compile(Type.Omit(JudgeTemplate, ['object', 'id']));
 
 let loaded: JudgeTemplate[] | null = null;

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../shared/package-root.js';
 
 /** The frontier providers, each the operator enables with its key and the price table names. */
 export const FRONTIER_PROVIDERS = ['openai', 'anthropic', 'gemini'] as const;
@@ -26,7 +26,7 @@ export interface PriceTable {
 }
 
 // src/llm/models and dist/llm/models both sit three levels below the package root.
-const BUNDLED = fileURLToPath(new URL('../../../data/prices.json', import.meta.url));
+const BUNDLED = packagePath('data', 'prices.json');
 
 function fail(file: string, what: string): never {
   throw new Error(`price table ${file}: ${what}`);

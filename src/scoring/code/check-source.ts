@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { ApiError, type ValidationIssue } from '../../shared/errors.js';
+import { packagePath } from '../../shared/package-root.js';
 
-const SCRIPT = fileURLToPath(new URL('../../../python/check_source.py', import.meta.url));
+const SCRIPT = packagePath('python', 'check_source.py');
 const TIMEOUT_MS = 10_000;
 
 interface Problem {

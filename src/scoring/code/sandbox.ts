@@ -2,10 +2,11 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../shared/package-root.js';
 import { PromiseCache } from '../../shared/promise-cache.js';
 
 /** The runner script shipped with the package; bound read-only into every sandbox. */
-export const RUNNER_PATH = fileURLToPath(new URL('../../../python/runner.py', import.meta.url));
+export const RUNNER_PATH = packagePath('python', 'runner.py');
 
 /** Where things appear inside the sandbox: fixed paths, so nothing of the host's layout leaks. */
 const IN_SANDBOX = { runner: '/opt/evalgate/runner.py', venv: '/opt/evalgate/venv' } as const;

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { packagePath } from '../../shared/package-root.js';
 
 /**
  * The OTLP trace messages, from the official opentelemetry-proto definitions (data/otlp-proto, v1.9.0)
@@ -9,7 +9,7 @@ import protobuf from 'protobufjs';
  */
 
 // src/traces/otlp and dist/traces/otlp both sit three levels below the package root.
-const PROTO_DIR = fileURLToPath(new URL('../../../data/otlp-proto', import.meta.url));
+const PROTO_DIR = packagePath('data', 'otlp-proto');
 
 /** An OTLP AnyValue as decoded: exactly one field is set (none for an empty value). */
 export interface OtlpAnyValue {
