@@ -16,6 +16,8 @@ interface Flags {
   model: string[];
   route: string[];
   metadata: string[];
+  guardVerdict: string[];
+  guard: string[];
   environment?: string;
   backfillSince?: string;
   backfillUntil?: string;
@@ -47,13 +49,14 @@ function bodyOf(flags: Flags): Record<string, unknown> {
   if (flags.evaluator.length) body.evaluators = flags.evaluator;
   if (flags.rate !== undefined) body.sampling_rate = numberOption('--rate', flags.rate);
   if (flags.environment !== undefined) body.environment = flags.environment;
-  if (flags.model.length || flags.route.length || flags.metadata.length) {
-    const filter: Record<string, unknown> = {};
-    if (flags.model.length) filter.models = flags.model;
-    if (flags.route.length) filter.routes = flags.route;
-    if (flags.metadata.length) filter.metadata = keyValues('--metadata', flags.metadata);
-    body.filter = filter;
-  }
+  const filter: Record<string, unknown> = {};
+  if (flags.model.length) filter.models = flags.model;
+  if (flags.route.length) filter.routes = flags.route;
+  if (flags.metadata.length) filter.metadata = keyValues('--metadata', flags.metadata);
+  const guards = Object.entries({ verdicts: flags.guardVerdict, names: flags.guard });
+  if (guards.some(([, v]) => v.length))
+    filter.guards = Object.fromEntries(guards.filter(([, v]) => v.length));
+  if (Object.keys(filter).length) body.filter = filter;
   if (flags.backfillSince) body.backfill = { since: flags.backfillSince, until: flags.backfillUntil };
   if (flags.webhook !== undefined) {
     body.alert = {
@@ -81,6 +84,13 @@ function options(command: Command): Command {
       [],
     )
     .option('--metadata <key=value>', 'only calls with this metadata (repeatable)', collect, [])
+    .option(
+      '--guard-verdict <verdict>',
+      'only calls with a guard verdict of this kind (repeatable)',
+      collect,
+      [],
+    )
+    .option('--guard <check>', 'only calls with a verdict of this guard check (repeatable)', collect, [])
     .option('--webhook <url>', 'alert: the URL receiving signed POSTs')
     .option('--alert-evaluator <evaluator>', 'alert: the evaluator watched (default: the first)')
     .option('--alert-metric <metric>', 'alert: pass_rate (default) or avg_score')

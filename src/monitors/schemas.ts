@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { GUARD_NAME_PATTERN, VERDICTS } from '../guards/schemas.js';
 import { ListOf, Nullable, PageQuery } from '../http/schemas.js';
 import { DIALECTS } from '../llm/dialects/registry.js';
 import { WIRE_PROTOCOLS } from '../shared/wire-protocol.js';
@@ -18,6 +19,34 @@ const Iso = (description: string) => Type.String({ format: 'date-time', descript
 
 /** The gateway's routes, as its task logs record them in `metadata.route`. */
 export const GATEWAY_ROUTES = WIRE_PROTOCOLS;
+
+/** Calls by the guard verdicts recorded on their task logs (`metadata.guards`). */
+const GuardsFilter = Type.Object(
+  {
+    verdicts: Type.Optional(
+      Type.Array(Type.Enum([...VERDICTS]), {
+        minItems: 1,
+        maxItems: VERDICTS.length,
+        uniqueItems: true,
+        description: 'Verdicts: passed, blocked, flagged, redacted, error (default: any)',
+      }),
+    ),
+    names: Type.Optional(
+      Type.Array(Type.String({ pattern: GUARD_NAME_PATTERN }), {
+        minItems: 1,
+        maxItems: 100,
+        uniqueItems: true,
+        description: "Guard checks, by the check's name (default: any)",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Only calls with a recorded guard verdict of one of these kinds, by one of these checks (the same ' +
+      'verdict satisfies both). A call stopped by a guard is scored on its input, with the block as its output',
+  },
+);
 
 export const MonitorFilter = Type.Object(
   {
@@ -50,6 +79,7 @@ export const MonitorFilter = Type.Object(
         },
       ),
     ),
+    guards: Type.Optional(GuardsFilter),
   },
   { additionalProperties: false },
 );

@@ -106,7 +106,7 @@ function unitIssues(body: CreateMonitor): ValidationIssue[] {
   if (body.filter !== undefined && Object.keys(body.filter).length > 0)
     issues.push({
       loc: ['body', 'filter'],
-      msg: "Session monitors take no per-call filter (models, routes, metadata); use unit 'call'",
+      msg: "Session monitors take no per-call filter (models, routes, metadata, guards); use unit 'call'",
       type: 'extra_forbidden',
     });
   if (body.backfill !== undefined)
