@@ -25,6 +25,14 @@ export interface ReadSide {
   shape?: 'eval';
   /** Which of the source's items the side reads (the sessions kind's filter), fixed at creation. */
   filter?: Record<string, unknown>;
+  /** The request left the side out: it reads what an omitted side resolves to, and adds no positions. */
+  omitted?: true;
+  /**
+   * `session`: each item of the side goes with the sample's item of the session it names (its
+   * `metadata.session_id` or `metadata.session_key`), not with the item at its position; it adds no
+   * positions. Absent: items are paired by position.
+   */
+  pairing?: 'session';
 }
 
 /** A side whose items models generate, each from the other side's item at the same position. */
@@ -158,16 +166,21 @@ export function layout(
     const expected = Math.max(0, Math.min(asked, gen.range.end) - gen.range.start);
     return { positions, expected, offsets };
   }
-  const lengths = [
-    clampLen(counts.sample ?? 0, sample.range),
-    clampLen(counts.ground_truth ?? 0, ground_truth.range),
-  ];
+  // An omitted side, or one paired by session with the sample, adds no positions of its own.
+  const own = [sample, ground_truth].map((side, i) => ({
+    side,
+    count: i === 0 ? counts.sample : counts.ground_truth,
+  }));
+  const placing = own.filter(({ side }) => !addsNoPositions(side));
+  const sides = placing.length > 0 ? placing : own;
   return {
-    positions: Math.max(...lengths),
-    expected: Math.max(
-      sample.range.end - sample.range.start,
-      ground_truth.range.end - ground_truth.range.start,
-    ),
+    positions: Math.max(...sides.map(({ side, count }) => clampLen(count ?? 0, side.range))),
+    expected: Math.max(...sides.map(({ side }) => side.range.end - side.range.start)),
     offsets,
   };
+}
+
+/** Whether a side's items are placed by the other side's positions (see `ReadSide.omitted`, `pairing`). */
+export function addsNoPositions(side: PlannedSide): boolean {
+  return !isGenerated(side) && (side.omitted === true || side.pairing !== undefined);
 }

@@ -66,7 +66,7 @@ export async function loadChunk(
       const offset = layout.offsets[name];
       const list: (Item | null)[] = new Array(to - from).fill(null);
       out[name] = list;
-      if (!side || isGenerated(side) || offset === null) return;
+      if (!side || isGenerated(side) || offset === null || side.pairing !== undefined) return;
       const start = offset + from;
       const end = Math.min(offset + to, side.range.end);
       if (end <= start) return;
@@ -76,7 +76,36 @@ export async function loadChunk(
       });
     }),
   );
+  const truth = plan.sides.ground_truth;
+  if (!isGenerated(truth) && truth.pairing === 'session') {
+    out.ground_truth = pairBySession(out.sample, await readOnce(truth, truth.range));
+  }
   return out;
+}
+
+const named = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+/**
+ * The row of `rows` that names each sample item's session: by the session's id (a row's
+ * `metadata.session_id`, as a session saved to a dataset carries), else by its key (a row's
+ * `metadata.session_key`: the `X-Evalgate-Session` value or conversation id the session was named by).
+ * The first row naming a session is its; a session no row names has none.
+ */
+export function pairBySession(samples: (Item | null)[], rows: Item[]): (Item | null)[] {
+  const byId = new Map<string, Item>();
+  const byKey = new Map<string, Item>();
+  for (const row of rows) {
+    const id = named(row.metadata.session_id);
+    const key = named(row.metadata.session_key);
+    if (id !== null && !byId.has(id)) byId.set(id, row);
+    if (key !== null && !byKey.has(key)) byKey.set(key, row);
+  }
+  return samples.map((s) => {
+    if (s === null) return null;
+    const id = named(s.metadata.session_id);
+    const key = named(s.metadata.session_key);
+    return (id !== null ? byId.get(id) : undefined) ?? (key !== null ? byKey.get(key) : undefined) ?? null;
+  });
 }
 
 export function isBlank(value: unknown): boolean {

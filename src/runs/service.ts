@@ -19,6 +19,7 @@ import { newId } from '../shared/ids.js';
 import { type JsonObject, parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
 import { experimentInputIssues } from '../sources/experiment.js';
+import { pairSides } from '../sources/pairing.js';
 import { generatedSide, readsRecorded, sideView as sourceView } from '../sources/registry.js';
 import { checkCreate, checkJudges } from './access.js';
 import type { RunContext } from './context.js';
@@ -103,8 +104,14 @@ export async function createRun(
   const repeated = await repeatedRun(ctx.db, projectId, idempotency);
   if (repeated) return toRun(await requireRun(ctx.db, projectId, repeated.id));
   const container = await requireContainer(ctx.db, projectId, body.container);
-  const sample = await resolveSide(ctx, projectId, 'sample', body.sample, container.id);
-  const groundTruth = await resolveSide(ctx, projectId, 'ground_truth', body.ground_truth, container.id);
+  const { sample, ground_truth: groundTruth } = pairSides(
+    {
+      sample: await resolveSide(ctx, projectId, 'sample', body.sample, container.id),
+      ground_truth: await resolveSide(ctx, projectId, 'ground_truth', body.ground_truth, container.id),
+    },
+    { sample: !body.sample, ground_truth: !body.ground_truth },
+    container.id,
+  );
   const baseline = body.baseline
     ? await resolveSide(ctx, projectId, 'baseline', body.baseline, container.id)
     : null;

@@ -74,7 +74,7 @@ async function readSessionItems(db: Kysely<Database>, monitorId: string, range: 
   const rows = await db
     .selectFrom('monitor_selections as ms')
     .innerJoin('task_sessions as s', 's.id', 'ms.log_id')
-    .select(['ms.position', 's.id', 's.turn_count'])
+    .select(['ms.position', 's.id', 's.turn_count', 's.external_key'])
     .where('ms.monitor_id', '=', monitorId)
     .where('ms.position', '>=', range.start)
     .where('ms.position', '<', range.end)

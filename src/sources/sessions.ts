@@ -29,10 +29,15 @@ function filterOf(side: ReadSide): SessionFilter {
 /** One session as an item: its first question in, its last answer out, the conversation beside. */
 export async function sessionItem(
   db: Kysely<Database>,
-  session: { id: string; turn_count: number },
+  session: { id: string; turn_count: number; external_key?: string | null },
 ): Promise<Item> {
   const turns = Number(session.turn_count);
-  const metadata = { session_id: session.id, turn_count: turns };
+  // The key names the session for a ground truth of expected trajectories (rows paired by session).
+  const metadata = {
+    session_id: session.id,
+    ...(session.external_key ? { session_key: session.external_key } : {}),
+    turn_count: turns,
+  };
   if (turns > MAX_TURNS) {
     // Scored on part of it, a session would be judged on a conversation it did not have.
     return {
@@ -75,7 +80,7 @@ export const sessionsSource: SourceKind = {
     const projectId = await projectOf(db, side.ref);
     if (projectId === null || range.end <= range.start) return [];
     const rows = await sessionQuery(db, projectId, filterOf(side))
-      .select(['id', 'turn_count'])
+      .select(['id', 'turn_count', 'external_key'])
       .orderBy('started_at')
       .orderBy('id')
       .limit(range.end - range.start)

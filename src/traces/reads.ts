@@ -8,6 +8,7 @@ import { ApiError } from '../shared/errors.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_REQUEST_MODEL } from '../shared/genai-attributes.js';
 import { usd } from '../shared/numbers.js';
 import type { JsonValue } from './mapping/types.js';
+import { placeSessions, sessionsNamed, sessionsOfTraces } from './trace-sessions.js';
 import type { ListTracesQuery, SpanModelCall, Trace, TraceSpan, TraceSummary, TraceTotals } from './types.js';
 
 type SpanRow = Selectable<SpanTable>;
@@ -23,7 +24,7 @@ const json = <T>(text: string | null, fallback: T): T => {
   }
 };
 
-function summaryOf(row: TraceRow, models: string[]): TraceSummary {
+function summaryOf(row: TraceRow, models: string[], sessionId: string | null): TraceSummary {
   const input = Number(row.input_tokens);
   const output = Number(row.output_tokens);
   return {
@@ -33,7 +34,7 @@ function summaryOf(row: TraceRow, models: string[]): TraceSummary {
     container_id: row.container_id,
     name: row.name,
     service_name: row.service_name,
-    session_id: row.session_id,
+    session_id: sessionId,
     started_at: row.started_at,
     ended_at: row.ended_at,
     duration_ms: Math.max(0, Date.parse(row.ended_at) - Date.parse(row.started_at)),
@@ -46,6 +47,30 @@ function summaryOf(row: TraceRow, models: string[]): TraceSummary {
       cost: usd(Number(row.cost)),
     },
   };
+}
+
+/** The models of each trace's model calls, from spans_model. */
+async function modelsOf(
+  db: Kysely<Database>,
+  projectId: string,
+  traceIds: string[],
+): Promise<Map<string, Set<string>>> {
+  const models = new Map<string, Set<string>>();
+  if (traceIds.length === 0) return models;
+  const found = await db
+    .selectFrom('spans')
+    .select(['trace_id', 'model'])
+    .distinct()
+    .where('project_id', '=', projectId)
+    .where('trace_id', 'in', traceIds)
+    .where('model', 'is not', null)
+    .execute();
+  for (const f of found) {
+    const set = models.get(f.trace_id) ?? new Set<string>();
+    if (f.model !== null) set.add(f.model);
+    models.set(f.trace_id, set);
+  }
+  return models;
 }
 
 /** A page of the project's traces, newest first, with the filters of `GET /v1/traces`. */
@@ -63,7 +88,22 @@ export async function listTraces(
   }
   let base = db.selectFrom('traces').where('project_id', '=', projectId);
   if (containerId !== null) base = base.where('container_id', '=', containerId);
-  if (q.session !== undefined) base = base.where('session_id', '=', q.session);
+  if (q.session !== undefined) {
+    // The traces with a call in the session (by its id, or the sessions its key names): the session the
+    // list shows is that of the calls, never a span's own conversation id.
+    const named = await sessionsNamed(db, projectId, q.session);
+    base =
+      named.length === 0
+        ? base.where(sql<boolean>`1 = 0`)
+        : base.where('trace_id', 'in', (eb) =>
+            eb
+              .selectFrom('task_logs')
+              .select('task_logs.trace_id')
+              .where('task_logs.project_id', '=', projectId)
+              .where('task_logs.session_id', 'in', named)
+              .$narrowType<{ trace_id: string }>(),
+          );
+  }
   if (q.since !== undefined) base = base.where('started_at', '>=', new Date(q.since).toISOString());
   if (q.until !== undefined) base = base.where('started_at', '<', new Date(q.until).toISOString());
   // A literal (not a parameter): the planners match it to the partial index traces_errors (migration 029).
@@ -91,29 +131,16 @@ export async function listTraces(
       .execute(),
     base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  const models = new Map<string, Set<string>>();
-  if (rows.length > 0) {
-    const found = await db
-      .selectFrom('spans')
-      .select(['trace_id', 'model'])
-      .distinct()
-      .where('project_id', '=', projectId)
-      .where(
-        'trace_id',
-        'in',
-        rows.map((r) => r.trace_id),
-      )
-      .where('model', 'is not', null)
-      .execute();
-    for (const f of found) {
-      const set = models.get(f.trace_id) ?? new Set<string>();
-      if (f.model !== null) set.add(f.model);
-      models.set(f.trace_id, set);
-    }
-  }
+  const ids = rows.map((r) => r.trace_id);
+  const [models, sessions] = await Promise.all([
+    modelsOf(db, projectId, ids),
+    sessionsOfTraces(db, projectId, ids),
+  ]);
   return {
     object: 'list',
-    data: rows.map((r) => summaryOf(r, [...(models.get(r.trace_id) ?? [])].sort())),
+    data: rows.map((r) =>
+      summaryOf(r, [...(models.get(r.trace_id) ?? [])].sort(), sessions.get(r.trace_id) ?? null),
+    ),
     total: Number(count.n),
   };
 }
@@ -263,6 +290,7 @@ export async function getTrace(db: Kysely<Database>, projectId: string, traceId:
   // A task log made from an ingested span is that span already; the others are the gateway's calls.
   for (const row of logRows) if (!known.has(row.span_id ?? '')) spans.push(gatewaySpanOf(row));
   if (spans.length === 0) throw ApiError.notFound('Trace', traceId);
+  const sessionId = placeSessions(spans, logRows);
   const tree = placed(spans);
   const roots = tree.filter((s) => s.depth === 0);
   const root = roots.find((s) => s.parent_span_id === null) ?? roots[0];
@@ -281,7 +309,7 @@ export async function getTrace(db: Kysely<Database>, projectId: string, traceId:
     container_id: tree.find((s) => s.container_id !== null)?.container_id ?? null,
     name: root?.name ?? null,
     service_name: typeof service === 'string' ? service : null,
-    session_id: tree.find((s) => s.session_id !== null)?.session_id ?? null,
+    session_id: sessionId,
     started_at: started,
     ended_at: ended,
     duration_ms: Math.max(0, Date.parse(ended) - Date.parse(started)),

@@ -97,7 +97,9 @@ const summaryFields = {
   container_id: Nullable(Type.String({ description: 'The container of its first span' })),
   name: Nullable(Type.String({ description: 'The root span name' })),
   service_name: Nullable(Type.String({ description: "The root span's service.name" })),
-  session_id: Nullable(Type.String()),
+  session_id: Nullable(
+    Type.String({ description: 'The session (its sess_ id) of its earliest call in one; null: none' }),
+  ),
   started_at: Type.String({ description: 'ISO time of its earliest span' }),
   ended_at: Type.String({ description: 'ISO time of its latest span end' }),
   duration_ms: Type.Number({ minimum: 0 }),
@@ -128,7 +130,11 @@ export const ListTracesQuery = Type.Object({
   since: Type.Optional(Iso('Only traces started at or after this time')),
   until: Type.Optional(Iso('Only traces started before this time')),
   session: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 300, description: 'Only traces of this session' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 300,
+      description: 'Only traces with a call in this session: its sess_ id, or the key that named it',
+    }),
   ),
   model: Type.Optional(
     Type.String({ minLength: 1, maxLength: 300, description: 'Only traces with a model call of this model' }),

@@ -10,8 +10,8 @@ import { waitFor } from '../helpers/wait.js';
 import { agentReply, time, weather } from './agent-mock.js';
 
 /**
- * A session run scored against a dataset of expected trajectories (its ground-truth side: row i is the
- * expectation of the i-th session, sessions in order of start). Every number below is worked by hand from
+ * A session run scored against a dataset of expected trajectories (its ground-truth side: each row names
+ * the session it expects, by key or by id, in any order). Every number below is worked by hand from
  * what the scripted agent does in each session: get_weather({city}) in turn 0, get_time({city}) in turn 1,
  * then a text answer in turn 2.
  */
@@ -52,11 +52,26 @@ const call = (name: string, args: Record<string, unknown>) => ({ name, arguments
 const W = (city: string) => call('get_weather', { city });
 const T = (city: string) => call('get_time', { city });
 
-/** Row 0 expects Paris's calls the other way round plus a search; row 1 expects Lima's weather only. */
-const EXPECTED = [
-  { input: 'Weather in Paris?', expected_tool_calls: [T('Paris'), W('Paris'), call('search', { q: 'x' })] },
-  { input: 'Weather in Lima?', expected_tool_calls: [W('Lima')] },
-];
+/**
+ * Paris's row (named by the session's key) expects its calls the other way round plus a search; Lima's
+ * (named by the session's id: its session has no key) expects its weather only. The rows are not in the
+ * sessions' order, and a row naming a session the run does not read adds no position.
+ */
+function expectedRows(limaSession: string) {
+  return [
+    { input: 'Somewhere else?', expected_tool_calls: [W('Oslo')], metadata: { session_key: 'case-oslo' } },
+    {
+      input: 'Weather in Lima?',
+      expected_tool_calls: [W('Lima')],
+      metadata: { session_id: limaSession },
+    },
+    {
+      input: 'Weather in Paris?',
+      expected_tool_calls: [T('Paris'), W('Paris'), call('search', { q: 'x' })],
+      metadata: { session_key: 'case-paris' },
+    },
+  ];
+}
 
 /**
  * Hand-computed, per mode: [precision, recall, pass] of session 0 (actual [W, T] vs expected [T, W, S])
@@ -97,12 +112,20 @@ beforeAll(async () => {
   });
   g.mock.set({ reply });
   expect((await g.h.call('POST', '/v1/containers', { body: { label: 'agents' } })).status).toBe(201);
-  const client = g.client({ headers: { 'x-evalgate-container': 'agents' } });
-  // One after the other: the sessions' order (by start) is the dataset's.
-  await toolLoop(client, 'Weather in Paris?');
-  await toolLoop(client, 'Weather in Lima?');
+  const container = { 'x-evalgate-container': 'agents' };
+  // Paris's session is named by its key (the header); Lima's is found by continuity and has none.
+  await toolLoop(
+    g.client({ headers: { ...container, 'x-evalgate-session': 'case-paris' } }),
+    'Weather in Paris?',
+  );
+  await toolLoop(g.client({ headers: container }), 'Weather in Lima?');
   await g.h.app.services.logWriter.flush();
-  const ds = await g.h.call('POST', '/v1/datasets', { body: { label: 'trajectories', items: EXPECTED } });
+  const sessions = (await g.h.call('GET', '/v1/sessions?container=agents')).body.data as any[];
+  expect(sessions.map((x) => x.key).sort()).toEqual(['case-paris', null]);
+  const lima = sessions.find((x) => x.key === null).id as string;
+  const ds = await g.h.call('POST', '/v1/datasets', {
+    body: { label: 'trajectories', items: expectedRows(lima) },
+  });
   expect(ds.status, ds.text).toBe(201);
   const create = async (body: Record<string, unknown>) => {
     const res = await g.h.call('POST', '/v1/evaluators', { body });
@@ -128,6 +151,13 @@ beforeAll(async () => {
     name: 'goal',
     model: MODEL,
     prompt: 'Did the agent reach the goal?\n{{conversation}}\nTOOLS:\n{{trajectory}}',
+  });
+  await create({
+    type: 'code',
+    name: 'no-truth',
+    source:
+      'def evaluate(sample, ground_truth, baseline):\n' +
+      '    return {"score": 1 if ground_truth is None else 0, "passed": ground_truth is None}\n',
   });
   await create({
     type: 'code',
@@ -227,6 +257,53 @@ describe('trajectory graders over a session run with expected trajectories', () 
     expect(judgePrompts).toHaveLength(2);
     expect(judgePrompts.filter((p) => p.includes('user: Weather in Paris?'))).toHaveLength(1);
     expect(judgePrompts.filter((p) => p.includes('user: Weather in Lima?'))).toHaveLength(1);
+  });
+
+  it("pairs each session with the row naming it, whatever the rows' order or range", async () => {
+    const { run, samples } = await runToEnd({
+      evaluators: ['tcm-exact'],
+      sample: { type: 'sessions', container: 'agents' },
+      ground_truth: { type: 'dataset', dataset: 'trajectories', range: '1:3' },
+    });
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+    expect(run.metrics.positions).toBe(2);
+    // Paris (position 0) still gets its own row, though the range starts past the Oslo row.
+    const byPosition = [...samples].sort((x, y) => x.position - y.position);
+    expect(byPosition.map((x) => [x.position, x.extra?.expected])).toEqual([
+      [0, 3],
+      [1, 1],
+    ]);
+  });
+
+  it('an omitted ground truth on a sessions run adds no positions and gives evaluators none', async () => {
+    // More task logs than sessions: an omitted side placed by position would add their positions.
+    expect((await g.logs('agents')).length).toBeGreaterThan(2);
+    const { run, samples } = await runToEnd({
+      evaluators: ['no-truth', 'len-calls'],
+      sample: { type: 'sessions', container: 'agents' },
+    });
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+    // Two sessions: two positions, not one per task log.
+    expect(run.metrics.positions).toBe(2);
+    expect(samples).toHaveLength(4);
+    for (const p of [0, 1]) {
+      expect(of(samples, 'no-truth', p)).toMatchObject({ status: 'scored', score: 1, passed: true });
+      expect(of(samples, 'len-calls', p)).toMatchObject({ status: 'scored', passed: true });
+    }
+  });
+
+  it("an omitted ground truth on a task-log run with a range is the sample's own logs: a code evaluator gets None", async () => {
+    const { run, samples } = await runToEnd({
+      evaluators: ['no-truth'],
+      sample: { type: 'container', container: 'agents', range: '1:3' },
+    });
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+    expect(run.metrics.positions).toBe(2);
+    const byPosition = [...samples].sort((x, y) => x.position - y.position);
+    expect(byPosition.map((x) => [x.position, x.status, x.score])).toEqual([
+      [0, 'scored', 1],
+      [1, 'scored', 1],
+    ]);
   });
 
   it('scores a dataset row that carries the conversation and its expected trajectory', async () => {

@@ -124,7 +124,8 @@ describe('GenAI conventions ≥ 1.37 (attributes), protobuf exporter', () => {
     expect(trace.body).toMatchObject({
       name: 'invoke_agent weather',
       service_name: 'test-app',
-      session_id: 'conv-1',
+      // The session's id; gen_ai.conversation.id is the key that named it.
+      session_id: log.session_id,
       models: ['gpt-4o-mini'],
       totals: { span_count: 3, error_count: 1, model_call_count: 1 },
     });
@@ -143,6 +144,7 @@ describe('GenAI conventions ≥ 1.37 (attributes), protobuf exporter', () => {
       ['model=gpt-4o-mini', 1],
       ['model=other', 0],
       ['session=conv-1', 1],
+      [`session=${log.session_id}`, 1],
       ['session=nope', 0],
       [`since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, 0],
       [`until=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, 1],

@@ -20,6 +20,14 @@ const KEY = {
   continuity: 'p:',
 } as const;
 
+/**
+ * The keys under which a session named by `key` is found: the `X-Evalgate-Session` value (or an ingested
+ * span's conversation id) and the Responses `conversation` id. Both name their session for good.
+ */
+export function namingKeys(key: string): string[] {
+  return [KEY.header + key, KEY.conversation + key];
+}
+
 /** Keys deleted at most per prune (the writer prunes with a batch, at most once a minute). */
 const PRUNE_LIMIT = 2_000;
 
