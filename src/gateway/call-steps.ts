@@ -170,13 +170,16 @@ export function recordedCallOf(
  * The model, the way the call reaches it (natively or translated) and its cache policy: the request's
  * `X-Evalgate-Cache` headers (400 for a value it does not know), else the key's and the model's TTL. A
  * native stream is not cached (its events are the upstream's own); a cached stream is collected, to be
- * stored.
+ * stored. A stream the guards must read (output or parallel checks) is translated even to an upstream that
+ * speaks the route's dialect: the checks read chat-completion frames, and the route's encoder then writes
+ * their redactions and error events in the client's dialect.
  */
 export async function resolveCall(running: RunningCall): Promise<ResolvedCall> {
   const { spec, projectId, req, call } = running;
   const { request } = spec;
   const model = await running.gateway.model(projectId, request.model);
-  const native = spec.native?.accepts(model) ? spec.native : null;
+  const guarded = request.stream === true && running.guard?.watchesStream === true;
+  const native = !guarded && spec.native?.accepts(model) ? spec.native : null;
   const upstreamRequest = native ? native.request : request;
   if (native) call.api = native.api;
   const nativeStream = native !== null && request.stream === true;

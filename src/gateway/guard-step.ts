@@ -24,6 +24,11 @@ export interface GuardStep {
     body: string,
     text: string,
   ): Promise<{ body: string; blocked: null } | { blocked: GuardBlockedError }>;
+  /**
+   * Whether a streamed answer must pass through `sink` (output checks, or parallel checks that hold it):
+   * such a stream is read as chat-completion frames, so it is not passed through natively.
+   */
+  readonly watchesStream: boolean;
   /** The sink of a streamed answer's chat-completion frames, with the output checks between. */
   sink(inner: FrameSink): FrameSink;
   /** Keeps the verdicts (once the stream's held checks are done). */
@@ -185,6 +190,7 @@ function createGuardStep(runtime: GuardRuntime, checks: CallChecks, call: Guarde
       if (checks.parallel.length) parallel = parallelStage(messagesText(call.request.messages), cancel);
     },
     failure: (err) => block ?? err,
+    watchesStream: checks.output.length > 0 || checks.parallel.length > 0,
     async plain(body, text) {
       const early = parallel ? await parallel : null;
       if (early) return { blocked: early };
