@@ -18,7 +18,7 @@ function AppliesTo(props: { policy: GuardPolicy; labels: Map<string, string> }) 
     ...keys.map((k) => `key ${k}`),
     ...models.map((m) => `model ${m}`),
   ];
-  return parts.length ? <>{parts.join(', ')}</> : <span className="muted">every call</span>;
+  return parts.length ? parts.join(', ') : <span className="muted">every call</span>;
 }
 
 /** Deletes on a second click, so that one slip does not. */
