@@ -341,6 +341,7 @@ export function buildPorts(p: Parts): Ports {
       monitors,
       origins: itemOrigins(p),
       playground,
+      guards: { db, changed: (projectId) => guards.changed(projectId) },
     },
     worker: {
       engine: engineDeps(p),

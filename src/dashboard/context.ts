@@ -6,6 +6,7 @@ import type { UploadContext } from '../catalog/json-lines.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorContext } from '../evaluators/service.js';
+import type { GuardPorts } from '../guards/service.js';
 import type { ModelContext } from '../llm/models/resolve.js';
 import type { MonitorContext } from '../monitors/service.js';
 import type { PlaygroundPorts } from '../playground/service.js';
@@ -33,6 +34,8 @@ export interface DashboardPorts {
   origins?: ItemOrigins;
   /** The playground's runs (absent: its page cannot run anything). */
   playground?: PlaygroundPorts;
+  /** Guard policies, with the gateway's cache to drop on a change (absent: it expires on its own). */
+  guards?: GuardPorts;
 }
 
 /** What every dashboard route file gets from the dashboard plugin. */

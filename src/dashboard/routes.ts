@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { authRoutes } from './auth-routes.js';
 import type { DashboardContext, DashboardPorts } from './context.js';
 import { dashboardDatasetItemRoutes } from './dataset-item-routes.js';
+import { dashboardGuardRoutes } from './guard-routes.js';
 import { dashboardMonitorRoutes } from './monitor-routes.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
@@ -88,4 +89,5 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardSessionRoutes, { ctx });
   await app.register(dashboardDatasetItemRoutes, { ctx });
   await app.register(dashboardPlaygroundRoutes, { ctx });
+  await app.register(dashboardGuardRoutes, { ctx });
 };

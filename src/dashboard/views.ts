@@ -33,6 +33,16 @@ export type {
   RunSpend,
 } from '../client/types.js';
 export type {
+  CreateGuardPolicy,
+  GuardCheck,
+  GuardCheckInput,
+  GuardPolicy,
+  GuardSpec,
+  GuardVerdictCounts,
+  GuardVerdictSummary,
+  VerdictExample,
+} from '../guards/schemas.js';
+export type {
   AnswerScore,
   DashboardMonitor,
   DashboardMonitorDetail,

@@ -8,11 +8,14 @@ import {
   GuardPolicyDeleted,
   GuardPolicyList,
   GuardVerdictList,
+  GuardVerdictSummary,
   ListGuardsQuery,
   ListVerdictsQuery,
   UpdateGuardPolicy,
+  VerdictSummaryQuery,
 } from './schemas.js';
 import * as service from './service.js';
+import { verdictSummary } from './summary.js';
 
 const tags = ['guards'];
 const read = { permission: 'guards:read' } as const;
@@ -78,6 +81,25 @@ export const guardRoutes: FastifyPluginAsyncTypebox<{ ports: service.GuardPorts 
         { taskLogId: req.query.task_log_id, guard: req.query.guard, verdict: req.query.verdict },
         pageOf(req.query),
       ),
+  );
+
+  app.get(
+    '/v1/guards/verdicts/summary',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary:
+          'Per check: blocked, flagged, redacted and error verdicts over a window, with the latest ones',
+        description:
+          'Counts per check name over [since, until) (default: the last 24 hours), the checks with the most ' +
+          'verdicts first (at most 100), each with its latest `examples` verdicts (3) and the model of their ' +
+          'call. An empty or reversed window answers 422.',
+        querystring: VerdictSummaryQuery,
+        response: responses({ 200: GuardVerdictSummary }, 422),
+      },
+    },
+    async (req) => verdictSummary(ports.db, principalOf(req).projectId, req.query),
   );
 
   app.get(

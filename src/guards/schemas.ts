@@ -288,3 +288,40 @@ export const ListVerdictsQuery = Type.Object({
   guard: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   verdict: Type.Optional(VerdictKind),
 });
+
+const Iso = (description: string) => Type.String({ format: 'date-time', description });
+export const VerdictSummaryQuery = Type.Object({
+  since: Type.Optional(Iso('Verdicts at or after (default: 24 hours before `until`)')),
+  until: Type.Optional(Iso('Verdicts before (default: now)')),
+  examples: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 20, description: 'Latest verdicts shown per check (3)' }),
+  ),
+});
+export type VerdictSummaryQuery = Static<typeof VerdictSummaryQuery>;
+
+export const VerdictExample = Type.Object({
+  ...GuardVerdict.properties,
+  model: Nullable(Type.String({ description: "The call's model, when it was recorded" })),
+});
+export type VerdictExample = Static<typeof VerdictExample>;
+
+export const GuardVerdictCounts = Type.Object({
+  guard: Type.String({ description: 'The check’s name' }),
+  blocked: Type.Integer(),
+  flagged: Type.Integer(),
+  redacted: Type.Integer(),
+  error: Type.Integer(),
+  total: Type.Integer(),
+  examples: Type.Array(VerdictExample, { description: 'The latest verdicts of the check, newest first' }),
+});
+export type GuardVerdictCounts = Static<typeof GuardVerdictCounts>;
+
+export const GuardVerdictSummary = Type.Object({
+  object: Type.Literal('guard_verdict_summary'),
+  since: Type.String({ format: 'date-time' }),
+  until: Type.String({ format: 'date-time' }),
+  guards: Type.Array(GuardVerdictCounts, {
+    description: 'Per check name, most verdicts first (at most 100 checks); passes are not stored',
+  }),
+});
+export type GuardVerdictSummary = Static<typeof GuardVerdictSummary>;

@@ -519,5 +519,5 @@ export function createFuzzer(seed: number) {
     return req;
   }
 
-  return { generate: request, valid: VALID };
+  return { generate: request, valid: VALID, openAiValid: OPENAI_VALID };
 }

@@ -214,6 +214,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['datasets', 'Datasets'],
     ['containers', 'Containers'],
     ['monitors', 'Monitors'],
+    ['guards', 'Guards'],
     ['traces', 'Traces'],
     ['sessions', 'Sessions'],
     ['review', 'Review'],

@@ -9,11 +9,18 @@ export type {
   AnswerScore,
   ApiKey,
   Container,
+  CreateGuardPolicy,
   DashboardMonitor,
   DashboardMonitorDetail,
   Dataset,
   Evaluator,
   EvaluatorBody,
+  GuardCheck,
+  GuardCheckInput,
+  GuardPolicy,
+  GuardSpec,
+  GuardVerdictCounts,
+  GuardVerdictSummary,
   Invitation,
   Me,
   Model,
@@ -34,6 +41,7 @@ export type {
   Run,
   RunComparison,
   RunSpend,
+  VerdictExample,
 } from '../../src/dashboard/views';
 
 export type User = Me['user'];

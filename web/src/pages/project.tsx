@@ -6,6 +6,7 @@ import type { Project } from '../types';
 import { ContainerPage, ContainersPage } from './containers';
 import { DatasetPage, DatasetsPage } from './datasets';
 import { EvaluatorEditor, EvaluatorsPage } from './evaluators';
+import { GuardsPage } from './guards';
 import { ModelsPage } from './models';
 import { MonitorPage, MonitorsPage } from './monitors';
 import { PlaygroundPage } from './playground';
@@ -26,6 +27,7 @@ const sections: Record<string, SectionPage> = {
   datasets: (p, item) => (item ? <DatasetPage project={p} id={item} /> : <DatasetsPage project={p} />),
   containers: (p, item) => (item ? <ContainerPage project={p} id={item} /> : <ContainersPage project={p} />),
   monitors: (p, item) => (item ? <MonitorPage project={p} id={item} /> : <MonitorsPage project={p} />),
+  guards: (p, item) => <GuardsPage project={p} tab={item} />,
   traces: (p, item) => (item ? <TracePage project={p} id={item} /> : <TracesPage project={p} />),
   sessions: (p, item) => (item ? <SessionPage project={p} id={item} /> : <SessionsPage project={p} />),
   playground: (p) => <PlaygroundPage project={p} />,
