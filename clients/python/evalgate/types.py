@@ -745,6 +745,15 @@ class RunComparisonData(TypedDict):
     unmatched_launches: RunComparisonDataUnmatchedLaunches
 
 
+class MonitorFilterGuards(TypedDict, total=False):
+    """Only calls with a recorded guard verdict of one of these kinds, by one of these checks (the same verdict satisfies both). A call stopped by a guard is scored on its input, with the block as its output"""
+
+    #: Verdicts: passed, blocked, flagged, redacted, error (default: any)
+    verdicts: List[Literal["passed", "blocked", "flagged", "redacted", "error"]]
+    #: Guard checks, by the check's name (default: any)
+    names: List[str]
+
+
 class MonitorFilter(TypedDict, total=False):
     #: Only calls to these models (as recorded: the slug the caller asked for)
     models: List[str]
@@ -752,6 +761,8 @@ class MonitorFilter(TypedDict, total=False):
     routes: List[Literal["chat", "responses", "messages", "embeddings", "gemini"]]
     #: Only calls whose metadata has every one of these key/values
     metadata: Dict[str, Union[str, float, bool]]
+    #: Only calls with a recorded guard verdict of one of these kinds, by one of these checks (the same verdict satisfies both). A call stopped by a guard is scored on its input, with the block as its output
+    guards: MonitorFilterGuards
 
 
 class _MonitorAlertRequired(TypedDict):
@@ -1674,6 +1685,47 @@ class GuardVerdict(TypedDict):
     error: Optional[MonitorSampleError]
     latency_ms: float
     created_at: str
+
+
+class GuardVerdictSummaryGuardsItemExamplesItem(TypedDict):
+    id: str
+    object: Literal["guard_verdict"]
+    task_log_id: Optional[str]
+    policy_id: str
+    #: The check’s name: the score’s name
+    guard: str
+    #: input: before the upstream call; parallel: beside it (a block cancels it); output: on the answer
+    stage: Union[Literal["input"], Literal["output"], Literal["parallel"]]
+    action: Union[Literal["block"], Literal["flag"], Literal["redact"]]
+    #: passed; blocked (also a check that failed closed); flagged; redacted; error (failed open)
+    verdict: Union[Literal["passed"], Literal["blocked"], Literal["flagged"], Literal["redacted"], Literal["error"]]
+    score: Optional[float]
+    passed: Optional[bool]
+    reason: Optional[str]
+    error: Optional[MonitorSampleError]
+    latency_ms: float
+    created_at: str
+    model: Optional[str]
+
+
+class GuardVerdictSummaryGuardsItem(TypedDict):
+    #: The check’s name
+    guard: str
+    blocked: int
+    flagged: int
+    redacted: int
+    error: int
+    total: int
+    #: The latest verdicts of the check, newest first
+    examples: List[GuardVerdictSummaryGuardsItemExamplesItem]
+
+
+class GuardVerdictSummary(TypedDict):
+    object: Literal["guard_verdict_summary"]
+    since: str
+    until: str
+    #: Per check name, most verdicts first (at most 100 checks); passes are not stored
+    guards: List[GuardVerdictSummaryGuardsItem]
 
 
 class PlaygroundRequestSource(TypedDict):

@@ -120,6 +120,7 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("PATCH", "/v1/guards/{guard}"): "GuardPolicy",
     ("DELETE", "/v1/guards/{guard}"): "GuardPolicyDeleted",
     ("GET", "/v1/guards/verdicts"): "GuardVerdict[]",
+    ("GET", "/v1/guards/verdicts/summary"): "GuardVerdictSummary",
     ("GET", "/v1/playground/request"): "PlaygroundRequest",
     ("POST", "/v1/playground/versions"): "PlaygroundSavedVersion",
 }
