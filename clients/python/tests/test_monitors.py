@@ -74,7 +74,8 @@ def test_monitors(server: Server, mock: MockUpstream, judge: str) -> None:
     )
     assert total["avg_score"] == pytest.approx(0.75)
     frame = client.monitors.results("m-ping-live", bucket="minute").to_pandas()
-    assert list(frame["num_scored"]) == [4] and str(frame["start"].dt.tz) == "UTC"
+    # Four calls in one or two minute buckets (the calls may straddle a minute's end).
+    assert int(frame["num_scored"].sum()) == 4 and len(frame) <= 2 and str(frame["start"].dt.tz) == "UTC"
 
     got = client.monitors.get(monitor["id"])
     assert got["name"] == "m-ping-live" and got["selected"] == 4 and got["lag_seconds"] == 0
