@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { recordGatewaySpans } from './gateway-spans.js';
+import { type GatewaySpanFacts, recordGatewaySpans } from './gateway-spans.js';
 import type { OutageLog } from './outage-log.js';
 import { assignSessions, pruneExpiredKeys, type SessionAsk } from './sessions/assign.js';
 import { insertLogRows, type NewLogRow, reserveSeqs } from './task-log-store.js';
@@ -24,9 +24,23 @@ export interface WriterHold {
    * its session id); the clues themselves are read from the row when its batch is written.
    */
   sessionAsks: WeakMap<NewLogRow, SessionAsk>;
+  /**
+   * What the span of each buffered call is made of, taken from its record as it was accepted (null: the
+   * call has no span of its own to write).
+   */
+  spanFacts: WeakMap<NewLogRow, GatewaySpanFacts | null>;
   written: number;
   lost: number;
 }
+
+export const createHold = (): WriterHold => ({
+  buffer: [],
+  splits: [],
+  sessionAsks: new WeakMap(),
+  spanFacts: new WeakMap(),
+  written: 0,
+  lost: 0,
+});
 
 export interface BatchAttempts {
   /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
@@ -62,9 +76,10 @@ const PRUNE_EVERY_MS = 60_000;
 async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
-  sessionAsks: WeakMap<NewLogRow, SessionAsk>,
+  hold: Pick<WriterHold, 'sessionAsks' | 'spanFacts'>,
   prune: boolean,
 ): Promise<NewLogRow[]> {
+  const { sessionAsks } = hold;
   const groups = new Map<string, NewLogRow[]>();
   for (const draft of batch) {
     const group = groups.get(draft.container_id);
@@ -91,7 +106,7 @@ async function writeBatch(
       );
     }
     await insertLogRows(trx, rows);
-    await recordGatewaySpans(trx, rows);
+    await recordGatewaySpans(trx, rows, hold.spanFacts);
     if (prune) await pruneExpiredKeys(trx);
     return rows;
   });
@@ -125,7 +140,7 @@ export function createBatchAttempts(
     onCommitted?: ((logs: CommittedLog[]) => void) | undefined;
   },
 ): BatchAttempts {
-  const { buffer, splits, sessionAsks } = hold;
+  const { buffer, splits } = hold;
   const { warn } = options;
   /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
   const tried = new WeakSet<NewLogRow>();
@@ -156,7 +171,7 @@ export function createBatchAttempts(
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, sessionAsks, prune);
+      const stored = await writeBatch(db, batch, hold, prune);
       if (prune) prunedAt = Date.now();
       hold.written += stored.length;
       hold.lost += batch.length - stored.length;
