@@ -19,25 +19,27 @@ export interface WriterHold {
   buffer: NewLogRow[];
   /** Parts of a batch the database refused, tried apart before anything else (see `split`). */
   splits: NewLogRow[][];
-  /**
-   * How each buffered record's session is found (its `X-Evalgate-Session` key, or null when it came with
-   * its session id); the clues themselves are read from the row when its batch is written.
-   */
-  sessionAsks: WeakMap<NewLogRow, SessionAsk>;
-  /**
-   * What the span of each buffered call is made of, taken from its record as it was accepted (null: the
-   * call has no span of its own to write).
-   */
-  spanFacts: WeakMap<NewLogRow, GatewaySpanFacts | null>;
+  /** What the batch needs of each buffered record besides its row (one entry per record). */
+  asides: WeakMap<NewLogRow, RecordAside>;
   written: number;
   lost: number;
+}
+
+/** What a buffered record's batch reads besides its row, taken from the record as it was accepted. */
+export interface RecordAside {
+  /**
+   * How its session is found (its `X-Evalgate-Session` key, or null when it came with its session id);
+   * the clues themselves are read from the row when its batch is written.
+   */
+  session: SessionAsk;
+  /** What its span is made of (null: the call has no span of its own to write). */
+  span: GatewaySpanFacts | null;
 }
 
 export const createHold = (): WriterHold => ({
   buffer: [],
   splits: [],
-  sessionAsks: new WeakMap(),
-  spanFacts: new WeakMap(),
+  asides: new WeakMap(),
   written: 0,
   lost: 0,
 });
@@ -76,10 +78,9 @@ const PRUNE_EVERY_MS = 60_000;
 async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
-  hold: Pick<WriterHold, 'sessionAsks' | 'spanFacts'>,
+  asides: WeakMap<NewLogRow, RecordAside>,
   prune: boolean,
 ): Promise<NewLogRow[]> {
-  const { sessionAsks } = hold;
   const groups = new Map<string, NewLogRow[]>();
   for (const draft of batch) {
     const group = groups.get(draft.container_id);
@@ -102,11 +103,11 @@ async function writeBatch(
       await assignSessions(
         trx,
         containerId,
-        drafts.map((row) => ({ row, ask: sessionAsks.get(row) ?? { key: undefined } })),
+        drafts.map((row) => ({ row, ask: asides.get(row)?.session ?? { key: undefined } })),
       );
     }
     await insertLogRows(trx, rows);
-    await recordGatewaySpans(trx, rows, hold.spanFacts);
+    await recordGatewaySpans(trx, rows, (row) => asides.get(row)?.span ?? null);
     if (prune) await pruneExpiredKeys(trx);
     return rows;
   });
@@ -171,7 +172,7 @@ export function createBatchAttempts(
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, hold, prune);
+      const stored = await writeBatch(db, batch, hold.asides, prune);
       if (prune) prunedAt = Date.now();
       hold.written += stored.length;
       hold.lost += batch.length - stored.length;

@@ -137,11 +137,11 @@ export function gatewaySpanOf(log: NewLogRow, facts: GatewaySpanFacts): StoredSp
 export async function recordGatewaySpans(
   trx: Kysely<Database>,
   logs: readonly NewLogRow[],
-  facts: WeakMap<NewLogRow, GatewaySpanFacts | null>,
+  factsOf: (log: NewLogRow) => GatewaySpanFacts | null,
 ): Promise<void> {
   const spans: StoredSpan[] = [];
   for (const log of logs) {
-    const f = facts.get(log);
+    const f = factsOf(log);
     const span = f ? gatewaySpanOf(log, f) : null;
     if (span) spans.push(span);
   }

@@ -51,7 +51,7 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
   const hold = createHold();
-  const { buffer, splits, sessionAsks, spanFacts } = hold;
+  const { buffer, splits, asides } = hold;
   let inFlight = 0;
   /** The ids of what is held, for `holds` (records are settled in the order they were accepted). */
   const heldIds = new HeldIds();
@@ -153,8 +153,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           return;
         }
         const draft = draftOf(record);
-        sessionAsks.set(draft, record.sessionId !== undefined ? null : { key: record.sessionKey });
-        spanFacts.set(draft, spanFactsOf(record));
+        const session = record.sessionId !== undefined ? null : { key: record.sessionKey };
+        asides.set(draft, { session, span: spanFactsOf(record) });
         buffer.push(draft);
         accepted++;
         heldIds.accepted(draft.id);
