@@ -1,6 +1,6 @@
 /**
  * bench:traces' store filler: `count` spans in traces of 10 written straight into the database through the
- * writer's own statement (storeSpans, one transaction per 10,000 spans), not through HTTP; then ANALYZE,
+ * trace store (`store`, one transaction per 10,000 spans), not through HTTP; then ANALYZE,
  * as autovacuum (PostgreSQL) or an operator's `ANALYZE` (SQLite) would leave the planner's statistics.
  *
  * The traces: one every 10 s back from now (1,000,000 spans: 100,000 traces over 11.6 days), half in the
@@ -8,7 +8,8 @@
  * traces per session.
  */
 import { type Kysely, sql } from 'kysely';
-import { type StoredSpan, storeSpans } from '../src/capture/trace-store.js';
+import type { StoredSpan } from '../src/capture/trace-port.js';
+import { createSqlTraceStore } from '../src/capture/trace-store.js';
 import type { Database } from '../src/db/schema.js';
 
 export const SPANS_PER_TRACE = 10;
@@ -76,11 +77,12 @@ export async function seedSpans(
   const t0 = performance.now();
   const now = Date.now();
   const traces = Math.floor(count / SPANS_PER_TRACE);
+  const store = createSqlTraceStore(db);
   for (let n = 0; n < traces; ) {
     const batch: StoredSpan[] = [];
     for (; n < traces && batch.length < PER_TRANSACTION; n++)
       batch.push(...traceSpans(projectId, containerId, n, now));
-    await storeSpans(db, batch);
+    await store.store(batch);
   }
   await sql`analyze`.execute(db);
   return { seconds: Math.round((performance.now() - t0) / 100) / 10, traces };

@@ -50,7 +50,7 @@ import type { SessionPorts } from './sessions/routes.js';
 import { sourcePorts } from './sources/registry.js';
 import { spanDraft } from './traces/dataset-item.js';
 import type { TracePorts } from './traces/routes.js';
-import type { TraceStore } from './traces/service.js';
+import type { TraceService } from './traces/service.js';
 
 /** Where code evaluators run: whether this process can sandbox them, and a scorer for one evaluator. */
 export interface Sandbox {
@@ -116,7 +116,7 @@ export interface Parts {
   self: SelfAddresses;
   logWriter: LogWriter;
   /** Spans received over OTLP: the batched span writer and the trace store. */
-  traces: TraceStore;
+  traces: TraceService;
   providers: ProviderLayer;
   /** The response cache (the database's table embedded, Redis in scale-out). */
   cache: ResponseCache;

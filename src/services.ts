@@ -7,6 +7,7 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { createBudgets } from './budgets/compose.js';
 import { createSpooledLogWriter } from './capture/spooled-writer.js';
 import { createThreadedLogWriter } from './capture/threaded-writer.js';
+import { createSqlTraceStore } from './capture/trace-store.js';
 import type { CommittedLog, LogWriter } from './capture/types.js';
 import { createLogWriter } from './capture/writer.js';
 import type { Config } from './config.js';
@@ -43,7 +44,7 @@ import {
 } from './scoring/code/scorer.js';
 import { decodeSecretKey } from './shared/crypto.js';
 import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
-import { createTraceStore } from './traces/service.js';
+import { createTraceService } from './traces/service.js';
 
 /**
  * What a process of `evalgate serve --workers N` shares with the others through the primary (declared
@@ -201,8 +202,9 @@ async function createRecording(
   const logWriter = otelExport ? exportingLogWriter(spooledWriter, otelExport) : spooledWriter;
   // Spans over OTLP: batched like task logs; their model calls are recorded through the log writer (not
   // the exporting one: those calls are already spans of the application that sent them).
-  const traces = createTraceStore({
+  const traces = createTraceService({
     db: database.db,
+    spans: createSqlTraceStore(database.db),
     logWriter: config.recording ? spooledWriter : null,
     prices: models.prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { recordGatewaySpans } from './gateway-spans.js';
+import { type GatewaySpanFacts, recordGatewaySpans } from './gateway-spans.js';
 import type { OutageLog } from './outage-log.js';
 import { assignSessions, pruneExpiredKeys, type SessionAsk } from './sessions/assign.js';
 import { insertLogRows, type NewLogRow, reserveSeqs } from './task-log-store.js';
@@ -19,14 +19,30 @@ export interface WriterHold {
   buffer: NewLogRow[];
   /** Parts of a batch the database refused, tried apart before anything else (see `split`). */
   splits: NewLogRow[][];
-  /**
-   * How each buffered record's session is found (its `X-Evalgate-Session` key, or null when it came with
-   * its session id); the clues themselves are read from the row when its batch is written.
-   */
-  sessionAsks: WeakMap<NewLogRow, SessionAsk>;
+  /** What the batch needs of each buffered record besides its row (one entry per record). */
+  asides: WeakMap<NewLogRow, RecordAside>;
   written: number;
   lost: number;
 }
+
+/** What a buffered record's batch reads besides its row, taken from the record as it was accepted. */
+export interface RecordAside {
+  /**
+   * How its session is found (its `X-Evalgate-Session` key, or null when it came with its session id);
+   * the clues themselves are read from the row when its batch is written.
+   */
+  session: SessionAsk;
+  /** What its span is made of (null: the call has no span of its own to write). */
+  span: GatewaySpanFacts | null;
+}
+
+export const createHold = (): WriterHold => ({
+  buffer: [],
+  splits: [],
+  asides: new WeakMap(),
+  written: 0,
+  lost: 0,
+});
 
 export interface BatchAttempts {
   /** Writes one batch; returns false when the database is away (the batch is held again, in front). */
@@ -62,7 +78,7 @@ const PRUNE_EVERY_MS = 60_000;
 async function writeBatch(
   db: Kysely<Database>,
   batch: NewLogRow[],
-  sessionAsks: WeakMap<NewLogRow, SessionAsk>,
+  asides: WeakMap<NewLogRow, RecordAside>,
   prune: boolean,
 ): Promise<NewLogRow[]> {
   const groups = new Map<string, NewLogRow[]>();
@@ -87,11 +103,11 @@ async function writeBatch(
       await assignSessions(
         trx,
         containerId,
-        drafts.map((row) => ({ row, ask: sessionAsks.get(row) ?? { key: undefined } })),
+        drafts.map((row) => ({ row, ask: asides.get(row)?.session ?? { key: undefined } })),
       );
     }
     await insertLogRows(trx, rows);
-    await recordGatewaySpans(trx, rows);
+    await recordGatewaySpans(trx, rows, (row) => asides.get(row)?.span ?? null);
     if (prune) await pruneExpiredKeys(trx);
     return rows;
   });
@@ -125,7 +141,7 @@ export function createBatchAttempts(
     onCommitted?: ((logs: CommittedLog[]) => void) | undefined;
   },
 ): BatchAttempts {
-  const { buffer, splits, sessionAsks } = hold;
+  const { buffer, splits } = hold;
   const { warn } = options;
   /** Records tried before in a transaction whose outcome is unknown (it failed other than by a refused row). */
   const tried = new WeakSet<NewLogRow>();
@@ -156,7 +172,7 @@ export function createBatchAttempts(
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, sessionAsks, prune);
+      const stored = await writeBatch(db, batch, hold.asides, prune);
       if (prune) prunedAt = Date.now();
       hold.written += stored.length;
       hold.lost += batch.length - stored.length;

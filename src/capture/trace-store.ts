@@ -1,18 +1,14 @@
-import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { insertRows, rowRunnerOf, statementRows } from '../db/bulk.js';
-import type { Database, SpanTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { statementTexts } from '../db/statements.js';
+import type { NewSpanRow, StoredSpan, TraceStore } from './trace-port.js';
+import { pruneTraces } from './trace-retention.js';
 
-export type NewSpanRow = Insertable<SpanTable>;
-
-/** A span on its way to the store, with what it adds to its trace's summary (known before its JSON was written). */
-export interface StoredSpan {
-  row: NewSpanRow;
-  /** The resource's `service.name`. */
-  serviceName: string | null;
-  /** A model call's tokens and cost. */
-  call: { inputTokens: number; outputTokens: number; cost: number } | null;
-}
+/*
+ * The trace store on the SQL database (SQLite or PostgreSQL): the `spans` table, and the `traces` table
+ * of per-trace summaries, added to in the same transaction as the spans.
+ */
 
 /** The span columns, in the order of every insert's parameters. */
 const SPAN_COLUMNS = [
@@ -229,7 +225,7 @@ export async function addToTraces(db: Kysely<Database>, list: TraceDelta[]): Pro
  * Stores spans inside the caller's transaction: those already stored (the same span sent again) are
  * skipped, the others inserted and added to their traces' summaries. Returns the spans that were new.
  */
-export async function storeSpansIn(trx: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
+async function storeSpansIn(trx: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
   // The same span twice in one batch: the first is kept.
   const seen = new Set<string>();
   const unique = spans.filter((s) => {
@@ -243,25 +239,27 @@ export async function storeSpansIn(trx: Kysely<Database>, spans: StoredSpan[]): 
   return fresh;
 }
 
-/** `storeSpansIn` in a transaction of its own (a batch of the span writer). */
-export async function storeSpans(db: Kysely<Database>, spans: StoredSpan[]): Promise<StoredSpan[]> {
-  if (spans.length === 0) return [];
-  return db.transaction().execute((trx) => storeSpansIn(trx, spans));
-}
-
-/** Replaces a span's model-call summary (JSON text): its content arrived after it, in log events. */
-export async function setSpanModelCall(
-  db: Kysely<Database>,
-  projectId: string,
-  traceId: string,
-  spanId: string,
-  modelCall: string,
-): Promise<void> {
-  await db
-    .updateTable('spans')
-    .set({ model_call: modelCall })
-    .where('project_id', '=', projectId)
-    .where('trace_id', '=', traceId)
-    .where('span_id', '=', spanId)
-    .execute();
+/**
+ * The trace store on `db`. Given a transaction (the task-log writer's batch, whose gateway calls' spans
+ * commit with their task logs), it stores within it; given the database, each `store` is a transaction
+ * of its own.
+ */
+export function createSqlTraceStore(db: Kysely<Database>): TraceStore {
+  return {
+    async store(spans) {
+      if (spans.length === 0) return [];
+      if (db.isTransaction) return storeSpansIn(db, spans);
+      return db.transaction().execute((trx) => storeSpansIn(trx, spans));
+    },
+    async setModelCall(projectId, traceId, spanId, modelCall) {
+      await db
+        .updateTable('spans')
+        .set({ model_call: modelCall })
+        .where('project_id', '=', projectId)
+        .where('trace_id', '=', traceId)
+        .where('span_id', '=', spanId)
+        .execute();
+    },
+    prune: (cutoff) => pruneTraces(db, cutoff),
+  };
 }

@@ -47,7 +47,34 @@ export interface TaskLogRecord {
   /** The stored prompt (`prm_…`) and version the call was rendered from. */
   promptId?: string;
   promptVersion?: number;
+  /**
+   * The call's own span, written with its task log when the call has trace and span ids (the gateway's
+   * calls; a task log made of an ingested span has its span stored already and carries none).
+   */
+  span?: CallSpan;
 }
+
+/** What a gateway call's span says beyond its task log's columns, decided where the call was made. */
+export interface CallSpan {
+  /** The GenAI operation (`chat`, `embeddings`, …): the span's name is `<operation> <model>`. */
+  operation: string;
+  /** Every guard verdict of the call, in the order they were reached. */
+  guards: GuardNote[];
+}
+
+/** One guard verdict of a call, as its span records it (a score named after the guard). */
+export interface GuardNote {
+  /** The check's name: the score's name. */
+  guard: string;
+  stage: string;
+  verdict: string;
+  score: number | null;
+  /** Epoch milliseconds the verdict was reached. */
+  at: number;
+}
+
+/** The id prefix of task logs made of ingested model-call spans (`log_otlp…`, derived from the span). */
+export const INGESTED_LOG_PREFIX = 'log_otlp';
 
 /** What a committed batch tells its listener (the monitor selector) of each task log it stored. */
 export interface CommittedLog {

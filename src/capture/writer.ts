@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { createBackoff, createBatchAttempts, type WriterHold } from './batch-attempts.js';
+import { createBackoff, createBatchAttempts, createHold, type WriterHold } from './batch-attempts.js';
+import { spanFactsOf } from './gateway-spans.js';
 import { HeldIds } from './held-ids.js';
 import { draftOf } from './log-row.js';
 import { createOutageLog, type OutageLog } from './outage-log.js';
@@ -49,8 +50,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
 
   // Records are serialised as they arrive: the buffer holds compact strings rather than the request
   // and response objects, which would otherwise outlive a young-generation collection and cost more.
-  const hold: WriterHold = { buffer: [], splits: [], sessionAsks: new WeakMap(), written: 0, lost: 0 };
-  const { buffer, splits, sessionAsks } = hold;
+  const hold = createHold();
+  const { buffer, splits, asides } = hold;
   let inFlight = 0;
   /** The ids of what is held, for `holds` (records are settled in the order they were accepted). */
   const heldIds = new HeldIds();
@@ -152,7 +153,8 @@ export function createLogWriter(db: Kysely<Database>, options: LogWriterOptions 
           return;
         }
         const draft = draftOf(record);
-        sessionAsks.set(draft, record.sessionId !== undefined ? null : { key: record.sessionKey });
+        const session = record.sessionId !== undefined ? null : { key: record.sessionKey };
+        asides.set(draft, { session, span: spanFactsOf(record) });
         buffer.push(draft);
         accepted++;
         heldIds.accepted(draft.id);

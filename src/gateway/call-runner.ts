@@ -153,7 +153,10 @@ export function createCallRunner(deps: InferencePorts, gateway: Gateway): CallRu
       },
       budget,
       record: (outcome) => {
-        if (context) gateway.record(context, outcome);
+        if (!context) return;
+        // The verdicts reached so far, as on the task log's metadata (`guards`).
+        if (running.guard) outcome.guards = running.guard.notes();
+        gateway.record(context, outcome);
       },
     };
     try {

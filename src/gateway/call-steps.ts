@@ -161,6 +161,7 @@ export function recordedCallOf(
     requestText: spec.requestText,
     startedAt,
     trace: callTrace(req.headers.traceparent),
+    operation: DIALECTS[spec.route].operation,
     sessionKey: sessionKeyOf(req),
     ...(spec.prompt ? { prompt: spec.prompt } : {}),
   };

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CallTrace } from '../capture/traceparent.js';
-import type { LogWriter, TaskLogRecord } from '../capture/types.js';
+import type { GuardNote, LogWriter, TaskLogRecord } from '../capture/types.js';
 import { loadContainer } from '../catalog/containers/resolve.js';
 import type { Database } from '../db/schema.js';
 import type { ResolvedModel } from '../llm/models/types.js';
@@ -69,6 +69,8 @@ export interface RecordedCall {
   sessionKey?: string | null;
   /** The trace the call is a span of (the caller's `traceparent`, or its own). */
   trace?: CallTrace;
+  /** The GenAI operation of the call's route (its span's operation). */
+  operation: string;
   /** The stored prompt version the request was rendered from. */
   prompt?: { id: string; version: number };
 }
@@ -88,6 +90,8 @@ export interface CallOutcome {
   cost: number;
   error: ErrorBody | null;
   metadata: Record<string, unknown>;
+  /** The guards' verdicts on the call (its span shows them). */
+  guards?: GuardNote[];
 }
 
 export interface GatewayStats {
@@ -172,6 +176,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         ...(call.sessionKey ? { sessionKey: call.sessionKey } : {}),
         ...(call.prompt ? { promptId: call.prompt.id, promptVersion: call.prompt.version } : {}),
         ...call.trace,
+        span: { operation: call.operation, guards: outcome.guards ?? [] },
       };
       try {
         logWriter.write(record);
@@ -197,6 +202,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           metadata: { stream: true },
           createdAt: new Date(call.startedAt).toISOString(),
           ...call.trace,
+          span: { operation: call.operation, guards: [] },
         });
       } catch {
         // Kept without it: the call's own record still follows.

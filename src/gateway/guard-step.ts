@@ -1,3 +1,4 @@
+import type { GuardNote } from '../capture/types.js';
 import { GuardBlockedError } from '../guards/errors.js';
 import type { CallChecks, CompiledCheck, GuardRuntime } from '../guards/runtime.js';
 import { type CheckContext, runCheck, type Verdict } from '../guards/verdict.js';
@@ -11,7 +12,7 @@ import { guardedSink } from './guard-stream.js';
  * The guard step of a gateway call (ARCHITECTURE.md section 27): input checks before the model call (a
  * block answers `content_filter`, a redaction rewrites what goes upstream), parallel checks beside it (a
  * block cancels the upstream call), output checks on the answer, plain or streamed. Every verdict is kept
- * as a score on the call's task log.
+ * as a score on the call's task log and its span.
  */
 
 export interface GuardStep {
@@ -33,6 +34,8 @@ export interface GuardStep {
   sink(inner: FrameSink): FrameSink;
   /** Keeps the verdicts (once the stream's held checks are done). */
   finish(): void;
+  /** The verdicts reached so far, as the call's span records them. */
+  notes(): GuardNote[];
 }
 
 /** What the step sees of a call: who makes it, its request, its task log, and the metadata it adds to. */
@@ -128,6 +131,8 @@ export async function guardStepOf(
 
 function createGuardStep(runtime: GuardRuntime, checks: CallChecks, call: GuardedCall): GuardStep {
   const verdicts: Verdict[] = [];
+  /** When each verdict was reached (epoch ms), for the span's events. */
+  const times: number[] = [];
   const controller = new AbortController();
   const ctx: CheckContext = {
     ports: runtime.ports,
@@ -141,6 +146,7 @@ function createGuardStep(runtime: GuardRuntime, checks: CallChecks, call: Guarde
   let settled: Promise<void> = Promise.resolve();
   const keep = (v: Verdict) => {
     verdicts.push(v);
+    times.push(Date.now());
     call.base.guards = verdicts.map((x) => ({
       guard: x.guard,
       stage: x.stage,
@@ -221,6 +227,14 @@ function createGuardStep(runtime: GuardRuntime, checks: CallChecks, call: Guarde
       settled = sink.settled;
       return sink;
     },
+    notes: () =>
+      verdicts.map((v, i) => ({
+        guard: v.guard,
+        stage: v.stage,
+        verdict: v.verdict,
+        score: v.score,
+        at: times[i]!,
+      })),
     finish() {
       void Promise.all([settled, parallel]).then(() => {
         controller.abort();

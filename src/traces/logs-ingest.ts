@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { setLogContent } from '../capture/task-log-store.js';
-import { type NewSpanRow, setSpanModelCall } from '../capture/trace-store.js';
+import type { NewSpanRow, TraceStore } from '../capture/trace-port.js';
 import type { LogWriter } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
 import { recordedOutput } from '../llm/recorded-output.js';
@@ -162,13 +162,13 @@ async function rewriteTaskLog(
 }
 
 async function markCaptured(
-  db: Kysely<Database>,
+  spans: TraceStore,
   projectId: string,
   traceId: string,
   spanId: string,
   view: SpanModelCall,
 ) {
-  await setSpanModelCall(db, projectId, traceId, spanId, JSON.stringify({ ...view, content_captured: true }));
+  await spans.setModelCall(projectId, traceId, spanId, JSON.stringify({ ...view, content_captured: true }));
 }
 
 interface StoredSpan {
@@ -183,6 +183,8 @@ interface StoredSpan {
 
 export function createLogIngest(deps: {
   db: Kysely<Database>;
+  /** Where a span whose content came in log events is marked so. */
+  spans: TraceStore;
   logWriter: LogWriter | null;
   warn?: (message: string) => void;
 }): LogIngest {
@@ -237,7 +239,7 @@ export function createLogIngest(deps: {
           await deps.logWriter?.flush();
         }
       }
-      if (!view.content_captured) await markCaptured(db, projectId, s.trace_id, s.span_id, view);
+      if (!view.content_captured) await markCaptured(deps.spans, projectId, s.trace_id, s.span_id, view);
     }
   }
 
@@ -281,7 +283,7 @@ export function createLogIngest(deps: {
           if (!content) continue;
           c.call.content = content;
           const view = JSON.parse(String(c.row.model_call ?? 'null')) as SpanModelCall | null;
-          if (view) await markCaptured(db, projectId, c.span.traceId, c.span.spanId, view);
+          if (view) await markCaptured(deps.spans, projectId, c.span.traceId, c.span.spanId, view);
         }
       }
     },

@@ -170,8 +170,11 @@ function spanOf(row: SpanRow): Unplaced {
   };
 }
 
-/** A gateway call of the trace (a task log with its trace id) as a client span. */
-function gatewaySpanOf(row: LogRow): Unplaced {
+/**
+ * A gateway call of the trace (a task log with its trace id) as a client span; `events` (JSON text): its
+ * span row's, the guards' verdicts.
+ */
+function gatewaySpanOf(row: LogRow, events: string | null): Unplaced {
   const usage = json<{ prompt_tokens?: number; completion_tokens?: number } | null>(row.usage, null);
   const input = usage?.prompt_tokens ?? 0;
   const output = usage?.completion_tokens ?? 0;
@@ -198,7 +201,7 @@ function gatewaySpanOf(row: LogRow): Unplaced {
       [ATTR_GEN_AI_REQUEST_MODEL]: row.model,
       'evalgate.task_log_id': row.id,
     },
-    events: [],
+    events: json<TraceSpan['events']>(events, []),
     resource: { 'service.name': 'evalgate' },
     scope: null,
     model_call: {
@@ -283,12 +286,21 @@ export async function getTrace(db: Kysely<Database>, projectId: string, traceId:
   // A gateway call is shown from its task log (its span row only says what the trace list needs); a
   // call whose log is gone (log retention) keeps its span row.
   const logged = new Set(logRows.map((r) => r.span_id ?? ''));
+  // What the log does not say is taken from the span row: its events (the guards' verdicts).
+  const rowEvents = new Map<string, string>();
   const spans: Unplaced[] = spanRows
-    .filter((r) => !(r.scope?.includes(GATEWAY_SCOPE) && logged.has(r.span_id)))
+    .filter((r) => {
+      if (!(r.scope?.includes(GATEWAY_SCOPE) && logged.has(r.span_id))) return true;
+      rowEvents.set(r.span_id, r.events);
+      return false;
+    })
     .map(spanOf);
   const known = new Set(spans.map((s) => s.span_id));
   // A task log made from an ingested span is that span already; the others are the gateway's calls.
-  for (const row of logRows) if (!known.has(row.span_id ?? '')) spans.push(gatewaySpanOf(row));
+  for (const row of logRows) {
+    const spanId = row.span_id ?? '';
+    if (!known.has(spanId)) spans.push(gatewaySpanOf(row, rowEvents.get(spanId) ?? null));
+  }
   if (spans.length === 0) throw ApiError.notFound('Trace', traceId);
   const sessionId = placeSessions(spans, logRows);
   const tree = placed(spans);

@@ -14,13 +14,13 @@ import type { OtlpLimits, OtlpSignal } from './otlp/limits.js';
 import { encodeLogsResponse } from './otlp/logs-proto.js';
 import { encodeResponse, encodeStatus, RPC_CODES } from './otlp/proto.js';
 import { getTrace, listTraces } from './reads.js';
-import { CONTAINER_ATTRIBUTE, type TraceStore } from './service.js';
+import { CONTAINER_ATTRIBUTE, type TraceService } from './service.js';
 import { ListTracesQuery, Trace, TraceIdParam, TraceList } from './types.js';
 
 /** What the trace routes need. */
 export interface TracePorts {
   db: Kysely<Database>;
-  store: TraceStore;
+  store: TraceService;
   /** Largest export request, in bytes, before and after decompression. */
   bodyLimit: number;
   /** What one export request may hold (checked before it is decoded). */

@@ -1,8 +1,7 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pruneTaskLogs } from '../capture/log-retention.js';
-import { pruneTraces } from '../capture/trace-retention.js';
-import { type StoredSpan, storeSpans } from '../capture/trace-store.js';
+import type { StoredSpan, TraceStore } from '../capture/trace-port.js';
 import type { LogWriter } from '../capture/types.js';
 import { loadContainer } from '../catalog/containers/resolve.js';
 import type { Database } from '../db/schema.js';
@@ -22,9 +21,11 @@ import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './write
 /** The resource attribute naming the container of a resource's spans (it wins over the header). */
 export const CONTAINER_ATTRIBUTE = 'evalgate.container';
 
-/** What the trace store needs from the process. */
-export interface TraceStoreDeps {
+/** What the trace service needs from the process. */
+export interface TraceServiceDeps {
   db: Kysely<Database>;
+  /** Where spans and their traces' summaries are kept. */
+  spans: TraceStore;
   /** The task-log writer model-call spans are recorded through (null: recording off). */
   logWriter: LogWriter | null;
   prices: PriceTable;
@@ -71,7 +72,7 @@ export interface PruneResult {
   task_logs: number;
 }
 
-export interface TraceStore {
+export interface TraceService {
   /**
    * Takes the spans of an export request: each valid span is handed to the writer (off the request path),
    * in parts of at most the writer's bound, each as room frees (a request of more spans than the bound is
@@ -102,7 +103,7 @@ const CONTAINER_CACHE_MS = 60_000;
 
 /** The prices of a span's model: the project's model of that name, else the bundled table's. */
 async function spanPrices(
-  deps: TraceStoreDeps,
+  deps: TraceServiceDeps,
   projectId: string,
   name: string,
   provider: string,
@@ -186,7 +187,7 @@ function callView(call: ModelCallFacts, logId: string | null, cost: number): Spa
 
 /** A project's container by reference (null: its default), looked up once per CONTAINER_CACHE_MS. */
 function containerCache(
-  db: TraceStoreDeps['db'],
+  db: TraceServiceDeps['db'],
 ): (projectId: string, ref: string | null) => Promise<string> {
   const containers = new Map<string, { id: Promise<string>; until: number }>();
   return (projectId: string, ref: string | null): Promise<string> => {
@@ -201,7 +202,7 @@ function containerCache(
 }
 
 /** The cost of a span's model call at its project's prices for the model, kept PRICE_CACHE_MS. */
-function priceCache(deps: TraceStoreDeps): (projectId: string, call: ModelCallFacts) => Promise<number> {
+function priceCache(deps: TraceServiceDeps): (projectId: string, call: ModelCallFacts) => Promise<number> {
   const priced = new Map<string, { prices: Promise<TokenPrices>; until: number }>();
   return async (projectId: string, call: ModelCallFacts): Promise<number> => {
     const name = modelOf(call);
@@ -218,8 +219,13 @@ function priceCache(deps: TraceStoreDeps): (projectId: string, call: ModelCallFa
   };
 }
 
-export function createTraceStore(deps: TraceStoreDeps): TraceStore {
-  const logs = createLogIngest({ db: deps.db, logWriter: deps.logWriter, warn: deps.warn });
+export function createTraceService(deps: TraceServiceDeps): TraceService {
+  const logs = createLogIngest({
+    db: deps.db,
+    spans: deps.spans,
+    logWriter: deps.logWriter,
+    warn: deps.warn,
+  });
   const container = containerCache(deps.db);
 
   // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
@@ -246,7 +252,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
       rows.push(row);
       if (logId) calls.set(row, { p, call, cost, logId });
     }
-    const fresh = await storeSpans(deps.db, rows);
+    const fresh = await deps.spans.store(rows);
     // Message content that came first as log records joins the calls stored now.
     await logs.enrich(
       fresh.flatMap((row) => {
@@ -275,7 +281,7 @@ export function createTraceStore(deps: TraceStoreDeps): TraceStore {
   const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
   const prune = async (now = new Date()): Promise<PruneResult> => {
     const traces =
-      days > 0 ? await pruneTraces(deps.db, before(now, days)) : { spans: 0, traces: 0, log_events: 0 };
+      days > 0 ? await deps.spans.prune(before(now, days)) : { spans: 0, traces: 0, log_events: 0 };
     const logs = logDays > 0 ? await pruneTaskLogs(deps.db, before(now, logDays)) : 0;
     return { ...traces, task_logs: logs };
   };

@@ -3,12 +3,13 @@
  * (its finished records as they were, a streamed call with only its start as `interrupted`), once, and
  * the files are then removed; files of a live process are left alone; a torn last line is skipped.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPOOL_FOLDER } from '../../src/capture/spool.js';
 import { createSpooledLogWriter } from '../../src/capture/spooled-writer.js';
-import type { LogWriter, TaskLogRecord } from '../../src/capture/types.js';
+import { INGESTED_LOG_PREFIX, type LogWriter, type TaskLogRecord } from '../../src/capture/types.js';
 import { createLogWriter } from '../../src/capture/writer.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { tempDirs } from '../helpers/temp.js';
@@ -174,5 +175,71 @@ describe('task log spool', () => {
       ['log_spool_kept', 'success'],
     ]);
     expect(fs.readdirSync(path.join(dataDir, SPOOL_FOLDER))).toEqual([]);
+  });
+
+  it('gives a spooled gateway call its span, from a line of this version or of one whose records had none', async () => {
+    const dataDir = temps.make();
+    const dir = path.join(dataDir, SPOOL_FOLDER);
+    fs.mkdirSync(dir, { recursive: true });
+    const traceId = randomBytes(16).toString('hex');
+    const spanIds = [0, 1, 2].map(() => randomBytes(8).toString('hex'));
+    const at = Date.parse('2026-01-02T03:04:05.000Z');
+    const ingested = `${INGESTED_LOG_PREFIX}${randomBytes(12).toString('hex')}`;
+    const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
+    fs.writeFileSync(
+      path.join(dir, '2147483646.5ba0f11e.00000001.jsonl'),
+      // Written before records carried their span: made from its route, with no verdicts.
+      line(
+        'f',
+        record('log_spool_span_old', {
+          traceId,
+          spanId: spanIds[0],
+          usage,
+          metadata: { route: 'embeddings' },
+        }),
+      ) +
+        line(
+          'f',
+          record('log_spool_span_new', {
+            traceId,
+            spanId: spanIds[1],
+            usage,
+            span: {
+              operation: 'chat',
+              guards: [{ guard: 'pii', stage: 'output', verdict: 'flagged', score: 0, at }],
+            },
+          }),
+        ) +
+        // A task log made of an ingested span: that span is stored already, none is written for it.
+        line('f', record(ingested, { traceId, spanId: spanIds[2], usage, metadata: { route: 'chat' } })),
+    );
+    const writer = createSpooledLogWriter(createLogWriter(h.app.services.db), { dataDir, maxBuffered: 100 });
+    expect(await writer.replay(h.app.services.db)).toBe(3);
+    await writer.close();
+    const spans = await h.app.services.db
+      .selectFrom('spans')
+      .select(['span_id', 'name', 'operation', 'events', 'model_call', 'task_log_id'])
+      .where('trace_id', '=', traceId)
+      .orderBy('task_log_id')
+      .execute();
+    expect(spans.map((r) => [r.task_log_id, r.name, r.operation])).toEqual([
+      ['log_spool_span_new', 'chat m', 'chat'],
+      ['log_spool_span_old', 'embeddings m', 'embeddings'],
+    ]);
+    for (const r of spans)
+      expect(JSON.parse(r.model_call!).usage).toEqual({ input_tokens: 5, output_tokens: 2, total_tokens: 7 });
+    expect(JSON.parse(spans[0]!.events)).toEqual([
+      {
+        name: 'evalgate.guard',
+        time: '2026-01-02T03:04:05.000Z',
+        attributes: {
+          'evalgate.guard.name': 'pii',
+          'evalgate.guard.stage': 'output',
+          'evalgate.guard.verdict': 'flagged',
+          'evalgate.guard.score': 0,
+        },
+      },
+    ]);
+    expect(JSON.parse(spans[1]!.events)).toEqual([]);
   });
 });

@@ -124,6 +124,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
               requestText: req.bodyText,
               startedAt,
               trace: callTrace(req.headers.traceparent),
+              operation: EMBEDDINGS.operation,
             }
           : null;
       const model = String(body.model);
@@ -178,6 +179,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
               served_by: result.servedBy,
               attempts: result.attempts,
             },
+            guards: guard?.notes() ?? [],
           });
         }
         return reply;
@@ -195,6 +197,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{
             cost: 0,
             error,
             metadata: base,
+            guards: guard?.notes() ?? [],
           });
         }
         if (err instanceof CallAbortedError) {
