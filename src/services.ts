@@ -13,6 +13,7 @@ import { createLogWriter } from './capture/writer.js';
 import type { Config } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import type { Database } from './db/schema.js';
+import { createScorerRegistry, type ScorerRegistry } from './engine/scorers/registry.js';
 import { InlineRunQueue } from './executor/inline-queue.js';
 import type { RunQueue } from './executor/run-queue.js';
 import { ResponseCache } from './llm/cache/cache.js';
@@ -44,6 +45,7 @@ import {
 } from './scoring/code/scorer.js';
 import { decodeSecretKey } from './shared/crypto.js';
 import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
+import { createSourceRegistry, type SourceRegistry } from './sources/registry.js';
 import { createTraceService } from './traces/service.js';
 
 /**
@@ -75,6 +77,10 @@ export interface ServicesOptions {
   logger?: FastifyBaseLogger;
   /** Set in a worker of `evalgate serve --workers N`: rate limits and revocations shared with the others. */
   cluster?: ClusterPort;
+  /** The kinds of data source runs may read (default: the built-in ones); a test adds one here. */
+  sourceKinds?: SourceRegistry;
+  /** The kinds of scorer evaluators may be (default: the built-in ones); a test adds one here. */
+  scorerKinds?: ScorerRegistry;
 }
 
 function createRateLimiter(
@@ -304,6 +310,8 @@ export async function createServices(config: Config, options: ServicesOptions = 
     modelLimiter,
     metrics,
     otelExport,
+    sourceKinds: options.sourceKinds ?? createSourceRegistry(),
+    scorerKinds: options.scorerKinds ?? createScorerRegistry(),
     sandbox: {
       // Without a sandbox, code evaluators run only when the operator opted into rlimits alone.
       async status() {

@@ -66,7 +66,13 @@ export const dashboardMonitorRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardC
   app.get(`${base}/:monitor`, { schema: { hide, params: MonitorParam } }, async (request) => {
     const row = await monitor(request);
     const sandbox = monitorCtx.runs.catalog.sandbox;
-    return monitorDetail(db, await monitors.toMonitor(db, row), row.run_id, sandbox);
+    return monitorDetail(
+      db,
+      await monitors.toMonitor(db, row),
+      row.run_id,
+      sandbox,
+      monitorCtx.runs.scorerKinds,
+    );
   });
 
   app.patch(

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { capabilitiesOf } from '../engine/scorers/registry.js';
+import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import { evaluatorNames } from '../monitors/results.js';
 import type { Monitor } from '../monitors/schemas.js';
 import { parseJson } from '../shared/json.js';
@@ -91,16 +91,18 @@ function lastLine(message: string): string {
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** Whether an evaluator of this type runs code in the sandbox (the scorer registry says). */
-const runsCode = (type: string | null) => type !== null && capabilitiesOf({ type }).sandbox;
+const runsCode = (scorerKinds: ScorerRegistry, type: string | null) =>
+  type !== null && scorerKinds.capabilitiesOf({ type }).sandbox;
 
 function whyNothing(
   m: Monitor,
   type: string | null,
   c: Counts,
   sandbox: { available: boolean; reason?: string } | null,
+  code: boolean,
 ): string | null {
   if (c.scored > 0 || c.errors > 0) return null;
-  if (runsCode(type) && sandbox && !sandbox.available) {
+  if (code && sandbox && !sandbox.available) {
     return `Code evaluators cannot run on this server: ${sandbox.reason ?? 'no sandbox'}.`;
   }
   if (m.selected === 0) {
@@ -130,6 +132,7 @@ export async function monitorDetail(
   monitor: Monitor,
   runId: string,
   sandbox: SandboxProbe,
+  scorerKinds: ScorerRegistry,
 ): Promise<DashboardMonitorDetail> {
   const [[labelled], names, counts, types] = await Promise.all([
     withContainerLabels(db, [monitor]),
@@ -140,7 +143,7 @@ export async function monitorDetail(
       : Promise.resolve([]),
   ]);
   const typeOf = new Map(types.map((t) => [t.id, t.type as string]));
-  const needsSandbox = monitor.evaluators.some((id) => runsCode(typeOf.get(id) ?? null));
+  const needsSandbox = monitor.evaluators.some((id) => runsCode(scorerKinds, typeOf.get(id) ?? null));
   const status = needsSandbox ? await sandbox() : null;
   const evaluator_states = monitor.evaluators.map((id): MonitorEvaluatorState => {
     const c = counts.get(id) ?? { scored: 0, errors: 0, missing: 0, missingMessage: null };
@@ -152,7 +155,7 @@ export async function monitorDetail(
       num_scored: c.scored,
       num_errors: c.errors,
       num_missing: c.missing,
-      why: whyNothing(monitor, type, c, status),
+      why: whyNothing(monitor, type, c, status, runsCode(scorerKinds, type)),
     };
   });
   return { ...(labelled as DashboardMonitor), evaluator_states };

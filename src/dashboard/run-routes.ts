@@ -53,7 +53,10 @@ export const dashboardRunRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardConte
 
   app.get(`${base}/:run`, { schema: { hide, params: RunParam } }, async (request) => {
     const row = await run(request);
-    return { run: await runs.withQueue(runCtx, runs.toRun(row)), ...(await planSummary(db, row)) };
+    return {
+      run: await runs.withQueue(runCtx, runs.toRun(row, runCtx.sourceKinds)),
+      ...(await planSummary(db, runCtx.sourceKinds, row)),
+    };
   });
 
   app.patch(`${base}/:run`, { schema: { hide, params: RunParam, body: PatchRun } }, async (request) =>

@@ -4,16 +4,18 @@ import type { RunPlan } from '../engine/plan.js';
 import type { RunRow } from '../runs/repository.js';
 import { sideLabels } from '../runs/service.js';
 import { parseJson } from '../shared/json.js';
-import { kindOf, sideView } from '../sources/registry.js';
+import type { SourceRegistry } from '../sources/registry.js';
 
 /**
  * What a run page shows besides the run: its evaluators' names and modes, its launches' models, and the
  * labels of the datasets and containers its sides read.
  */
-export async function planSummary(db: Kysely<Database>, row: RunRow) {
+export async function planSummary(db: Kysely<Database>, sourceKinds: SourceRegistry, row: RunRow) {
   const plan = parseJson<RunPlan | null>(row.plan, null);
   // The datasets and containers the sides' views name (each side's source kind says which it shows).
-  const views = plan ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline].map(sideView) : [];
+  const views = plan
+    ? [plan.sides.sample, plan.sides.ground_truth, plan.sides.baseline].map(sourceKinds.sideView)
+    : [];
   return {
     container_label: row.container_label,
     labels: await sideLabels(db, row.project_id, {
@@ -29,6 +31,6 @@ export async function planSummary(db: Kysely<Database>, row: RunRow) {
     })),
     launches: plan?.launches ?? [],
     /** The dashboard page showing one of the samples' items (a session, a trace), when their kind has one. */
-    item_page: plan ? (kindOf(plan.sides.sample).itemPage ?? null) : null,
+    item_page: plan ? (sourceKinds.kindOf(plan.sides.sample).itemPage ?? null) : null,
   };
 }

@@ -24,7 +24,7 @@ import {
 } from './positions.js';
 import type { RunState } from './run-state.js';
 import type { ScorerPool } from './scorer-pool.js';
-import { createScorer, errorReason, missingReason, type ScorerPorts } from './scorers/registry.js';
+import type { ScorerPorts, ScorerRegistry } from './scorers/registry.js';
 import * as store from './store/samples.js';
 
 export interface ChunkDeps {
@@ -38,6 +38,8 @@ export interface ChunkDeps {
    */
   noReference(sides: RunPlan['sides']): boolean;
   scorers: ScorerPool;
+  /** The app's scorer kinds: each evaluator's scorer, and why a position is missing or an error. */
+  scorerKinds: ScorerRegistry;
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   /** Whether code evaluators can run in this process (a sandbox, or the operator's opt-out). */
   sandbox(): Promise<{ available: boolean; reason?: string }>;
@@ -223,7 +225,7 @@ export class ChunkWork {
       createCodeScorer: (evaluator) => this.deps.createCodeScorer(evaluator),
       sandbox: () => this.deps.sandbox(),
     };
-    const create = (): Promise<Scorer> => createScorer(ev, ports);
+    const create = (): Promise<Scorer> => this.deps.scorerKinds.createScorer(ev, ports);
     return (run) => this.deps.scorers.use(this.runId, key, create, run);
   }
 
@@ -270,8 +272,8 @@ export class ChunkWork {
             groundTruth: noTruth ? null : (items.ground_truth[i] ?? null),
             baseline: items.baseline[i] ?? null,
           };
-          const failure = failed.get(p) ?? errorReason(ev, input);
-          const missing = failure ? null : missingReason(ev, input);
+          const failure = failed.get(p) ?? this.deps.scorerKinds.errorReason(ev, input);
+          const missing = failure ? null : this.deps.scorerKinds.missingReason(ev, input);
           if (failure) rows.push(this.row(ev, input, 'error', { error: failure }));
           else if (missing !== null) rows.push(this.row(ev, input, 'missing', {}, missing));
           else if (abandoned) rows.push(this.row(ev, input, 'error', { error: abandoned }));

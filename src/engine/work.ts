@@ -30,6 +30,8 @@ export interface EngineDeps extends CallDeps {
   noReference(sides: RunPlan['sides']): boolean;
   /** The number of items a read side's source holds (its source kind's count). */
   countItems(side: ReadSide): Promise<number>;
+  /** The app's scorer kinds (see `ChunkDeps`). */
+  scorerKinds: ChunkDeps['scorerKinds'];
   createCodeScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   sandbox(): Promise<{ available: boolean; reason?: string }>;
   metrics: EngineMetrics;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database, EvaluatorTable } from '../db/schema.js';
-import { capabilitiesOf } from '../engine/scorers/registry.js';
+import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import type { ListResponse, Page } from '../http/schemas.js';
 import { checkCodeEvaluator } from '../scoring/code/check-source.js';
 import type { SubGrader } from '../scoring/graders/schemas.js';
@@ -27,6 +27,8 @@ export interface EvaluatorContext {
   python: string;
   /** Resolves a judge's model as a run would (throws `model_not_found` or `provider_not_configured`). */
   resolveModel(projectId: string, ref: string): Promise<unknown>;
+  /** The app's scorer kinds: the model an evaluator's kind calls. */
+  scorerKinds: ScorerRegistry;
 }
 
 export function toEvaluator(row: repo.EvaluatorRow): Evaluator {
@@ -145,12 +147,12 @@ async function validate(
     grader = built.grader;
     row.grader = JSON.stringify(grader);
     // Stored as the evaluator's model: the one its grader calls (the scorer registry says which).
-    row.model = capabilitiesOf({ type: row.type, grader }).model;
+    row.model = ctx.scorerKinds.capabilitiesOf({ type: row.type, grader }).model;
   }
   if (issues.length) throw ApiError.validation(issues);
   // A judge's model, and the model a grader calls (score_model, label_model, cosine's embedding_model).
   const modelField = row.type === 'text_similarity' ? 'embedding_model' : 'model';
-  const calls = capabilitiesOf({ type: row.type, grader, model: row.model });
+  const calls = ctx.scorerKinds.capabilitiesOf({ type: row.type, grader, model: row.model });
   if (calls.callsModel && calls.model && given[modelField] !== undefined) {
     await checkModel(ctx, row.project_id, calls.model, modelField);
   }

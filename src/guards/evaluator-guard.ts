@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
-import { createScorer } from '../engine/scorers/registry.js';
+import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import { findEvaluator } from '../evaluators/repository.js';
 import { snapshotOf } from '../evaluators/snapshot.js';
 import { createModelCaller, type ModelCaller } from '../llm/call-model.js';
@@ -26,6 +26,8 @@ export interface EvaluatorGuardPorts {
     status(): Promise<{ available: boolean; reason?: string }>;
     createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   };
+  /** The app's scorer kinds, as its runs score with them. */
+  scorerKinds: ScorerRegistry;
 }
 
 /** The evaluator a check names, in the check's project only (another project's is not found). */
@@ -81,7 +83,7 @@ export async function evaluate(
     }
     return m;
   };
-  const scorer = await createScorer(ev, {
+  const scorer = await ports.scorerKinds.createScorer(ev, {
     complete: async (name, request, s) => caller.complete(await modelOf(name), request, { payer, signal: s }),
     embed: async (name, input, s) => caller.embed(await modelOf(name), input, { payer, signal: s }),
     createCodeScorer: (e) => {

@@ -139,7 +139,7 @@ export const monitorRoutes: FastifyPluginAsyncTypebox<{ ports: service.MonitorCo
       const m = await service.requireMonitor(db, principal.projectId, req.params.monitor);
       const run = await db.selectFrom('runs').select('plan').where('id', '=', m.run_id).executeTakeFirst();
       // The samples show the calls' inputs and outputs: the reader needs the rights to read them.
-      checkSampleAccess(run?.plan ?? 'null', principal.permissions);
+      checkSampleAccess(ctx.runs, run?.plan ?? 'null', principal.permissions);
       const { failed, evaluator, since, until } = req.query;
       const evaluatorId = evaluator === undefined ? undefined : await sampleEvaluatorId(db, m, evaluator);
       return monitorSamples(db, m, { failed, evaluatorId, since, until }, pageOf(req.query));

@@ -5,7 +5,7 @@ import { grants, type Permission } from '../auth/permissions.js';
 import { requireContainer } from '../catalog/containers/service.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorSnapshot, RunPlan } from '../engine/plan.js';
-import { permissionsAskedBy } from '../engine/scorers/registry.js';
+import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import { createRun } from '../engine/store/birth.js';
 import { findRunCounters } from '../engine/store/runs.js';
 import { finishRun, requestCancel } from '../engine/store/transitions.js';
@@ -53,10 +53,14 @@ function need(permissions: readonly string[], needed: Permission, why: string): 
  * A monitor reads the container's calls and scores them on the creator's behalf, as a run does: its
  * evaluators ask what the scorer registry says their kinds ask (a model-calling kind, to call models).
  */
-function checkAccess(permissions: readonly string[], evaluators: EvaluatorSnapshot[] | null): void {
+function checkAccess(
+  scorerKinds: ScorerRegistry,
+  permissions: readonly string[],
+  evaluators: EvaluatorSnapshot[] | null,
+): void {
   need(permissions, 'evaluators:read', 'the monitor uses evaluators');
   need(permissions, CONTENT_PERMISSION.task_log, "the monitor reads the container's task logs");
-  for (const ask of permissionsAskedBy(evaluators ?? [], 'the monitor'))
+  for (const ask of scorerKinds.permissionsAskedBy(evaluators ?? [], 'the monitor'))
     need(permissions, ask.permission, ask.why);
 }
 
@@ -201,7 +205,7 @@ export async function createMonitor(
   body: CreateMonitor,
 ): Promise<Monitor> {
   const { projectId, permissions } = principal;
-  checkAccess(permissions, null);
+  checkAccess(ctx.runs.scorerKinds, permissions, null);
   const shape: ValidationIssue[] = [];
   const environment = body.environment ?? 'main';
   if (!ctx.environments.includes(environment)) {
@@ -237,7 +241,7 @@ export async function createMonitor(
     issues.push({ loc: ['body', 'name'], msg: `A monitor named '${body.name}' exists`, type: 'value_error' });
   }
   if (issues.length) throw ApiError.validation(issues);
-  checkAccess(permissions, evaluators);
+  checkAccess(ctx.runs.scorerKinds, permissions, evaluators);
 
   const id = newId('mon');
   const runId = newId('run');
@@ -340,7 +344,7 @@ export async function patchMonitor(
   body: PatchMonitor,
 ): Promise<Monitor> {
   const row = await requireMonitor(ctx.db, principal.projectId, ref);
-  checkAccess(principal.permissions, null);
+  checkAccess(ctx.runs.scorerKinds, principal.permissions, null);
   const evaluatorIds = parseJson<string[]>(row.evaluators, []);
   const names = await ctx.db
     .selectFrom('evaluators')

@@ -3,6 +3,7 @@ import type { Database, EvalRunTable } from '../db/schema.js';
 import type { RunPlan } from '../engine/plan.js';
 import { isGenerated } from '../engine/plan.js';
 import { checkSampleAccess } from '../runs/access.js';
+import type { RunContext } from '../runs/context.js';
 import { sampleNamespace } from '../scoring/graders/sample.js';
 import { chatAnswer } from '../shared/chat-answer.js';
 import { ApiError, type ErrorBody } from '../shared/errors.js';
@@ -90,6 +91,9 @@ function sampleOf(
   };
 }
 
+/** The runs' database, and the app's source kinds (what reading a run's rows needs). */
+type Runs = Pick<RunContext, 'db' | 'sourceKinds'>;
+
 interface Context {
   db: Kysely<Database>;
   link: EvalRunTable;
@@ -100,9 +104,9 @@ interface Context {
  * The run's plan, once the caller may read what its output items show: the rows its sides read (stored
  * completions and responses as task logs, an uploaded file as the file; 403 otherwise).
  */
-async function planOf(db: Kysely<Database>, runId: string, permissions: readonly string[]) {
-  const run = await db.selectFrom('runs').select('plan').where('id', '=', runId).executeTakeFirst();
-  checkSampleAccess(run?.plan ?? 'null', permissions);
+async function planOf(runs: Runs, runId: string, permissions: readonly string[]) {
+  const run = await runs.db.selectFrom('runs').select('plan').where('id', '=', runId).executeTakeFirst();
+  checkSampleAccess(runs, run?.plan ?? 'null', permissions);
   return parseJson<RunPlan | null>(run?.plan ?? null, null);
 }
 
@@ -175,12 +179,13 @@ async function itemsAt(ctx: Context, positions: number[], verdicts: Map<number, 
 }
 
 export async function listOutputItems(
-  db: Kysely<Database>,
+  runs: Runs,
   link: EvalRunTable,
   query: { after?: string; limit?: number; order?: 'asc' | 'desc'; status?: 'pass' | 'fail' },
   permissions: readonly string[],
 ) {
-  const plan = await planOf(db, link.run_id, permissions);
+  const { db } = runs;
+  const plan = await planOf(runs, link.run_id, permissions);
   const limit = query.limit ?? 20;
   const order = query.order ?? 'asc';
   let q = db
@@ -219,12 +224,13 @@ export async function listOutputItems(
 }
 
 export async function retrieveOutputItem(
-  db: Kysely<Database>,
+  runs: Runs,
   link: EvalRunTable,
   id: string,
   permissions: readonly string[],
 ) {
-  const plan = await planOf(db, link.run_id, permissions);
+  const { db } = runs;
+  const plan = await planOf(runs, link.run_id, permissions);
   const m = ID.exec(id);
   if (!m || m[2] !== link.run_id) throw ApiError.notFound('Output item', id);
   const position = Number(m[1]);

@@ -6,7 +6,7 @@ import { deleteDataset } from '../catalog/datasets/repository.js';
 import type { Database, EvalRunTable } from '../db/schema.js';
 import type { EvaluatorSnapshot, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
-import { capabilitiesOf } from '../engine/scorers/registry.js';
+import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import { createRun, repeatedRun } from '../engine/store/birth.js';
 import { checkJudges, checkReads } from '../runs/access.js';
 import { stableJson } from '../runs/resolution.js';
@@ -49,18 +49,23 @@ async function evalsContainer(db: Kysely<Database>, projectId: string): Promise<
 }
 
 /** The model a criterion calls (its model grader's, cosine's embeddings model), as the registry says. */
-const modelOfCriterion = (grader: SubGrader): string | null =>
-  capabilitiesOf({ type: grader.type, grader }).model;
+const modelOfCriterion = (scorerKinds: ScorerRegistry, grader: SubGrader): string | null =>
+  scorerKinds.capabilitiesOf({ type: grader.type, grader }).model;
 
-/** A criterion as the engine scores it (python graders run as sandboxed code). */
-function snapshotOf(evalId: string, index: number, grader: SubGrader): EvaluatorSnapshot {
+/** A criterion as the engine scores it (python graders run as sandboxed code); `model`: the one it calls. */
+function snapshotOf(
+  evalId: string,
+  index: number,
+  grader: SubGrader,
+  model: string | null,
+): EvaluatorSnapshot {
   const threshold = (grader as { pass_threshold?: number }).pass_threshold;
   return {
     id: `${evalId}.${index}`,
     name: grader.name,
     type: grader.type === 'python' ? 'code' : grader.type,
     mode: 'pointwise',
-    model: modelOfCriterion(grader),
+    model,
     prompt: null,
     api: null,
     inference_parameters: {},
@@ -116,7 +121,7 @@ export async function createEvalRun(
   const evalRow = await requireEvalRow(db, projectId, evalId);
   const b = isObject(body) ? body : {};
   const issues = [
-    ...dataSourceIssues(b.data_source),
+    ...dataSourceIssues(ports.runs.sourceKinds, b.data_source),
     ...metadataIssues(b.metadata, ['body', 'metadata']),
     ...(b.name !== undefined && typeof b.name !== 'string'
       ? [{ loc: ['body', 'name'], msg: 'name must be a string', type: 'string' }]
@@ -135,10 +140,14 @@ export async function createEvalRun(
   if (repeated) return requireEvalRun(db, projectId, evalRow.id, repeated.id);
   const ds = b.data_source as JsonObject;
   // The rows' source kind, and what reading it needs (stored completions and responses are task logs).
-  const rowsKind = evalRowsKind(ds);
-  checkReads([rowsKind], principal.permissions);
+  const rowsKind = evalRowsKind(ports.runs.sourceKinds, ds);
+  checkReads(ports.runs, [rowsKind], principal.permissions);
   const criteria = parseJson<SubGrader[]>(evalRow.testing_criteria, []);
-  const graderModels = [...new Set(criteria.map(modelOfCriterion).filter((m): m is string => m !== null))];
+  const graderModels = [
+    ...new Set(
+      criteria.map((c) => modelOfCriterion(ports.runs.scorerKinds, c)).filter((m): m is string => m !== null),
+    ),
+  ];
   const resolved = await resolveNames(ports, projectId, graderModels, ['body', 'testing_criteria']);
   const genModel =
     typeof ds.model === 'string'
@@ -147,8 +156,8 @@ export async function createEvalRun(
       : null;
   const checked = checkedSource(ds, genModel);
   const evaluators = criteria.map((c, i) => {
-    const snap = snapshotOf(evalRow.id, i, c);
-    const name = modelOfCriterion(c);
+    const name = modelOfCriterion(ports.runs.scorerKinds, c);
+    const snap = snapshotOf(evalRow.id, i, c, name);
     const model = name ? resolved.get(name)?.slug : undefined;
     if (model && snap.grader && (snap.grader.type === 'score_model' || snap.grader.type === 'label_model')) {
       snap.grader = { ...snap.grader, model };
@@ -156,7 +165,7 @@ export async function createEvalRun(
     }
     return snap;
   });
-  checkJudges({ evaluators }, principal.permissions);
+  checkJudges(ports.runs, { evaluators }, principal.permissions);
   // Refused before any rows are selected or stored when the budget is already spent.
   await checkBudget(ports.runs, principal, {
     generated: checked.model && checked.request ? 'sample' : null,

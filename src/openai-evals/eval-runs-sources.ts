@@ -5,7 +5,7 @@ import type { ValidationIssue } from '../shared/errors.js';
 import { isObject, type JsonObject } from '../shared/json.js';
 import { evalFileSource, evalRowsSource } from '../sources/eval-rows.js';
 import type { GenerationRequest } from '../sources/openai-generation.js';
-import { evalSourceKind, UnknownSourceKind } from '../sources/registry.js';
+import { type SourceRegistry, UnknownSourceKind } from '../sources/registry.js';
 import { storedCompletionsSource } from '../sources/stored-completions.js';
 import { storedResponsesSource } from '../sources/stored-responses.js';
 import type { SourceKind } from '../sources/types.js';
@@ -83,11 +83,11 @@ const SOURCE_CHECKS: Record<string, (source: JsonObject, loc: Loc) => Validation
   [storedResponsesSource.type]: responsesSourceIssues,
 };
 
-function sourceIssues(kind: string, source: unknown): ValidationIssue[] {
+function sourceIssues(sourceKinds: SourceRegistry, kind: string, source: unknown): ValidationIssue[] {
   const loc = [...DS, 'source'];
   if (!isObject(source)) return [{ loc, msg: 'Field required: an object with a type', type: 'missing' }];
   const types = SOURCES[kind] ?? [];
-  const rows = typeof source.type === 'string' ? evalSourceKind(source.type) : undefined;
+  const rows = typeof source.type === 'string' ? sourceKinds.evalSourceKind(source.type) : undefined;
   if (typeof source.type !== 'string' || !types.includes(source.type) || !rows) {
     return [{ loc: [...loc, 'type'], msg: `type must be one of ${types.join(', ')}`, type: 'enum' }];
   }
@@ -95,9 +95,9 @@ function sourceIssues(kind: string, source: unknown): ValidationIssue[] {
 }
 
 /** The source kind of a checked data source's rows (the source registry's, by OpenAI source type). */
-export function evalRowsKind(ds: JsonObject): SourceKind {
+export function evalRowsKind(sourceKinds: SourceRegistry, ds: JsonObject): SourceKind {
   const type = isObject(ds.source) ? String(ds.source.type) : '';
-  const kind = evalSourceKind(type);
+  const kind = sourceKinds.evalSourceKind(type);
   if (!kind) throw new UnknownSourceKind(type);
   return kind;
 }
@@ -164,13 +164,13 @@ function samplingIssues(kind: string, params: unknown): ValidationIssue[] {
 }
 
 /** Every problem of an eval run's `data_source`. */
-export function dataSourceIssues(ds: unknown): ValidationIssue[] {
+export function dataSourceIssues(sourceKinds: SourceRegistry, ds: unknown): ValidationIssue[] {
   if (!isObject(ds)) return [{ loc: DS, msg: 'Field required', type: 'missing' }];
   const kind = ds.type;
   if (typeof kind !== 'string' || !(kind in SOURCES)) {
     return [{ loc: [...DS, 'type'], msg: 'type must be one of jsonl, completions, responses', type: 'enum' }];
   }
-  const issues = sourceIssues(kind, ds.source);
+  const issues = sourceIssues(sourceKinds, kind, ds.source);
   if (kind === 'jsonl') {
     for (const k of Object.keys(ds)) {
       if (k !== 'type' && k !== 'source') {
@@ -180,7 +180,8 @@ export function dataSourceIssues(ds: unknown): ValidationIssue[] {
     return issues;
   }
   // Stored completions and responses may be graded as they are: no model, no input messages.
-  const stored = isObject(ds.source) && evalSourceKind(String(ds.source.type))?.eval?.rows === 'selected';
+  const stored =
+    isObject(ds.source) && sourceKinds.evalSourceKind(String(ds.source.type))?.eval?.rows === 'selected';
   if (stored && ds.model === undefined && ds.input_messages === undefined) {
     return [...issues, ...samplingIssues(kind, ds.sampling_params)];
   }

@@ -248,7 +248,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
       const { eval_id, run_id } = req.params;
       const principal = principalOf(req);
       const link = await requireEvalRunRow(db, principal.projectId, eval_id, run_id);
-      return listOutputItems(db, link, req.query, principal.permissions);
+      return listOutputItems(ports.runs, link, req.query, principal.permissions);
     },
   );
   app.get(
@@ -266,7 +266,7 @@ export const evalRoutes: FastifyPluginAsyncTypebox<{ ports: EvalsPorts }> = asyn
       const { eval_id, run_id, output_item_id } = req.params;
       const principal = principalOf(req);
       const link = await requireEvalRunRow(db, principal.projectId, eval_id, run_id);
-      return retrieveOutputItem(db, link, output_item_id, principal.permissions);
+      return retrieveOutputItem(ports.runs, link, output_item_id, principal.permissions);
     },
   );
 };

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { grants, type Permission } from '../auth/permissions.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
-import { capabilitiesOf, permissionsAskedBy } from '../engine/scorers/registry.js';
+import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import { createModelCaller } from '../llm/call-model.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import type { ProviderLayer } from '../llm/provider-layer.js';
@@ -32,6 +32,8 @@ export interface GraderApiPorts {
     status(): Promise<{ available: boolean; reason?: string }>;
     createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   };
+  /** The app's scorer kinds: the models a grader calls, and what it asks of the caller. */
+  scorerKinds: ScorerRegistry;
 }
 type ServiceDeps = GraderApiPorts;
 
@@ -41,8 +43,8 @@ function partsOf(grader: Grader): SubGrader[] {
 }
 
 /** The models a grader calls (judges' `model`, cosine's embeddings model), as the registry says. */
-export function modelsOf(grader: Grader): string[] {
-  const models = partsOf(grader).map((g) => capabilitiesOf({ type: g.type, grader: g }).model);
+export function modelsOf(scorerKinds: ScorerRegistry, grader: Grader): string[] {
+  const models = partsOf(grader).map((g) => scorerKinds.capabilitiesOf({ type: g.type, grader: g }).model);
   return [...new Set(models.filter((m): m is string => m !== null))];
 }
 
@@ -206,10 +208,10 @@ export async function runGrader(
   );
   if (oversized.length) throw badRequest(oversized);
   const parts = partsOf(grader).map((g) => ({ type: g.type, grader: g }));
-  for (const ask of permissionsAskedBy(parts, 'the grader', 'models')) {
+  for (const ask of deps.scorerKinds.permissionsAskedBy(parts, 'the grader', 'models')) {
     requirePermission(principal.permissions, ask.permission, ask.why);
   }
-  const names = modelsOf(grader);
+  const names = modelsOf(deps.scorerKinds, grader);
   const models = await resolveGraderModels(deps, principal.projectId, names);
   const payer = { projectId: principal.projectId, keyId: principal.keyId };
   // A spent budget refuses the call as the gateway does (429 budget_exceeded), before any model call.

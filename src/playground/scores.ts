@@ -1,6 +1,6 @@
 import type { Item } from '../catalog/items.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
-import { createScorer, errorReason, missingReason, type ScorerPorts } from '../engine/scorers/registry.js';
+import type { ScorerPorts, ScorerRegistry } from '../engine/scorers/registry.js';
 import type { ModelCaller } from '../llm/call-model.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import type { Scorer } from '../scoring/types.js';
@@ -16,6 +16,8 @@ export interface ScoringPorts {
     status(): Promise<{ available: boolean; reason?: string }>;
     createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
   };
+  /** The app's scorer kinds, as the runs and monitors score with them. */
+  scorerKinds: ScorerRegistry;
 }
 
 /** The scorer registry's ports for one payer: judges' and graders' calls are paid like the answers. */
@@ -70,13 +72,13 @@ export async function scoreAnswer(
   const sp = scorerPorts(ports, payer);
   return Promise.all(
     evaluators.map(async (ev): Promise<AnswerScore> => {
-      const unreadable = errorReason(ev, input);
+      const unreadable = ports.scorerKinds.errorReason(ev, input);
       if (unreadable) return failed(ev, new ApiError('bad_request', unreadable.message));
-      const missing = missingReason(ev, input);
+      const missing = ports.scorerKinds.missingReason(ev, input);
       if (missing) return failed(ev, new ApiError('bad_request', `Not scored: ${missing}`));
       let scorer: Scorer | null = null;
       try {
-        scorer = await createScorer(ev, sp);
+        scorer = await ports.scorerKinds.createScorer(ev, sp);
         const [o] = await scorer.scoreBatch([input], signal);
         if (!o) return failed(ev, new Error('no verdict'));
         // As a run's row says it: the threshold when one is set, else the evaluator's own verdict.

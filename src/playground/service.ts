@@ -5,7 +5,6 @@ import type { LogWriter } from '../capture/types.js';
 import { ensureContainer } from '../catalog/containers/resolve.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluatorSnapshot } from '../engine/plan.js';
-import { permissionsAskedBy } from '../engine/scorers/registry.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import type { ChatRequest } from '../llm/types.js';
@@ -130,7 +129,7 @@ export async function prepareRun(ports: PlaygroundPorts, principal: Principal, b
       )
     : null;
   const evaluators = await snapshots(ports, principal.projectId, body.evaluators ?? []);
-  for (const ask of permissionsAskedBy(evaluators, 'scoring in the playground')) {
+  for (const ask of ports.scorerKinds.permissionsAskedBy(evaluators, 'scoring in the playground')) {
     require(principal, ask.permission, ask.why);
   }
   const parameters = { ...body.parameters };

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { contentNeed, type Need } from '../auth/content.js';
 import type { Database } from '../db/schema.js';
 import { sampleAccessNeeds } from '../runs/access.js';
+import type { SourceRegistry } from '../sources/registry.js';
 
 /**
  * What showing a queue's items needs: an item shows what it refers to, so it needs what reading that
@@ -25,7 +26,11 @@ export const CONTENT_OF_KIND: Readonly<Record<Exclude<ItemKind, 'run_sample'>, N
 const BATCH = 500;
 
 /** What showing positions of these runs needs (a run not found needs nothing: it shows nothing). */
-export async function runNeeds(db: Db, runIds: readonly string[]): Promise<Need[]> {
+export async function runNeeds(
+  db: Db,
+  sourceKinds: SourceRegistry,
+  runIds: readonly string[],
+): Promise<Need[]> {
   const ids = [...new Set(runIds)];
   if (ids.length === 0) return [];
   const needs: Need[] = [RUN_SAMPLE];
@@ -35,22 +40,26 @@ export async function runNeeds(db: Db, runIds: readonly string[]): Promise<Need[
       .select('plan')
       .where('id', 'in', ids.slice(i, i + BATCH))
       .execute();
-    for (const r of runs) needs.push(...sampleAccessNeeds(r.plan));
+    for (const r of runs) needs.push(...sampleAccessNeeds({ sourceKinds }, r.plan));
   }
   return needs;
 }
 
 /** What showing one item needs. */
-export async function itemNeeds(db: Db, item: { kind: string; run_id: string | null }): Promise<Need[]> {
+export async function itemNeeds(
+  db: Db,
+  sourceKinds: SourceRegistry,
+  item: { kind: string; run_id: string | null },
+): Promise<Need[]> {
   if (item.kind === 'task_log' || item.kind === 'session') return [CONTENT_OF_KIND[item.kind]];
-  return runNeeds(db, item.run_id === null ? [] : [item.run_id]);
+  return runNeeds(db, sourceKinds, item.run_id === null ? [] : [item.run_id]);
 }
 
 /**
  * What showing any item of a queue needs (listing, claiming and exporting show whichever comes): the
  * needs of every kind it holds, and of every run whose positions it holds.
  */
-export async function queueNeeds(db: Db, queueId: string): Promise<Need[]> {
+export async function queueNeeds(db: Db, sourceKinds: SourceRegistry, queueId: string): Promise<Need[]> {
   const holds = async (kind: ItemKind) =>
     (await db
       .selectFrom('annotation_items')
@@ -75,6 +84,7 @@ export async function queueNeeds(db: Db, queueId: string): Promise<Need[]> {
     ...needs,
     ...(await runNeeds(
       db,
+      sourceKinds,
       runs.flatMap((r) => (r.run_id === null ? [] : [r.run_id])),
     )),
   ];

@@ -4,6 +4,7 @@ import type { Database } from '../db/schema.js';
 import type { AnnotationReviewTable } from '../db/schema-review.js';
 import { itemNeeds } from './content.js';
 import { contentOf, expectedOf } from './export.js';
+import type { ReviewPorts } from './ports.js';
 import { queueRubric } from './queues.js';
 
 type Db = Kysely<Database>;
@@ -40,7 +41,11 @@ async function reviewRow(
  * fail as a boolean, or its score), and the reviewer and comment in the metadata. Reading it needs what
  * showing the reviewed item needs.
  */
-export async function reviewDraft(db: Db, projectId: string, id: string): Promise<Drafted | null> {
+export async function reviewDraft(
+  { db, sourceKinds }: ReviewPorts,
+  projectId: string,
+  id: string,
+): Promise<Drafted | null> {
   const review = await reviewRow(db, projectId, id);
   if (!review) return null;
   const [item, queue] = await Promise.all([
@@ -75,6 +80,6 @@ export async function reviewDraft(db: Db, projectId: string, id: string): Promis
       },
       origin: { kind: 'review', id: review.id, item_id: review.item_id },
     },
-    needs: await itemNeeds(db, item),
+    needs: await itemNeeds(db, sourceKinds, item),
   };
 }

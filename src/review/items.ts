@@ -7,6 +7,7 @@ import { findMonitor } from '../monitors/repository.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
 import { CONTENT_OF_KIND, runNeeds } from './content.js';
+import type { ReviewPorts } from './ports.js';
 import type { QueueRow } from './queues.js';
 import type { AddItems, Item, ItemRule } from './schemas.js';
 
@@ -265,7 +266,7 @@ async function addByRule(
 }
 
 export async function addItems(
-  db: Db,
+  { db, sourceKinds }: ReviewPorts,
   queue: QueueRow,
   rubricFirst: string,
   resolveEvaluator: (ref: string, loc: (string | number)[]) => Promise<string>,
@@ -281,7 +282,7 @@ export async function addItems(
   if (body.task_logs?.length) needs.push(CONTENT_OF_KIND.task_log);
   if (body.sessions?.length) needs.push(CONTENT_OF_KIND.session);
   const runs = [...(body.run_samples ?? []).map((s) => s.run), ...rules.map((r) => r.runId)];
-  requireNeeds(permissions, [...needs, ...(await runNeeds(db, runs))]);
+  requireNeeds(permissions, [...needs, ...(await runNeeds(db, sourceKinds, runs))]);
   const refs = await refsByIds(db, queue.project_id, body);
   const unique = [...new Map(refs.map((r) => [`${r.kind}:${r.ref}`, r])).values()];
   let added = await insertItems(db, queue, unique, 'api');

@@ -98,7 +98,7 @@ function skipAndFlagRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
 }
 
 /** A queue's reviews: listed, corrected, and exported as a dataset. */
-function reviewRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
+function reviewRoutes(app: ReviewApp, { db, sourceKinds }: ReviewPorts): void {
   app.get(
     '/v1/annotation-queues/:queue/reviews',
     {
@@ -161,7 +161,7 @@ function reviewRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
       ]);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
       // The dataset holds the items' content: what showing them needs.
-      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
+      requireNeeds(principal.permissions, await queueNeeds(db, sourceKinds, queue.id));
       const ev = rubricEvaluator(await queueRubric(db, queue), req.body.evaluator, ['body', 'evaluator']);
       return reply.code(201).send(await exportReviewed(db, queue, ev, req.body.label));
     },
@@ -170,7 +170,7 @@ function reviewRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
 
 /** A queue's items: adding them, claiming, reviewing, skipping, flagging, correcting, exporting. */
 export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = async (app, { ports }) => {
-  const { db } = ports;
+  const { db, sourceKinds } = ports;
 
   app.post(
     '/v1/annotation-queues/:queue/items',
@@ -189,7 +189,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       const rubric = await queueRubric(db, queue);
       const resolve = async (ref: string, loc: (string | number)[]) => rubricEvaluator(rubric, ref, loc).id;
       const r = await addItems(
-        db,
+        ports,
         queue,
         rubric[0]?.id ?? '',
         resolve,
@@ -215,7 +215,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
     async (req) => {
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
-      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
+      requireNeeds(principal.permissions, await queueNeeds(db, sourceKinds, queue.id));
       return listItems(db, queue, req.query.state, pageOf(req.query));
     },
   );
@@ -240,7 +240,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
       const item = await requireItem(db, queue, req.params.item);
-      requireNeeds(principal.permissions, await itemNeeds(db, item));
+      requireNeeds(principal.permissions, await itemNeeds(db, sourceKinds, item));
       const reviewer = await reviewerOf(db, principal);
       const evaluators = JSON.parse(queue.evaluators) as string[];
       return viewOf(db, queue.project_id, item, evaluators, {
@@ -266,7 +266,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
       // Checked before claiming: a claim the caller may not read would hold the item from others.
-      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
+      requireNeeds(principal.permissions, await queueNeeds(db, sourceKinds, queue.id));
       const reviewer = await reviewerOf(db, principal);
       const id = await claimNext(db, queue, reviewer);
       const evaluators = JSON.parse(queue.evaluators) as string[];
@@ -312,5 +312,5 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
 
   skipAndFlagRoutes(app, db);
 
-  reviewRoutes(app, db);
+  reviewRoutes(app, ports);
 };

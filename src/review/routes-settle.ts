@@ -98,7 +98,7 @@ export const settleRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = a
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
       // The export names the items' sources: what reading the queue's items needs.
-      requireNeeds(principal.permissions, await queueNeeds(db, queue.id));
+      requireNeeds(principal.permissions, await queueNeeds(db, ports.sourceKinds, queue.id));
       const rubric = await queueRubric(db, queue);
       const evaluators =
         req.query.evaluator === undefined

@@ -1,10 +1,9 @@
 import { type Need, requireNeeds } from '../auth/content.js';
 import type { Permission } from '../auth/permissions.js';
 import type { RunPlan } from '../engine/plan.js';
-import { permissionsAskedBy } from '../engine/scorers/registry.js';
 import { parseJson } from '../shared/json.js';
-import { readNeeds, requestKinds, sampleNeeds } from '../sources/registry.js';
 import type { SourceKind } from '../sources/types.js';
+import type { RunContext } from './context.js';
 import type { CreateRun } from './schemas.js';
 
 /**
@@ -22,25 +21,34 @@ function require(permissions: readonly string[], needed: Permission, why: string
  * `creating`, what creating a run over them needs besides (a generate side calls models).
  */
 export function checkReads(
+  ctx: Pick<RunContext, 'sourceKinds'>,
   kinds: readonly SourceKind[],
   permissions: readonly string[],
   creating = false,
 ): void {
-  requireNeeds(permissions, readNeeds(kinds, creating));
+  requireNeeds(permissions, ctx.sourceKinds.readNeeds(kinds, creating));
 }
 
 /** Before anything is looked up: what the request's data sources and evaluators need. */
-export function checkCreate(body: CreateRun, permissions: readonly string[]): void {
+export function checkCreate(
+  ctx: Pick<RunContext, 'sourceKinds'>,
+  body: CreateRun,
+  permissions: readonly string[],
+): void {
   require(permissions, 'evaluators:read', 'the run uses evaluators');
-  checkReads(requestKinds(body), permissions, true);
+  checkReads(ctx, ctx.sourceKinds.requestKinds(body), permissions, true);
 }
 
 /**
  * Once the evaluators are known: what their kinds ask of the run's creator (judges, and graders that
  * call a model, ask to call it), as the scorer registry declares it.
  */
-export function checkJudges(plan: Pick<RunPlan, 'evaluators'>, permissions: readonly string[]): void {
-  for (const ask of permissionsAskedBy(plan.evaluators, 'the run'))
+export function checkJudges(
+  ctx: Pick<RunContext, 'scorerKinds'>,
+  plan: Pick<RunPlan, 'evaluators'>,
+  permissions: readonly string[],
+): void {
+  for (const ask of ctx.scorerKinds.permissionsAskedBy(plan.evaluators, 'the run'))
     require(permissions, ask.permission, ask.why);
 }
 
@@ -49,12 +57,16 @@ export function checkJudges(plan: Pick<RunPlan, 'evaluators'>, permissions: read
  * the side that read them (a run over a dataset whose omitted ground truth is the container's task logs
  * needs logs:read for that side, not for the dataset).
  */
-export function checkSampleAccess(planText: string, permissions: readonly string[]): void {
-  requireNeeds(permissions, sampleAccessNeeds(planText));
+export function checkSampleAccess(
+  ctx: Pick<RunContext, 'sourceKinds'>,
+  planText: string,
+  permissions: readonly string[],
+): void {
+  requireNeeds(permissions, sampleAccessNeeds(ctx, planText));
 }
 
 /** What reading the samples of a run with this stored plan needs (nothing for a plan not readable). */
-export function sampleAccessNeeds(planText: string): Need[] {
+export function sampleAccessNeeds(ctx: Pick<RunContext, 'sourceKinds'>, planText: string): Need[] {
   const plan = parseJson<RunPlan | null>(planText, null);
-  return plan ? sampleNeeds(plan.sides) : [];
+  return plan ? ctx.sourceKinds.sampleNeeds(plan.sides) : [];
 }

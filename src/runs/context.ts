@@ -2,9 +2,11 @@ import type { Kysely } from 'kysely';
 import { findDataset } from '../catalog/datasets/repository.js';
 import { settleWithin } from '../catalog/logs/service.js';
 import type { Database } from '../db/schema.js';
+import { createScorerRegistry, type ScorerRegistry } from '../engine/scorers/registry.js';
 import type { RunQueue } from '../executor/run-queue.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import type { SpendGuard } from '../shared/budget.js';
+import { createSourceRegistry, type SourceRegistry } from '../sources/registry.js';
 
 /** What run creation needs from the rest of the service, injected so the rules stay testable. */
 export interface RunCatalog {
@@ -27,6 +29,10 @@ export interface RunContext {
   settleLogs(): Promise<void>;
   /** The spend limits: a run that will call a model is refused at creation once they are spent (none: no limits). */
   budgets: Pick<SpendGuard, 'check'> | null;
+  /** The app's source kinds: how each side is validated, resolved, permitted and shown. */
+  sourceKinds: SourceRegistry;
+  /** The app's scorer kinds: what each evaluator calls, runs and asks of a run's creator. */
+  scorerKinds: ScorerRegistry;
 }
 
 /** What the run rules are built from (by the composition root). */
@@ -41,6 +47,10 @@ export interface RunParts {
   flushLogs?: () => Promise<void>;
   /** The spend limits (absent: none). */
   budgets?: Pick<SpendGuard, 'check'> | null | undefined;
+  /** The app's source kinds (absent: the built-in ones). */
+  sourceKinds?: SourceRegistry;
+  /** The app's scorer kinds (absent: the built-in ones). */
+  scorerKinds?: ScorerRegistry;
 }
 
 /** The run rules over the service's parts. */
@@ -52,6 +62,8 @@ export function runContext(parts: RunParts): RunContext {
     workerTtlMs: WORKER_TTL_MS,
     settleLogs: () => settleWithin(parts.flushLogs),
     budgets: parts.budgets ?? null,
+    sourceKinds: parts.sourceKinds ?? createSourceRegistry(),
+    scorerKinds: parts.scorerKinds ?? createScorerRegistry(),
     catalog: {
       findDataset: (projectId, ref) => findDataset(parts.db, projectId, ref),
       resolveModel: parts.resolveModel,

@@ -1,12 +1,10 @@
 import type { EvaluatorSnapshot, PlannedSide, SideName } from '../engine/plan.js';
-import { capabilitiesOf } from '../engine/scorers/registry.js';
 import { requireEvaluator } from '../evaluators/service.js';
 import { snapshotOf } from '../evaluators/snapshot.js';
 import { judgeDialect } from '../llm/dialects/registry.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import type { JsonObject } from '../shared/json.js';
-import { resolveSide as resolveSourceSide, sidesIssues } from '../sources/registry.js';
 import type { ResolveContext } from '../sources/types.js';
 import type { RunContext } from './context.js';
 import type { CreateRun, DataSource } from './schemas.js';
@@ -17,7 +15,8 @@ import type { CreateRun, DataSource } from './schemas.js';
  */
 
 /** Rules 1-3 of contract 4.3 and the shape of each side, all reported at once. */
-export function validateShape(body: CreateRun, environments: readonly string[]): void {
+export function validateShape(ctx: Pick<RunContext, 'environments' | 'sourceKinds'>, body: CreateRun): void {
+  const { environments } = ctx;
   const issues: ValidationIssue[] = [];
   if (!body.sample && !body.ground_truth) {
     issues.push({
@@ -26,7 +25,7 @@ export function validateShape(body: CreateRun, environments: readonly string[]):
       type: 'value_error',
     });
   }
-  issues.push(...sidesIssues(body));
+  issues.push(...ctx.sourceKinds.sidesIssues(body));
   const env = body.environment ?? 'main';
   if (!environments.includes(env)) {
     issues.push({
@@ -86,7 +85,7 @@ export async function resolveSide(
       await resolveModelRef(ctx, project, ref, loc);
     },
   };
-  return resolveSourceSide(resolve, projectId, name, source, containerId);
+  return ctx.sourceKinds.resolveSide(resolve, projectId, name, source, containerId);
 }
 
 export async function snapshotEvaluators(
@@ -134,7 +133,7 @@ export async function snapshotEvaluators(
   if (issues.length) throw ApiError.validation(issues);
   for (const [i, ev] of snapshots.entries()) {
     // Judges, and the graders that call a model (score_model, label_model, cosine's embeddings).
-    const calls = capabilitiesOf(ev);
+    const calls = ctx.scorerKinds.capabilitiesOf(ev);
     if (!calls.callsModel || !calls.model) continue;
     const model = await resolveModelRef(
       ctx,
@@ -153,7 +152,7 @@ export async function snapshotEvaluators(
       );
     }
   }
-  if (snapshots.some((s) => capabilitiesOf(s).sandbox)) {
+  if (snapshots.some((s) => ctx.scorerKinds.capabilitiesOf(s).sandbox)) {
     const sandbox = await ctx.catalog.sandbox();
     if (!sandbox.available) {
       throw new ApiError(

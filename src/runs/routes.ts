@@ -47,7 +47,7 @@ function resultRoutes(app: RunsApp, ctx: service.RunContext): void {
     async (req) => {
       const principal = principalOf(req);
       const run = await service.requireRun(ctx.db, principal.projectId, req.params.run_id);
-      checkSampleAccess(run.plan, principal.permissions);
+      checkSampleAccess(ctx, run.plan, principal.permissions);
       return listSamples(ctx.db, run, req.query, pageOf(req.query));
     },
   );
@@ -67,7 +67,7 @@ function resultRoutes(app: RunsApp, ctx: service.RunContext): void {
     async (req) => {
       const principal = principalOf(req);
       // The comparison shows both runs' rows (inputs, outputs, reasonings), as their samples do.
-      const authorize = (run: { plan: string }) => checkSampleAccess(run.plan, principal.permissions);
+      const authorize = (run: { plan: string }) => checkSampleAccess(ctx, run.plan, principal.permissions);
       return compareAsAsked(ctx.db, principal.projectId, req.params.run_id, req.query, authorize);
     },
   );
@@ -149,7 +149,10 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ports: service.RunContext }>
     async (req) =>
       service.withQueue(
         ctx,
-        service.toRun(await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id)),
+        service.toRun(
+          await service.requireRun(ctx.db, principalOf(req).projectId, req.params.run_id),
+          ctx.sourceKinds,
+        ),
       ),
   );
 

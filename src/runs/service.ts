@@ -6,7 +6,6 @@ import type { Database } from '../db/schema.js';
 import type { Layout, PlannedSide, RunPlan } from '../engine/plan.js';
 import { launchesOf } from '../engine/plan.js';
 import { runMetrics } from '../engine/progress.js';
-import { callsModels } from '../engine/scorers/registry.js';
 import { createRun as birth, repeatedRun } from '../engine/store/birth.js';
 import { countersOf } from '../engine/store/runs.js';
 import { cancelQueued, renameRun, requestCancel } from '../engine/store/transitions.js';
@@ -20,7 +19,7 @@ import { type JsonObject, parseJson } from '../shared/json.js';
 import { usd } from '../shared/numbers.js';
 import { experimentInputIssues } from '../sources/experiment.js';
 import { pairSides } from '../sources/pairing.js';
-import { generatedSide, readsRecorded, sideView as sourceView } from '../sources/registry.js';
+import { generatedSide, type SourceRegistry } from '../sources/registry.js';
 import { checkCreate, checkJudges } from './access.js';
 import type { RunContext } from './context.js';
 import * as repo from './repository.js';
@@ -30,11 +29,6 @@ import { isTerminal, type RunStatus } from './schemas.js';
 
 export { type RunCatalog, type RunContext, type RunParts, runContext } from './context.js';
 
-/** The API's view of a side: its source kind's. */
-function sideView(side: PlannedSide | null): ResolvedSource | null {
-  return sourceView(side);
-}
-
 /** Stored at the end; while the run executes, read from the counters every executing process increments. */
 function metricsOf(row: repo.RunRow): JsonObject | null {
   if (isTerminal(row.status)) return parseJson<JsonObject | null>(row.metrics, null);
@@ -42,7 +36,9 @@ function metricsOf(row: repo.RunRow): JsonObject | null {
   return runMetrics(countersOf(row), layout, row.started_at, null) as unknown as JsonObject;
 }
 
-export function toRun(row: repo.RunRow): Run {
+/** The API's view of a run; each side shown by its source kind (`sourceKinds`: the app's). */
+export function toRun(row: repo.RunRow, sourceKinds: SourceRegistry): Run {
+  const sideView = (side: PlannedSide | null): ResolvedSource | null => sourceKinds.sideView(side);
   const terminal = isTerminal(row.status);
   const counters = countersOf(row);
   const plan = parseJson<RunPlan | null>(row.plan, null);
@@ -79,11 +75,11 @@ export function toRun(row: repo.RunRow): Run {
  * run that is created only to fail at its first call.
  */
 export async function checkBudget(
-  ctx: Pick<RunContext, 'budgets'>,
+  ctx: Pick<RunContext, 'budgets' | 'scorerKinds'>,
   principal: { projectId: string; keyId?: string | null },
   plan: Pick<RunPlan, 'generated' | 'evaluators'>,
 ): Promise<void> {
-  if (ctx.budgets && callsModels(plan)) {
+  if (ctx.budgets && ctx.scorerKinds.callsModels(plan)) {
     await ctx.budgets.check({ projectId: principal.projectId, keyId: principal.keyId ?? null });
   }
 }
@@ -95,14 +91,14 @@ export async function createRun(
   idempotencyKey: string | null,
 ): Promise<Run> {
   const { projectId } = principal;
-  validateShape(body, ctx.environments);
-  checkCreate(body, principal.permissions);
+  validateShape(ctx, body);
+  checkCreate(ctx, body, principal.permissions);
   const idempotency = {
     key: idempotencyKey,
     requestHash: createHash('sha256').update(stableJson(body)).digest('hex'),
   };
   const repeated = await repeatedRun(ctx.db, projectId, idempotency);
-  if (repeated) return toRun(await requireRun(ctx.db, projectId, repeated.id));
+  if (repeated) return toRun(await requireRun(ctx.db, projectId, repeated.id), ctx.sourceKinds);
   const container = await requireContainer(ctx.db, projectId, body.container);
   const { sample, ground_truth: groundTruth } = pairSides(
     {
@@ -122,7 +118,7 @@ export async function createRun(
     container.id,
     baseline !== null,
   );
-  checkJudges({ evaluators }, principal.permissions);
+  checkJudges(ctx, { evaluators }, principal.permissions);
   const sides = { sample, ground_truth: groundTruth, baseline };
   const generated = generatedSide(sides);
   // An experiment's prompt variables, checked against the dataset items it will render them from.
@@ -130,7 +126,7 @@ export async function createRun(
   if (inputIssues.length) throw ApiError.validation(inputIssues);
   // Read-your-writes for recorded traffic: a side over task logs sees the calls answered before this
   // request, which the task-log writer may still hold (the executor counts the logs when it starts).
-  if (readsRecorded([sample, groundTruth, baseline])) await ctx.settleLogs();
+  if (ctx.sourceKinds.readsRecorded([sample, groundTruth, baseline])) await ctx.settleLogs();
   const plan: RunPlan = {
     projectId,
     containerId: container.id,
@@ -143,7 +139,9 @@ export async function createRun(
       : null,
   };
   await checkBudget(ctx, principal, plan);
-  const datasetIds = [...new Set([sample, groundTruth, baseline].flatMap((s) => sideView(s)?.dataset ?? []))];
+  const datasetIds = [
+    ...new Set([sample, groundTruth, baseline].flatMap((s) => ctx.sourceKinds.sideView(s)?.dataset ?? [])),
+  ];
   const born = await birth(ctx.db, plan, {
     kind: 'api',
     id: newId('run'),
@@ -155,9 +153,9 @@ export async function createRun(
     datasetIds,
   });
   // Another request with the same key won the race: its run is this request's answer.
-  if (!born.created) return toRun(await requireRun(ctx.db, projectId, born.run.id));
+  if (!born.created) return toRun(await requireRun(ctx.db, projectId, born.run.id), ctx.sourceKinds);
   await submitOrExplain(ctx.queue, born.run.id, born.run.environment);
-  return withQueue(ctx, toRun({ ...born.run, container_label: container.label }));
+  return withQueue(ctx, toRun({ ...born.run, container_label: container.label }, ctx.sourceKinds));
 }
 
 /**
@@ -205,7 +203,7 @@ export async function listRuns(
     { containerId, status: filter.status ?? null, name: filter.name ?? null },
     page,
   );
-  return { object: 'list', data: rows.map(toRun), total };
+  return { object: 'list', data: rows.map((row) => toRun(row, ctx.sourceKinds)), total };
 }
 
 /** Names (or renames, or unnames) a run of the project, whatever its status. */
@@ -217,7 +215,7 @@ export async function patchRun(
 ): Promise<Run> {
   const row = await requireRun(ctx.db, projectId, id);
   await renameRun(ctx.db, row.id, patch.name);
-  return withQueue(ctx, toRun(await requireRun(ctx.db, projectId, id)));
+  return withQueue(ctx, toRun(await requireRun(ctx.db, projectId, id), ctx.sourceKinds));
 }
 
 export async function cancelRun(ctx: RunContext, projectId: string, id: string): Promise<Run> {
@@ -241,7 +239,7 @@ export async function cancelRun(ctx: RunContext, projectId: string, id: string):
     await new Promise((r) => setTimeout(r, 50));
     current = await requireRun(ctx.db, projectId, id);
   }
-  return toRun(current);
+  return toRun(current, ctx.sourceKinds);
 }
 
 const CANCEL_WAIT_MS = 5000;

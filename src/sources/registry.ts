@@ -21,8 +21,10 @@ import type { ResolveContext, SideBody, SideView, SourceKind } from './types.js'
 /**
  * The source registry: every kind of data source a run side may have, by name. Whatever depends on a
  * side's kind (validation, resolution, permissions, counting, reading, generation, the API's view) asks
- * its kind here; nothing outside `src/sources/` names a kind in a condition. A side of a kind not
- * registered is an error (`UnknownSourceKind`), never read as another kind.
+ * its kind of a registry; nothing outside `src/sources/` names a kind in a condition. A side of a kind not
+ * in the registry is an error (`UnknownSourceKind`), never read as another kind. A registry is a value
+ * built once per app (`createSourceRegistry`, by the composition root): two apps in one process may know
+ * different kinds, and nothing is registered after it is built.
  */
 
 /** A side whose kind is not registered (a plan written by a newer version, or a request's typo). */
@@ -34,16 +36,8 @@ export class UnknownSourceKind extends Error {
   }
 }
 
-const KINDS = new Map<string, SourceKind>();
-
-/** Registers a kind of source (once per name; registering another kind under a taken name throws). */
-export function registerSource(kind: SourceKind): void {
-  const taken = KINDS.get(kind.type);
-  if (taken && taken !== kind) throw new Error(`a source kind '${kind.type}' is already registered`);
-  KINDS.set(kind.type, kind);
-}
-
-for (const kind of [
+/** The kinds this version ships, in the order their permissions are listed. */
+export const BUILT_IN_SOURCES: readonly SourceKind[] = Object.freeze([
   datasetSource,
   containerSource,
   generateSource,
@@ -55,62 +49,58 @@ for (const kind of [
   sessionsSource,
   tracesSource,
   simulateSource,
-]) {
-  registerSource(kind);
-}
+]);
 
-/** Every registered kind, in registration order. */
-export function sourceKinds(): SourceKind[] {
-  return [...KINDS.values()];
-}
+/** The kinds of one registry by name, in registration order (read-only once built). */
+type Table = ReadonlyMap<string, SourceKind>;
 
 /** The kind of that name (UnknownSourceKind when none is registered). */
-export function sourceKind(type: string): SourceKind {
-  const kind = KINDS.get(type);
+function named(table: Table, type: string): SourceKind {
+  const kind = table.get(type);
   if (!kind) throw new UnknownSourceKind(type);
   return kind;
 }
 
 /** The kind of a planned side. Plans stored before the registry marked eval rows by `shape: 'eval'`. */
-export function kindOf(side: PlannedSide): SourceKind {
+function kindOf(table: Table, side: PlannedSide): SourceKind {
   if (!isGenerated(side) && side.shape === 'eval') return evalFileSource;
-  return sourceKind(side.type);
+  return named(table, side.type);
 }
 
 // ---- Run requests ------------------------------------------------------------------------------------
 
 /** The kind a request's side names; a side without `type` generates (the contract's default). */
-export function requestKind(body: SideBody): SourceKind | undefined {
-  const kind = KINDS.get(body.type ?? generateSource.type);
+function requestKind(table: Table, body: SideBody): SourceKind | undefined {
+  const kind = table.get(body.type ?? generateSource.type);
   return kind?.request ? kind : undefined;
 }
 
 /** Whether a request's side generates (no items of its own). */
-export function requestGenerates(body: SideBody | null | undefined): boolean {
-  return Boolean(body && requestKind(body)?.request?.generates);
+function requestGenerates(table: Table, body: SideBody | null | undefined): boolean {
+  return Boolean(body && requestKind(table, body)?.request?.generates);
 }
 
 /** The source fields of a side body: every field some requestable kind takes. */
-function sourceFields(): string[] {
+function sourceFields(table: Table): string[] {
   return [
-    ...new Set(sourceKinds().flatMap((k) => [...(k.request?.fields ?? []), ...(k.request?.optional ?? [])])),
+    ...new Set(
+      [...table.values()].flatMap((k) => [...(k.request?.fields ?? []), ...(k.request?.optional ?? [])]),
+    ),
   ];
 }
 
 /** Every problem of a side's body: its type, the fields its kind requires or refuses, its range. */
-function bodyIssues(name: SideName, body: SideBody): ValidationIssue[] {
-  const kind = requestKind(body);
+function bodyIssues(table: Table, name: SideName, body: SideBody): ValidationIssue[] {
+  const kind = requestKind(table, body);
   const type = body.type ?? generateSource.type;
   if (!kind) {
-    const known = sourceKinds()
-      .filter((k) => k.request)
-      .map((k) => k.type);
+    const known = [...table.values()].filter((k) => k.request).map((k) => k.type);
     return [{ loc: ['body', name, 'type'], msg: `type must be one of ${known.join(', ')}`, type: 'enum' }];
   }
   const issues: ValidationIssue[] = [];
   const allowed = kind.request?.fields ?? [];
   const optional = kind.request?.optional ?? [];
-  for (const field of sourceFields()) {
+  for (const field of sourceFields(table)) {
     const given = body[field] !== undefined;
     if (optional.includes(field)) continue;
     if (allowed.includes(field) && !given) {
@@ -134,15 +124,17 @@ function bodyIssues(name: SideName, body: SideBody): ValidationIssue[] {
   return issues;
 }
 
+type RequestSides = Partial<Record<SideName, SideBody | null>>;
+
 /** The sides' problems (contract 4.3), all at once: each side's shape, then the rules across sides. */
-export function sidesIssues(sides: Partial<Record<SideName, SideBody | null>>): ValidationIssue[] {
+function sidesIssues(table: Table, sides: RequestSides): ValidationIssue[] {
   const names: SideName[] = ['sample', 'ground_truth', 'baseline'];
   const issues: ValidationIssue[] = [];
   for (const name of names) {
     const body = sides[name];
-    if (body) issues.push(...bodyIssues(name, body));
+    if (body) issues.push(...bodyIssues(table, name, body));
   }
-  if (requestGenerates(sides.sample) && requestGenerates(sides.ground_truth)) {
+  if (requestGenerates(table, sides.sample) && requestGenerates(table, sides.ground_truth)) {
     issues.push({
       loc: ['body'],
       msg: 'At least one of sample and ground_truth must not be of type generate, so that there is input data to evaluate',
@@ -151,14 +143,15 @@ export function sidesIssues(sides: Partial<Record<SideName, SideBody | null>>): 
   }
   for (const name of names) {
     const body = sides[name];
-    const extra = body ? requestKind(body)?.request?.issues : undefined;
+    const extra = body ? requestKind(table, body)?.request?.issues : undefined;
     if (body && extra) issues.push(...extra(name, body));
   }
   return issues;
 }
 
 /** A request's side resolved (404 for a resource the project has not); omitted: the container's logs. */
-export async function resolveSide(
+async function resolveSide(
+  table: Table,
   ctx: ResolveContext,
   projectId: string,
   name: SideName,
@@ -168,19 +161,19 @@ export async function resolveSide(
   const defaultRange = parseRange(DEFAULT_RANGE, ['body', name, 'range']);
   if (!body) return containerSide(containerId, defaultRange);
   const range = body.range ? parseRange(body.range, ['body', name, 'range']) : defaultRange;
-  const kind = requestKind(body);
+  const kind = requestKind(table, body);
   if (!kind?.request) throw new UnknownSourceKind(String(body.type));
   return kind.request.resolve(ctx, { projectId, name, body, range });
 }
 
-// ---- Permissions, views, creation --------------------------------------------------------------------
+// ---- Permissions, views ------------------------------------------------------------------------------
 
 /**
  * What reading these kinds needs (and, `creating`, what creating a run over them needs besides), each
  * permission once, in the kinds' registration order.
  */
-export function readNeeds(kinds: readonly SourceKind[], creating = false): Need[] {
-  const order = sourceKinds();
+function readNeeds(table: Table, kinds: readonly SourceKind[], creating = false): Need[] {
+  const order = [...table.values()];
   const sorted = [...new Set(kinds)].sort((a, b) => order.indexOf(a) - order.indexOf(b));
   const needs: Need[] = [
     ...sorted.flatMap((k) =>
@@ -195,7 +188,7 @@ export function readNeeds(kinds: readonly SourceKind[], creating = false): Need[
  * What reading a run's samples needs: each side's reads, said of that side (an omitted side is the
  * container's task logs, which a run "over a dataset" reads too), each permission once.
  */
-export function sampleNeeds(sides: RunPlan['sides']): Need[] {
+function sampleNeeds(table: Table, sides: RunPlan['sides']): Need[] {
   const named: [SideName, PlannedSide | null][] = [
     ['sample', sides.sample],
     ['ground_truth', sides.ground_truth],
@@ -205,7 +198,7 @@ export function sampleNeeds(sides: RunPlan['sides']): Need[] {
     named.flatMap(([name, side]) =>
       side === null
         ? []
-        : kindOf(side).reads.map((r) => ({
+        : kindOf(table, side).reads.map((r) => ({
             permission: r.permission,
             why: `the run's samples show what its ${name} side reads: ${r.what}`,
           })),
@@ -220,43 +213,26 @@ function firstOfEach(needs: Need[]): Need[] {
 }
 
 /** The kinds of a request's sides; an omitted sample or ground truth reads the container's task logs. */
-export function requestKinds(sides: Partial<Record<SideName, SideBody | null>>): SourceKind[] {
-  const of = (body: SideBody | null | undefined) => (body ? requestKind(body) : containerSource);
+function requestKinds(table: Table, sides: RequestSides): SourceKind[] {
+  const of = (body: SideBody | null | undefined) => (body ? requestKind(table, body) : containerSource);
   const out = [of(sides.sample), of(sides.ground_truth)];
   if (sides.baseline) out.push(of(sides.baseline));
   return out.filter((k): k is SourceKind => k !== undefined);
 }
 
-/** The kinds a plan's sides read. */
-export function planKinds(sides: RunPlan['sides']): SourceKind[] {
-  return [sides.sample, sides.ground_truth, ...(sides.baseline ? [sides.baseline] : [])].map(kindOf);
-}
-
 /**
- * The API's view of a planned side. A side of a kind this process does not know (a plan written by a
+ * The API's view of a planned side. A side of a kind this registry does not know (a plan written by a
  * newer version) is shown by its type and range alone: reading a run never fails on it, executing it does.
  */
-export function sideView(side: PlannedSide | null): SideView | null {
+function sideView(table: Table, side: PlannedSide | null): SideView | null {
   if (!side) return null;
-  const known = KINDS.has(side.type) || (!isGenerated(side) && side.shape === 'eval');
-  return known ? kindOf(side).view(side) : { type: side.type, range: formatRange(side.range) };
-}
-
-/** Whether any of the sides reads recorded traffic (creation then waits for the task-log writer). */
-export function readsRecorded(sides: readonly (PlannedSide | null)[]): boolean {
-  return sides.some((s) => s !== null && kindOf(s).recorded === true);
+  const known = table.has(side.type) || (!isGenerated(side) && side.shape === 'eval');
+  return known ? kindOf(table, side).view(side) : { type: side.type, range: formatRange(side.range) };
 }
 
 /** The side whose models define a run's launches: the generated one of sample and ground truth. */
 export function generatedSide(sides: RunPlan['sides']): 'sample' | 'ground_truth' | null {
   return isGenerated(sides.sample) ? 'sample' : isGenerated(sides.ground_truth) ? 'ground_truth' : null;
-}
-
-// ---- OpenAI eval runs --------------------------------------------------------------------------------
-
-/** The kind an OpenAI eval run's `data_source.source.type` stands for (undefined: none). */
-export function evalSourceKind(sourceType: string): SourceKind | undefined {
-  return sourceKinds().find((k) => k.eval?.sourceType === sourceType);
 }
 
 // ---- The engine's ports ------------------------------------------------------------------------------
@@ -265,12 +241,12 @@ export function evalSourceKind(sourceType: string): SourceKind | undefined {
  * The ground-truth rule, decided here once: a ground truth that is the very same source and slice as the
  * sample, of a kind whose items are no reference for themselves (task logs), gives scorers none.
  */
-export function noReference(sides: RunPlan['sides']): boolean {
+function noReference(table: Table, sides: RunPlan['sides']): boolean {
   const { sample, ground_truth: truth } = sides;
   if (isGenerated(sample) || isGenerated(truth)) return false;
   return (
-    kindOf(truth).selfIsNoReference === true &&
-    kindOf(sample) === kindOf(truth) &&
+    kindOf(table, truth).selfIsNoReference === true &&
+    kindOf(table, sample) === kindOf(table, truth) &&
     sample.ref === truth.ref &&
     sample.range.start === truth.range.start &&
     sample.range.end === truth.range.end
@@ -285,23 +261,97 @@ export interface SourcePorts {
   noReference(sides: RunPlan['sides']): boolean;
 }
 
-export function sourcePorts(db: Kysely<Database>): SourcePorts {
+function sourcePorts(table: Table, db: Kysely<Database>): SourcePorts {
   return {
     readItems: (side, range) => {
-      const kind = kindOf(side);
+      const kind = kindOf(table, side);
       if (!kind.read) throw new Error(`a ${kind.type} side has no items to read`);
       return kind.read(db, side, range);
     },
     countItems: (side) => {
-      const kind = kindOf(side);
+      const kind = kindOf(table, side);
       if (!kind.count) throw new Error(`a ${kind.type} side has no items to count`);
       return kind.count(db, side);
     },
     generation: (side) => {
-      const kind = kindOf(side);
+      const kind = kindOf(table, side);
       if (!kind.generation) throw new Error(`a ${kind.type} side does not generate`);
       return kind.generation(side);
     },
-    noReference,
+    noReference: (sides) => noReference(table, sides),
   };
+}
+
+// ---- The registry ------------------------------------------------------------------------------------
+
+/** The kinds one app knows, and every rule that depends on a side's kind. */
+export interface SourceRegistry {
+  /** Every kind, in registration order. */
+  all(): SourceKind[];
+  /** The kind of that name (UnknownSourceKind when none is registered). */
+  kind(type: string): SourceKind;
+  /** The kind of a planned side (UnknownSourceKind when none is registered). */
+  kindOf(side: PlannedSide): SourceKind;
+  /** The kind a request's side names, when a request may name it; a side without `type` generates. */
+  requestKind(body: SideBody): SourceKind | undefined;
+  /** A run request's sides' problems (contract 4.3), all at once. */
+  sidesIssues(sides: RequestSides): ValidationIssue[];
+  /** A request's side resolved to a planned side; omitted: the container's logs. */
+  resolveSide(
+    ctx: ResolveContext,
+    projectId: string,
+    name: SideName,
+    body: SideBody | null | undefined,
+    containerId: string,
+  ): Promise<PlannedSide>;
+  /** The kinds of a request's sides; an omitted sample or ground truth reads the container's task logs. */
+  requestKinds(sides: RequestSides): SourceKind[];
+  /** The kinds a plan's sides read. */
+  planKinds(sides: RunPlan['sides']): SourceKind[];
+  /** What reading these kinds needs (`creating`: and creating a run over them), each permission once. */
+  readNeeds(kinds: readonly SourceKind[], creating?: boolean): Need[];
+  /** What reading a run's samples needs, each side's reads said of that side. */
+  sampleNeeds(sides: RunPlan['sides']): Need[];
+  /** The API's view of a planned side (an unknown kind: its type and range alone). */
+  sideView(side: PlannedSide | null): SideView | null;
+  /** Whether any of the sides reads recorded traffic (creation then waits for the task-log writer). */
+  readsRecorded(sides: readonly (PlannedSide | null)[]): boolean;
+  /** The kind an OpenAI eval run's `data_source.source.type` stands for (undefined: none). */
+  evalSourceKind(sourceType: string): SourceKind | undefined;
+  /** What the engine counts, reads and generates items through. */
+  ports(db: Kysely<Database>): SourcePorts;
+}
+
+/**
+ * A registry of these kinds (by default the built-in ones); two kinds of one name are refused. A test or
+ * a deployment that needs another kind builds its own registry with it and hands it to the app.
+ */
+export function createSourceRegistry(kinds: readonly SourceKind[] = BUILT_IN_SOURCES): SourceRegistry {
+  const table = new Map<string, SourceKind>();
+  for (const kind of kinds) {
+    const taken = table.get(kind.type);
+    if (taken && taken !== kind) throw new Error(`a source kind '${kind.type}' is already registered`);
+    table.set(kind.type, kind);
+  }
+  return Object.freeze({
+    all: () => [...table.values()],
+    kind: (type: string) => named(table, type),
+    kindOf: (side: PlannedSide) => kindOf(table, side),
+    requestKind: (body: SideBody) => requestKind(table, body),
+    sidesIssues: (sides: RequestSides) => sidesIssues(table, sides),
+    resolveSide: (...args: Parameters<SourceRegistry['resolveSide']>) => resolveSide(table, ...args),
+    requestKinds: (sides: RequestSides) => requestKinds(table, sides),
+    planKinds: (sides: RunPlan['sides']) =>
+      [sides.sample, sides.ground_truth, ...(sides.baseline ? [sides.baseline] : [])].map((s) =>
+        kindOf(table, s),
+      ),
+    readNeeds: (list: readonly SourceKind[], creating?: boolean) => readNeeds(table, list, creating),
+    sampleNeeds: (sides: RunPlan['sides']) => sampleNeeds(table, sides),
+    sideView: (side: PlannedSide | null) => sideView(table, side),
+    readsRecorded: (sides: readonly (PlannedSide | null)[]) =>
+      sides.some((s) => s !== null && kindOf(table, s).recorded === true),
+    evalSourceKind: (sourceType: string) =>
+      [...table.values()].find((k) => k.eval?.sourceType === sourceType),
+    ports: (db: Kysely<Database>) => sourcePorts(table, db),
+  });
 }

@@ -72,7 +72,7 @@ export interface EvalRowsSource {
  * A kind of data source: everything the service knows about it, in one place. Run creation validates and
  * resolves a side through its kind, checks the permissions its kind needs, the engine counts and reads
  * (or generates) its items through it, and the API shows it through it. Adding a kind is one file with
- * one of these and its registration (`registerSource`).
+ * one of these, listed in the registry (`BUILT_IN_SOURCES`).
  */
 export interface SourceKind {
   /** The kind's name: a planned side's `type`. */

@@ -2,7 +2,6 @@ import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDatasetItems } from '../../src/catalog/datasets/items.js';
 import type { ReadSide } from '../../src/engine/plan.js';
-import { sourcePorts } from '../../src/sources/registry.js';
 import { type Harness, registerStubModel, startHarness, type TestKey } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
 import { sdkProvider, settled } from '../traces/helpers.js';
@@ -343,7 +342,7 @@ describe('runs pin the version they read', () => {
       .where('id', '=', run.body.id)
       .executeTakeFirstOrThrow();
     const side = (JSON.parse(row.plan) as { sides: { sample: ReadSide } }).sides.sample;
-    const ports = sourcePorts(h.services.db);
+    const ports = h.services.sourceKinds.ports(h.services.db);
     expect(await ports.countItems(side)).toBe(before.length);
     const read = await ports.readItems(side, { start: 0, end: 100 });
     expect(read.map((i) => i.id)).toEqual(before);

@@ -2,16 +2,16 @@
 import { describe, expect, it } from 'vitest';
 import {
   type Capabilities,
-  callsModels,
-  capabilitiesOf,
+  createScorerRegistry,
   type EvaluatorShape,
-  permissionsAskedBy,
 } from '../../src/engine/scorers/registry.js';
 import type { SubGrader } from '../../src/scoring/graders/schemas.js';
 import { DEFAULT_EMBEDDING_MODEL } from '../../src/scoring/graders/text.js';
 import { ScorerSetupError } from '../../src/scoring/types.js';
 
 /** What each evaluator kind declares in the scorer registry: model calls, the sandbox, permissions. */
+
+const { callsModels, capabilitiesOf, permissionsAskedBy } = createScorerRegistry();
 
 const input = '{{sample.output_text}}';
 const grader = (g: SubGrader): EvaluatorShape => ({ type: g.type, grader: g });

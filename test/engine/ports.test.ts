@@ -14,7 +14,6 @@ import type { EngineMetrics } from '../../src/observability/types.js';
 import { createMemoryModelLimiter } from '../../src/ratelimit/model-limiter-memory.js';
 import { runContext } from '../../src/runs/context.js';
 import { createRun, requireRun, toRun } from '../../src/runs/service.js';
-import { sourcePorts } from '../../src/sources/registry.js';
 import { createProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
@@ -71,13 +70,17 @@ describe('engine and run context from their ports', () => {
       output,
     }));
     await createDataset(uploads, project.id, { label: 'qa', items });
-    await createEvaluator({ db, python: 'python3', resolveModel }, project.id, {
-      type: 'judge',
-      name: 'helpful',
-      model: 'judge',
-      prompt: 'Rate OUT<<{{output}}>> for {{input}}',
-      pass_threshold: 0.5,
-    });
+    await createEvaluator(
+      { db, python: 'python3', resolveModel, scorerKinds: runs.scorerKinds },
+      project.id,
+      {
+        type: 'judge',
+        name: 'helpful',
+        model: 'judge',
+        prompt: 'Rate OUT<<{{output}}>> for {{input}}',
+        pass_threshold: 0.5,
+      },
+    );
     const principal = { projectId: project.id, permissions: ['*'] };
     const run = await createRun(
       runs,
@@ -100,8 +103,9 @@ describe('engine and run context from their ports', () => {
       readItems: (side: ReadSide, range) => readDatasetItems(db, side.ref, range),
       countItems: (side) => countDatasetItems(db, side.ref),
       // Generation and the ground-truth rule are the source registry's.
-      generation: sourcePorts(db).generation,
-      noReference: sourcePorts(db).noReference,
+      generation: runs.sourceKinds.ports(db).generation,
+      noReference: runs.sourceKinds.ports(db).noReference,
+      scorerKinds: runs.scorerKinds,
       resolveModel,
       providers: layerFor(),
       limiter: createMemoryModelLimiter(),
@@ -147,7 +151,7 @@ describe('engine and run context from their ports', () => {
     expect(calls).toHaveLength(5);
     expect(calls.every((c) => c.model === 'judge' && c.kind === 'judge' && c.outcome === 'ok')).toBe(true);
     expect(scored).toBe(5);
-    const done = toRun(await requireRun(db, project.id, run.id));
+    const done = toRun(await requireRun(db, project.id, run.id), runs.sourceKinds);
     expect(done.status).toBe('completed');
     const [evaluator] = Object.values(done.results?.per_model?.[0]?.per_eval ?? {});
     expect(evaluator).toMatchObject({

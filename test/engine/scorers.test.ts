@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import type { EvaluatorSnapshot } from '../../src/engine/plan.js';
-import {
-  createScorer,
-  kindOf,
-  missingReason,
-  registerScorer,
-  scorerKindOf,
-} from '../../src/engine/scorers/registry.js';
+import { BUILT_IN_SCORERS, createScorerRegistry, kindOf } from '../../src/engine/scorers/registry.js';
 import { type ChunkRef, Engine } from '../../src/engine/work.js';
 import { askUntilParsed } from '../../src/scoring/ask.js';
 import { outcomeOf, type ScoreInput, ScorerSetupError } from '../../src/scoring/types.js';
@@ -61,6 +55,8 @@ const at = (
 });
 
 describe('the scorer registry', () => {
+  const { createScorer, missingReason, scorerKindOf } = createScorerRegistry();
+
   it('knows every evaluator kind by its grader type or its own type; an unknown kind is a setup error', () => {
     expect(kindOf(evaluator({ type: 'judge' }))).toBe('judge');
     expect(
@@ -115,19 +111,26 @@ describe('the scorer registry', () => {
     expect(asked).toBe(2);
   });
 
-  it('takes a new kind in one registration', async () => {
-    registerScorer('constant', {
-      needs: () => ({ expected: false, baseline: false }),
-      create: () => ({
-        scoreBatch: async (inputs) => inputs.map(() => outcomeOf({ score: 0.5, reason: 'always half' })),
-        close: async () => {},
-      }),
+  it('takes a new kind in one line of a registry of its own, which no other registry sees', async () => {
+    const withConstant = createScorerRegistry({
+      ...BUILT_IN_SCORERS,
+      constant: {
+        needs: () => ({ expected: false, baseline: false }),
+        create: () => ({
+          scoreBatch: async (inputs) => inputs.map(() => outcomeOf({ score: 0.5, reason: 'always half' })),
+          close: async () => {},
+        }),
+      },
     });
     const ev = evaluator({ type: 'constant' as EvaluatorSnapshot['type'] });
-    const scorer = await createScorer(ev, scorerPorts());
+    const scorer = await withConstant.createScorer(ev, scorerPorts());
     const [outcome] = await scorer.scoreBatch([at(item({ output: 'x' }))], new AbortController().signal);
     expect(outcome).toMatchObject({ score: 0.5, reason: 'always half' });
-    expect(missingReason(ev, at(item({ output: 'x' })))).toBeNull();
+    expect(withConstant.missingReason(ev, at(item({ output: 'x' })))).toBeNull();
+    // The built-in kinds are still there; the default registry, built before or after, has no 'constant'.
+    expect(() => withConstant.scorerKindOf(evaluator({ type: 'judge' }))).not.toThrow();
+    expect(() => scorerKindOf(ev)).toThrow(ScorerSetupError);
+    expect(() => createScorerRegistry().scorerKindOf(ev)).toThrow(/No scorer is registered for 'constant'/);
   });
 
   it('says why a position is missing for each kind', () => {

@@ -2,7 +2,7 @@ import { type App, createApp } from '../../src/app.js';
 import { createKey } from '../../src/auth/key-store.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createWorker, type Worker } from '../../src/executor/worker.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices, type Services, type ServicesOptions } from '../../src/services.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { ContractChecker } from './contract.js';
 import type { FreshDatabase } from './databases.js';
@@ -50,6 +50,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Reuse an existing database (e.g. to share one between two app instances). */
   database?: FreshDatabase;
+  /** The app's source and scorer kinds (default: the built-in ones). */
+  kinds?: Pick<ServicesOptions, 'sourceKinds' | 'scorerKinds'>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -62,7 +64,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     EVALGATE_KEY_PEPPER: 'test-pepper-0123456789abcdef',
     ...options.env,
   });
-  const services = await createServices(config);
+  const services = await createServices(config, { ...options.kinds });
   const app = await createApp(services);
   // As `serve` does: in the inline mode the process executes runs itself.
   const worker =

@@ -11,18 +11,18 @@ import { createMemoryModelLimiter } from '../../src/ratelimit/model-limiter-memo
 import { runContext } from '../../src/runs/context.js';
 import type { CreateRun } from '../../src/runs/schemas.js';
 import { createRun, requireRun, toRun } from '../../src/runs/service.js';
-import { sourcePorts } from '../../src/sources/registry.js';
+import { BUILT_IN_SOURCES, createSourceRegistry } from '../../src/sources/registry.js';
 import { createProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
-import '../fixtures/synthetic-source.js';
+import { syntheticSource } from '../fixtures/synthetic-source.js';
 import { type FreshDatabase, freshDatabase } from '../helpers/databases.js';
 import { waitFor } from '../helpers/wait.js';
 import { layerFor, modelAt } from '../llm/layer-helpers.js';
 
 /**
- * A source kind registered in one file (test/fixtures/synthetic-source.ts) runs end to end: a run is
- * created over it, the inline executor prepares and scores it through the engine, and its results and
- * samples are read back. Nothing else knows the kind.
+ * A source kind defined in one file (test/fixtures/synthetic-source.ts) and listed in a registry runs end
+ * to end: a run is created over it, the inline executor prepares and scores it through the engine, and
+ * its results and samples are read back. Nothing but that registry knows the kind.
  */
 describe('an extra source kind', () => {
   let fresh: FreshDatabase;
@@ -56,15 +56,21 @@ describe('an extra source kind', () => {
       return judge;
     };
     const queue = new InlineRunQueue(db);
-    const runs = runContext({ db, environments: ['main'], queue, resolveModel, sandbox: null });
+    // The kind is known to this registry only: it is handed to the run rules and the engine.
+    const sourceKinds = createSourceRegistry([...BUILT_IN_SOURCES, syntheticSource]);
+    const runs = runContext({ db, environments: ['main'], queue, resolveModel, sandbox: null, sourceKinds });
     await createContainer(db, project.id, { label: 'app' });
-    await createEvaluator({ db, python: 'python3', resolveModel }, project.id, {
-      type: 'judge',
-      name: 'match',
-      model: 'judge',
-      prompt: 'OUT<<{{output}}>> EXP<<{{expected}}>>',
-      pass_threshold: 0.5,
-    });
+    await createEvaluator(
+      { db, python: 'python3', resolveModel, scorerKinds: runs.scorerKinds },
+      project.id,
+      {
+        type: 'judge',
+        name: 'match',
+        model: 'judge',
+        prompt: 'OUT<<{{output}}>> EXP<<{{expected}}>>',
+        pass_threshold: 0.5,
+      },
+    );
     const principal = { projectId: project.id, permissions: ['*'] };
     const body = (sample: Record<string, unknown>) =>
       ({ container: 'app', evaluators: ['match'], sample }) as unknown as CreateRun;
@@ -84,7 +90,8 @@ describe('an extra source kind', () => {
 
     const engine = new Engine({
       db,
-      ...sourcePorts(db),
+      ...sourceKinds.ports(db),
+      scorerKinds: runs.scorerKinds,
       resolveModel,
       providers: layerFor(),
       limiter: createMemoryModelLimiter(),
@@ -113,7 +120,7 @@ describe('an extra source kind', () => {
     await executor.start();
     try {
       await waitFor(
-        async () => toRun(await requireRun(db, project.id, run.id)).status === 'completed',
+        async () => toRun(await requireRun(db, project.id, run.id), sourceKinds).status === 'completed',
         30_000,
         'the run over the synthetic source completed',
       );
@@ -123,7 +130,7 @@ describe('an extra source kind', () => {
       await queue.close();
     }
 
-    const done = toRun(await requireRun(db, project.id, run.id));
+    const done = toRun(await requireRun(db, project.id, run.id), sourceKinds);
     const [evaluator] = Object.values(done.results?.per_model?.[0]?.per_eval ?? {});
     // Positions 0, 2, 4, 6 match their expected answer.
     expect(evaluator).toMatchObject({

@@ -147,7 +147,7 @@ const compareLaunchesTool = defineTool({
         ...(args.reference ? { reference: args.reference } : {}),
         ...(args.limit ? { limit: args.limit } : {}),
       },
-      (run) => checkSampleAccess(run.plan, principal.permissions),
+      (run) => checkSampleAccess(call.ports.runs, run.plan, principal.permissions),
     );
     const s = comparison.summary;
     return {

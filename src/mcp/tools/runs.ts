@@ -80,7 +80,7 @@ const getRunTool = defineTool({
     const { runs } = call.ports;
     const run = await withQueue(
       runs,
-      toRun(await requireRun(runs.db, call.principal.projectId, args.run_id)),
+      toRun(await requireRun(runs.db, call.principal.projectId, args.run_id), runs.sourceKinds),
     );
     const { config: _config, ...shown } = run;
     return {
@@ -113,7 +113,7 @@ const listRunSamplesTool = defineTool({
   async run(call, args) {
     const { principal } = call;
     const run = await requireRun(call.ports.runs.db, principal.projectId, args.run_id);
-    checkSampleAccess(run.plan, principal.permissions);
+    checkSampleAccess(call.ports.runs, run.plan, principal.permissions);
     const page = pageFrom(args);
     const list = await listSamples(
       call.ports.runs.db,
@@ -166,7 +166,7 @@ const compareRunsTool = defineTool({
       args.run_id,
       args.baseline,
       args.limit ?? 10,
-      (run) => checkSampleAccess(run.plan, principal.permissions),
+      (run) => checkSampleAccess(call.ports.runs, run.plan, principal.permissions),
     );
     const s = comparison.summary;
     return {
