@@ -19,7 +19,6 @@ EXCLUDED: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/playground/request"): "the dashboard's playground",
     ("POST", "/v1/playground/versions"): "the dashboard's playground (prompts.create_version saves a version)",
     # The counts behind the dashboard's Guards page; scripts read the verdicts themselves (guards.verdicts).
-    ("GET", "/v1/guards/verdicts/summary"): "the dashboard's guard verdicts view (guards.verdicts lists them)",
     # A JSON-lines or CSV export, not one JSON body: fetch it with httpx (or `evalgate queues scores`).
     ("GET", "/v1/annotation-queues/{queue}/scores"): "text export (JSON lines or CSV)",
     # The OpenAI-compatible gateway: applications call it with the official `openai` package

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..types import CreateGuardPolicy, GuardPolicy, GuardPolicyDeleted, PatchGuardPolicy
+from ..types import CreateGuardPolicy, GuardPolicy, GuardPolicyDeleted, GuardVerdictSummary, PatchGuardPolicy
 from ._base import RequestOptions, Resource, merge_body, operation, seg
 
 
@@ -64,4 +64,22 @@ class Guards(Resource):
             "/v1/guards/verdicts",
             {"task_log_id": task_log_id, "guard": guard, "verdict": verdict, "limit": limit, "offset": offset},
             request_options,
+        )
+
+    @operation("GET", "/v1/guards/verdicts/summary")
+    def verdict_summary(
+        self,
+        *,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+        examples: Optional[int] = None,
+        request_options: Optional[RequestOptions] = None,
+    ) -> GuardVerdictSummary:
+        """What each check did over a window (default: the 24 hours before ``until``, itself now): its
+        ``blocked``, ``flagged``, ``redacted`` and ``error`` counts and its latest ``examples`` verdicts."""
+        return self._call(
+            "GET",
+            "/v1/guards/verdicts/summary",
+            query={"since": since, "until": until, "examples": examples},
+            options=request_options,
         )
