@@ -29,6 +29,22 @@ import {
  * A recorded gateway call as a GenAI client span of the current semantic conventions (≥ 1.37): what the
  * span carries, computed off the request path from the call's task log record.
  */
+/** A score to emit as a `gen_ai.evaluation.result` event, parented to the evaluated call's span. */
+export interface EvaluationEvent {
+  traceId: string;
+  spanId: string;
+  /** The evaluator's name (`gen_ai.evaluation.name`) and id (`evalgate.evaluator.id`; null: a guard's check). */
+  name: string;
+  evaluatorId: string | null;
+  score: number | null;
+  label: string | null;
+  explanation: string | null;
+  responseId: string | null;
+  attributes: Attributes;
+  /** Epoch ms of the score. */
+  timeMs: number;
+}
+
 export interface GenAiSpan {
   name: string;
   traceId: string | null;
@@ -236,4 +252,28 @@ export function genAiSpanOf(
     attributes,
     error: error ? { type: error.code, message: error.message } : null,
   };
+}
+
+/**
+ * A guarded call's verdicts, each a score of the call as any evaluator's is: a `gen_ai.evaluation.result`
+ * event on the call's span, named after the check, the verdict its label, the stage an attribute.
+ */
+export function guardEvaluations(record: TaskLogRecord): EvaluationEvent[] {
+  if (!record.traceId || !record.spanId) return [];
+  return (record.span?.guards ?? []).map((g) => ({
+    traceId: record.traceId as string,
+    spanId: record.spanId as string,
+    name: g.guard,
+    evaluatorId: null,
+    score: g.score,
+    label: g.verdict,
+    explanation: null,
+    responseId: null,
+    attributes: {
+      'evalgate.task_log.id': record.id,
+      'evalgate.guard.stage': g.stage,
+      'evalgate.guard.verdict': g.verdict,
+    },
+    timeMs: g.at,
+  }));
 }

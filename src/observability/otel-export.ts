@@ -37,7 +37,9 @@ import {
   EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../shared/genai-attributes.js';
 import { withTimeout } from '../shared/timeout.js';
-import { type GenAiSpan, genAiSpanOf } from './otel-export-genai.js';
+import { type EvaluationEvent, type GenAiSpan, genAiSpanOf, guardEvaluations } from './otel-export-genai.js';
+
+export type { EvaluationEvent } from './otel-export-genai.js';
 
 /** Items of one signal: handed to the SDK, exported, failed (collector down or refusing), dropped (queue full). */
 export interface OtelSignalCounts {
@@ -51,22 +53,6 @@ export interface OtelSignalCounts {
 export interface OtelExportCounts {
   spans: OtelSignalCounts;
   events: OtelSignalCounts;
-}
-
-/** A score to emit as a `gen_ai.evaluation.result` event, parented to the evaluated call's span. */
-export interface EvaluationEvent {
-  traceId: string;
-  spanId: string;
-  /** The evaluator's name (`gen_ai.evaluation.name`) and id (`evalgate.evaluator.id`). */
-  name: string;
-  evaluatorId: string;
-  score: number | null;
-  label: string | null;
-  explanation: string | null;
-  responseId: string | null;
-  attributes: Attributes;
-  /** Epoch ms of the score. */
-  timeMs: number;
 }
 
 export interface OtelExportOptions {
@@ -222,6 +208,7 @@ export class OtelExport {
       try {
         const provider = await this.provider(record.projectId, record.model);
         this.emitSpan(genAiSpanOf(record, provider, this.settings.captureContent));
+        if (record.span?.guards.length) this.evaluations(guardEvaluations(record));
       } catch (err) {
         this.spans.dropped++;
         this.options.warn?.(`otel export: a call's span could not be built: ${String(err)}`);
@@ -282,8 +269,8 @@ export class OtelExport {
       const attributes: Attributes = {
         ...e.attributes,
         [ATTR_GEN_AI_EVALUATION_NAME]: e.name,
-        'evalgate.evaluator.id': e.evaluatorId,
       };
+      if (e.evaluatorId !== null) attributes['evalgate.evaluator.id'] = e.evaluatorId;
       if (e.score !== null) attributes[ATTR_GEN_AI_EVALUATION_SCORE_VALUE] = e.score;
       if (e.label !== null) attributes[ATTR_GEN_AI_EVALUATION_SCORE_LABEL] = e.label;
       if (e.explanation !== null) attributes[ATTR_GEN_AI_EVALUATION_EXPLANATION] = e.explanation;

@@ -201,6 +201,46 @@ describe('export of calls and scores (content capture off)', () => {
     });
   });
 
+  it("sends a guarded call's verdicts as evaluation events on its span, named after the checks", async () => {
+    const policy = await g.h.call('POST', '/v1/guards', {
+      body: {
+        name: 'export-guards',
+        checks: [
+          { name: 'refunds', guard: { type: 'deny_list', terms: ['refund'] }, action: 'flag' },
+          { name: 'order-ids', guard: { type: 'regex', pattern: 'ORD-[0-9]{6}' }, action: 'flag' },
+        ],
+      },
+    });
+    expect(policy.status, policy.text).toBe(201);
+    const { logId } = await chat(g, 'a refund please');
+    const log = await taskLog(g, logId);
+    await waitFor(
+      () => receiver.logs.some((l) => l.attributes['evalgate.task_log.id'] === logId),
+      10_000,
+      "the guard's event",
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const events = receiver.logs.filter((l) => l.attributes['evalgate.task_log.id'] === logId);
+    const byName = Object.fromEntries(events.map((e) => [e.attributes['gen_ai.evaluation.name'], e]));
+    expect(Object.keys(byName).sort()).toEqual(['order-ids', 'refunds']);
+    expect(byName.refunds).toMatchObject({
+      eventName: 'gen_ai.evaluation.result',
+      traceId: log.trace_id,
+      spanId: log.span_id,
+      attributes: {
+        'gen_ai.evaluation.score.value': 0,
+        'gen_ai.evaluation.score.label': 'flagged',
+        'evalgate.guard.stage': 'input',
+      },
+    });
+    expect(byName['order-ids']!.attributes).toMatchObject({
+      'gen_ai.evaluation.score.value': 1,
+      'gen_ai.evaluation.score.label': 'passed',
+    });
+    expect(byName.refunds!.attributes['evalgate.evaluator.id']).toBeUndefined();
+    expect((await g.h.call('DELETE', `/v1/guards/${policy.body.id}`)).status).toBe(200);
+  });
+
   it('exposes the export counters in the metrics', async () => {
     const { text } = await g.h.call('GET', '/metrics', { unchecked: true });
     expect(text).toMatch(/evalgate_otel_export_items_total\{signal="spans",outcome="exported"\} [1-9]/);
