@@ -26,8 +26,8 @@ export function registerServeCommands(program: Command): void {
     .option('--workers <n>', 'server processes on one port, or auto (EVALGATE_WORKERS; default 1)')
     .option(
       '--log-format <format>',
-      'human: a start-up banner, then JSON logs; json: JSON lines only',
-      'human',
+      'human: a start-up banner, then JSON logs; json: JSON lines only (EVALGATE_LOG_FORMAT)',
+      process.env.EVALGATE_LOG_FORMAT ?? 'human',
     )
     .action(
       async (
@@ -35,7 +35,7 @@ export function registerServeCommands(program: Command): void {
         command: Command,
       ) => {
         if (opts.logFormat !== 'human' && opts.logFormat !== 'json') {
-          throw usage(`--log-format takes human or json, got "${opts.logFormat}"`);
+          throw usage(`--log-format (EVALGATE_LOG_FORMAT) takes human or json, got "${opts.logFormat}"`);
         }
         const json = opts.logFormat === 'json';
         const config = configFrom(command, { host: opts.host, port: opts.port });

@@ -5,12 +5,15 @@ import { tempDir } from '../helpers/temp.js';
 import { ROOT } from './cli-helpers.js';
 
 /** Runs `evalgate serve --port 0` at the info log level, stops it with SIGINT once it listens. */
-function serveAndStop(args: string[]): Promise<{ stdout: string; code: number | null }> {
+function serveAndStop(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ stdout: string; code: number | null }> {
   const dir = tempDir('evalgate-serve-').dir;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
   const child = spawn(process.execPath, [...cliArgs(), 'serve', '--port', '0', ...args], {
     cwd: ROOT,
-    env: { ...env, EVALGATE_DATA_DIR: dir, EVALGATE_LOG_LEVEL: 'info' },
+    env: { ...env, EVALGATE_DATA_DIR: dir, EVALGATE_LOG_LEVEL: 'info', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -73,8 +76,11 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('serve output', () 
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
-  it('writes JSON lines only with --log-format json', { timeout: 90_000 }, async () => {
-    const { stdout, code } = await serveAndStop(['--log-format', 'json']);
+  it.each([
+    ['--log-format json', ['--log-format', 'json'], {}],
+    ['EVALGATE_LOG_FORMAT=json', [], { EVALGATE_LOG_FORMAT: 'json' }],
+  ])('writes JSON lines only with %s', { timeout: 90_000 }, async (_how, args, extraEnv) => {
+    const { stdout, code } = await serveAndStop(args, extraEnv);
     expect(code).toBe(0);
     const lines = stdout.trim().split('\n');
     const parsed = lines.map((line) => JSON.parse(line) as { msg: string; banner?: string });
