@@ -246,7 +246,17 @@ export async function membersOf(db: Kysely<Database>, organizationId: string) {
     .execute();
 }
 
-/** Organizations nobody owns (made by `evalgate projects create --org`, or the bootstrap's `default`). */
+/** What to call each of these users: their name, else their e-mail, else their id (unknown ids left out). */
+export async function userNames(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const users = await db
+    .selectFrom('users')
+    .select(['id', 'name', 'email'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(users.map((u) => [u.id, u.name ?? u.email ?? u.id]));
+}
+
 /** Whether this user is the only one signed in through an identity provider so far (the first). */
 export async function isFirstProviderUser(
   db: Kysely<Database>,
@@ -263,6 +273,7 @@ export async function isFirstProviderUser(
   return others === undefined;
 }
 
+/** Organizations nobody owns (made by `evalgate projects create --org`, or the bootstrap's `default`). */
 export async function ownerlessOrganizations(db: Kysely<Database>): Promise<string[]> {
   const rows = await db
     .selectFrom('organizations')
