@@ -3,7 +3,14 @@ import { isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
-import { createProject, type Project } from '../tenancy/projects.js';
+import {
+  createProject,
+  findOrganization,
+  findProjectById,
+  type Project,
+  projectsOf,
+  projectsOfOrganizations,
+} from '../tenancy/projects.js';
 import * as repo from './repository.js';
 import { dashboardId } from './tokens.js';
 
@@ -18,7 +25,7 @@ const INVITATION_TTL_MS = 14 * 24 * 3_600_000;
 export async function listOrganizations(db: Kysely<Database>, userId: string) {
   const memberships = await repo.membershipsOf(db, userId);
   const projects = new Map<string, { id: string; name: string; created_at: string }[]>();
-  const rows = await repo.projectsOfOrganizations(
+  const rows = await projectsOfOrganizations(
     db,
     memberships.map((m) => m.organization_id),
   );
@@ -69,7 +76,7 @@ async function requireOwner(db: Kysely<Database>, userId: string, organizationId
 
 export async function organizationDetail(db: Kysely<Database>, userId: string, organizationId: string) {
   const role = await requireMembership(db, userId, organizationId);
-  const org = await repo.findOrganization(db, organizationId);
+  const org = await findOrganization(db, organizationId);
   if (!org) throw ApiError.notFound('Organization', organizationId);
   return {
     id: org.id,
@@ -79,7 +86,7 @@ export async function organizationDetail(db: Kysely<Database>, userId: string, o
     members: await repo.membersOf(db, organizationId),
     // Who was invited is for owners to see.
     invitations: role === 'owner' ? await repo.pendingInvitations(db, { organizationId }, Date.now()) : [],
-    projects: await repo.projectsOf(db, organizationId),
+    projects: await projectsOf(db, organizationId),
   };
 }
 
@@ -170,7 +177,7 @@ export async function createProjectIn(
   name: string,
 ): Promise<Project> {
   await requireMembership(db, userId, organizationId);
-  const org = await repo.findOrganization(db, organizationId);
+  const org = await findOrganization(db, organizationId);
   if (!org) throw ApiError.notFound('Organization', organizationId);
   return createProject(db, name, org.name);
 }
@@ -190,7 +197,7 @@ export async function requireProject(
   userId: string,
   projectId: string,
 ): Promise<ProjectAccess> {
-  const project = await repo.findProjectById(db, projectId);
+  const project = await findProjectById(db, projectId);
   const membership = project && (await repo.findMembership(db, project.organization_id, userId));
   if (!project || !membership) throw ApiError.notFound('Project', projectId);
   return { ...project, role: membership.role };
