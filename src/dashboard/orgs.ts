@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import { isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../shared/errors.js';
-import { newId, nowIso } from '../shared/ids.js';
+import { nowIso } from '../shared/ids.js';
 import {
   createProject,
   findOrganization,
   findProjectById,
+  insertOrganization,
   type Project,
   projectsOf,
   projectsOfOrganizations,
@@ -43,13 +43,7 @@ export async function listOrganizations(db: Kysely<Database>, userId: string) {
 }
 
 export async function createOrganization(db: Kysely<Database>, userId: string, name: string) {
-  const id = newId('org');
-  try {
-    await db.insertInto('organizations').values({ id, name, created_at: nowIso() }).execute();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new ApiError('conflict', `Organization '${name}' already exists`);
-    throw err;
-  }
+  const id = await insertOrganization(db, name);
   await repo.addMember(db, id, userId, 'owner');
   return { id, name, role: 'owner' as const, projects: [] };
 }

@@ -78,6 +78,18 @@ export async function ensureProject(
   }
 }
 
+/** A new organization of that name (conflict when one has it); its id. */
+export async function insertOrganization(db: Kysely<Database>, name: string): Promise<string> {
+  const id = newId('org');
+  try {
+    await db.insertInto('organizations').values({ id, name, created_at: nowIso() }).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiError('conflict', `Organization '${name}' already exists`);
+    throw err;
+  }
+  return id;
+}
+
 /** An organization by id (its row), else undefined. */
 export async function findOrganization(db: Kysely<Database>, id: string) {
   return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
