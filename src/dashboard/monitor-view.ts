@@ -4,11 +4,13 @@
  * (the sandbox cannot run code here, no call selected yet, calls waiting, nothing to score).
  */
 import type { Kysely } from 'kysely';
+import { labelsOf } from '../catalog/containers/repository.js';
 import type { Database } from '../db/schema.js';
 import type { ScorerRegistry } from '../engine/scorers/registry.js';
+import { typesOf } from '../evaluators/repository.js';
 import { evaluatorNames } from '../monitors/results.js';
 import type { Monitor } from '../monitors/schemas.js';
-import { parseJson } from '../shared/json.js';
+import { type EvaluatorTally, tallyByEvaluator } from '../runs/service.js';
 
 export interface MonitorEvaluatorState {
   evaluator: string;
@@ -33,50 +35,8 @@ export async function withContainerLabels(
   db: Kysely<Database>,
   monitors: Monitor[],
 ): Promise<DashboardMonitor[]> {
-  const ids = [...new Set(monitors.map((m) => m.container))];
-  const rows = ids.length
-    ? await db.selectFrom('containers').select(['id', 'label']).where('id', 'in', ids).execute()
-    : [];
-  const labels = new Map(rows.map((r) => [r.id, r.label]));
+  const labels = await labelsOf(db, [...new Set(monitors.map((m) => m.container))]);
   return monitors.map((m) => ({ ...m, container_label: labels.get(m.container) ?? null }));
-}
-
-interface Counts {
-  scored: number;
-  errors: number;
-  missing: number;
-  missingMessage: string | null;
-}
-
-async function countsOf(db: Kysely<Database>, runId: string): Promise<Map<string, Counts>> {
-  const rows = await db
-    .selectFrom('run_samples')
-    .select(['evaluator_id', 'status', (eb) => eb.fn.countAll<number | string>().as('n')])
-    .where('run_id', '=', runId)
-    .groupBy(['evaluator_id', 'status'])
-    .execute();
-  const counts = new Map<string, Counts>();
-  for (const r of rows) {
-    const c = counts.get(r.evaluator_id) ?? { scored: 0, errors: 0, missing: 0, missingMessage: null };
-    if (r.status === 'scored') c.scored += Number(r.n);
-    else if (r.status === 'error') c.errors += Number(r.n);
-    else if (r.status === 'missing') c.missing += Number(r.n);
-    counts.set(r.evaluator_id, c);
-  }
-  for (const [id, c] of counts) {
-    if (c.missing === 0) continue;
-    const last = await db
-      .selectFrom('run_samples')
-      .select('error')
-      .where('run_id', '=', runId)
-      .where('evaluator_id', '=', id)
-      .where('status', '=', 'missing')
-      .where('error', 'is not', null)
-      .limit(1)
-      .executeTakeFirst();
-    c.missingMessage = parseJson<{ message?: string } | null>(last?.error ?? null, null)?.message ?? null;
-  }
-  return counts;
 }
 
 /** The line of a scorer's message that says what happened (a traceback's last), without the position note. */
@@ -97,7 +57,7 @@ const runsCode = (scorerKinds: ScorerRegistry, type: string | null) =>
 function whyNothing(
   m: Monitor,
   type: string | null,
-  c: Counts,
+  c: EvaluatorTally,
   sandbox: { available: boolean; reason?: string } | null,
   code: boolean,
 ): string | null {
@@ -134,15 +94,12 @@ export async function monitorDetail(
   sandbox: SandboxProbe,
   scorerKinds: ScorerRegistry,
 ): Promise<DashboardMonitorDetail> {
-  const [[labelled], names, counts, types] = await Promise.all([
+  const [[labelled], names, counts, typeOf] = await Promise.all([
     withContainerLabels(db, [monitor]),
     evaluatorNames(db, runId),
-    countsOf(db, runId),
-    monitor.evaluators.length
-      ? db.selectFrom('evaluators').select(['id', 'type']).where('id', 'in', monitor.evaluators).execute()
-      : Promise.resolve([]),
+    tallyByEvaluator(db, runId),
+    typesOf(db, monitor.evaluators),
   ]);
-  const typeOf = new Map(types.map((t) => [t.id, t.type as string]));
   const needsSandbox = monitor.evaluators.some((id) => runsCode(scorerKinds, typeOf.get(id) ?? null));
   const status = needsSandbox ? await sandbox() : null;
   const evaluator_states = monitor.evaluators.map((id): MonitorEvaluatorState => {

@@ -1,9 +1,16 @@
 import type { Kysely } from 'kysely';
-import { isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../shared/errors.js';
-import { newId, nowIso } from '../shared/ids.js';
-import { createProject, type Project } from '../tenancy/projects.js';
+import { nowIso } from '../shared/ids.js';
+import {
+  createProject,
+  findOrganization,
+  findProjectById,
+  insertOrganization,
+  type Project,
+  projectsOf,
+  projectsOfOrganizations,
+} from '../tenancy/projects.js';
 import * as repo from './repository.js';
 import { dashboardId } from './tokens.js';
 
@@ -18,7 +25,7 @@ const INVITATION_TTL_MS = 14 * 24 * 3_600_000;
 export async function listOrganizations(db: Kysely<Database>, userId: string) {
   const memberships = await repo.membershipsOf(db, userId);
   const projects = new Map<string, { id: string; name: string; created_at: string }[]>();
-  const rows = await repo.projectsOfOrganizations(
+  const rows = await projectsOfOrganizations(
     db,
     memberships.map((m) => m.organization_id),
   );
@@ -36,13 +43,7 @@ export async function listOrganizations(db: Kysely<Database>, userId: string) {
 }
 
 export async function createOrganization(db: Kysely<Database>, userId: string, name: string) {
-  const id = newId('org');
-  try {
-    await db.insertInto('organizations').values({ id, name, created_at: nowIso() }).execute();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new ApiError('conflict', `Organization '${name}' already exists`);
-    throw err;
-  }
+  const id = await insertOrganization(db, name);
   await repo.addMember(db, id, userId, 'owner');
   return { id, name, role: 'owner' as const, projects: [] };
 }
@@ -69,7 +70,7 @@ async function requireOwner(db: Kysely<Database>, userId: string, organizationId
 
 export async function organizationDetail(db: Kysely<Database>, userId: string, organizationId: string) {
   const role = await requireMembership(db, userId, organizationId);
-  const org = await repo.findOrganization(db, organizationId);
+  const org = await findOrganization(db, organizationId);
   if (!org) throw ApiError.notFound('Organization', organizationId);
   return {
     id: org.id,
@@ -79,7 +80,7 @@ export async function organizationDetail(db: Kysely<Database>, userId: string, o
     members: await repo.membersOf(db, organizationId),
     // Who was invited is for owners to see.
     invitations: role === 'owner' ? await repo.pendingInvitations(db, { organizationId }, Date.now()) : [],
-    projects: await repo.projectsOf(db, organizationId),
+    projects: await projectsOf(db, organizationId),
   };
 }
 
@@ -170,7 +171,7 @@ export async function createProjectIn(
   name: string,
 ): Promise<Project> {
   await requireMembership(db, userId, organizationId);
-  const org = await repo.findOrganization(db, organizationId);
+  const org = await findOrganization(db, organizationId);
   if (!org) throw ApiError.notFound('Organization', organizationId);
   return createProject(db, name, org.name);
 }
@@ -190,7 +191,7 @@ export async function requireProject(
   userId: string,
   projectId: string,
 ): Promise<ProjectAccess> {
-  const project = await repo.findProjectById(db, projectId);
+  const project = await findProjectById(db, projectId);
   const membership = project && (await repo.findMembership(db, project.organization_id, userId));
   if (!project || !membership) throw ApiError.notFound('Project', projectId);
   return { ...project, role: membership.role };

@@ -246,7 +246,17 @@ export async function membersOf(db: Kysely<Database>, organizationId: string) {
     .execute();
 }
 
-/** Organizations nobody owns (made by `evalgate projects create --org`, or the bootstrap's `default`). */
+/** What to call each of these users: their name, else their e-mail, else their id (unknown ids left out). */
+export async function userNames(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const users = await db
+    .selectFrom('users')
+    .select(['id', 'name', 'email'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(users.map((u) => [u.id, u.name ?? u.email ?? u.id]));
+}
+
 /** Whether this user is the only one signed in through an identity provider so far (the first). */
 export async function isFirstProviderUser(
   db: Kysely<Database>,
@@ -263,6 +273,7 @@ export async function isFirstProviderUser(
   return others === undefined;
 }
 
+/** Organizations nobody owns (made by `evalgate projects create --org`, or the bootstrap's `default`). */
 export async function ownerlessOrganizations(db: Kysely<Database>): Promise<string[]> {
   const rows = await db
     .selectFrom('organizations')
@@ -331,43 +342,4 @@ export async function markAccepted(db: Kysely<Database>, id: string, userId: str
 
 export async function deleteInvitation(db: Kysely<Database>, id: string): Promise<void> {
   await db.deleteFrom('invitations').where('id', '=', id).execute();
-}
-
-export async function findOrganization(db: Kysely<Database>, id: string) {
-  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export async function projectsOf(db: Kysely<Database>, organizationId: string) {
-  return db
-    .selectFrom('projects')
-    .select(['id', 'name', 'created_at'])
-    .where('organization_id', '=', organizationId)
-    .orderBy('name')
-    .execute();
-}
-
-/** The projects of several organizations, each organization's by name (as projectsOf lists them). */
-export async function projectsOfOrganizations(db: Kysely<Database>, organizationIds: readonly string[]) {
-  if (organizationIds.length === 0) return [];
-  return db
-    .selectFrom('projects')
-    .select(['id', 'name', 'created_at', 'organization_id'])
-    .where('organization_id', 'in', organizationIds)
-    .orderBy('name')
-    .execute();
-}
-
-export async function findProjectById(db: Kysely<Database>, id: string) {
-  return db
-    .selectFrom('projects')
-    .innerJoin('organizations', 'organizations.id', 'projects.organization_id')
-    .select([
-      'projects.id',
-      'projects.name',
-      'projects.created_at',
-      'projects.organization_id',
-      'organizations.name as organization',
-    ])
-    .where('projects.id', '=', id)
-    .executeTakeFirst();
 }

@@ -4,14 +4,14 @@ import { Type } from 'typebox';
 import type { Database } from '../db/schema.js';
 import { PageQuery, pageOf } from '../http/schemas.js';
 import { AgreementQuery, evaluatorAgreement, queueAgreement } from '../review/agreement/service.js';
-import { claimNext, remainingFor, skipItem } from '../review/claims.js';
+import { remainingFor } from '../review/claims.js';
+import { answersOf, claimFor, itemFor, queueProgress, reviewItem, setAside } from '../review/flow.js';
 import { requireItem } from '../review/items.js';
-import { listQueues, type QueueRow, queueRubric, requireQueue, toQueue } from '../review/queues.js';
-import { submitReview } from '../review/reviews.js';
+import { listQueues, requireQueue, toQueue } from '../review/queues.js';
 import { FlagBody, SubmitReview } from '../review/schemas.js';
-import { viewOf } from '../review/view.js';
 import { DASHBOARD_API, type DashboardContext, projectOf, userOf, type WithSession } from './context.js';
 import { ProjectParam } from './project-routes.js';
+import { userNames } from './repository.js';
 
 type Db = Kysely<Database>;
 
@@ -28,30 +28,14 @@ const HideJudge = Type.Object({ hide_judge: Type.Optional(Type.Boolean()) }, { a
 /** The reviewer a dashboard user reviews as: the same person as behind the keys they made (`user:<id>`). */
 export const reviewerOfUser = (userId: string): string => `user:${userId}`;
 
-/** Per reviewer: items reviewed, skipped, flagged and held now, with the person's name where they are a user. */
+/** Per reviewer: the queue's progress, with the person's name where the reviewer is a user. */
 async function progressOf(db: Db, queueId: string) {
-  const rows = await db
-    .selectFrom('annotation_assignments')
-    .select(['reviewer', 'state', (eb) => eb.fn.countAll<number | string>().as('n')])
-    .where('queue_id', '=', queueId)
-    .groupBy(['reviewer', 'state'])
-    .execute();
-  const reviewers = [...new Set(rows.map((r) => r.reviewer))].sort();
-  const userIds = reviewers.filter((r) => r.startsWith('user:')).map((r) => r.slice(5));
-  const users = userIds.length
-    ? await db.selectFrom('users').select(['id', 'name', 'email']).where('id', 'in', userIds).execute()
-    : [];
-  const byId = new Map(users.map((u) => [`user:${u.id}`, u.name ?? u.email ?? u.id]));
-  const count = (reviewer: string, state: string) =>
-    Number(rows.find((r) => r.reviewer === reviewer && r.state === state)?.n ?? 0);
-  return reviewers.map((reviewer) => ({
-    reviewer,
-    name: byId.get(reviewer) ?? reviewer,
-    reviewed: count(reviewer, 'reviewed'),
-    skipped: count(reviewer, 'skipped'),
-    flagged: count(reviewer, 'flagged'),
-    claimed: count(reviewer, 'claimed'),
-  }));
+  const progress = await queueProgress(db, queueId);
+  const userIds = progress.filter((p) => p.reviewer.startsWith('user:')).map((p) => p.reviewer.slice(5));
+  const names = await userNames(db, userIds);
+  const nameOf = (reviewer: string) =>
+    (reviewer.startsWith('user:') ? names.get(reviewer.slice(5)) : undefined) ?? reviewer;
+  return progress.map(({ reviewer, ...counts }) => ({ reviewer, name: nameOf(reviewer), ...counts }));
 }
 
 /**
@@ -70,12 +54,6 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     const project = await projectOf(db, request);
     return requireQueue(db, project.id, request.params.queue);
   };
-  const evaluatorsOf = (queue: QueueRow) => JSON.parse(queue.evaluators) as string[];
-  const view = async (queue: QueueRow, itemId: string, reviewer: string, hideJudge: boolean) =>
-    viewOf(db, queue.project_id, await requireItem(db, queue, itemId), evaluatorsOf(queue), {
-      reviewer,
-      hideJudge,
-    });
 
   app.get(
     `${base}/queues`,
@@ -102,13 +80,7 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     { schema: { hide, params: QueueParam, querystring: HideJudge } },
     async (request) => {
       const queue = await queueOf(request);
-      const reviewer = reviewerOfUser(userOf(request).id);
-      const id = await claimNext(db, queue, reviewer);
-      const hideJudge = request.query.hide_judge ?? false;
-      return {
-        item: id === null ? null : await view(queue, id, reviewer, hideJudge),
-        remaining: await remainingFor(db, queue.id, reviewer),
-      };
+      return claimFor(db, queue, reviewerOfUser(userOf(request).id), request.query.hide_judge ?? false);
     },
   );
 
@@ -118,16 +90,9 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     async (request) => {
       const queue = await queueOf(request);
       const reviewer = reviewerOfUser(userOf(request).id);
-      const item = await view(queue, request.params.item, reviewer, request.query.hide_judge ?? false);
-      const reviews = await db
-        .selectFrom('annotation_reviews')
-        .select(['evaluator_id', 'score', 'passed', 'label', 'comment'])
-        .where('item_id', '=', request.params.item)
-        .where('reviewer', '=', reviewer)
-        .where('superseded_by', 'is', null)
-        .execute();
-      const mine = reviews.map((r) => ({ ...r, passed: r.passed === null ? null : r.passed === 1 }));
-      return { item, mine };
+      const row = await requireItem(db, queue, request.params.item);
+      const item = await itemFor(db, queue, row, reviewer, request.query.hide_judge ?? false);
+      return { item, mine: await answersOf(db, row.id, reviewer) };
     },
   );
 
@@ -136,19 +101,8 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     { schema: { hide, params: ItemParam, body: SubmitReview } },
     async (request, reply) => {
       const queue = await queueOf(request);
-      const item = await requireItem(db, queue, request.params.item);
       const reviewer = reviewerOfUser(userOf(request).id);
-      const reviews = await submitReview(
-        db,
-        queue,
-        await queueRubric(db, queue),
-        item,
-        reviewer,
-        request.body,
-      );
-      return reply
-        .code(201)
-        .send({ id: item.id, state: (await requireItem(db, queue, item.id)).state, reviews });
+      return reply.code(201).send(await reviewItem(db, queue, request.params.item, reviewer, request.body));
     },
   );
 
@@ -157,9 +111,7 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     { schema: { hide, params: ItemParam } },
     async (request) => {
       const queue = await queueOf(request);
-      const item = await requireItem(db, queue, request.params.item);
-      await skipItem(db, item, reviewerOfUser(userOf(request).id));
-      return { id: item.id, state: (await requireItem(db, queue, item.id)).state };
+      return setAside(db, queue, request.params.item, reviewerOfUser(userOf(request).id), null);
     },
   );
 
@@ -168,9 +120,8 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     { schema: { hide, params: ItemParam, body: FlagBody } },
     async (request) => {
       const queue = await queueOf(request);
-      const item = await requireItem(db, queue, request.params.item);
-      await skipItem(db, item, reviewerOfUser(userOf(request).id), request.body.reason);
-      return { id: item.id, state: (await requireItem(db, queue, item.id)).state };
+      const reviewer = reviewerOfUser(userOf(request).id);
+      return setAside(db, queue, request.params.item, reviewer, request.body.reason);
     },
   );
 

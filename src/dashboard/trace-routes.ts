@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { findLog } from '../catalog/logs/repository.js';
 import { toTaskLog } from '../catalog/logs/service.js';
 import { pageOf } from '../http/schemas.js';
+import { scoresOfItem } from '../runs/service.js';
 import { ApiError } from '../shared/errors.js';
 import { getTrace, listTraces } from '../traces/reads.js';
 import { ListTracesQuery } from '../traces/types.js';
@@ -49,28 +50,6 @@ export const dashboardTraceRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCon
     const project = await projectId(request);
     const row = await findLog(db, project, request.params.log);
     if (!row) throw ApiError.notFound('Task log', request.params.log);
-    const scores = await db
-      .selectFrom('run_samples as s')
-      .innerJoin('runs as r', 'r.id', 's.run_id')
-      .leftJoin('evaluators as e', 'e.id', 's.evaluator_id')
-      .select(['s.run_id', 's.evaluator_id', 'e.name', 's.score', 's.passed', 's.reasoning', 's.created_at'])
-      .where('r.project_id', '=', project)
-      .where('s.item_id', '=', row.id)
-      .where('s.status', '=', 'scored')
-      .orderBy('s.created_at', 'desc')
-      .limit(SCORES_SHOWN)
-      .execute();
-    return {
-      log: toTaskLog(row),
-      scores: scores.map((s) => ({
-        run_id: s.run_id,
-        evaluator_id: s.evaluator_id,
-        evaluator: s.name ?? s.evaluator_id,
-        score: s.score,
-        passed: s.passed === null ? null : s.passed === 1,
-        reasoning: s.reasoning,
-        created_at: s.created_at,
-      })),
-    };
+    return { log: toTaskLog(row), scores: await scoresOfItem(db, project, row.id, SCORES_SHOWN) };
   });
 };

@@ -90,3 +90,14 @@ export async function updateEvaluator(
 export async function deleteEvaluator(db: Kysely<Database>, id: string): Promise<void> {
   await db.deleteFrom('evaluators').where('id', '=', id).execute();
 }
+
+/** The type of each of these evaluators (judge, code or a grader type); deleted ones are absent. */
+export async function typesOf(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('evaluators')
+    .select(['id', 'type'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.type as string]));
+}

@@ -6,13 +6,13 @@ import { reviewerOf } from '../auth/reviewer.js';
 import { Dataset } from '../catalog/datasets/schemas.js';
 import { pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
-import { claimNext, remainingFor, skipItem } from './claims.js';
 import { itemNeeds, queueNeeds } from './content.js';
 import { exportReviewed } from './export.js';
+import { claimFor, itemFor, reviewItem, setAside } from './flow.js';
 import { addItems, listItems, requireItem } from './items.js';
 import type { ReviewPorts } from './ports.js';
 import { queueRubric, type RubricEvaluator, requireQueue } from './queues.js';
-import { correctReview, listReviews, requireReview, submitReview } from './reviews.js';
+import { correctReview, listReviews, requireReview } from './reviews.js';
 import {
   AddItems,
   ClaimQuery,
@@ -32,7 +32,6 @@ import {
   ReviewList,
   SubmitReview,
 } from './schemas.js';
-import { viewOf } from './view.js';
 
 const tags = ['review'];
 const ReviewRefParam = Type.Object({
@@ -86,12 +85,10 @@ function skipAndFlagRoutes(app: ReviewApp, db: ReviewPorts['db']): void {
       async (req) => {
         const principal = principalOf(req);
         const queue = await requireQueue(db, principal.projectId, req.params.queue);
-        const item = await requireItem(db, queue, req.params.item);
         const reviewer = await reviewerOf(db, principal);
         const reason = action === 'flag' ? (req.body as { reason: string }).reason : null;
-        await skipItem(db, item, reviewer, reason);
-        const after = await requireItem(db, queue, item.id);
-        return { object: 'annotation_item' as const, id: item.id, state: after.state };
+        const after = await setAside(db, queue, req.params.item, reviewer, reason);
+        return { object: 'annotation_item' as const, ...after };
       },
     );
   }
@@ -242,11 +239,7 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       const item = await requireItem(db, queue, req.params.item);
       requireNeeds(principal.permissions, await itemNeeds(db, sourceKinds, item));
       const reviewer = await reviewerOf(db, principal);
-      const evaluators = JSON.parse(queue.evaluators) as string[];
-      return viewOf(db, queue.project_id, item, evaluators, {
-        reviewer,
-        hideJudge: req.query.hide_judge ?? false,
-      });
+      return itemFor(db, queue, item, reviewer, req.query.hide_judge ?? false);
     },
   );
 
@@ -268,20 +261,8 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
       // Checked before claiming: a claim the caller may not read would hold the item from others.
       requireNeeds(principal.permissions, await queueNeeds(db, sourceKinds, queue.id));
       const reviewer = await reviewerOf(db, principal);
-      const id = await claimNext(db, queue, reviewer);
-      const evaluators = JSON.parse(queue.evaluators) as string[];
-      const item =
-        id === null
-          ? null
-          : await viewOf(db, queue.project_id, await requireItem(db, queue, id), evaluators, {
-              reviewer,
-              hideJudge: req.query.hide_judge ?? false,
-            });
-      return {
-        object: 'annotation_claim' as const,
-        item,
-        remaining: await remainingFor(db, queue.id, reviewer),
-      };
+      const claim = await claimFor(db, queue, reviewer, req.query.hide_judge ?? false);
+      return { object: 'annotation_claim' as const, ...claim };
     },
   );
 
@@ -300,13 +281,9 @@ export const itemRoutes: FastifyPluginAsyncTypebox<{ ports: ReviewPorts }> = asy
     async (req, reply) => {
       const principal = principalOf(req);
       const queue = await requireQueue(db, principal.projectId, req.params.queue);
-      const item = await requireItem(db, queue, req.params.item);
       const reviewer = await reviewerOf(db, principal);
-      const reviews = await submitReview(db, queue, await queueRubric(db, queue), item, reviewer, req.body);
-      const after = await requireItem(db, queue, item.id);
-      return reply
-        .code(201)
-        .send({ object: 'annotation_item' as const, id: item.id, state: after.state, reviews });
+      const done = await reviewItem(db, queue, req.params.item, reviewer, req.body);
+      return reply.code(201).send({ object: 'annotation_item' as const, ...done });
     },
   );
 

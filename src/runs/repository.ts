@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, RunSampleTable, RunTable } from '../db/schema.js';
 import type { Page } from '../http/schemas.js';
+import { parseJson } from '../shared/json.js';
 import type { RunStatus } from '../shared/run-status.js';
 
 export type RunRow = Selectable<RunTable> & { container_label: string | null };
@@ -134,4 +135,89 @@ export async function sideLabels(
     for (const r of rows) out[r.id] = r.label;
   }
   return out;
+}
+
+/** A scored sample of one item, as a page listing what runs made of that item shows it. */
+export interface ItemScore {
+  run_id: string;
+  evaluator_id: string;
+  /** The evaluator's name; its id once it was deleted. */
+  evaluator: string;
+  score: number | null;
+  passed: boolean | null;
+  reasoning: string | null;
+  created_at: string;
+}
+
+/** The scores one item (a task log, a dataset item) got in the project's runs, newest first, at most `limit`. */
+export async function scoresOfItem(
+  db: Kysely<Database>,
+  projectId: string,
+  itemId: string,
+  limit: number,
+): Promise<ItemScore[]> {
+  const rows = await db
+    .selectFrom('run_samples as s')
+    .innerJoin('runs as r', 'r.id', 's.run_id')
+    .leftJoin('evaluators as e', 'e.id', 's.evaluator_id')
+    .select(['s.run_id', 's.evaluator_id', 'e.name', 's.score', 's.passed', 's.reasoning', 's.created_at'])
+    .where('r.project_id', '=', projectId)
+    .where('s.item_id', '=', itemId)
+    .where('s.status', '=', 'scored')
+    .orderBy('s.created_at', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((s) => ({
+    run_id: s.run_id,
+    evaluator_id: s.evaluator_id,
+    evaluator: s.name ?? s.evaluator_id,
+    score: s.score,
+    passed: s.passed === null ? null : s.passed === 1,
+    reasoning: s.reasoning,
+    created_at: s.created_at,
+  }));
+}
+
+/** Per evaluator of a run: samples scored, errored and missing, and one missing sample's stored error. */
+export interface EvaluatorTally {
+  scored: number;
+  errors: number;
+  missing: number;
+  /** The message of a missing sample's error, when one recorded any. */
+  missingMessage: string | null;
+}
+
+/** How a run's samples ended, per evaluator (evaluators with no sample are absent). */
+export async function tallyByEvaluator(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<Map<string, EvaluatorTally>> {
+  const rows = await db
+    .selectFrom('run_samples')
+    .select(['evaluator_id', 'status', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('run_id', '=', runId)
+    .groupBy(['evaluator_id', 'status'])
+    .execute();
+  const tallies = new Map<string, EvaluatorTally>();
+  for (const r of rows) {
+    const c = tallies.get(r.evaluator_id) ?? { scored: 0, errors: 0, missing: 0, missingMessage: null };
+    if (r.status === 'scored') c.scored += Number(r.n);
+    else if (r.status === 'error') c.errors += Number(r.n);
+    else if (r.status === 'missing') c.missing += Number(r.n);
+    tallies.set(r.evaluator_id, c);
+  }
+  for (const [id, c] of tallies) {
+    if (c.missing === 0) continue;
+    const last = await db
+      .selectFrom('run_samples')
+      .select('error')
+      .where('run_id', '=', runId)
+      .where('evaluator_id', '=', id)
+      .where('status', '=', 'missing')
+      .where('error', 'is not', null)
+      .limit(1)
+      .executeTakeFirst();
+    c.missingMessage = parseJson<{ message?: string } | null>(last?.error ?? null, null)?.message ?? null;
+  }
+  return tallies;
 }

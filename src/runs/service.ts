@@ -259,5 +259,15 @@ export async function withQueue(ctx: RunContext, run: Run): Promise<Run> {
   return { ...run, metrics: { ...(run.metrics ?? {}), queue: await queueState(ctx, run.environment) } };
 }
 
-/** What the dashboard shows of a run beyond the API's view: its score distribution and side labels. */
-export { scoreCounts, sideLabels } from './repository.js';
+/**
+ * Reads of runs' samples and sides beyond the API's views: a run's score distribution, its sides' labels,
+ * how each evaluator's samples ended, and the scores one item got across runs.
+ */
+export {
+  type EvaluatorTally,
+  type ItemScore,
+  scoreCounts,
+  scoresOfItem,
+  sideLabels,
+  tallyByEvaluator,
+} from './repository.js';

@@ -77,3 +77,57 @@ export async function ensureProject(
     throw err;
   }
 }
+
+/** A new organization of that name (conflict when one has it); its id. */
+export async function insertOrganization(db: Kysely<Database>, name: string): Promise<string> {
+  const id = newId('org');
+  try {
+    await db.insertInto('organizations').values({ id, name, created_at: nowIso() }).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiError('conflict', `Organization '${name}' already exists`);
+    throw err;
+  }
+  return id;
+}
+
+/** An organization by id (its row), else undefined. */
+export async function findOrganization(db: Kysely<Database>, id: string) {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** An organization's projects by name. */
+export async function projectsOf(db: Kysely<Database>, organizationId: string) {
+  return db
+    .selectFrom('projects')
+    .select(['id', 'name', 'created_at'])
+    .where('organization_id', '=', organizationId)
+    .orderBy('name')
+    .execute();
+}
+
+/** The projects of several organizations, each organization's by name (as projectsOf lists them). */
+export async function projectsOfOrganizations(db: Kysely<Database>, organizationIds: readonly string[]) {
+  if (organizationIds.length === 0) return [];
+  return db
+    .selectFrom('projects')
+    .select(['id', 'name', 'created_at', 'organization_id'])
+    .where('organization_id', 'in', organizationIds)
+    .orderBy('name')
+    .execute();
+}
+
+/** A project by id with its organization's name, else undefined. */
+export async function findProjectById(db: Kysely<Database>, id: string) {
+  return db
+    .selectFrom('projects')
+    .innerJoin('organizations', 'organizations.id', 'projects.organization_id')
+    .select([
+      'projects.id',
+      'projects.name',
+      'projects.created_at',
+      'projects.organization_id',
+      'organizations.name as organization',
+    ])
+    .where('projects.id', '=', id)
+    .executeTakeFirst();
+}

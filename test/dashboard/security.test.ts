@@ -207,6 +207,10 @@ describe('sessions', () => {
     }
     const fine = await dashboardCall(h, session, 'POST', '/orgs', { name: 'grace-org' });
     expect(fine.status).toBe(201);
+    // A name already taken is a conflict, in the error envelope.
+    const again = await dashboardCall(h, session, 'POST', '/orgs', { name: 'grace-org' });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('conflict');
     // Reads need no token.
     const read = await session.jar.fetch(`${h.url}/dashboard/api/orgs`);
     expect(read.status).toBe(200);

@@ -89,3 +89,14 @@ export async function deleteContainer(db: Kysely<Database>, id: string): Promise
     throw err;
   }
 }
+
+/** The label of each of these containers; deleted ones are absent. */
+export async function labelsOf(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('containers')
+    .select(['id', 'label'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.label]));
+}
