@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { callFailure } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
+import { recordedLabel } from '../scoring/graders/label.js';
 import { parseJson } from '../shared/json.js';
-import { judgeLabel } from './agreement/pairs.js';
 import { type ItemRow, toItem } from './items.js';
 import type { ItemView } from './schemas.js';
 
@@ -119,7 +119,7 @@ async function judgeOf(db: Db, item: ItemRow, evaluators: string[]): Promise<Ite
     evaluator_id: r.evaluator_id,
     evaluator: r.evaluator_name ?? r.evaluator_id,
     status: r.status,
-    label: judgeLabel(r.extra, r.reasoning),
+    label: recordedLabel(r.extra, r.reasoning),
     error: parseJson<{ code: string; message: string } | null>(r.error, null),
     score: r.score,
     passed: r.passed === null ? null : r.passed === 1,

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { recordedLabel } from '../../scoring/graders/label.js';
 import { parseJson } from '../../shared/json.js';
 import type { Scale } from '../../shared/scale.js';
 
@@ -20,21 +21,13 @@ export interface Answer {
 
 type Db = Kysely<Database>;
 
-/** A label grader keeps its label in the row's `extra.scores.label` (or says it in its reasoning). */
-export function judgeLabel(extra: string | null, reasoning: string | null): string | null {
-  const parsed = parseJson<{ scores?: { label?: unknown } } | null>(extra, null);
-  if (typeof parsed?.scores?.label === 'string') return parsed.scores.label;
-  const m = /^label: (.+)$/.exec(reasoning ?? '');
-  return m?.[1] ?? null;
-}
-
 function judgeAnswer(s: {
   score: number | null;
   passed: number | null;
   extra: string | null;
   reasoning: string | null;
 }): Answer {
-  return { score: s.score, passed: s.passed, label: judgeLabel(s.extra, s.reasoning) };
+  return { score: s.score, passed: s.passed, label: recordedLabel(s.extra, s.reasoning) };
 }
 
 const PAGE = 5000;

@@ -4,6 +4,7 @@ import { chatAnswer } from '../../shared/chat-answer.js';
 import { Tally } from '../../shared/tally.js';
 import { askUntilParsed } from '../ask.js';
 import { parsePointwise } from '../judge/verdict.js';
+import { labelReason } from './label.js';
 import {
   failed,
   type GraderContext,
@@ -249,7 +250,7 @@ export async function labelModel(
     const passed = grader.passing_labels.includes(label);
     return scored(passed ? 1 : 0, passed, {
       ...spentOf(seen),
-      reason: `label: ${label}`,
+      reason: labelReason(label),
       scores: { label },
     });
   });
