@@ -20,6 +20,7 @@ COPY scripts/bundle.mjs scripts/
 COPY src src
 COPY web web
 RUN npm run build \
+ && find dist/bundle -name '*.map' -delete \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
       node_modules/better-sqlite3/build/Release/test_extension.node node_modules/better-sqlite3/deps \
@@ -35,7 +36,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
-COPY --from=build /app/dist dist
+# The server and CLI as one bundle (the evalgate command); tsc's dist/ is for the npm package's client.
+COPY --from=build /app/dist/bundle dist/bundle
 COPY --from=build /app/web/dist web/dist
 COPY python python
 COPY data data
