@@ -41,7 +41,8 @@ export function fallbacksOf(value: string | string[] | undefined): string[] | un
 /**
  * The client's metadata for the task log: the request's `metadata` object under the
  * `X-Evalgate-Metadata` header's JSON object (the request's fields win). A header that is not a JSON
- * object is refused with 400.
+ * object is refused with 400. `guards` is the gateway's own (the verdicts of the call's guard checks,
+ * which monitors select by): a client's is dropped, so that no call can claim a verdict it was not given.
  */
 export function clientMetadata(req: FastifyRequest, fromBody: unknown): JsonObject {
   const header = headerValue(req.headers[METADATA_HEADER]);
@@ -61,6 +62,10 @@ export function clientMetadata(req: FastifyRequest, fromBody: unknown): JsonObje
     out = parsed;
   }
   if (isObject(fromBody)) out = { ...out, ...fromBody };
+  if ('guards' in out) {
+    const { guards: _dropped, ...own } = out;
+    return own;
+  }
   return out;
 }
 

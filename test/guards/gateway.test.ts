@@ -293,7 +293,7 @@ describe("verdicts on the call's span", () => {
     expect(span.status.code).toBe('error');
   });
 
-  it('a call no policy applies to shows none, whatever its metadata says of guards', async () => {
+  it('a call no policy applies to shows none, whatever its metadata says of guards, on its span or its task log', async () => {
     const { response } = await g
       .client({
         headers: {
@@ -304,7 +304,10 @@ describe("verdicts on the call's span", () => {
       })
       .chat.completions.create({ model: 'judge', messages: [{ role: 'user', content: 'Hi' }] })
       .withResponse();
-    const span = await spanOf(response.headers.get('x-evalgate-log-id')!);
+    const logId = response.headers.get('x-evalgate-log-id')!;
+    const span = await spanOf(logId);
     expect(span.events).toEqual([]);
+    const log = (await g.logs('default')).find((l) => l.id === logId);
+    expect(log?.metadata.guards).toBeUndefined();
   });
 });
