@@ -1,3 +1,4 @@
+import { isObject } from '../shared/json.js';
 import { VERDICTS, type VerdictKind } from './schemas.js';
 
 /*
@@ -22,10 +23,6 @@ export interface VerdictQuery {
 
 const KINDS: ReadonlySet<string> = new Set(VERDICTS);
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The verdicts recorded in a task log's metadata (entries of another shape are skipped). */
 export function guardVerdictsOf(metadata: unknown): RecordedVerdict[] {
   if (!isObject(metadata) || !Array.isArray(metadata.guards)) return [];
@@ -48,11 +45,17 @@ export function guardVerdictsOf(metadata: unknown): RecordedVerdict[] {
  * of one of its checks (any, when it names none). A call no guard checked matches no query.
  */
 export function matchesVerdicts(metadata: unknown, query: VerdictQuery): boolean {
+  return verdictMatcher(query)(metadata);
+}
+
+/** `matchesVerdicts` for one query over many calls (its sets built once). */
+export function verdictMatcher(query: VerdictQuery): (metadata: unknown) => boolean {
   const kinds = query.verdicts?.length ? new Set<string>(query.verdicts) : null;
   const names = query.names?.length ? new Set(query.names) : null;
-  return guardVerdictsOf(metadata).some(
-    (v) => (kinds === null || kinds.has(v.verdict)) && (names === null || names.has(v.guard)),
-  );
+  return (metadata) =>
+    guardVerdictsOf(metadata).some(
+      (v) => (kinds === null || kinds.has(v.verdict)) && (names === null || names.has(v.guard)),
+    );
 }
 
 /** What a recorded call says of itself: its status, error and metadata. */

@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { CommittedLog } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
 import type { QueuedChunk, RunQueue } from '../executor/run-queue.js';
-import { matchesVerdicts } from '../guards/recorded.js';
+import { verdictMatcher } from '../guards/recorded.js';
 import { nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import * as repo from './repository.js';
@@ -34,7 +34,7 @@ export function chooseLogs(m: SelectingMonitor, logs: readonly CommittedLog[]): 
   const models = filter.models ? new Set<string>(filter.models) : null;
   const routes = filter.routes ? new Set<string>(filter.routes) : null;
   const pairs = Object.entries(filter.metadata ?? {});
-  const guards = filter.guards ?? null;
+  const guards = filter.guards ? verdictMatcher(filter.guards) : null;
   const needsMetadata = routes !== null || pairs.length > 0 || guards !== null;
   return logs.filter((log) => {
     if (log.createdAt < m.created_at) return false;
@@ -43,7 +43,7 @@ export function chooseLogs(m: SelectingMonitor, logs: readonly CommittedLog[]): 
       const md = parseJson<Record<string, unknown>>(log.metadata, {}) ?? {};
       if (routes && !(typeof md.route === 'string' && routes.has(md.route))) return false;
       if (!pairs.every(([k, v]) => md[k] === v)) return false;
-      if (guards && !matchesVerdicts(md, guards)) return false;
+      if (guards && !guards(md)) return false;
     }
     return selectionPoint(m.id, log.id) < m.sampling_rate;
   });

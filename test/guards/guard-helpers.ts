@@ -12,6 +12,20 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** What the mock answers: `reply` to calls, `judgeScore` to the judge. */
 export const state = { reply: '', judgeScore: 1 };
 
+/** The `polite` judge evaluator (on the registered model `judge`) that the evaluator guards use. */
+export async function createPoliteJudge(g: Gateway): Promise<void> {
+  const ev = await g.h.call('POST', '/v1/evaluators', {
+    body: {
+      type: 'judge',
+      name: 'polite',
+      model: 'judge',
+      prompt: 'Is this polite? {{output}}',
+      pass_threshold: 0.5,
+    },
+  });
+  expect(ev.status, ev.text).toBe(201);
+}
+
 export async function startGuardGateway(): Promise<Gateway> {
   const g = await startGateway();
   for (const label of [...MODELS, 'judge']) {
@@ -27,16 +41,7 @@ export async function startGuardGateway(): Promise<Gateway> {
     });
     expect(res.status, res.text).toBe(201);
   }
-  const ev = await g.h.call('POST', '/v1/evaluators', {
-    body: {
-      type: 'judge',
-      name: 'polite',
-      model: 'judge',
-      prompt: 'Is this polite? {{output}}',
-      pass_threshold: 0.5,
-    },
-  });
-  expect(ev.status, ev.text).toBe(201);
+  await createPoliteJudge(g);
   const policies = [
     {
       name: 'input',

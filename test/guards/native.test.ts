@@ -3,7 +3,7 @@ import { ApiError as GenAiError, GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockGemini, startMockGemini } from '../fixtures/mock-gemini.js';
 import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
-import { anthropic, caught, sleep, verdicts } from './guard-helpers.js';
+import { anthropic, caught, createPoliteJudge, sleep, verdicts } from './guard-helpers.js';
 
 /*
  * Output guards on calls whose client speaks the upstream's own dialect (the Anthropic SDK to `anthropic/…`,
@@ -28,16 +28,7 @@ beforeAll(async () => {
     body: { label: 'judge', base_url: g.mock.baseUrl, upstream_model: 'j', api: 'chat' },
   });
   expect(judge.status, judge.text).toBe(201);
-  const ev = await g.h.call('POST', '/v1/evaluators', {
-    body: {
-      type: 'judge',
-      name: 'polite',
-      model: 'judge',
-      prompt: 'Is this polite? {{output}}',
-      pass_threshold: 0.5,
-    },
-  });
-  expect(ev.status, ev.text).toBe(201);
+  await createPoliteJudge(g);
   const policies = [
     {
       name: 'native-block',
