@@ -129,6 +129,50 @@ describe('cache hit path', () => {
     expect((second.result.body as { choices: unknown[] }).choices).toHaveLength(1);
   });
 
+  it('answers a repeat of a streamed miss as a hit as soon as its client has the answer, before the store has it', async () => {
+    const sql = countedStore().store;
+    // The store's write is held until released: the client's stream has ended before it.
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let written = false;
+    const store: CacheStore = {
+      ...sql,
+      set: async (...args) => {
+        await held;
+        await sql.set(...args);
+        written = true;
+      },
+    };
+    const cache = new ResponseCache(store);
+    const model = modelAt(mock.baseUrl);
+    const request: ChatRequest = { ...ask(`streamed repeat ${Date.now()}`), stream: true };
+    const miss = await cache.stream(PROJECT, model, request, USE, () =>
+      layerFor({ retries: 0 }).stream(model, request, { collect: true }),
+    );
+    let ended!: () => void;
+    const clientDone = new Promise<void>((r) => {
+      ended = r;
+    });
+    const piping = miss.stream.pipe({ write: () => true, drained: async () => {}, end: () => ended() });
+    await clientDone;
+    const repeat = await cache.stream(PROJECT, model, request, USE, () => {
+      throw new Error('the repeat asked the upstream');
+    });
+    expect(repeat.cache.status).toBe('hit');
+    expect(written).toBe(false);
+    release();
+    await piping;
+    expect(written).toBe(true);
+    // And once written, another process finds it in the store.
+    const elsewhere = new ResponseCache(countedStore().store);
+    const found = await elsewhere.stream(PROJECT, model, request, USE, () => {
+      throw new Error('the store did not have it');
+    });
+    expect(found.cache.status).toBe('hit');
+  });
+
   it('shows a refresh made by another process within the hold time, and one made here at once', async () => {
     const here = new ResponseCache(countedStore().store);
     const elsewhere = new ResponseCache(countedStore().store);

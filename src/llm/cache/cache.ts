@@ -7,7 +7,7 @@ import type { ResolvedModel } from '../models/types.js';
 import type { GatewayCompletion } from '../provider-layer.js';
 import { completionText } from '../providers/openai-compatible.js';
 import { ssePayloads } from '../sse.js';
-import type { ChatStream } from '../stream-pump.js';
+import type { ChatStream, StreamResult } from '../stream-pump.js';
 import type { ChatRequest } from '../types.js';
 import { HotEntries, type HotEntry } from './hot.js';
 import { cacheKey, type EntryKind } from './key.js';
@@ -199,25 +199,44 @@ export class ResponseCache {
       }
     }
     const upstream = await call();
-    const keep = this.keep.bind(this);
+    const kept = (result: StreamResult): { entry: CacheEntry; text: string } | null => {
+      // Kept once the stream ended well: no error, and a generation that said it finished.
+      const payloads = result.error === null && result.sse !== '' ? ssePayloads(result.sse) : null;
+      if (payloads === null || !storableStream(payloads)) return null;
+      const completion = assembleCompletion(payloads, upstream.servedBy);
+      completion.usage = result.usage;
+      const entry: CacheEntry = {
+        bodyText: JSON.stringify(completion),
+        usage: result.usage,
+        cost: result.cost,
+        servedBy: result.servedBy,
+        upstreamModel: upstream.upstreamModel,
+      };
+      return { entry, text: completionText(completion) };
+    };
+    const { hot, store } = this;
     const stream: ChatStream = {
       servedBy: upstream.servedBy,
       upstreamModel: upstream.upstreamModel,
       async pipe(sink) {
-        const result = await upstream.pipe(sink);
-        // Kept once the stream ended well: no error, and a generation that said it finished.
-        const payloads = result.error === null && result.sse !== '' ? ssePayloads(result.sse) : null;
-        if (payloads !== null && storableStream(payloads)) {
-          const completion = assembleCompletion(payloads, upstream.servedBy);
-          completion.usage = result.usage;
-          const entry: CacheEntry = {
-            bodyText: JSON.stringify(completion),
-            usage: result.usage,
-            cost: result.cost,
-            servedBy: result.servedBy,
-            upstreamModel: upstream.upstreamModel,
-          };
-          await keep(projectId, key, entry, completionText(completion), policy.ttlSeconds);
+        const keeping: { value: { entry: CacheEntry; text: string } | null } = { value: null };
+        const result = await upstream.pipe({
+          write: (frames) => sink.write(frames),
+          drained: () => sink.drained(),
+          end: (frames, outcome) => {
+            // Held in memory before the client has the end of its answer, which it may repeat at once.
+            keeping.value = kept(outcome);
+            if (keeping.value) {
+              hot.put(key, keeping.value.entry, keeping.value.text, Date.now() + policy.ttlSeconds * 1000);
+            }
+            sink.end(frames, outcome);
+          },
+        });
+        if (keeping.value !== null) {
+          const { entry, text } = keeping.value;
+          await store.set(projectId, key, entry, policy.ttlSeconds);
+          // Held again from when the store has it.
+          hot.put(key, entry, text, Date.now() + policy.ttlSeconds * 1000);
         }
         return result;
       },
