@@ -219,14 +219,21 @@ describe.skipIf(!hasChromium)('the Review page in a browser', () => {
       claim_seconds: 1800,
     });
     queueId = queue.id;
-    const added = await api('POST', `/v1/annotation-queues/${queueId}/items`, {
-      rules: [
-        { run: run.id, failed: true },
-        { run: run.id, share: 0.1, seed: 7 },
-      ],
+    // The judge fails every 10th output: exactly 20 positions, none errored.
+    const failed = await api('POST', `/v1/annotation-queues/${queueId}/items`, {
+      rules: [{ run: run.id, failed: true }],
     });
-    expect(added.added).toBeGreaterThan(20);
-    expect(added.added).toBeLessThan(50);
+    expect(failed).toMatchObject({ added: N / 10, already_queued: 0 });
+    // A 10 % share drawn by hash (the run's id is random): about 20 positions, those already queued
+    // among them counted apart. Bounds 4 standard deviations out.
+    const share = await api('POST', `/v1/annotation-queues/${queueId}/items`, {
+      rules: [{ run: run.id, share: 0.1, seed: 7 }],
+    });
+    const drawn = share.added + share.already_queued;
+    expect(drawn).toBeGreaterThanOrEqual(4);
+    expect(drawn).toBeLessThanOrEqual(37);
+    expect(share.already_queued).toBeLessThanOrEqual(Math.min(drawn, N / 10));
+    expect(share.added).toBeGreaterThan(0);
   }, 600_000);
 
   it('two members score with the keyboard; skips, j / k, an abandoned claim returning, a flag', async () => {
