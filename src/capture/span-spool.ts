@@ -13,13 +13,6 @@ export interface SpanSpoolOptions {
   warn?: (message: string) => void;
 }
 
-/** A file a stopped process left, claimed by this one to replay. */
-export interface SpooledFile {
-  file: string;
-  /** Its lines as written (a torn last line included: the reader skips what it cannot read). */
-  lines: string[];
-}
-
 /**
  * The span spool: the spans a process has taken from OTLP exports, appended (one `write` per part of a
  * request, so that they survive a kill of the process) before the export is answered; the same files,
@@ -117,18 +110,23 @@ export class SpanSpool {
   }
 
   /** The files of processes that are gone, claimed by this one (see `SpoolFiles.claimOrphans`). */
-  claimOrphans(): SpooledFile[] {
-    return this.files.claimOrphans().map((file) => ({ file, lines: readSpoolText(file) }));
+  claimOrphans(): string[] {
+    return this.files.claimOrphans();
+  }
+
+  /** A claimed file's lines as written (a torn last line included: the reader skips what it cannot read). */
+  read(file: string): string[] {
+    return readSpoolText(file);
   }
 
   /** A claimed file whose spans were all taken again (and so spooled again here): deleted. */
-  replayed(file: SpooledFile): void {
-    this.files.removeFile(file.file);
+  replayed(file: string): void {
+    this.files.removeFile(file);
   }
 
   /** A claimed file whose spans could not all be taken: left for the next start. */
-  giveBack(file: SpooledFile): void {
-    this.files.unclaim(file.file);
+  giveBack(file: string): void {
+    this.files.unclaim(file);
   }
 
   /**

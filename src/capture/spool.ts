@@ -12,6 +12,9 @@ import type { TaskLogRecord } from './types.js';
  * A line is `{"k":"b"|"f","r":<record>}`: `f` a call's final record, `b` a record written as a streamed
  * call starts (its log id is then already with the client), stored as an interrupted call unless its
  * final record follows.
+ *
+ * `SpoolFiles` (the files, their rotation, flush to disk and claiming) also keeps the span spool's files
+ * (`span-spool.ts`), in a folder of their own and with lines of their own.
  */
 export interface SpoolLine {
   k: 'b' | 'f';

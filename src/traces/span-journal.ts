@@ -70,8 +70,8 @@ export function spoolJournal(spool: SpanSpool): SpanJournal<PendingSpan> {
 /**
  * Takes again the spans that processes gone before (killed, or stopped with the database away) had
  * spooled: each file's spans handed to `writer` (spooled again here as they are taken), then the file
- * deleted; a file whose spans find no room within `waitMs` is left for the next start. A span already
- * stored is skipped by the store. Returns how many spans were taken.
+ * deleted; a file whose spans find no room within `waitMs` is left for the next start, and so are the
+ * files after it. A span already stored is skipped by the store. Returns how many spans were taken.
  */
 export async function replaySpans(
   spool: SpanSpool | null,
@@ -83,8 +83,14 @@ export async function replaySpans(
   let taken = 0;
   let left = 0;
   for (const file of spool.claimOrphans()) {
+    // Once one file found no room, the others are not waited for (the start would wait once per file).
+    if (left > 0) {
+      spool.giveBack(file);
+      left++;
+      continue;
+    }
     const spans: PendingSpan[] = [];
-    for (const line of file.lines) {
+    for (const line of spool.read(file)) {
       const p = pendingOf(line);
       if (p) spans.push(p);
     }

@@ -41,6 +41,12 @@ function pending(i: number): PendingSpan {
   return { projectId: 'proj_1', containerId: i % 2 === 0 ? 'cont_1' : null, span };
 }
 
+/** A spool line as another process wrote it: the span without what its conventions say. */
+function lineOf(span: PendingSpan['span'], projectId: string): string {
+  const { facts: _, ...bare } = span;
+  return `${JSON.stringify({ p: projectId, c: null, s: bare })}\n`;
+}
+
 /** The spool's files in `dataDir` and their lines. */
 function spoolFiles(dataDir: string): { name: string; lines: string[] }[] {
   const dir = path.join(dataDir, SPAN_SPOOL_FOLDER);
@@ -112,10 +118,9 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span spool', (
     // A file of a process killed mid-write: a dead process's name, its last line torn.
     const torn = `${kept[0]!.lines[0]!.slice(0, 40)}`;
     const dead = '4194303.deadbeef.00000001.jsonl';
-    const { facts: _, ...bare } = pending(99).span;
     fs.writeFileSync(
       path.join(dataDir, SPAN_SPOOL_FOLDER, dead),
-      `${JSON.stringify({ p: 'proj_2', c: null, s: bare })}\n${torn}`,
+      `${lineOf(pending(99).span, 'proj_2')}${torn}`,
     );
 
     const second = new SpanSpool({ dataDir });
@@ -134,6 +139,37 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span spool', (
     await waitFor(() => spoolFiles(dataDir).length === 0, 5_000, 'the replayed files to be deleted');
     await next.close();
     second.close();
+  });
+
+  it('gives back the files it finds no room for at once, for the next start to take', async () => {
+    const dataDir = temps.make();
+    const dir = path.join(dataDir, SPAN_SPOOL_FOLDER);
+    fs.mkdirSync(dir, { recursive: true });
+    // Five files of a process gone, of 30 spans each.
+    const names = Array.from({ length: 5 }, (_, i) => `4194303.cafe${i}.0000000${i + 1}.jsonl`);
+    for (const name of names) {
+      const lines = Array.from({ length: 30 }, (_, i) => lineOf(pending(i).span, 'proj_1'));
+      fs.writeFileSync(path.join(dir, name), lines.join(''));
+    }
+    const spool = new SpanSpool({ dataDir });
+    // The database is away and the writer's bound is 10: the first file does not fit.
+    const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const writer = createSpanWriter<PendingSpan>({
+      store: () => Promise.reject(down),
+      batchSize: 100,
+      flushMs: 5,
+      maxBuffered: 10,
+      journal: spoolJournal(spool),
+    });
+    const t0 = Date.now();
+    expect(await replaySpans(spool, writer, 300)).toBe(0);
+    // One wait, not one per file.
+    expect(Date.now() - t0).toBeLessThan(1_200);
+    // Every file is back under its own name (a stopped process's, claimable at the next start).
+    const left = fs.readdirSync(dir).filter((n) => n.startsWith('4194303.'));
+    expect(left.sort()).toEqual(names);
+    await writer.close();
+    spool.close();
   });
 
   it('refuses spans it cannot write down, and takes them again once it can', async () => {
