@@ -215,7 +215,7 @@ describe(`spans through a kill -9 of serve --workers 2 (${testDbKind()})`, () =>
       expect(keys.length).toBeGreaterThan(RATE);
       expect(missing).toEqual([]);
       // Seconds, not the 50 reported: the bound leaves room for a busy 2-core machine.
-      expect(second.ms).toBeLessThan(20_000);
+      expect(second.ms).toBeLessThan(30_000);
     } finally {
       await database.close();
     }
