@@ -44,12 +44,16 @@ export interface SpanWriterOptions<T> {
  * retries, refuses past a bound so that the caller can answer "retry later", and flushes on close.
  */
 export interface SpanWriter<T> {
-  /** False when the buffer is too full for `items` (nothing of them was taken); an empty buffer takes any. */
+  /**
+   * False when the buffer is too full for `items`, or the journal cannot write them down (nothing of them
+   * was taken); an empty buffer takes any.
+   */
   write(items: T[]): boolean;
   /**
    * Takes `items` in parts, each as room frees in the buffer (never past its bound), waiting for the
    * writes between parts: true once all are taken; false when no room frees for `waitMs`, the writer
-   * closes or `signal` aborts (what was taken stays taken: a span sent again is stored once).
+   * closes, `signal` aborts or the journal cannot write a part down (what was taken stays taken: a span
+   * sent again is stored once).
    */
   writeAll(items: readonly T[], waitMs: number, signal?: AbortSignal): Promise<boolean>;
   flush(): Promise<void>;
