@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createBudgets } from './budgets/compose.js';
+import { SpanSpool } from './capture/span-spool.js';
 import { createSpooledLogWriter } from './capture/spooled-writer.js';
 import { createThreadedLogWriter } from './capture/threaded-writer.js';
 import { createSqlTraceStore } from './capture/trace-store.js';
@@ -206,8 +207,9 @@ async function createRecording(
       })
     : null;
   const logWriter = otelExport ? exportingLogWriter(spooledWriter, otelExport) : spooledWriter;
-  // Spans over OTLP: batched like task logs; their model calls are recorded through the log writer (not
-  // the exporting one: those calls are already spans of the application that sent them).
+  // Spans over OTLP: batched like task logs, and spooled as they are before the export is answered; their
+  // model calls are recorded through the log writer (not the exporting one: those calls are already spans
+  // of the application that sent them).
   const traces = createTraceService({
     db: database.db,
     spans: createSqlTraceStore(database.db),
@@ -215,10 +217,14 @@ async function createRecording(
     prices: models.prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     writer: config.logWriter,
+    spool: config.logWriter.spool ? new SpanSpool({ dataDir: config.dataDir, warn }) : null,
     retentionDays: config.traceRetentionDays,
     logRetentionDays: config.logRetentionDays,
     warn,
   });
+  // What a process gone before took and may not have stored is taken again (after the task logs' replay:
+  // a model-call span stored now becomes a task log).
+  await traces.replay();
   return { logWriter, otelExport, traces };
 }
 

@@ -12,6 +12,9 @@ import type { TaskLogRecord } from './types.js';
  * A line is `{"k":"b"|"f","r":<record>}`: `f` a call's final record, `b` a record written as a streamed
  * call starts (its log id is then already with the client), stored as an interrupted call unless its
  * final record follows.
+ *
+ * `SpoolFiles` (the files, their rotation, flush to disk and claiming) also keeps the span spool's files
+ * (`span-spool.ts`), in a folder of their own and with lines of their own.
  */
 export interface SpoolLine {
   k: 'b' | 'f';
@@ -44,8 +47,9 @@ export class SpoolFiles {
   readonly instance: string;
   private seq = 0;
 
-  constructor(dataDir: string) {
-    this.dir = path.join(dataDir, SPOOL_FOLDER);
+  /** `folder`: the spool's folder in the data dir (the task logs' by default). */
+  constructor(dataDir: string, folder = SPOOL_FOLDER) {
+    this.dir = path.join(dataDir, folder);
     fs.mkdirSync(this.dir, { recursive: true });
     this.instance = `${process.pid}.${randomBytes(4).toString('hex')}`;
     liveInstances.add(this.instance);
@@ -67,6 +71,19 @@ export class SpoolFiles {
     segment.bytes += text.length;
     segment.dirty = true;
     return record;
+  }
+
+  /**
+   * Appends lines already made (each ending in a newline) with one `write`; throws when they could not be
+   * written whole (a full disk: the torn end is skipped when the file is read).
+   */
+  appendText(segment: Segment, text: string): void {
+    if (segment.fd === null) throw new Error('spool segment closed');
+    const bytes = Buffer.byteLength(text);
+    const written = fs.writeSync(segment.fd, text);
+    segment.bytes += bytes;
+    segment.dirty = true;
+    if (written < bytes) throw new Error(`only ${written} of ${bytes} bytes written`);
   }
 
   sync(segment: Segment, then?: () => void): void {
@@ -93,6 +110,18 @@ export class SpoolFiles {
 
   removeFile(file: string): void {
     fs.rmSync(file, { force: true });
+  }
+
+  /** Gives a claimed file back (its replay could not finish): the next process to start claims it. */
+  unclaim(file: string): void {
+    const name = path.basename(file);
+    if (!name.endsWith(CLAIMED)) return;
+    const original = name.slice(0, name.lastIndexOf('.', name.length - CLAIMED.length - 1));
+    try {
+      fs.renameSync(file, path.join(this.dir, original));
+    } catch {
+      // Left claimed: taken again once this process is gone.
+    }
   }
 
   /** This instance stops: its files become another instance's to replay. */
@@ -140,6 +169,18 @@ function processAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The non-empty lines of a spool file, as text (none when it cannot be read). */
+export function readSpoolText(file: string): string[] {
+  try {
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
+  } catch {
+    return [];
   }
 }
 

@@ -173,7 +173,8 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           'partialSuccess for rejected spans; a malformed body answers 400, and one over the body limit or ' +
           'past a limit on spans, attributes, events, nesting or value size 413, with ' +
           "OTLP's error body (google.rpc.Status); 503 only when the trace store has no room within " +
-          'EVALGATE_OTLP_WRITE_WAIT_MS.',
+          'EVALGATE_OTLP_WRITE_WAIT_MS or its spool cannot be written. A 200 means every span taken is ' +
+          'in the spool file in the data dir (stored after a kill of the process by its next start).',
         headers: Type.Object({
           'x-evalgate-container': Type.Optional(Type.String({ description: 'Container id or label' })),
         }),

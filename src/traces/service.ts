@@ -1,6 +1,7 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pruneTaskLogs } from '../capture/log-retention.js';
+import type { SpanSpool } from '../capture/span-spool.js';
 import type { StoredSpan, TraceStore } from '../capture/trace-port.js';
 import type { LogWriter } from '../capture/types.js';
 import { loadContainer } from '../catalog/containers/resolve.js';
@@ -13,7 +14,8 @@ import { createLogIngest, type LogIngestResult } from './logs-ingest.js';
 import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
-import { attributesOf, type IngestedSpan, toIngested } from './span.js';
+import { attributesOf, type PendingSpan, toIngested } from './span.js';
+import { replaySpans, spoolJournal } from './span-journal.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
 import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './writer.js';
@@ -31,6 +33,8 @@ export interface TraceServiceDeps {
   prices: PriceTable;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   writer: { batchSize: number; flushMs: number; maxBuffered: number };
+  /** Where spans are written before an export is answered (null: memory only until stored). */
+  spool?: SpanSpool | null;
   /** Days spans are kept; 0: for ever. */
   retentionDays?: number;
   /** Days task logs are kept (EVALGATE_LOG_RETENTION_DAYS); 0: for ever. */
@@ -38,12 +42,7 @@ export interface TraceServiceDeps {
   warn?: (message: string) => void;
 }
 
-/** One span on its way to the store. */
-export interface PendingSpan {
-  projectId: string;
-  containerId: string | null;
-  span: IngestedSpan;
-}
+export type { PendingSpan } from './span.js';
 
 export interface IngestOptions {
   /** How long the request may wait for room to free in the writer's buffer (default 5 s) before a 503. */
@@ -76,8 +75,9 @@ export interface TraceService {
   /**
    * Takes the spans of an export request: each valid span is handed to the writer (off the request path),
    * in parts of at most the writer's bound, each as room frees (a request of more spans than the bound is
-   * taken whole); invalid ones are counted as rejected. Throws 404 for an unknown header container, 503
-   * when no room frees in the writer for `waitMs` (a store genuinely behind, or the database down).
+   * taken whole), written to the span spool first when there is one; invalid ones are counted as
+   * rejected. Throws 404 for an unknown header container, 503 when no room frees in the writer for
+   * `waitMs` (a store genuinely behind, or the database down) or the spool cannot be written.
    */
   ingest(
     projectId: string,
@@ -90,6 +90,11 @@ export interface TraceService {
    * per span and joined to the span's task log whichever arrives first.
    */
   ingestLogs(projectId: string, request: OtlpLogsRequest): Promise<LogIngestResult>;
+  /**
+   * Takes again the spans that processes gone before had spooled and maybe not stored (a span stored
+   * already is skipped); returns how many. Call before serving.
+   */
+  replay(): Promise<number>;
   flush(): Promise<void>;
   /** Deletes what is past the retentions (in bounded batches); nothing of what is kept for ever. */
   prune(now?: Date): Promise<PruneResult>;
@@ -219,6 +224,15 @@ function priceCache(deps: TraceServiceDeps): (projectId: string, call: ModelCall
   };
 }
 
+/** The trace store's writer, each part it takes written to the span spool first when there is one. */
+function spanWriterOf(
+  deps: TraceServiceDeps,
+  store: (batch: PendingSpan[]) => Promise<void>,
+): SpanWriter<PendingSpan> {
+  const journal = deps.spool ? spoolJournal(deps.spool) : undefined;
+  return createSpanWriter({ ...deps.writer, store, journal, warn: deps.warn });
+}
+
 export function createTraceService(deps: TraceServiceDeps): TraceService {
   const logs = createLogIngest({
     db: deps.db,
@@ -275,7 +289,7 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
     }
   }
 
-  const writer: SpanWriter<PendingSpan> = createSpanWriter({ ...deps.writer, store, warn: deps.warn });
+  const writer = spanWriterOf(deps, store);
   const days = deps.retentionDays ?? 0;
   const logDays = deps.logRetentionDays ?? 0;
   const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
@@ -352,12 +366,15 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       return result;
     },
     ingestLogs: (projectId, request) => logs.ingest(projectId, request),
+    replay: () => replaySpans(deps.spool ?? null, writer, DEFAULT_WAIT_MS, deps.warn),
     flush: () => writer.flush().then(() => logs.flush()),
     prune,
     stats: () => writer.stats(),
-    close: () => {
+    close: async () => {
       if (pruning) clearInterval(pruning);
-      return writer.close();
+      await writer.close();
+      // Spans the writer still held (the database away) stay in their files for the next start.
+      deps.spool?.close();
     },
   };
 }

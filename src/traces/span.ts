@@ -21,6 +21,13 @@ export interface IngestedSpan {
   facts: SpanFacts;
 }
 
+/** One span on its way to the store. */
+export interface PendingSpan {
+  projectId: string;
+  containerId: string | null;
+  span: IngestedSpan;
+}
+
 const MAX_DEPTH = 16;
 
 export function jsonOf(v: OtlpAnyValue | undefined, depth = 0): JsonValue {

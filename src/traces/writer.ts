@@ -8,6 +8,20 @@ export interface SpanWriterStats {
   buffered: number;
 }
 
+/**
+ * Where the writer writes down what it takes before taking it (the span spool), so that what an export was
+ * answered for survives a kill of the process.
+ */
+export interface SpanJournal<T> {
+  /**
+   * Writes `items[from, to)` down; `taken`: the writer's count of items taken once they are. False: they
+   * could not be written, and the writer refuses them.
+   */
+  record(items: readonly T[], from: number, to: number, taken: number): boolean;
+  /** The first `done` items taken are stored or given up (the writer takes and writes them in order). */
+  settled(done: number): void;
+}
+
 export interface SpanWriterOptions<T> {
   /** Stores one batch; a database outage (see `isDatabaseUnavailable`) keeps the batch to retry. */
   store(batch: T[]): Promise<void>;
@@ -19,6 +33,8 @@ export interface SpanWriterOptions<T> {
    */
   maxBuffered: number;
   retryMs?: number;
+  /** Items are written down here before they are taken (none: they live in memory only until stored). */
+  journal?: SpanJournal<T>;
   warn?: (message: string) => void;
 }
 
@@ -28,12 +44,16 @@ export interface SpanWriterOptions<T> {
  * retries, refuses past a bound so that the caller can answer "retry later", and flushes on close.
  */
 export interface SpanWriter<T> {
-  /** False when the buffer is too full for `items` (nothing of them was taken); an empty buffer takes any. */
+  /**
+   * False when the buffer is too full for `items`, or the journal cannot write them down (nothing of them
+   * was taken); an empty buffer takes any.
+   */
   write(items: T[]): boolean;
   /**
    * Takes `items` in parts, each as room frees in the buffer (never past its bound), waiting for the
    * writes between parts: true once all are taken; false when no room frees for `waitMs`, the writer
-   * closes or `signal` aborts (what was taken stays taken: a span sent again is stored once).
+   * closes, `signal` aborts or the journal cannot write a part down (what was taken stays taken: a span
+   * sent again is stored once).
    */
   writeAll(items: readonly T[], waitMs: number, signal?: AbortSignal): Promise<boolean>;
   flush(): Promise<void>;
@@ -56,7 +76,7 @@ function waitForRoom(waiters: (() => void)[], ms: number, signal: AbortSignal | 
 }
 
 export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T> {
-  const { batchSize, flushMs, maxBuffered } = options;
+  const { batchSize, flushMs, maxBuffered, journal } = options;
   const retryMs = options.retryMs ?? 500;
   const buffer: T[] = [];
   const stats: SpanWriterStats = { accepted: 0, written: 0, failed: 0, buffered: 0 };
@@ -96,6 +116,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
           await options.store(batch);
           buffer.splice(0, batch.length);
           stats.written += batch.length;
+          journal?.settled(stats.written + stats.failed);
           roomFreed();
           if (down) options.warn?.('The trace store is writing again after a database outage');
           down = false;
@@ -108,6 +129,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
           }
           buffer.splice(0, batch.length);
           stats.failed += batch.length;
+          journal?.settled(stats.written + stats.failed);
           roomFreed();
           options.warn?.(
             `The database refused ${batch.length} spans, which are dropped: ${(err as Error).message}`,
@@ -125,7 +147,9 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
     }
   }
 
-  function push(items: readonly T[], from: number, to: number): void {
+  /** Takes `items[from, to)`, written down first; false when they could not be (nothing taken). */
+  function push(items: readonly T[], from: number, to: number): boolean {
+    if (journal && !journal.record(items, from, to, stats.accepted + to - from)) return false;
     for (let i = from; i < to; i++) buffer.push(items[i] as T);
     stats.accepted += to - from;
     stats.buffered = buffer.length;
@@ -134,6 +158,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
       timer = null;
       void drain();
     } else schedule(flushMs);
+    return true;
   }
 
   return {
@@ -142,8 +167,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
       // bounded by the body limit), so that it can always succeed: refusing it whatever the buffer holds
       // would answer 503 to an export that no retry could ever get through.
       if (closed || (buffer.length > 0 && buffer.length + items.length > maxBuffered)) return false;
-      push(items, 0, items.length);
-      return true;
+      return push(items, 0, items.length);
     },
     async writeAll(items, waitMs, signal) {
       let taken = 0;
@@ -153,7 +177,7 @@ export function createSpanWriter<T>(options: SpanWriterOptions<T>): SpanWriter<T
         if (closed || signal?.aborted) return false;
         const free = Math.min(maxBuffered - buffer.length, items.length - taken);
         if (free > 0) {
-          push(items, taken, taken + free);
+          if (!push(items, taken, taken + free)) return false;
           taken += free;
           since = null;
           continue;
