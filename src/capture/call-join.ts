@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.js';
 import { parseJson } from '../shared/json.js';
 import type { GatewaySpanFacts } from './gateway-spans.js';
 import type { SessionAsk } from './sessions/assign.js';
-import { type NewLogRow, replaceLog, setLogMetadata } from './task-log-store.js';
+import { type NewLogRow, replaceLog, reserveSeqs, setLogMetadata } from './task-log-store.js';
 import { INGESTED_LOG_PREFIX } from './types.js';
 
 /*
@@ -223,6 +223,9 @@ export async function joinCalls(
     if (own !== null) spans.set(own, r);
   }
   if (gateway.size === 0 && spans.size === 0) return { insert: batch, spanOnly: [], joined: 0 };
+  // The containers' counters are locked first (in id order, as the batch locks them): a writer in
+  // another process holding the other half of a call commits before this one looks, or waits for it.
+  for (const id of unique(batch.map((r) => r.container_id)).sort()) await reserveSeqs(trx, id, 0);
   const dropped = new Set<NewLogRow>();
   const moved: SpanRef[] = [];
   // Both in this batch: the gateway's record takes the span's details (and its session key if it had none).

@@ -50,11 +50,16 @@ describe('AI SDK 7 telemetry with @ai-sdk/otel', () => {
         }),
       },
       stopWhen: ({ steps }) => steps.length >= 2,
+      // The session's name, put on every span as the standard's conversation id (as docs/traces.md shows).
+      runtimeContext: { sessionId: 'weather-chat-1' },
       telemetry: {
+        includeRuntimeContext: { sessionId: true },
         integrations: new OpenTelemetry({
           tracer: provider.getTracer('ai'),
-          // The session's name on every span, as the standard's conversation id.
-          enrichSpan: () => ({ 'gen_ai.conversation.id': 'weather-chat-1' }),
+          enrichSpan: ({ runtimeContext }) =>
+            typeof runtimeContext?.sessionId === 'string'
+              ? { 'gen_ai.conversation.id': runtimeContext.sessionId }
+              : undefined,
         }),
       },
     });
