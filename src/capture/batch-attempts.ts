@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isDatabaseClosed, isDatabaseUnavailable, isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { joinCalls } from './call-join.js';
 import { type GatewaySpanFacts, recordGatewaySpans } from './gateway-spans.js';
 import type { OutageLog } from './outage-log.js';
 import { assignSessions, pruneExpiredKeys, type SessionAsk } from './sessions/assign.js';
@@ -80,15 +81,17 @@ async function writeBatch(
   batch: NewLogRow[],
   asides: WeakMap<NewLogRow, RecordAside>,
   prune: boolean,
-): Promise<NewLogRow[]> {
-  const groups = new Map<string, NewLogRow[]>();
-  for (const draft of batch) {
-    const group = groups.get(draft.container_id);
-    if (group) group.push(draft);
-    else groups.set(draft.container_id, [draft]);
-  }
-  if (groups.size === 0) return [];
+): Promise<{ rows: NewLogRow[]; joined: number }> {
+  if (batch.length === 0) return { rows: [], joined: 0 };
   return await db.transaction().execute(async (trx) => {
+    // A call recorded by both the gateway and its caller's span is stored once (see call-join.ts).
+    const { insert, spanOnly, joined } = await joinCalls(trx, batch, asides);
+    const groups = new Map<string, NewLogRow[]>();
+    for (const draft of insert) {
+      const group = groups.get(draft.container_id);
+      if (group) group.push(draft);
+      else groups.set(draft.container_id, [draft]);
+    }
     const rows: NewLogRow[] = [];
     for (const containerId of [...groups.keys()].sort()) {
       const drafts = groups.get(containerId)!;
@@ -107,9 +110,9 @@ async function writeBatch(
       );
     }
     await insertLogRows(trx, rows);
-    await recordGatewaySpans(trx, rows, (row) => asides.get(row)?.span ?? null);
+    await recordGatewaySpans(trx, [...rows, ...spanOnly], (row) => asides.get(row)?.span ?? null);
     if (prune) await pruneExpiredKeys(trx);
-    return rows;
+    return { rows, joined };
   });
 }
 
@@ -172,10 +175,11 @@ export function createBatchAttempts(
   async function attempt(batch: NewLogRow[]): Promise<boolean> {
     try {
       const prune = Date.now() - prunedAt >= PRUNE_EVERY_MS;
-      const stored = await writeBatch(db, batch, hold.asides, prune);
+      const { rows: stored, joined } = await writeBatch(db, batch, hold.asides, prune);
       if (prune) prunedAt = Date.now();
-      hold.written += stored.length;
-      hold.lost += batch.length - stored.length;
+      // A record joined to another call's is stored, as part of that one.
+      hold.written += stored.length + joined;
+      hold.lost += batch.length - stored.length - joined;
       if (stored.length > 0) options.onCommitted?.(committedOf(stored));
       return true;
     } catch (err) {

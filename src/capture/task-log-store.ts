@@ -91,6 +91,25 @@ export async function setLogMetadata(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Rewrites a stored task log as `row` (a gateway call joined into the log its caller's span made): the
+ * row takes the record's id and what it recorded, and keeps its seq, container and session.
+ */
+export async function replaceLog(
+  trx: Transaction<Database>,
+  projectId: string,
+  id: string,
+  row: NewLogRow,
+): Promise<void> {
+  const { seq: _seq, container_id: _container, session_id: _session, project_id: _project, ...set } = row;
+  await trx
+    .updateTable('task_logs')
+    .set(set)
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .execute();
+}
+
 /** What a span's own log events say of a call that its span alone could not (content captured after). */
 export interface LogContent {
   input: string;

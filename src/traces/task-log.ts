@@ -1,15 +1,12 @@
-import { createHash } from 'node:crypto';
-import { INGESTED_LOG_PREFIX, type TaskLogRecord } from '../capture/types.js';
+import { ingestedLogId } from '../capture/call-join.js';
+import type { TaskLogRecord } from '../capture/types.js';
 import { recordedOutput } from '../llm/recorded-output.js';
 import type { ModelCallFacts } from './mapping/index.js';
 import type { Usage } from './mapping/types.js';
 import type { IngestedSpan } from './span.js';
 
 /** A span's task log id: the same span sent again names the same log. */
-export function taskLogIdOf(projectId: string, traceId: string, spanId: string): string {
-  const digest = createHash('sha256').update(`${projectId}:${traceId}:${spanId}`).digest('hex');
-  return `${INGESTED_LOG_PREFIX}${digest.slice(0, 24)}`;
-}
+export const taskLogIdOf: (projectId: string, traceId: string, spanId: string) => string = ingestedLogId;
 
 /** The model a call is recorded under: what answered, else what was asked for. */
 export function modelOf(call: ModelCallFacts): string {

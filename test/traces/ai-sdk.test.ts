@@ -1,4 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
+import { OpenTelemetry } from '@ai-sdk/otel';
 import { generateText, jsonSchema, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
@@ -6,9 +7,10 @@ import { type Harness, startHarness } from '../helpers/harness.js';
 import { logsOf, sdkProvider } from './helpers.js';
 
 /**
- * The AI SDK's `experimental_telemetry` (with the OpenTelemetry SDK's JSON exporter) around an OpenAI
- * provider calling a mock provider directly: the inner `ai.generateText.doGenerate` spans are the model
- * calls, recorded with their messages, output, tool calls and tokens; the outer span is kept in the trace.
+ * AI SDK 7 with `@ai-sdk/otel`'s telemetry integration (spans through the OpenTelemetry SDK's JSON
+ * exporter) around an OpenAI provider calling a mock provider directly: the `chat` spans (GenAI
+ * conventions) are the model calls, recorded with their messages, output, tool calls and tokens; the
+ * `invoke_agent` span, the steps and the tool executions are kept in the trace.
  */
 let h: Harness;
 let mock: MockUpstream;
@@ -28,7 +30,7 @@ afterAll(async () => {
   await mock.close();
 });
 
-describe('AI SDK experimental_telemetry', () => {
+describe('AI SDK 7 telemetry with @ai-sdk/otel', () => {
   it('records each provider call of a tool loop as a task log', async () => {
     const provider = sdkProvider(h, { protocol: 'json', resource: { 'evalgate.container': 'aisdk' } });
     const openai = createOpenAI({ baseURL: mock.baseUrl, apiKey: 'sk-test' });
@@ -48,7 +50,18 @@ describe('AI SDK experimental_telemetry', () => {
         }),
       },
       stopWhen: ({ steps }) => steps.length >= 2,
-      experimental_telemetry: { isEnabled: true, tracer: provider.getTracer('ai') },
+      // The session's name, put on every span as the standard's conversation id (as docs/traces.md shows).
+      runtimeContext: { sessionId: 'weather-chat-1' },
+      telemetry: {
+        includeRuntimeContext: { sessionId: true },
+        integrations: new OpenTelemetry({
+          tracer: provider.getTracer('ai'),
+          enrichSpan: ({ runtimeContext }) =>
+            typeof runtimeContext?.sessionId === 'string'
+              ? { 'gen_ai.conversation.id': runtimeContext.sessionId }
+              : undefined,
+        }),
+      },
     });
     expect(result.text).toBe('It is sunny in Oslo.');
     await provider.forceFlush();
@@ -64,7 +77,7 @@ describe('AI SDK experimental_telemetry', () => {
         { role: 'user', content: 'Weather in Oslo?' },
       ],
       usage: { prompt_tokens: 20 },
-      metadata: { source: 'otlp', convention: 'ai-sdk', content_captured: true },
+      metadata: { source: 'otlp', convention: 'genai', content_captured: true },
     });
     expect(JSON.parse(first.output).tool_calls).toEqual([
       { id: 'call_a', name: 'weather', arguments: '{"city":"Oslo"}' },
@@ -74,11 +87,21 @@ describe('AI SDK experimental_telemetry', () => {
       usage: { prompt_tokens: 30, completion_tokens: 6 },
     });
     expect(second.input.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_a' });
-    // The outer generateText span and the tool execution are in the trace too, not task logs.
+    // The conversation id names one session of both calls.
+    expect(new Set(logs.map((l) => l.session_id)).size).toBe(1);
+    expect(first.session_id).toMatch(/^sess_/);
+    const sessions = await h.call('GET', '/v1/sessions?container=aisdk');
+    expect(sessions.body.data.map((s: any) => [s.key, s.turn_count])).toEqual([['weather-chat-1', 2]]);
+    // The agent's span, its steps and the tool execution are in the trace too, not task logs.
     const traces = await h.call('GET', '/v1/traces?container=aisdk');
     expect(traces.body.total).toBe(1);
     const trace = await h.call('GET', `/v1/traces/${traces.body.data[0].id}`);
-    expect(trace.body.spans[0]).toMatchObject({ name: 'ai.generateText', depth: 0, model_call: null });
+    expect(trace.body.spans[0]).toMatchObject({
+      name: 'invoke_agent gpt-4o-mini',
+      depth: 0,
+      model_call: null,
+    });
+    expect(trace.body.spans.map((s: any) => s.name)).toContain('execute_tool weather');
     expect(trace.body.totals.model_call_count).toBe(2);
   });
 });

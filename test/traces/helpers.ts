@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { OTLPTraceExporter as HttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Harness } from '../helpers/harness.js';
 
 // Active spans follow async calls (once per process; later calls keep the first).
@@ -17,6 +17,8 @@ export function sdkProvider(
     key?: string;
     headers?: Record<string, string>;
     resource?: Record<string, string>;
+    /** Spans held until `forceFlush` (a batch processor that never sends on its own), instead of one by one. */
+    held?: boolean;
   },
 ) {
   const config = {
@@ -26,7 +28,11 @@ export function sdkProvider(
   const exporter = options.protocol === 'protobuf' ? new ProtoExporter(config) : new HttpExporter(config);
   return new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'test-app', ...options.resource }),
-    spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    spanProcessors: [
+      options.held
+        ? new BatchSpanProcessor({ exporter, scheduledDelayMillis: 3_600_000, maxExportBatchSize: 10_000 })
+        : new SimpleSpanProcessor({ exporter }),
+    ],
   });
 }
 

@@ -143,6 +143,37 @@ const ROWS: Row[] = [
     output: { text: 'It is sunny in Oslo.', toolCalls: [] },
   },
   {
+    title: 'AI SDK 7 with @ai-sdk/otel, the tool-call step (GenAI conventions)',
+    span: () => span('ai-sdk-otel', 'chat gpt-4o-mini'),
+    convention: 'genai',
+    operation: 'chat',
+    provider: 'openai',
+    requestModel: 'gpt-4o-mini',
+    usage: { input: 20, output: 5 },
+    input: [
+      { role: 'system', content: 'Answer briefly.' },
+      { role: 'user', content: 'Weather in Oslo?' },
+    ],
+    output: { text: null, toolCalls: WEATHER_CALLS },
+  },
+  {
+    title: 'AI SDK 7 with @ai-sdk/otel, the answer step with the tool results',
+    span: () => span('ai-sdk-otel', 'chat gpt-4o-mini', 1),
+    convention: 'genai',
+    operation: 'chat',
+    provider: 'openai',
+    requestModel: 'gpt-4o-mini',
+    usage: { input: 30, output: 6 },
+    input: [
+      { role: 'system', content: 'Answer briefly.' },
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: null, tool_calls: WEATHER_CALLS },
+      { role: 'tool', content: 'sunny in Oslo', tool_call_id: 'call_w' },
+      { role: 'tool', content: 'noon in Oslo', tool_call_id: 'call_t' },
+    ],
+    output: { text: 'It is sunny in Oslo.', toolCalls: [] },
+  },
+  {
     title: 'AI SDK doGenerate, the tool-call step',
     span: () => span('ai-sdk', 'ai.generateText.doGenerate'),
     convention: 'ai-sdk',
@@ -239,6 +270,10 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')(
     it('the AI SDK outer span and tool spans are no model calls', () => {
       expect(spanFacts(span('ai-sdk', 'ai.generateText')).call).toBeNull();
       expect(spanFacts(span('ai-sdk', 'ai.toolCall')).call).toBeNull();
+      // AI SDK 7: the agent's span (with the run's summed usage), its steps and tool executions.
+      for (const name of ['invoke_agent gpt-4o-mini', 'step 1', 'execute_tool get_weather'])
+        expect(spanFacts(span('ai-sdk-otel', name)).call, name).toBeNull();
+      expect(spanFacts(span('ai-sdk-otel', 'execute_tool get_weather')).operation).toBe('execute_tool');
     });
 
     it('GenAI ≤ 1.36 events: instrumentation-openai messages sent as log records join the span', () => {
