@@ -16,6 +16,7 @@ const MODEL = 'openai/gpt-4o-mini';
 const TRIAGE = 'You triage customer requests.';
 const REFUNDS = 'You issue refunds.';
 const Order = z.object({ order: z.string() });
+const judgePrompts: string[] = [];
 const found = (order: string) => `Order ${order}: paid, 30 EUR`;
 const refunded = (order: string) => `Refund of order ${order} issued`;
 
@@ -37,7 +38,10 @@ function textOf(content: unknown): string {
  * `instructions`), what it has done by the number of tool results so far; call ids are unique per order.
  */
 function reply(req: MockRequest): MockReply {
-  if (req.body?.response_format || req.body?.tool_choice === 'required') return { json: { score: 1 } };
+  if (req.body?.response_format || req.body?.tool_choice === 'required') {
+    judgePrompts.push(JSON.stringify(req.body.messages));
+    return { json: { score: 1, reasoning: 'refunded' } };
+  }
   const items = itemsOf(req);
   const system =
     String(req.body?.instructions ?? '') +
@@ -233,15 +237,29 @@ describe('an @openai/agents run with a handoff is one session', () => {
         body: { type: 'tool_call_match', name: `tcm-${api}`, match_mode: 'exact' },
       });
       expect(ev.status, ev.text).toBe(201);
+      const judge = await g.h.call('POST', '/v1/evaluators', {
+        body: { type: 'judge', name: `goal-${api}`, model: MODEL, prompt: 'Refunded?\n{{conversation}}' },
+      });
+      expect(judge.status, judge.text).toBe(201);
+      judgePrompts.length = 0;
       const { run, samples } = await runToEnd({
         container: label,
-        evaluators: [ev.body.id],
+        evaluators: [ev.body.id, judge.body.id],
         sample: { type: 'sessions', container: label },
         ground_truth: { type: 'dataset', dataset: `expected-${api}` },
       });
       expect(run.status, JSON.stringify(run.error)).toBe('completed');
-      expect(samples).toHaveLength(3);
+      expect(samples).toHaveLength(6);
+      // The judge reads each conversation once: every message once, the handoff's new prompt in its place.
+      expect(judgePrompts).toHaveLength(3);
+      for (const order of ['A1', 'B2', 'C3']) {
+        const prompt = judgePrompts.find((p) => p.includes(`user: Refund order ${order}, please.`))!;
+        expect(prompt.split(`user: Refund order ${order}, please.`)).toHaveLength(2);
+        expect(prompt.split(`tool result: ${found(order)}`)).toHaveLength(2);
+        expect(prompt).toContain(`system: ${REFUNDS}\\ntool result: {\\"assistant\\":\\"refunds\\"}`);
+      }
       const verdicts = samples
+        .filter((s) => s.evaluator_id === ev.body.id)
         .map((s) => [s.extra.expected, s.extra.actual, s.extra.precision, s.extra.recall, s.passed])
         .sort((a, b) => b[0] - a[0]);
       expect(verdicts).toEqual([
