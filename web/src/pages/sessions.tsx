@@ -154,8 +154,11 @@ function TurnView(props: {
       {t.handoff && <HandoffNote handoff={t.handoff} />}
       {t.input
         .filter((m) => m.role !== 'tool')
-        .map((m, i) => (
-          <div key={`${t.task_log_id}-${i}`} className={`message ${m.role}`}>
+        .map((m) => (
+          <div
+            key={`${t.task_log_id}-${m.role}-${(m.tool_calls ?? []).map((c) => c.id).join(',')}-${m.content}`}
+            className={`message ${m.role}`}
+          >
             <span className="muted small">{m.role === 'assistant' ? 'assistant (earlier)' : m.role}</span>
             {m.content !== '' && <div className="message-text">{m.content}</div>}
             {(m.tool_calls ?? []).map((c) => (
