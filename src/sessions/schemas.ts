@@ -48,7 +48,7 @@ const TurnMessage = Type.Object({
   content: Type.String(),
   tool_call_id: Type.Optional(Type.String()),
   tool_calls: Type.Optional(
-    Type.Array(ToolCall, {
+    Type.Array(Type.Object(ToolCall.properties, { description: 'A tool call of an earlier answer' }), {
       description:
         "An assistant message's tool calls, in a turn showing a conversation the session did not record (its first)",
     }),
