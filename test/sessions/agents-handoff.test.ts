@@ -100,7 +100,13 @@ function agents() {
   });
 }
 
-async function runAgents(label: string, order: string, useResponses: boolean, session?: string) {
+async function runAgents(
+  label: string,
+  order: string,
+  useResponses: boolean,
+  session?: string,
+  stream = false,
+) {
   const headers: Record<string, string> = { 'x-evalgate-container': label };
   if (session) headers['x-evalgate-session'] = session;
   const { default: OpenAI } = await import('openai');
@@ -109,7 +115,13 @@ async function runAgents(label: string, order: string, useResponses: boolean, se
     modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses }),
     tracingDisabled: true,
   });
-  const result = await runner.run(agents(), `Refund order ${order}, please.`);
+  const input = `Refund order ${order}, please.`;
+  const result = stream
+    ? await runner.run(agents(), input, { stream: true }).then(async (r) => {
+        await r.completed;
+        return r;
+      })
+    : await runner.run(agents(), input);
   expect(result.finalOutput).toBe(`Order ${order} is refunded.`);
   expect(result.lastAgent?.name).toBe('refunds');
 }
@@ -145,9 +157,9 @@ describe('an @openai/agents run with a handoff is one session', () => {
     it(`${api}: one session per run, new messages per turn, the handoff marked, tool_call_match scores it`, async () => {
       const label = `handoff-${api}`;
       expect((await g.h.call('POST', '/v1/containers', { body: { label } })).status).toBe(201);
-      // Two runs at once (two orders), and one named by its header.
+      // Two runs at once (two orders), and one named by its header, streamed.
       await Promise.all([runAgents(label, 'A1', useResponses), runAgents(label, 'B2', useResponses)]);
-      await runAgents(label, 'C3', useResponses, `case-${api}`);
+      await runAgents(label, 'C3', useResponses, `case-${api}`, true);
       const logs = await g.logs(label);
       expect(logs).toHaveLength(12);
       expect(new Set(logs.map((l) => l.metadata.route))).toEqual(
