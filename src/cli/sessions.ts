@@ -14,10 +14,20 @@ function errorsOption(raw: string | undefined): boolean | undefined {
   throw usage(`--errors must be 'only' or 'none', got '${raw}'`);
 }
 
-/** A turn's line: what the call added (the user's message, tool results), its answer, its tool calls. */
+/** Where the agent changed, as the input column starts: `[handoff to refunds by transfer_to_refunds]`. */
+function handoffMark(h: Turn['handoff']): string {
+  if (!h) return '';
+  return `[handoff${h.from ? ` from ${h.from}` : ''}${h.to ? ` to ${h.to}` : ''}${h.tool ? ` by ${h.tool}` : ''}] `;
+}
+
+/**
+ * A turn's line: the handoff that led to it, what the call added (the user's message, tool results), its
+ * answer, its tool calls.
+ */
 function turnRow(t: Turn, results: Map<string, string | null>): unknown[] {
   const said = t.input.filter((m) => m.role === 'user').map((m) => m.content);
   const toolResults = t.input.filter((m) => m.role === 'tool').length;
+  const added = said.join(' / ') || (toolResults > 0 ? `(${toolResults} tool results)` : '');
   const calls = t.output.tool_calls.map(
     (c) => `${c.name}(${JSON.stringify(c.arguments)}) -> ${snippet(results.get(c.id) ?? '-', 30)}`,
   );
@@ -25,7 +35,7 @@ function turnRow(t: Turn, results: Map<string, string | null>): unknown[] {
   return [
     t.index + 1,
     t.model,
-    snippet(said.join(' / ') || (toolResults > 0 ? `(${toolResults} tool results)` : ''), 40),
+    snippet(handoffMark(t.handoff) + added, t.handoff ? 80 : 40),
     snippet(t.output.content ?? '', 40),
     calls.join('; '),
     `${usageOf?.prompt_tokens ?? 0}/${usageOf?.completion_tokens ?? 0}`,

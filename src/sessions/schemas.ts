@@ -37,12 +37,35 @@ export const Session = Type.Object({
 });
 export type Session = Static<typeof Session>;
 
+const ToolCall = Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.Unknown() });
 const TurnMessage = Type.Object({
-  role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('tool')]),
+  role: Type.Union([
+    Type.Literal('system'),
+    Type.Literal('user'),
+    Type.Literal('assistant'),
+    Type.Literal('tool'),
+  ]),
   content: Type.String(),
   tool_call_id: Type.Optional(Type.String()),
+  tool_calls: Type.Optional(
+    Type.Array(Type.Object(ToolCall.properties, { description: 'A tool call of an earlier answer' }), {
+      description:
+        "An assistant message's tool calls, in a turn showing a conversation the session did not record (its first)",
+    }),
+  ),
 });
-const ToolCall = Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.Unknown() });
+const Handoff = Type.Object(
+  {
+    from: Nullable(Type.String({ description: 'The agent before, where an earlier handoff named it' })),
+    to: Nullable(Type.String({ description: "The agent after, as the transfer's result or tool name says" })),
+    tool: Nullable(Type.String({ description: 'The tool call of the previous turn that made the handoff' })),
+    tool_call_id: Nullable(Type.String()),
+  },
+  {
+    description:
+      'Set on the turn where the agent changed (the conversation went on under another system prompt)',
+  },
+);
 
 const Score = Type.Object({
   run_id: Type.String(),
@@ -59,6 +82,7 @@ export const Turn = Type.Object({
   status: Type.Union([Type.Literal('success'), Type.Literal('error')]),
   input: Type.Array(TurnMessage, { description: 'What the call added to the conversation' }),
   output: Type.Object({ content: Nullable(Type.String()), tool_calls: Type.Array(ToolCall) }),
+  handoff: Nullable(Handoff),
   usage: Nullable(FreeObject()),
   cost: Type.Number(),
   latency_ms: Type.Number(),

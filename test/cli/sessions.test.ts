@@ -34,6 +34,26 @@ beforeAll(async () => {
       messages.push({ role: 'tool', tool_call_id: call.id, content });
     }
   }
+  // A handoff: the next call goes on from the weather call's result under another system prompt.
+  expect((await g.h.call('POST', '/v1/containers', { body: { label: 'cli-handoff' } })).status).toBe(201);
+  const other = g.client({ headers: { 'x-evalgate-container': 'cli-handoff' } });
+  const ask = { role: 'user' as const, content: 'Weather in Nice?' };
+  const first = await other.chat.completions.create({
+    model: 'openai/gpt-4o-mini',
+    messages: [{ role: 'system', content: 'You triage.' }, ask],
+    tools,
+  });
+  const call = first.choices[0]!.message.tool_calls![0]!;
+  await other.chat.completions.create({
+    model: 'openai/gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You forecast.' },
+      ask,
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: weather('Nice') },
+    ],
+    tools,
+  });
   await g.h.app.services.logWriter.flush();
 }, 300_000);
 afterAll(async () => {
@@ -79,6 +99,15 @@ describe('evalgate sessions', () => {
     const missing = await evalgate(g.h, ['sessions', 'get', 'sess_missing']);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('not found');
+  }, 120_000);
+
+  it('marks the turn where the agent changed', async () => {
+    const list = await evalgateJson(g.h, ['sessions', 'list', '--container', 'cli-handoff']);
+    expect(list.map((s: any) => s.turn_count)).toEqual([2]);
+    const shown = await evalgate(g.h, ['sessions', 'get', list[0].id]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('[handoff by get_weather] (1 tool results)');
+    expect(shown.stdout.match(/\[handoff/g)).toHaveLength(1);
   }, 120_000);
 
   it('ends a session (the first end kept), shows it ended, and says when a session is unknown', async () => {

@@ -214,4 +214,54 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     const page2 = await dashboardCall(s.h, outsider, 'GET', `/projects/${projectId}/sessions/sess_nope`);
     expect(page2.status).toBe(404);
   }, 240_000);
+
+  it('marks the turn where the agent changed, which adds only the new prompt and the transfer', async () => {
+    // A triage agent hands off to a refunds agent (another system prompt), which answers.
+    mock.set({
+      reply: (req) =>
+        JSON.stringify(req.body?.messages).includes('You triage.')
+          ? { toolCalls: [{ name: 'transfer_to_refunds', arguments: {}, id: 'call_transfer_7' }] }
+          : 'Refund issued.',
+    });
+    await api('POST', '/v1/containers', { label: 'handoff' });
+    const client = new OpenAI({
+      baseURL: `${s.h.url}/v1`,
+      apiKey: key,
+      maxRetries: 0,
+      defaultHeaders: { 'x-evalgate-container': 'handoff' },
+    });
+    const user = { role: 'user' as const, content: 'Refund order 7.' };
+    const first = await client.chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'system', content: 'You triage.' }, user],
+    });
+    const transfer = first.choices[0]!.message;
+    await client.chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'You issue refunds.' },
+        user,
+        { role: 'assistant', content: null, tool_calls: transfer.tool_calls },
+        { role: 'tool', tool_call_id: 'call_transfer_7', content: '{"assistant":"refunds"}' },
+      ],
+    });
+    mock.set({ reply: agentReply });
+    let list: { data: { id: string }[] } = { data: [] };
+    await waitFor(async () => {
+      list = await api('GET', '/v1/sessions?container=handoff&min_turns=2');
+      return list.data.length === 1;
+    }, 120_000);
+    await page.goto(`${projectUrl}/sessions/${list.data[0]!.id}`);
+    const turns = page.getByRole('list', { name: 'Transcript' }).locator(':scope > li');
+    await expect.poll(() => turns.count(), { timeout: 30_000 }).toBe(2);
+    await expect(turns.nth(1).getByRole('note').textContent()).resolves.toBe(
+      'Handoff to refunds by transfer_to_refunds',
+    );
+    await expect(turns.nth(0).getByRole('note').count()).resolves.toBe(0);
+    await turns.nth(1).getByText('You issue refunds.').waitFor();
+    await turns.nth(1).getByText('Refund issued.').waitFor();
+    // The user's question is not repeated after the handoff.
+    await expect(turns.nth(1).getByText('Refund order 7.').count()).resolves.toBe(0);
+    await fitsBothWidths(page);
+  }, 240_000);
 });

@@ -278,3 +278,62 @@ describe('trace and conversation keys on recorded calls', () => {
     );
   });
 });
+
+describe('continuity past a handoff', () => {
+  it('follows a conversation past a handoff (another system prompt after a tool call), and only there', async () => {
+    await createContainer('handoff');
+    const client = g.client({ headers: { 'x-evalgate-container': 'handoff' } });
+    const ask = (messages: OpenAI.ChatCompletionMessageParam[]) =>
+      client.chat.completions.create({ model: MODEL, messages, tools }).then((r) => r.choices[0]!.message);
+    const user = { role: 'user' as const, content: 'Weather in Oslo?' };
+    const calls = (message: OpenAI.ChatCompletionMessage) => ({
+      role: 'assistant' as const,
+      content: null,
+      tool_calls: message.tool_calls,
+    });
+    const result = (message: OpenAI.ChatCompletionMessage, content: string) => ({
+      role: 'tool' as const,
+      tool_call_id: message.tool_calls![0]!.id,
+      content,
+    });
+    // A triage agent asks for the weather; the next agent (its own system prompt) goes on from the result.
+    const first = await ask([{ role: 'system', content: 'You triage.' }, user]);
+    const handedOff = [
+      { role: 'system' as const, content: 'You forecast.' },
+      user,
+      calls(first),
+      result(first, weather('Oslo')),
+    ];
+    const second = await ask(handedOff);
+    // Another run that asked the same question and got the same call under another id stays apart.
+    const other = { ...first, tool_calls: [{ ...first.tool_calls![0]!, id: 'call_other_run' }] };
+    await ask([
+      { role: 'system', content: 'You forecast.' },
+      user,
+      calls(other),
+      result(other, weather('Oslo')),
+    ]);
+    // The handed-off conversation ends with text; a call repeating it under a third prompt (no tool call
+    // links them) starts its own session, as before.
+    const done = [...handedOff, calls(second), result(second, time('Oslo'))];
+    const answer = await ask(done);
+    expect(answer.content).toBe('In Oslo it is sunny and noon.');
+    await ask([
+      { role: 'system', content: 'You summarise.' },
+      ...done.slice(1),
+      { role: 'assistant', content: answer.content },
+      { role: 'user', content: 'Thanks' },
+    ]);
+    const logs = await g.logs('handoff');
+    expect(logs).toHaveLength(5);
+    const [a, b, c, d, e] = logs.map((l) => l.session_id);
+    expect([b, d]).toEqual([a, a]);
+    expect(new Set([a, c, e]).size).toBe(3);
+    const detail = await g.h.call('GET', `/v1/sessions/${a}`);
+    expect(detail.body.turns.map((t: any) => t.handoff)).toEqual([
+      null,
+      { from: null, to: null, tool: 'get_weather', tool_call_id: first.tool_calls![0]!.id },
+      null,
+    ]);
+  });
+});

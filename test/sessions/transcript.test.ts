@@ -95,3 +95,113 @@ describe('transcriptOf', () => {
     });
   });
 });
+
+describe('transcriptOf across a handoff', () => {
+  const triage = { role: 'system', content: 'You triage.' };
+  const refunds = { role: 'system', content: 'You issue refunds.' };
+  const billing = { role: 'system', content: 'You bill.' };
+  const ask = { role: 'user', content: 'Refund order A1.' };
+  const toolCall = (id: string, name: string, args: object) => ({
+    id,
+    type: 'function',
+    function: { name, arguments: JSON.stringify(args) },
+  });
+  const lookup = toolCall('call_l', 'lookup_order', { order: 'A1' });
+  const transfer = toolCall('call_t', 'transfer_to_refunds', {});
+  const transfer2 = toolCall('call_t2', 'transfer_to_billing', {});
+  const said = (c: object) => ({ role: 'assistant', content: null, tool_calls: [c] });
+  const res = (id: string, content: string) => ({ role: 'tool', tool_call_id: id, content });
+  const h1 = [
+    ask,
+    said(lookup),
+    res('call_l', 'paid'),
+    said(transfer),
+    res('call_t', '{"assistant":"refunds"}'),
+  ];
+  const h2 = [...h1, said(transfer2), res('call_t2', 'moved')];
+  const logs = [
+    log([triage, ask], answer({ content: null, tool_calls: [lookup] })),
+    log(
+      [triage, ask, said(lookup), res('call_l', 'paid')],
+      answer({ content: null, tool_calls: [transfer] }),
+    ),
+    log([refunds, ...h1], answer({ content: null, tool_calls: [transfer2] })),
+    log([billing, ...h2], answer({ content: 'Refunded.' })),
+  ];
+  const t = transcriptOf(logs);
+
+  it('adds only the new system prompt and the transfer result at a handoff, and marks it', () => {
+    expect(t.turns.map((x) => x.input)).toEqual([
+      [
+        { role: 'system', content: 'You triage.' },
+        { role: 'user', content: 'Refund order A1.' },
+      ],
+      [{ role: 'tool', content: 'paid', tool_call_id: 'call_l' }],
+      [
+        { role: 'system', content: 'You issue refunds.' },
+        { role: 'tool', content: '{"assistant":"refunds"}', tool_call_id: 'call_t' },
+      ],
+      [
+        { role: 'system', content: 'You bill.' },
+        { role: 'tool', content: 'moved', tool_call_id: 'call_t2' },
+      ],
+    ]);
+    // The second handoff names the agent before it, as the first one named it; its result is not JSON,
+    // so the tool's name says where it went.
+    expect(t.turns.map((x) => x.handoff)).toEqual([
+      null,
+      null,
+      { from: null, to: 'refunds', tool: 'transfer_to_refunds', tool_call_id: 'call_t' },
+      { from: 'refunds', to: 'billing', tool: 'transfer_to_billing', tool_call_id: 'call_t2' },
+    ]);
+    expect(t.tool_calls.map((c) => [c.name, c.result, c.turn])).toEqual([
+      ['lookup_order', 'paid', 0],
+      ['transfer_to_refunds', '{"assistant":"refunds"}', 1],
+      ['transfer_to_billing', 'moved', 2],
+    ]);
+  });
+
+  it('gives a judge each message once', () => {
+    const text = conversationText(t);
+    expect(text.split('user: Refund order A1.')).toHaveLength(2);
+    expect(text.split('tool result: paid')).toHaveLength(2);
+    expect(text).toContain('system: You issue refunds.\ntool result: {"assistant":"refunds"}');
+  });
+
+  it("shows a first turn's earlier calls with their results (a page, or a conversation begun elsewhere)", () => {
+    const page = transcriptOf(logs.slice(2), 2);
+    expect(page.turns[0]!.input).toEqual([
+      { role: 'system', content: 'You issue refunds.' },
+      { role: 'user', content: 'Refund order A1.' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'call_l', name: 'lookup_order', arguments: { order: 'A1' } }],
+      },
+      { role: 'tool', content: 'paid', tool_call_id: 'call_l' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'call_t', name: 'transfer_to_refunds', arguments: {} }],
+      },
+      { role: 'tool', content: '{"assistant":"refunds"}', tool_call_id: 'call_t' },
+    ]);
+    expect(page.turns.map((x) => x.handoff)).toEqual([
+      null,
+      { from: null, to: 'billing', tool: 'transfer_to_billing', tool_call_id: 'call_t2' },
+    ]);
+    expect(conversationText(page)).toContain(
+      'assistant called lookup_order({"order":"A1"})\ntool result: paid',
+    );
+  });
+
+  it('marks no handoff where the prompt stays, nor where another conversation begins', () => {
+    const branch = log([billing, { role: 'user', content: 'Other question' }], answer({ content: 'Sure.' }));
+    const b = transcriptOf([logs[0]!, logs[1]!, branch]);
+    expect(b.turns.map((x) => x.handoff)).toEqual([null, null, null]);
+    expect(b.turns[2]!.input).toEqual([
+      { role: 'system', content: 'You bill.' },
+      { role: 'user', content: 'Other question' },
+    ]);
+  });
+});

@@ -901,13 +901,23 @@ class SessionDetailScoresItem(TypedDict):
     passed: Optional[bool]
 
 
+class SessionDetailTurnsItemInputItemToolCallsItem(TypedDict):
+    """A tool call of an earlier answer"""
+
+    id: str
+    name: str
+    arguments: Any
+
+
 class _SessionDetailTurnsItemInputItemRequired(TypedDict):
-    role: Union[Literal["system"], Literal["user"], Literal["tool"]]
+    role: Union[Literal["system"], Literal["user"], Literal["assistant"], Literal["tool"]]
     content: str
 
 
 class SessionDetailTurnsItemInputItem(_SessionDetailTurnsItemInputItemRequired, total=False):
     tool_call_id: str
+    #: An assistant message's tool calls, in a turn showing a conversation the session did not record (its first)
+    tool_calls: List[SessionDetailTurnsItemInputItemToolCallsItem]
 
 
 class SessionDetailTurnsItemOutputToolCallsItem(TypedDict):
@@ -921,6 +931,9 @@ class SessionDetailTurnsItemOutput(TypedDict):
     tool_calls: List[SessionDetailTurnsItemOutputToolCallsItem]
 
 
+SessionDetailTurnsItemHandoff = TypedDict("SessionDetailTurnsItemHandoff", {"from": Optional[str], "to": Optional[str], "tool": Optional[str], "tool_call_id": Optional[str]})
+
+
 class SessionDetailTurnsItem(TypedDict):
     index: int
     task_log_id: str
@@ -930,6 +943,7 @@ class SessionDetailTurnsItem(TypedDict):
     #: What the call added to the conversation
     input: List[SessionDetailTurnsItemInputItem]
     output: SessionDetailTurnsItemOutput
+    handoff: Optional[SessionDetailTurnsItemHandoff]
     usage: Optional[Dict[str, Any]]
     cost: float
     latency_ms: float

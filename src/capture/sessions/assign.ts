@@ -18,6 +18,8 @@ const KEY = {
   conversation: 'c:',
   trace: 't:',
   continuity: 'p:',
+  /** Continuity past a handoff: under `p:` too, so that it expires with the window (`p:h:` is no hash). */
+  handoff: 'p:h:',
 } as const;
 
 /**
@@ -52,6 +54,8 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, withHashes 
     trace: row.parent_span_id ? (row.trace_id ?? null) : null,
     continues: null,
     soFar: null,
+    handoffContinues: null,
+    handoffSoFar: null,
   };
   const metadata = parseJson<Record<string, unknown>>(row.metadata ?? '{}', {});
   const dialect = dialectNamed(metadata.route);
@@ -69,7 +73,30 @@ export function cluesOf(row: LogRow, sessionKey: string | undefined, withHashes 
   const hashes = conversationHashes(input, answerEvents(response));
   clues.continues = hashes.continues;
   clues.soFar = hashes.soFar;
+  clues.handoffContinues = hashes.handoffContinues;
+  clues.handoffSoFar = hashes.handoffSoFar;
   return clues;
+}
+
+/**
+ * The session a call continues by its conversation, within the window: the call whose input and answer
+ * its input repeats; failing that, the call whose answer was the tool call this input answers, the
+ * system prompt set aside (a handoff: the next agent's prompt replaced the first one, the rest is the
+ * same conversation, tool call ids included).
+ */
+function continued(
+  keys: Map<string, { session: string; at: string }>,
+  clues: CallClues,
+  at: string,
+): string | undefined {
+  const within = (key: string) => {
+    const hit = keys.get(key);
+    return hit && Date.parse(at) - Date.parse(hit.at) <= CONTINUITY_WINDOW_MS ? hit.session : undefined;
+  };
+  return (
+    (clues.continues ? within(KEY.continuity + clues.continues) : undefined) ??
+    (clues.handoffContinues ? within(KEY.handoff + clues.handoffContinues) : undefined)
+  );
 }
 
 interface Pending {
@@ -120,6 +147,7 @@ export async function assignSessions(
     if (clues.conversation) wanted.add(KEY.conversation + clues.conversation);
     if (clues.trace) wanted.add(KEY.trace + clues.trace);
     if (continuity && clues.continues) wanted.add(KEY.continuity + clues.continues);
+    if (continuity && clues.handoffContinues) wanted.add(KEY.handoff + clues.handoffContinues);
     if (clues.previousLog) previousLogs.add(clues.previousLog);
   }
   /** key → session and when the key was made, from the table and then from this batch. */
@@ -162,10 +190,7 @@ export async function assignSessions(
       (clues.previousLog ? logSessions.get(clues.previousLog) : undefined) ??
       byKey(conversation) ??
       byKey(trace);
-    if (session === undefined && continuity && clues.continues) {
-      const hit = keys.get(KEY.continuity + clues.continues);
-      if (hit && Date.parse(at) - Date.parse(hit.at) <= CONTINUITY_WINDOW_MS) session = hit.session;
-    }
+    if (session === undefined && continuity) session = continued(keys, clues, at);
     let assignedBy: SessionAssignment | null = null;
     let externalKey: string | null = null;
     if (session === undefined) {
@@ -182,6 +207,7 @@ export async function assignSessions(
     // A trace's key is refreshed by each of its calls: it expires with the window after the last one.
     if (trace) setKey(trace, session, at);
     if (continuity && clues.soFar) setKey(KEY.continuity + clues.soFar, session, at);
+    if (continuity && clues.handoffSoFar) setKey(KEY.handoff + clues.handoffSoFar, session, at);
     let delta = deltas.get(session);
     if (!delta) {
       delta = {

@@ -175,7 +175,7 @@ const eventText = (e: ConversationEvent): string => {
 
 const digestOf = (hash: Hash): string => hash.digest('base64url').slice(0, 32);
 
-/** The two hashes continuity works with, of one call. */
+/** The hashes continuity works with, of one call. */
 export interface ConversationHashes {
   /**
    * The input up to and including its last assistant event (the answer the call continues from); null
@@ -184,7 +184,18 @@ export interface ConversationHashes {
   continues: string | null;
   /** The input and the call's own answer: what the next call of the conversation will continue from. */
   soFar: string | null;
+  /**
+   * *continues* over the conversation without its system events, where the answer the input continues
+   * from is a tool call with an id (a handoff's transfer): the key that finds the conversation again when
+   * the next agent's system prompt replaced the first one. Null otherwise.
+   */
+  handoffContinues: string | null;
+  /** *so far* without system events, where the call's answer ends with a tool call with an id; else null. */
+  handoffSoFar: string | null;
 }
+
+/** A tool call with an id: the only kind of answer a handoff's key is kept for (ids tell runs apart). */
+const linksByCall = (e: ConversationEvent | undefined): boolean => e?.kind === 'call' && e.id !== '';
 
 export function conversationHashes(
   input: ConversationEvent[],
@@ -198,15 +209,35 @@ export function conversationHashes(
       break;
     }
   }
+  const continuesByCall = linksByCall(input[last]);
+  const soFarByCall = linksByCall(answer[answer.length - 1]);
   // One pass over the conversation: the hash of the prefix is copied where *continues* ends, and the
-  // same hash goes on over the rest of the input and the answer for *so far*.
+  // same hash goes on over the rest of the input and the answer for *so far*. The second hash skips
+  // system events and is only kept where a tool call links the calls.
   const hash = createHash('sha256');
+  const bare = continuesByCall || soFarByCall ? createHash('sha256') : null;
   let continues: string | null = null;
+  let handoffContinues: string | null = null;
   for (let i = 0; i < input.length; i++) {
-    hash.update(eventText(input[i]!)).update('\n');
-    if (i === last) continues = digestOf(hash.copy());
+    const e = input[i]!;
+    const text = eventText(e);
+    hash.update(text).update('\n');
+    if (bare && e.kind !== 'system') bare.update(text).update('\n');
+    if (i === last) {
+      continues = digestOf(hash.copy());
+      if (bare && continuesByCall) handoffContinues = digestOf(bare.copy());
+    }
   }
-  if (answer.length === 0) return { continues, soFar: null };
-  for (const e of answer) hash.update(eventText(e)).update('\n');
-  return { continues, soFar: digestOf(hash) };
+  if (answer.length === 0) return { continues, soFar: null, handoffContinues, handoffSoFar: null };
+  for (const e of answer) {
+    const text = eventText(e);
+    hash.update(text).update('\n');
+    if (bare && e.kind !== 'system') bare.update(text).update('\n');
+  }
+  return {
+    continues,
+    soFar: digestOf(hash),
+    handoffContinues,
+    handoffSoFar: bare && soFarByCall ? digestOf(bare) : null,
+  };
 }

@@ -22,6 +22,10 @@ export interface CallClues {
   continues: string | null;
   /** Hash of the input and the call's own answer. */
   soFar: string | null;
+  /** *continues* without system events, where a tool call links the calls (a handoff). */
+  handoffContinues: string | null;
+  /** *so far* without system events, where the answer ends with a tool call. */
+  handoffSoFar: string | null;
 }
 
 /** The calls a batch adds to one session, and how it started when the batch started it. */

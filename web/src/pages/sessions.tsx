@@ -43,14 +43,30 @@ interface ToolCall {
   arguments: unknown;
 }
 
+interface TurnMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  tool_call_id?: string;
+  /** An earlier answer's calls, in a turn showing a conversation the session did not record. */
+  tool_calls?: ToolCall[];
+}
+
+interface Handoff {
+  from: string | null;
+  to: string | null;
+  tool: string | null;
+  tool_call_id: string | null;
+}
+
 interface Turn {
   index: number;
   task_log_id: string;
   model: string;
   created_at: string;
   status: 'success' | 'error';
-  input: { role: 'system' | 'user' | 'tool'; content: string; tool_call_id?: string }[];
+  input: TurnMessage[];
   output: { content: string | null; tool_calls: ToolCall[] };
+  handoff: Handoff | null;
   usage: { prompt_tokens?: number; completion_tokens?: number } | null;
   cost: number;
   latency_ms: number;
@@ -100,7 +116,27 @@ function FoldedCall(props: { call: ToolCall; result: string | null | undefined }
   );
 }
 
-/** One call of the session as chat bubbles: what it added (user, tool results), then its answer. */
+/** Where the agent changed: before whom, after whom, by which tool. */
+function HandoffNote(props: { handoff: Handoff }) {
+  const h = props.handoff;
+  return (
+    <p className="handoff small" role="note">
+      Handoff{h.from ? ` from ${h.from}` : ''}
+      {h.to ? ` to ${h.to}` : ''}
+      {h.tool ? (
+        <>
+          {' '}
+          by <code>{h.tool}</code>
+        </>
+      ) : null}
+    </p>
+  );
+}
+
+/**
+ * One call of the session as chat bubbles: the handoff that led to it, what it added (user, tool
+ * results; earlier answers in a turn that starts mid-conversation), then its answer.
+ */
 function TurnView(props: {
   project: string;
   session: string;
@@ -111,14 +147,27 @@ function TurnView(props: {
   const t = props.turn;
   const inTokens = t.usage?.prompt_tokens ?? 0;
   const outTokens = t.usage?.completion_tokens ?? 0;
+  // Results of calls made before the turn (shown with their calls), as this turn's input sent them.
+  const sent = new Map(t.input.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content]));
   return (
     <li className={t.status === 'error' ? 'turn error' : 'turn'} aria-label={`Turn ${t.index + 1}`}>
+      {t.handoff && <HandoffNote handoff={t.handoff} />}
       {t.input
         .filter((m) => m.role !== 'tool')
         .map((m) => (
-          <div key={`${t.task_log_id}-${m.role}-${m.content}`} className={`message ${m.role}`}>
-            <span className="muted small">{m.role}</span>
-            <div className="message-text">{m.content}</div>
+          <div
+            key={`${t.task_log_id}-${m.role}-${(m.tool_calls ?? []).map((c) => c.id).join(',')}-${m.content}`}
+            className={`message ${m.role}`}
+          >
+            <span className="muted small">{m.role === 'assistant' ? 'assistant (earlier)' : m.role}</span>
+            {m.content !== '' && <div className="message-text">{m.content}</div>}
+            {(m.tool_calls ?? []).map((c) => (
+              <FoldedCall
+                key={`${t.task_log_id}-${c.id}-${c.name}`}
+                call={c}
+                result={sent.get(c.id) ?? props.results.get(c.id)}
+              />
+            ))}
           </div>
         ))}
       <div className="message assistant">
@@ -159,7 +208,7 @@ export function SessionPage(props: { project: Project; id: string }) {
       <p className="crumbs">
         <Link to={`/projects/${props.project.id}/sessions`}>Sessions</Link> /
       </p>
-      <h2>{s?.key ?? props.id}</h2>
+      <h2 className="session-title">{s?.key ?? props.id}</h2>
       <AddToDataset project={props.project.id} from={{ session_id: props.id }} />
       <ErrorBox error={session.error} />
       {!s ? (
