@@ -25,6 +25,7 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')(
         ["db.updateTable('task_logs').set({ metadata })", 'task_logs'],
         ['trx.insertInto("spans").values(rows)', 'spans'],
         ["db.deleteFrom('task_logs')", 'task_logs'],
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a tagged template, scanned
         ['sql`update task_logs set output = ${o}`', 'task_logs'],
         ['DELETE FROM "spans" WHERE 1', 'spans'],
         ["await insertRows(trx, 'task_logs', rows, 500, insert)", 'task_logs'],
