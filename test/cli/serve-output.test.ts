@@ -104,4 +104,20 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('serve output', () 
     expect(stdout).toContain(keyFile);
     expect(stdout).toContain(linkFile);
   });
+
+  it('with --workers 2 and JSON logs, the primary too puts the key and the link in files, not its output', {
+    timeout: 90_000,
+  }, async () => {
+    const { stdout, code, dir } = await serveAndStop(['--workers', '2', '--log-format', 'json']);
+    expect(code).toBe(0);
+    const listening = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; banner?: string })
+      .find((l) => l.msg === 'Evalgate listening');
+    expect(listening?.banner).toMatch(/workers: 2/);
+    expect(stdout).not.toMatch(/eg_[0-9A-Za-z]{8}|token=/);
+    expect(fs.readFileSync(path.join(dir, 'first-api-key'), 'utf8')).toMatch(/^eg_/);
+    expect(fs.statSync(path.join(dir, 'sign-in-link')).mode & 0o777).toBe(0o600);
+  });
 });

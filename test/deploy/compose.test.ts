@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { codeBlocks } from '../docs/blocks.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
@@ -92,13 +92,46 @@ interface Profile {
   profile: 'embedded' | 'scale-out';
 }
 
+const flattened = new Map<string, string>();
+/**
+ * The files a profile's commands name. On the host's network with docker-compose 1.29, which refuses
+ * published ports there (Compose v2 discards them), the merge of compose.yaml and its override without
+ * the ports, written once per project with the project's variables.
+ */
+function composeFiles(p: Profile): string[] {
+  const files = FILES.map((f) => path.join(ROOT, f));
+  if (!hostNetwork || !engine.ok || engine.compose[0] === 'docker') return files;
+  let file = flattened.get(`${p.project}/${p.profile}`);
+  if (!file) {
+    const args = [...files.flatMap((f) => ['-f', f]), '--profile', p.profile, 'config'];
+    const merged = parseYaml(
+      execFileSync('docker-compose', args, {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          ...p.env,
+          EVALGATE_IMAGE: IMAGE,
+          EVALGATE_ALLOWED_UPSTREAM_HOSTS: '127.0.0.1',
+        },
+      }),
+    ) as { services: Record<string, { ports?: unknown }> };
+    for (const service of Object.values(merged.services)) delete service.ports;
+    file = path.join(temp.make(), 'compose.yaml');
+    // YAML 1.1, as docker-compose 1.29 reads it: `'no'` and `'yes'` stay strings.
+    fs.writeFileSync(file, stringifyYaml(merged, { version: '1.1' }));
+    flattened.set(`${p.project}/${p.profile}`, file);
+  }
+  return [file];
+}
+
 /** What every compose command of the test is given (the files, the image, the upstream's host). */
 function composeEnv(p: Profile): Record<string, string> {
   return {
     EVALGATE_IMAGE: IMAGE,
     EVALGATE_ALLOWED_UPSTREAM_HOSTS: upstreamHost(),
     COMPOSE_PROJECT_NAME: p.project,
-    COMPOSE_FILE: FILES.map((f) => path.join(ROOT, f)).join(':'),
+    COMPOSE_FILE: composeFiles(p).join(':'),
     ...p.env,
   };
 }
@@ -110,7 +143,7 @@ async function compose(p: Profile, ...args: string[]): Promise<string> {
 async function composeBoth(p: Profile, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
   if (!engine.ok) throw new Error('no engine');
   const [cmd, ...pre] = engine.compose;
-  const files = FILES.flatMap((f) => ['-f', f]);
+  const files = composeFiles(p).flatMap((f) => ['-f', f]);
   return shBoth(cmd!, [...pre, ...files, '-p', p.project, '--profile', p.profile, ...args], {
     cwd: ROOT,
     env: composeEnv(p),
