@@ -1,13 +1,16 @@
-# Evalgate's image: one image for `evalgate serve` and `evalgate worker` (the command chooses), configured
-# through EVALGATE_* environment variables only (secrets also as EVALGATE_*_FILE; see docs/deploy.md).
-# NODE_IMAGE: the Node.js 22 base of both stages (Debian bookworm, with npm); any 22.13+ or 24.18-.
+# Evalgate's image: one image for `evalgate serve`, `evalgate worker` and `evalgate migrate` (the command
+# chooses), configured through EVALGATE_* environment variables only (secrets also as EVALGATE_*_FILE;
+# see docs/deploy.md).
+# NODE_IMAGE: the Node.js base of the build stage (Debian bookworm, with npm); any 22.13+ or 24.18-.
+# DEBIAN_IMAGE: the run stage's base, to which only the node binary is copied (no npm, no headers).
 ARG NODE_IMAGE=node:22-bookworm-slim
+ARG DEBIAN_IMAGE=debian:bookworm-slim
 
-# Build: the dependencies (better-sqlite3 compiled for this Node.js), the server and the dashboard, then
-# only the production dependencies are kept.
+# Build: the dependencies (better-sqlite3 compiled for this Node.js), the bundled server and CLI and the
+# dashboard; then, apart, what the bundle loads from node_modules at run time and a stripped node.
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends python3 make g++ >/dev/null \
+ && apt-get install -y -qq --no-install-recommends python3 make g++ binutils >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 # node-gyp builds against the base image's own headers instead of downloading them.
 ENV npm_config_nodedir=/usr/local
@@ -15,38 +18,48 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild better-sqlite3 esbuild
-COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/bundle.mjs scripts/
+COPY tsconfig.json ./
+COPY scripts/bundle.mjs scripts/externals.mjs scripts/runtime-modules.mjs scripts/
 COPY src src
 COPY web web
-RUN npm run build \
+# The bundle is the server (tsc's dist/ is only for the npm package's client, so it is not built here).
+RUN node scripts/bundle.mjs \
  && find dist/bundle -name '*.map' -delete \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && rm -rf node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
-      node_modules/better-sqlite3/build/Release/test_extension.node node_modules/better-sqlite3/deps \
-      node_modules/better-sqlite3/src
+ && npm run build:web
+# The packages the bundle leaves outside (native addons, packages that read their own files) and their
+# dependencies, without what only compilers, editors and debuggers read.
+RUN node scripts/runtime-modules.mjs /runtime \
+ && cd /runtime/node_modules \
+ && rm -rf better-sqlite3/deps better-sqlite3/src better-sqlite3/build/Release/obj* \
+      better-sqlite3/build/Release/.deps better-sqlite3/build/Release/test_extension.node \
+ && find . -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' \
+      -o -name '*.md' -o -name '*.tsbuildinfo' \) -delete \
+ && strip -o /runtime/node /usr/local/bin/node
 
-# Run: a non-root user (node, uid 1000), the data directory a volume at /data.
-FROM ${NODE_IMAGE}
+# Run: Debian with node, a non-root user (node, uid 1000); the data directory /data (mount a volume).
+FROM ${DEBIAN_IMAGE}
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=64 \
     EVALGATE_HOST=0.0.0.0 \
     EVALGATE_PORT=8080 \
-    EVALGATE_DATA_DIR=/data
+    EVALGATE_DATA_DIR=/data \
+    EVALGATE_LOG_FORMAT=json
+COPY --from=build /runtime/node /usr/local/bin/node
+RUN groupadd --gid 1000 node \
+ && useradd --uid 1000 --gid node --shell /bin/bash --create-home node \
+ && mkdir -p /data && chown node:node /data && chmod 700 /data
 WORKDIR /app
 COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules node_modules
-# The server and CLI as one bundle (the evalgate command); tsc's dist/ is for the npm package's client.
+COPY --from=build /runtime/node_modules node_modules
+# The server and CLI as one bundle (the evalgate command).
 COPY --from=build /app/dist/bundle dist/bundle
 COPY --from=build /app/web/dist web/dist
 COPY python python
 COPY data data
 # The docs, served to MCP clients as resources (evalgate://docs/<page>).
 COPY docs docs
-RUN ln -s /app/dist/bundle/evalgate.js /usr/local/bin/evalgate \
- && mkdir -p /data && chown node:node /data
+RUN ln -s /app/dist/bundle/evalgate.js /usr/local/bin/evalgate
 USER node
-VOLUME /data
 EXPOSE 8080
 # /healthz of `serve` (a worker has no HTTP port: compose.yaml turns the check off for workers).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \

@@ -5,13 +5,14 @@
  *
  *   node scripts/bundle.mjs [--out DIR]
  *
- * Kept outside the bundle, loaded from node_modules as they are: native addons, and packages that read
- * files beside their own modules at run time (Lua scripts, worker files, static assets, package.json).
+ * Kept outside the bundle, loaded from node_modules as they are: the packages scripts/externals.mjs
+ * lists (native addons, and packages that read files beside their own modules at run time).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { EXTERNAL } from './externals.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outIndex = process.argv.indexOf('--out');
@@ -24,19 +25,6 @@ const ENTRIES = [
   'src/scoring/graders/metric-thread.ts',
   'src/review/agreement/thread.ts',
   'src/traces/otlp/decode-thread.ts',
-];
-
-const EXTERNAL = [
-  'better-sqlite3',
-  'pg-native',
-  'bullmq',
-  'ioredis',
-  'msgpackr',
-  'msgpackr-extract',
-  'pino',
-  'thread-stream',
-  '@fastify/swagger',
-  '@fastify/swagger-ui',
 ];
 
 // Code bundled from CommonJS packages may ask for require, __filename or __dirname.

@@ -4,6 +4,7 @@ import { ConfigError, type Env } from './config-sections.js';
 /** The settings that may be given as a file's content (`<NAME>_FILE`): those that hold secrets. */
 export const FILE_SETTINGS = [
   'EVALGATE_DATABASE_URL',
+  'EVALGATE_DATABASE_PASSWORD',
   'EVALGATE_REDIS_URL',
   'EVALGATE_KEY_PEPPER',
   'EVALGATE_SECRET_KEY',

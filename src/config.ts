@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { databaseUrl } from './config-database.js';
 import { withFileSettings } from './config-files.js';
 import { type OtelExportSettings, otelExportSettings } from './config-otel.js';
 import {
@@ -130,14 +131,6 @@ export interface RunSettings {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-function databaseUrl(raw: string | null, dataDir: string): string {
-  if (raw === null) return `sqlite:${path.join(dataDir, 'evalgate.db')}`;
-  if (/^postgres(ql)?:\/\//.test(raw) || raw.startsWith('sqlite:')) return raw;
-  throw new ConfigError(
-    `EVALGATE_DATABASE_URL must start with postgres://, postgresql:// or sqlite:, got "${raw.replace(/\/\/[^@]*@/, '//***@')}"`,
-  );
-}
 
 function environmentsOf(raw: string | undefined): string[] {
   const names = (text(raw) ?? 'main')
@@ -321,7 +314,11 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     host,
     port: int('port', flags.port ?? env.EVALGATE_PORT, 8080, 0, 65535),
     dataDir,
-    databaseUrl: databaseUrl(flags.databaseUrl ?? text(env.EVALGATE_DATABASE_URL), dataDir),
+    databaseUrl: databaseUrl(
+      flags.databaseUrl ?? text(env.EVALGATE_DATABASE_URL),
+      dataDir,
+      text(env.EVALGATE_DATABASE_PASSWORD),
+    ),
     redisUrl,
     redisPrefix: redisPrefixOf(env.EVALGATE_REDIS_PREFIX),
     keyPepper: pepper,

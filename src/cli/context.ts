@@ -38,3 +38,18 @@ export function onStop(stop: (signal: NodeJS.Signals) => Promise<void>): void {
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 }
+
+/**
+ * A long-running command's own status line (`worker` started, `migrate` done): plain text, or with
+ * EVALGATE_LOG_FORMAT=json (as in the container image) a JSON log line like the logger's, so that a
+ * log collector reads every line of a container the same way.
+ */
+export function statusLine(message: string, fields: Record<string, unknown> = {}): void {
+  if (process.env.EVALGATE_LOG_FORMAT === 'json') {
+    process.stdout.write(
+      `${JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, ...fields, msg: message })}\n`,
+    );
+  } else {
+    process.stdout.write(`${message}\n`);
+  }
+}

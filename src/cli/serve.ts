@@ -9,7 +9,7 @@ import { createServices } from '../services.js';
 import { forgetServer, recordServer } from '../shared/server-file.js';
 import { bootstrapIfEmpty } from '../tenancy/bootstrap.js';
 import { usage } from './client-context.js';
-import { configFrom, onStop } from './context.js';
+import { configFrom, onStop, statusLine } from './context.js';
 
 /** A start/stop line: plain text beside the banner, a log line in `--log-format json`. */
 function announce(json: boolean, logger: { info(message: string): void }, message: string): void {
@@ -48,7 +48,7 @@ export function registerServeCommands(program: Command): void {
         const workers = workerCount(opts.workers ?? process.env.EVALGATE_WORKERS);
         if (workers > 1) {
           const { runPrimary } = await import('../cluster/primary.js');
-          return runPrimary(config, workers);
+          return runPrimary(config, workers, json);
         }
         const services = await createServices(config);
         const app = await createApp(services);
@@ -69,8 +69,9 @@ export function registerServeCommands(program: Command): void {
         }
         const address = app.server.server.address();
         const port = typeof address === 'object' && address ? address.port : config.port;
-        // One write, so that whoever reads the address also gets the key. In JSON, one log line says it.
-        const banner = await serveBanner(services, port, key);
+        // One write, so that whoever reads the address also gets the key. In JSON, one log line says it,
+        // and the key and the sign-in link are in files of the data directory instead.
+        const banner = await serveBanner(services, port, key, { credentialFiles: json });
         if (json) services.logger.info({ event: 'listening', port, banner }, 'Evalgate listening');
         else process.stdout.write(banner);
         // Where this server answers, for the CLI's local commands run beside it (`dashboard link`).
@@ -94,9 +95,10 @@ export function registerServeCommands(program: Command): void {
       const database = await openDatabase(config.databaseUrl);
       try {
         const applied = await database.migrate();
-        process.stdout.write(
-          applied.length ? `Applied: ${applied.join(', ')}\n` : 'Database is up to date\n',
-        );
+        statusLine(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date', {
+          event: 'migrated',
+          applied,
+        });
       } finally {
         await database.close();
       }

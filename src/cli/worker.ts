@@ -5,7 +5,7 @@ import { startMetricsServer } from '../observability/server.js';
 import { createServices } from '../services.js';
 import { ApiError } from '../shared/errors.js';
 import { wholeNumber } from './client-context.js';
-import { configFrom, onStop } from './context.js';
+import { configFrom, onStop, statusLine } from './context.js';
 
 interface WorkerFlags {
   environment: string[];
@@ -65,9 +65,10 @@ export function registerWorkerCommand(program: Command): void {
               },
             });
       if (metricsServer) metricsUrl = `, metrics on ${metricsServer.url}/metrics`;
-      process.stdout.write(
+      statusLine(
         `Evalgate worker ${services.workerId} executing environment(s) ${environments.join(', ')} ` +
-          `(executor: ${config.runs.executor}, concurrency: ${concurrency ?? config.runs.workerConcurrency}${metricsUrl})\n`,
+          `(executor: ${config.runs.executor}, concurrency: ${concurrency ?? config.runs.workerConcurrency}${metricsUrl})`,
+        { event: 'worker_started', worker_id: services.workerId, environments },
       );
       onStop(async () => {
         await metricsServer?.close();

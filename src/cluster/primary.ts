@@ -59,7 +59,7 @@ const MAX_BACKOFF_MS = 30_000;
  * shared rate limits (no Redis), relays key revocations, restarts a worker that dies (backing off when
  * one keeps dying at start) and on SIGTERM/SIGINT stops every worker gracefully and exits when all did.
  */
-export async function runPrimary(config: Config, count: number): Promise<void> {
+export async function runPrimary(config: Config, count: number, json = false): Promise<void> {
   // Migrations, secrets (pepper, secret key) and the first key are made once, here, before any worker.
   const services = await createServices(config);
   const key = await bootstrapIfEmpty(services.db, services.pepper);
@@ -90,10 +90,11 @@ export async function runPrimary(config: Config, count: number): Promise<void> {
   };
 
   const printBanner = async (port: number) => {
-    const banner = await serveBanner(services, port, key, count);
+    const banner = await serveBanner(services, port, key, { workers: count, credentialFiles: json });
+    if (json) services.logger.info({ event: 'listening', port, banner }, 'Evalgate listening');
+    else process.stdout.write(banner);
     // The primary serves nothing: its own database connection and writer are not needed any more.
     await services.close();
-    process.stdout.write(banner);
     // Where the workers answer, for the CLI's local commands run beside them (`dashboard link`).
     recordServer(config.dataDir, listeningUrl(config.host, port));
   };

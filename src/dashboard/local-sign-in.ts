@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
+import { SIGN_IN_LINK_FILE, writeCredentialFile } from '../shared/credential-files.js';
 import { OidcProviders } from './oidc.js';
 import * as repo from './repository.js';
 import { randomToken, sha256 } from './tokens.js';
@@ -48,15 +49,24 @@ async function providersBanner(settings: Config['dashboard'], base: string): Pro
 
 /**
  * The lines `evalgate serve` adds to its banner: the dashboard's address, and without identity providers
- * a one-time sign-in link for the operator (like a notebook server's token).
+ * a one-time sign-in link for the operator (like a notebook server's token). With `linkDir`, the link is
+ * written to a file there (readable by its owner only) and the banner names the file instead.
  */
 export async function dashboardBanner(
   services: { config: Pick<Config, 'dashboard'>; db: Kysely<Database> },
   listening: string,
+  linkDir?: string,
 ): Promise<string> {
   const base = services.config.dashboard.publicUrl ?? listening;
   if (!localSignInEnabled(services.config)) return providersBanner(services.config.dashboard, base);
   const link = await issueLocalSignInLink(services.db, base);
   const minutes = LOCAL_LINK_TTL_MS / 60_000;
+  if (linkDir !== undefined) {
+    const file = writeCredentialFile(linkDir, SIGN_IN_LINK_FILE, link);
+    return (
+      `Dashboard: ${base}/ — a one-time sign-in link (valid ${minutes} minutes, once) is in ${file}; ` +
+      '`evalgate dashboard link` prints a new one\n'
+    );
+  }
   return `Dashboard: ${base}/ — sign in with this one-time link (valid ${minutes} minutes, once):\n\n  ${link}\n`;
 }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliArgs } from '../helpers/cli-bundle.js';
 import { tempDir } from '../helpers/temp.js';
@@ -8,7 +10,7 @@ import { ROOT } from './cli-helpers.js';
 function serveAndStop(
   args: string[],
   extraEnv: Record<string, string> = {},
-): Promise<{ stdout: string; code: number | null }> {
+): Promise<{ stdout: string; code: number | null; dir: string }> {
   const dir = tempDir('evalgate-serve-').dir;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVALGATE_')));
   const child = spawn(process.execPath, [...cliArgs(), 'serve', '--port', '0', ...args], {
@@ -31,7 +33,7 @@ function serveAndStop(
   return new Promise((resolve) =>
     child.on('exit', (code) => {
       clearTimeout(timer);
-      resolve({ stdout, code });
+      resolve({ stdout, code, dir });
     }),
   );
 }
@@ -80,7 +82,7 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('serve output', () 
     ['--log-format json', ['--log-format', 'json'], {}],
     ['EVALGATE_LOG_FORMAT=json', [], { EVALGATE_LOG_FORMAT: 'json' }],
   ])('writes JSON lines only with %s', { timeout: 90_000 }, async (_how, args, extraEnv) => {
-    const { stdout, code } = await serveAndStop(args, extraEnv);
+    const { stdout, code, dir } = await serveAndStop(args, extraEnv);
     expect(code).toBe(0);
     const lines = stdout.trim().split('\n');
     const parsed = lines.map((line) => JSON.parse(line) as { msg: string; banner?: string });
@@ -88,5 +90,34 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('serve output', () 
       expect.arrayContaining(['Evalgate listening', 'Evalgate stopped']),
     );
     expect(parsed.find((l) => l.msg === 'Evalgate listening')?.banner).toMatch(/Created project 'default'/);
+    // Logs are collected and kept (docker logs, journald): the first key and the sign-in link are not in
+    // them, but in files of the data directory that only the server's user reads.
+    expect(stdout).not.toMatch(/eg_[0-9A-Za-z]{8}/);
+    expect(stdout).not.toMatch(/token=/);
+    const keyFile = path.join(dir, 'first-api-key');
+    const linkFile = path.join(dir, 'sign-in-link');
+    expect(fs.readFileSync(keyFile, 'utf8')).toMatch(/^eg_[0-9A-Za-z]+\n$/);
+    expect(fs.readFileSync(linkFile, 'utf8')).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/dashboard\/api\/auth\/local\?token=\S+\n$/,
+    );
+    for (const file of [keyFile, linkFile]) expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(stdout).toContain(keyFile);
+    expect(stdout).toContain(linkFile);
+  });
+
+  it('with --workers 2 and JSON logs, the primary too puts the key and the link in files, not its output', {
+    timeout: 90_000,
+  }, async () => {
+    const { stdout, code, dir } = await serveAndStop(['--workers', '2', '--log-format', 'json']);
+    expect(code).toBe(0);
+    const listening = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; banner?: string })
+      .find((l) => l.msg === 'Evalgate listening');
+    expect(listening?.banner).toMatch(/workers: 2/);
+    expect(stdout).not.toMatch(/eg_[0-9A-Za-z]{8}|token=/);
+    expect(fs.readFileSync(path.join(dir, 'first-api-key'), 'utf8')).toMatch(/^eg_/);
+    expect(fs.statSync(path.join(dir, 'sign-in-link')).mode & 0o777).toBe(0o600);
   });
 });

@@ -55,6 +55,34 @@ describe('settings read from *_FILE', () => {
     ).toThrow(/EVALGATE_SECRET_KEY_FILE: cannot read .*missing: ENOENT/);
   });
 
+  it('puts EVALGATE_DATABASE_PASSWORD(_FILE) into a postgres URL without one, so the URL is plain settings', () => {
+    const dir = temp.make();
+    // The same secret file PostgreSQL's container is given (compose.yaml), with characters a URL escapes.
+    const password = secret(dir, 'postgres_password', 'p@ss:w/rd%\n');
+    const config = loadConfig({
+      EVALGATE_DATA_DIR: dir,
+      EVALGATE_DATABASE_URL: 'postgres://evalgate@postgres:5433/evalgate',
+      EVALGATE_DATABASE_PASSWORD_FILE: password,
+    });
+    const url = new URL(config.databaseUrl);
+    expect([url.username, decodeURIComponent(url.password), url.host, url.pathname]).toEqual([
+      'evalgate',
+      'p@ss:w/rd%',
+      'postgres:5433',
+      '/evalgate',
+    ]);
+    expect(() =>
+      loadConfig({
+        EVALGATE_DATA_DIR: dir,
+        EVALGATE_DATABASE_URL: 'postgres://evalgate:other@postgres:5432/evalgate',
+        EVALGATE_DATABASE_PASSWORD: 'pw',
+      }),
+    ).toThrow('EVALGATE_DATABASE_URL has a password and EVALGATE_DATABASE_PASSWORD is set');
+    expect(() => loadConfig({ EVALGATE_DATA_DIR: dir, EVALGATE_DATABASE_PASSWORD: 'pw' })).toThrow(
+      'EVALGATE_DATABASE_PASSWORD is for a postgres:// EVALGATE_DATABASE_URL',
+    );
+  });
+
   it('leaves EVALGATE_PRICES_FILE, a setting of its own, alone', () => {
     const dir = temp.make();
     const prices = secret(dir, 'prices.json', '{}');

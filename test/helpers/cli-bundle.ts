@@ -29,8 +29,10 @@ function sourcesDigest(): string {
     }
   };
   walk(path.join(ROOT, 'src'));
-  const script = fs.statSync(path.join(ROOT, 'scripts', 'bundle.mjs'));
-  hash.update(`bundle.mjs\0${script.size}\0${script.mtimeMs}`);
+  for (const name of ['bundle.mjs', 'externals.mjs']) {
+    const script = fs.statSync(path.join(ROOT, 'scripts', name));
+    hash.update(`${name}\0${script.size}\0${script.mtimeMs}\n`);
+  }
   return hash.digest('hex').slice(0, 16);
 }
 
