@@ -64,11 +64,37 @@ function record(containerId: string, n: number): TaskLogRecord {
   };
 }
 
+/** How long a write may take before it counts as a wait. */
+const WAIT_MS = 50;
+/**
+ * How many writes may take longer: a pause of the whole process (a garbage collection, the machine's
+ * scheduler under load) can land inside one. A writer that waited on the database would wait at every
+ * batch: far more often.
+ */
+const PAUSES_ALLOWED = 3;
+
+interface Waits {
+  /** The slowest write's wall time. */
+  ms: number;
+  /** Writes slower than WAIT_MS. */
+  slow: number;
+}
+
 /** Calls write and measures it: a caller must never wait on the database, and never see an error. */
-function timedWrite(writer: LogWriter, r: TaskLogRecord, worst: { ms: number }): void {
+function timedWrite(writer: LogWriter, r: TaskLogRecord, worst: Waits): void {
   const t0 = performance.now();
   writer.write(r);
-  worst.ms = Math.max(worst.ms, performance.now() - t0);
+  const ms = performance.now() - t0;
+  worst.ms = Math.max(worst.ms, ms);
+  if (ms >= WAIT_MS) worst.slow++;
+}
+
+/** No write waited: at most PAUSES_ALLOWED were slower than WAIT_MS. */
+function expectNoWait(worst: Waits): void {
+  expect(
+    worst.slow,
+    `writes slower than ${WAIT_MS} ms (the slowest: ${worst.ms.toFixed(1)} ms)`,
+  ).toBeLessThanOrEqual(PAUSES_ALLOWED);
 }
 
 /**
@@ -77,7 +103,7 @@ function timedWrite(writer: LogWriter, r: TaskLogRecord, worst: { ms: number }):
  */
 async function writeConcurrently(writer: LogWriter, callers: number, each: number, yieldEvery: number) {
   const sent = new Map<string, string[]>(containers.map((c) => [c, []]));
-  const worst = { ms: 0 };
+  const worst: Waits = { ms: 0, slow: 0 };
   const caller = async (k: number) => {
     for (let i = 0; i < each; i++) {
       const c = containers[(k + i) % containers.length]!;
@@ -117,7 +143,7 @@ describe('log writer', () => {
       // Within a container, seq order is the order the records were written in.
       expect(await storedSeqs(handle.db, c)).toEqual(sent.get(c));
     }
-    expect(worst.ms).toBeLessThan(50);
+    expectNoWait(worst);
   });
 
   it('gives two writers on separate connections (two processes) disjoint, gap-free seqs', {
@@ -197,7 +223,7 @@ describe('log writer', () => {
   }, async () => {
     const writer = createLogWriter(handle.db, { batchSize: 20, flushMs: 10, maxBuffered: 500 });
     const outage = await databaseOutage(handle, fresh);
-    const worst = { ms: 0 };
+    const worst: Waits = { ms: 0, slow: 0 };
     let n = 0;
     let thrown = 0;
     const writeFor = async (ms: number) => {
@@ -231,7 +257,7 @@ describe('log writer', () => {
     await writer.close();
     const after = writer.stats();
     expect(thrown).toBe(0);
-    expect(worst.ms).toBeLessThan(50);
+    expectNoWait(worst);
     expect(after.written).toBeGreaterThan(during.written);
     expect(after.failed).toBe(failedAfterOutage);
     expect(after.written + after.failed).toBe(n);
@@ -348,7 +374,7 @@ describe('log writer on its own thread', () => {
     await writer.flush();
     expect(writer.stats()).toEqual({ accepted: 20_000, written: 20_000, failed: 0, buffered: 0 });
     for (const c of containers) expect(await storedSeqs(handle.db, c)).toEqual(sent.get(c));
-    expect(worst.ms).toBeLessThan(50);
+    expectNoWait(worst);
     await writer.close();
     writer.write(record(containers[0]!, 1));
     expect(writer.stats()).toMatchObject({ accepted: 20_000, failed: 1 });
