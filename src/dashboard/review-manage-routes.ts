@@ -44,8 +44,12 @@ export const dashboardReviewManageRoutes: FastifyPluginAsyncTypebox<{ ctx: Dashb
   const ports = { db, sourceKinds: ctx.deps.runs.sourceKinds };
   const hide = true;
   const base = `${DASHBOARD_API}/projects/:project/review`;
-  const queueOf = async (request: WithSession & { params: { project: string; queue: string } }) => {
-    const project = await projectOf(db, request);
+  /** The queue; `review`: a route a `reviewer` member may use too (their own reviews). */
+  const queueOf = async (
+    request: WithSession & { params: { project: string; queue: string } },
+    allow: { review?: boolean } = {},
+  ) => {
+    const project = await projectOf(db, request, allow);
     return requireQueue(db, project.id, request.params.queue);
   };
 
@@ -97,7 +101,7 @@ export const dashboardReviewManageRoutes: FastifyPluginAsyncTypebox<{ ctx: Dashb
     `${base}/queues/:queue/my-reviews`,
     { schema: { hide, params: QueueParam, querystring: Type.Object(PageQuery) } },
     async (request) => {
-      const queue = await queueOf(request);
+      const queue = await queueOf(request, { review: true });
       const reviewer = reviewerOfUser(userOf(request).id);
       return listReviews(db, queue, { reviewer }, pageOf(request.query));
     },
@@ -107,7 +111,7 @@ export const dashboardReviewManageRoutes: FastifyPluginAsyncTypebox<{ ctx: Dashb
     `${base}/queues/:queue/reviews/:review/correct`,
     { schema: { hide, params: ReviewParam, body: CorrectReview } },
     async (request, reply) => {
-      const queue = await queueOf(request);
+      const queue = await queueOf(request, { review: true });
       const current = await requireReview(db, queue, request.params.review);
       const reviewer = reviewerOfUser(userOf(request).id);
       // The dashboard corrects one's own reviews only; another's is settled, not overwritten.

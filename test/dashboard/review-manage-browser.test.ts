@@ -407,4 +407,59 @@ describe.skipIf(!hasChromium)('managing review on the Review page in a browser',
       await api('GET', `/v1/annotation-queues/${queueId}/reviews?item=${review.item_id}&history=true`),
     ).toEqual(before);
   }, 300_000);
+
+  it('a reviewer member claims, scores and corrects on the Review page, and is refused everything else', async () => {
+    const org = (await dash(alice, 'GET', `/projects/${projectId}`)).body.organization_id;
+    await alice.goto(`${s.h.url}/orgs/${org}`);
+    await alice.getByLabel('E-mail').fill('dave@example.com');
+    await alice.getByLabel('Role').selectOption('reviewer');
+    await alice.getByRole('button', { name: 'Invite' }).click();
+    await alice.getByText('dave@example.com').waitFor({ timeout: LONG });
+    const dave = await member('dave', 'Provider A');
+    const invitation = (await dash(dave, 'GET', '/orgs')).body.invitations[0];
+    expect(invitation.role).toBe('reviewer');
+    expect((await dash(dave, 'POST', `/invitations/${invitation.id}/accept`)).status).toBe(200);
+
+    // The project opens on Review, the only section offered; the queue has no New queue, Add items or Export.
+    await dave.goto(projectUrl);
+    const nav = dave.getByRole('navigation', { name: 'Project' });
+    await nav.getByRole('link', { name: 'Review' }).waitFor({ timeout: LONG });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Review']);
+    await dave.getByRole('link', { name: 'triage' }).click();
+    await dave.getByTestId('item-id').waitFor({ timeout: LONG });
+    expect(await dave.getByRole('button', { name: 'New queue' }).count()).toBe(0);
+    expect(await dave.getByRole('region', { name: 'Add items' }).count()).toBe(0);
+    expect(await dave.getByRole('navigation', { name: 'Export' }).count()).toBe(0);
+    // One of the two task logs Alice skipped: Dave scores it with a key, then corrects his review.
+    const item = (await dave.getByTestId('item-id').textContent()) ?? '';
+    await dave.keyboard.press('3');
+    await dave.getByTestId('item-state').getByText('Reviewed').waitFor({ timeout: LONG });
+    await fitsBothWidths(dave);
+    const base = `/projects/${projectId}/review/queues/${queueId}`;
+    const mine = (await dash(dave, 'GET', `${base}/my-reviews`)).body.data;
+    expect(mine).toMatchObject([{ item_id: item, score: 3 }]);
+    const fixed = await dash(dave, 'POST', `${base}/reviews/${mine[0].id}/correct`, { score: 4 });
+    expect(fixed.status, JSON.stringify(fixed.body)).toBe(201);
+
+    // Anything but reviewing is refused: the queue's management, the project's other parts, a new project.
+    for (const [method, path, body] of [
+      ['POST', `/projects/${projectId}/review/queues`, { name: 'daves', evaluators: ['grade'] }],
+      ['POST', `${base}/items`, { rules: [{ run: runId, failed: true }] }],
+      ['GET', `${base}/scores`, undefined],
+      ['GET', `/projects/${projectId}/review/evaluators/grade/agreement`, undefined],
+      ['GET', `/projects/${projectId}/runs`, undefined],
+      ['GET', `/projects/${projectId}/evaluators`, undefined],
+      ['POST', `/projects/${projectId}/keys`, { name: 'mine', permissions: ['*'] }],
+      ['POST', `/orgs/${org}/projects`, { name: 'daves-app' }],
+    ] as const) {
+      const r = await dash(dave, method, path, body);
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(403);
+    }
+    await dave.goto(`${projectUrl}/runs`);
+    await dave
+      .getByRole('alert')
+      .getByText(/only review/)
+      .waitFor({ timeout: LONG });
+    expect((await api('GET', '/v1/annotation-queues')).data).toHaveLength(1);
+  }, 300_000);
 });

@@ -140,10 +140,14 @@ export function AgreementPage(props: { project: Project; queue: string }) {
     <>
       <p>
         <Link to={`/projects/${props.project.id}/review/${data.data.queue_id}`}>Back to the queue</Link>
-        {' · '}
-        <Link to={`/projects/${props.project.id}/review/${data.data.queue_id}/compare`}>
-          Compare judge prompts
-        </Link>
+        {props.project.role === 'reviewer' ? null : (
+          <>
+            {' · '}
+            <Link to={`/projects/${props.project.id}/review/${data.data.queue_id}/compare`}>
+              Compare judge prompts
+            </Link>
+          </>
+        )}
       </p>
       {data.data.evaluators.length === 0 ? <Empty>No evaluator in this queue's rubric.</Empty> : null}
       {data.data.evaluators.map((a) => (

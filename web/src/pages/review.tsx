@@ -24,6 +24,9 @@ export function scaleText(scale: QueueDetail['queue']['rubric']['evaluators'][nu
   }
 }
 
+/** Whether the user may change the project's queues (a `reviewer` member only reviews). */
+const manages = (project: Project) => project.role !== 'reviewer';
+
 /** /projects/:p/review[/:queue[/agreement | /compare | /item/:item]] */
 export function ReviewSection(props: { project: Project; rest: string[] }) {
   const [queue, sub, item] = props.rest;
@@ -42,9 +45,11 @@ function QueuesPage(props: { project: Project }) {
     <section className="card">
       <div className="section-head">
         <h2>Annotation queues</h2>
-        <button type="button" className="primary" onClick={() => setCreating(true)}>
-          New queue
-        </button>
+        {manages(props.project) ? (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New queue
+          </button>
+        ) : null}
       </div>
       {creating ? (
         <NewQueueDialog
@@ -114,7 +119,7 @@ function QueuePage(props: { project: Project; queue: string; item: string | unde
           </span>
         </p>
         <ProgressBar done={queue.counts.done} total={queue.counts.total} label={false} />
-        <ExportLinks project={props.project} queue={queue} />
+        {manages(props.project) ? <ExportLinks project={props.project} queue={queue} /> : null}
         {progress.length ? (
           <div className="table-scroll">
             <table aria-label="Reviewers">
@@ -149,7 +154,9 @@ function QueuePage(props: { project: Project; queue: string; item: string | unde
         initialItem={props.item}
         onChange={detail.reload}
       />
-      <AddItems project={props.project} queue={queue} onAdded={detail.reload} />
+      {manages(props.project) ? (
+        <AddItems project={props.project} queue={queue} onAdded={detail.reload} />
+      ) : null}
       <MyReviews key={queue.counts.reviews} project={props.project} queue={queue} onChange={detail.reload} />
     </>
   );
