@@ -13,7 +13,7 @@ import type { PlaygroundPorts } from '../playground/service.js';
 import type { RunContext } from '../runs/service.js';
 import type { BudgetAdmin } from '../shared/budget.js';
 import type { OidcProviders } from './oidc.js';
-import { type ProjectAccess, requireProject } from './orgs.js';
+import { type ProjectAccess, requireProject, reviewerOnly } from './orgs.js';
 import type { UserRow } from './repository.js';
 import type { CookiePolicy, DashboardSession } from './sessions.js';
 
@@ -61,12 +61,18 @@ export function userOf(request: WithSession): UserRow {
   return sessionOf(request).user;
 }
 
-/** The project a dashboard route's URL names (`:project`), when the session's user may see it (else 404). */
-export function projectOf(
+/**
+ * The project a dashboard route's URL names (`:project`), when the session's user may see it (else 404).
+ * A member with the `reviewer` role is refused (403) unless the route is one of reviewing's (`review`).
+ */
+export async function projectOf(
   db: Kysely<Database>,
   request: WithSession & { params: { project: string } },
+  allow: { review?: boolean } = {},
 ): Promise<ProjectAccess> {
-  return requireProject(db, userOf(request).id, request.params.project);
+  const project = await requireProject(db, userOf(request).id, request.params.project);
+  if (project.role === 'reviewer' && !allow.review) throw reviewerOnly();
+  return project;
 }
 
 /** The rights a member has inside a project of their organization: all of them, as a `*` key. */

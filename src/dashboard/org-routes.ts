@@ -5,7 +5,7 @@ import * as orgs from './orgs.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$' });
 const OrgParam = Type.Object({ org: Type.String({ minLength: 1, maxLength: 200 }) });
-const Role = Type.Enum(['owner', 'member']);
+const Role = Type.Enum(['owner', 'member', 'reviewer']);
 
 /** Organizations, members, invitations, and projects created in an organization. */
 export const orgRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = async (app, { ctx }) => {

@@ -59,6 +59,17 @@ export async function requireMembership(
   return membership.role;
 }
 
+/** What a `reviewer` member gets on anything but reviewing. */
+export function reviewerOnly(): ApiError {
+  return new ApiError(
+    'permission_denied',
+    'A reviewer may only review: claim, score and correct their own reviews',
+    {
+      required: 'member',
+    },
+  );
+}
+
 async function requireOwner(db: Kysely<Database>, userId: string, organizationId: string): Promise<void> {
   const role = await requireMembership(db, userId, organizationId);
   if (role !== 'owner') {
@@ -170,7 +181,7 @@ export async function createProjectIn(
   organizationId: string,
   name: string,
 ): Promise<Project> {
-  await requireMembership(db, userId, organizationId);
+  if ((await requireMembership(db, userId, organizationId)) === 'reviewer') throw reviewerOnly();
   const org = await findOrganization(db, organizationId);
   if (!org) throw ApiError.notFound('Organization', organizationId);
   return createProject(db, name, org.name);

@@ -117,7 +117,10 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }>
   installNdjsonParser(app);
   installCsvParser(app);
 
-  app.get(base, { schema: { hide, params: ProjectParam } }, async (request) => project(request));
+  // A reviewer reads the project itself too (the Review page is inside it), nothing else of it.
+  app.get(base, { schema: { hide, params: ProjectParam } }, async (request) =>
+    projectOf(db, request, { review: true }),
+  );
 
   keyRoutes(app, ctx, base, project);
 

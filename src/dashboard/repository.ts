@@ -188,7 +188,9 @@ export async function findMembership(
     .executeTakeFirst();
 }
 
-/** Adds a member; an existing member keeps the higher of the two roles. */
+const RANK: Record<Role, number> = { reviewer: 0, member: 1, owner: 2 };
+
+/** Adds a member; an existing member keeps the higher of the two roles (owner, member, reviewer). */
 export async function addMember(
   db: Kysely<Database>,
   organizationId: string,
@@ -197,7 +199,7 @@ export async function addMember(
 ): Promise<void> {
   const existing = await findMembership(db, organizationId, userId);
   if (existing) {
-    if (role === 'owner' && existing.role !== 'owner') {
+    if (RANK[role] > RANK[existing.role]) {
       await db
         .updateTable('memberships')
         .set({ role })

@@ -50,8 +50,10 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
   const { db } = ctx.deps;
   const hide = true;
   const base = `${DASHBOARD_API}/projects/:project/review`;
+  // Every route here is reviewing (a `reviewer` member may use it) but an evaluator's agreement.
+  const review = { review: true };
   const queueOf = async (request: WithSession & { params: { project: string; queue: string } }) => {
-    const project = await projectOf(db, request);
+    const project = await projectOf(db, request, review);
     return requireQueue(db, project.id, request.params.queue);
   };
 
@@ -59,7 +61,7 @@ export const dashboardReviewRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardCo
     `${base}/queues`,
     { schema: { hide, params: ProjectParam, querystring: Type.Object(PageQuery) } },
     async (request) => {
-      const project = await projectOf(db, request);
+      const project = await projectOf(db, request, review);
       return listQueues(db, project.id, pageOf(request.query));
     },
   );

@@ -10,6 +10,7 @@ import { orgRoutes } from './org-routes.js';
 import { dashboardPlaygroundRoutes } from './playground-routes.js';
 import { projectRoutes } from './project-routes.js';
 import { fromOwnOrigin } from './public-url.js';
+import { dashboardReviewManageRoutes } from './review-manage-routes.js';
 import { dashboardReviewRoutes } from './review-routes.js';
 import { dashboardRunRoutes } from './run-routes.js';
 import { dashboardSessionRoutes } from './session-routes.js';
@@ -86,6 +87,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
   await app.register(dashboardMonitorRoutes, { ctx });
   await app.register(dashboardTraceRoutes, { ctx });
   await app.register(dashboardReviewRoutes, { ctx });
+  await app.register(dashboardReviewManageRoutes, { ctx });
   await app.register(dashboardSessionRoutes, { ctx });
   await app.register(dashboardDatasetItemRoutes, { ctx });
   await app.register(dashboardPlaygroundRoutes, { ctx });

@@ -25,7 +25,8 @@ export interface SessionTable {
 export interface MembershipTable {
   organization_id: string;
   user_id: string;
-  role: 'owner' | 'member';
+  /** owner: everything, members and invitations too; member: everything in the projects; reviewer: review only. */
+  role: 'owner' | 'member' | 'reviewer';
   created_at: string;
 }
 
@@ -34,7 +35,7 @@ export interface InvitationTable {
   organization_id: string;
   /** Lower case. */
   email: string;
-  role: 'owner' | 'member';
+  role: 'owner' | 'member' | 'reviewer';
   invited_by: string | null;
   created_at: string;
   /** Unix ms. */

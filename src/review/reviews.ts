@@ -230,11 +230,12 @@ export async function correctReview(
 export async function listReviews(
   db: Db,
   queue: QueueRow,
-  opts: { item?: string; history?: boolean },
+  opts: { item?: string; history?: boolean; reviewer?: string },
   page: Page,
 ): Promise<ListResponse<Review>> {
   let rows = db.selectFrom('annotation_reviews').where('queue_id', '=', queue.id);
   if (opts.item !== undefined) rows = rows.where('item_id', '=', opts.item);
+  if (opts.reviewer !== undefined) rows = rows.where('reviewer', '=', opts.reviewer);
   if (!opts.history) rows = rows.where('superseded_by', 'is', null);
   const [data, total] = await Promise.all([
     rows.selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute(),

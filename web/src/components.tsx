@@ -207,8 +207,9 @@ export function Empty(props: { children: ReactNode }) {
   return <div className="empty muted">{props.children}</div>;
 }
 
-export function SubNav(props: { project: string; current: string }) {
-  const items = [
+/** The project's sections; `only`: just these (a reviewer sees Review alone). */
+export function SubNav(props: { project: string; current: string; only?: readonly string[] }) {
+  const all = [
     ['runs', 'Runs'],
     ['evaluators', 'Evaluators'],
     ['datasets', 'Datasets'],
@@ -222,6 +223,7 @@ export function SubNav(props: { project: string; current: string }) {
     ['models', 'Models'],
     ['settings', 'Settings'],
   ] as const;
+  const items = props.only ? all.filter(([id]) => props.only?.includes(id)) : all;
   return (
     <nav className="subnav" aria-label="Project">
       {items.map(([id, label]) => (

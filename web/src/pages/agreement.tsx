@@ -47,7 +47,7 @@ function Confusion(props: { confusion: NonNullable<Figures['confusion']> }) {
   );
 }
 
-function Group(props: { figures: Figures; itemLink: (id: string) => string }) {
+export function Group(props: { figures: Figures; itemLink: (id: string) => string }) {
   const f = props.figures;
   return (
     <section aria-label={`Prompt ${f.prompt_hash ?? 'unknown'}`}>
@@ -140,6 +140,14 @@ export function AgreementPage(props: { project: Project; queue: string }) {
     <>
       <p>
         <Link to={`/projects/${props.project.id}/review/${data.data.queue_id}`}>Back to the queue</Link>
+        {props.project.role === 'reviewer' ? null : (
+          <>
+            {' · '}
+            <Link to={`/projects/${props.project.id}/review/${data.data.queue_id}/compare`}>
+              Compare judge prompts
+            </Link>
+          </>
+        )}
       </p>
       {data.data.evaluators.length === 0 ? <Empty>No evaluator in this queue's rubric.</Empty> : null}
       {data.data.evaluators.map((a) => (

@@ -8,7 +8,7 @@ export function OrganizationPage(props: { id: string }) {
   const org = useApi<OrganizationDetail>(`/orgs/${encodeURIComponent(props.id)}`);
   const [project, setProject] = useState('');
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<'member' | 'owner'>('member');
+  const [role, setRole] = useState<'member' | 'owner' | 'reviewer'>('member');
   const [error, setError] = useState<Error>();
 
   const act = async (work: () => Promise<unknown>) => {
@@ -148,9 +148,10 @@ export function OrganizationPage(props: { id: string }) {
               <select
                 aria-label="Role"
                 value={role}
-                onChange={(e) => setRole(e.target.value as 'member' | 'owner')}
+                onChange={(e) => setRole(e.target.value as 'member' | 'owner' | 'reviewer')}
               >
                 <option value="member">member</option>
+                <option value="reviewer">reviewer (review only)</option>
                 <option value="owner">owner</option>
               </select>
             </label>

@@ -41,16 +41,19 @@ export function ProjectPage(props: { id: string; rest: string[] }) {
   const project = useApi<Project>(`/projects/${encodeURIComponent(props.id)}`);
   if (!project.data) return project.error ? <ErrorBox error={project.error} /> : <Loading />;
   const p = project.data;
-  const [section = 'runs', item] = props.rest;
-  const page = sections[section];
-  const body: ReactNode = page ? page(p, item, props.rest.slice(1)) : <ErrorBox error="No such page" />;
+  // A reviewer reviews and nothing else: the Review section is their whole project.
+  const reviewer = p.role === 'reviewer';
+  const [section = reviewer ? 'review' : 'runs', item] = props.rest;
+  const page = reviewer && section !== 'review' ? undefined : sections[section];
+  const missing = reviewer ? 'As a reviewer you can only review: open Review.' : 'No such page';
+  const body: ReactNode = page ? page(p, item, props.rest.slice(1)) : <ErrorBox error={missing} />;
   return (
     <div className="page">
       <p className="crumbs">
         <Link to="/">Organizations</Link> / <Link to={`/orgs/${p.organization_id}`}>{p.organization}</Link> /
       </p>
       <h1>{p.name}</h1>
-      <SubNav project={p.id} current={section} />
+      <SubNav project={p.id} current={section} only={reviewer ? ['review'] : undefined} />
       {body}
     </div>
   );

@@ -1,9 +1,12 @@
+import { useState } from 'react';
 import { type ListOf, useApi } from '../api';
 import { Empty, ErrorBox, Loading, ProgressBar } from '../components';
-import { Link } from '../router';
+import { Link, navigate } from '../router';
 import type { Project } from '../types';
 import { AgreementPage } from './agreement';
+import { ComparePage } from './agreement-compare';
 import { Reviewer } from './review-item';
+import { AddItems, ExportLinks, MyReviews, NewQueueDialog } from './review-manage';
 import type { Queue, QueueDetail } from './review-types';
 
 /** The rubric in words: each evaluator with its scale. */
@@ -21,23 +24,44 @@ export function scaleText(scale: QueueDetail['queue']['rubric']['evaluators'][nu
   }
 }
 
-/** /projects/:p/review[/:queue[/agreement | /item/:item]] */
+/** Whether the user may change the project's queues (a `reviewer` member only reviews). */
+const manages = (project: Project) => project.role !== 'reviewer';
+
+/** /projects/:p/review[/:queue[/agreement | /compare | /item/:item]] */
 export function ReviewSection(props: { project: Project; rest: string[] }) {
   const [queue, sub, item] = props.rest;
   if (!queue) return <QueuesPage project={props.project} />;
   if (sub === 'agreement') return <AgreementPage project={props.project} queue={queue} />;
+  if (sub === 'compare') return <ComparePage project={props.project} queue={queue} />;
   return <QueuePage project={props.project} queue={queue} item={sub === 'item' ? item : undefined} />;
 }
 
 function QueuesPage(props: { project: Project }) {
   const base = `/projects/${encodeURIComponent(props.project.id)}`;
   const queues = useApi<ListOf<Queue>>(`${base}/review/queues?limit=100`);
+  const [creating, setCreating] = useState(false);
   if (!queues.data) return queues.error ? <ErrorBox error={queues.error} /> : <Loading />;
   return (
     <section className="card">
-      <h2>Annotation queues</h2>
+      <div className="section-head">
+        <h2>Annotation queues</h2>
+        {manages(props.project) ? (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New queue
+          </button>
+        ) : null}
+      </div>
+      {creating ? (
+        <NewQueueDialog
+          project={props.project}
+          onClose={() => setCreating(false)}
+          onCreated={(q) => navigate(`/projects/${props.project.id}/review/${q.id}`)}
+        />
+      ) : null}
       {queues.data.data.length === 0 ? (
-        <Empty>No annotation queues yet. Create one with the API or `evalgate queues create`.</Empty>
+        <Empty>
+          No annotation queues yet. Create one with New queue, the API or `evalgate queues create`.
+        </Empty>
       ) : (
         <div className="table-scroll">
           <table aria-label="Queues">
@@ -95,6 +119,7 @@ function QueuePage(props: { project: Project; queue: string; item: string | unde
           </span>
         </p>
         <ProgressBar done={queue.counts.done} total={queue.counts.total} label={false} />
+        {manages(props.project) ? <ExportLinks project={props.project} queue={queue} /> : null}
         {progress.length ? (
           <div className="table-scroll">
             <table aria-label="Reviewers">
@@ -129,6 +154,10 @@ function QueuePage(props: { project: Project; queue: string; item: string | unde
         initialItem={props.item}
         onChange={detail.reload}
       />
+      {manages(props.project) ? (
+        <AddItems project={props.project} queue={queue} onAdded={detail.reload} />
+      ) : null}
+      <MyReviews key={queue.counts.reviews} project={props.project} queue={queue} onChange={detail.reload} />
     </>
   );
 }
