@@ -72,10 +72,11 @@ export function registerServeCommands(program: Command): void {
         // One write, so that whoever reads the address also gets the key. In JSON, one log line says it,
         // and the key and the sign-in link are in files of the data directory instead.
         const banner = await serveBanner(services, port, key, { credentialFiles: json });
+        // Where this server answers, for the CLI's local commands run beside it (`dashboard link`):
+        // recorded before the banner says it listens.
+        recordServer(config.dataDir, listeningUrl(config.host, port));
         if (json) services.logger.info({ event: 'listening', port, banner }, 'Evalgate listening');
         else process.stdout.write(banner);
-        // Where this server answers, for the CLI's local commands run beside it (`dashboard link`).
-        recordServer(config.dataDir, listeningUrl(config.host, port));
         onStop(async (signal) => {
           forgetServer(config.dataDir);
           announce(json, services.logger, `Evalgate stopping (${signal}): finishing requests in flight`);

@@ -91,12 +91,13 @@ export async function runPrimary(config: Config, count: number, json = false): P
 
   const printBanner = async (port: number) => {
     const banner = await serveBanner(services, port, key, { workers: count, credentialFiles: json });
+    // Where the workers answer, for the CLI's local commands run beside them (`dashboard link`): recorded
+    // before the banner says they listen.
+    recordServer(config.dataDir, listeningUrl(config.host, port));
     if (json) services.logger.info({ event: 'listening', port, banner }, 'Evalgate listening');
     else process.stdout.write(banner);
     // The primary serves nothing: its own database connection and writer are not needed any more.
     await services.close();
-    // Where the workers answer, for the CLI's local commands run beside them (`dashboard link`).
-    recordServer(config.dataDir, listeningUrl(config.host, port));
   };
 
   const fork = (index: number) => {
