@@ -121,11 +121,20 @@ describe.skipIf(testDbKind() === 'postgres' || !hasChromium)('the Sessions page 
     );
   }, 240_000);
 
-  it('lists the session and filters it by errors, model and length', async () => {
+  it('lists the session and filters it by container, errors, model and length', async () => {
+    await api('POST', '/v1/containers', { label: 'quiet' });
     await page.goto(`${projectUrl}/sessions`);
     const row = page.getByRole('link', { name: 'trip-42' });
     await row.waitFor();
+    // Its container, by label.
+    await expect(
+      page.locator('table tbody tr', { has: row }).locator('td').nth(1).textContent(),
+    ).resolves.toBe('agent');
     const filters = page.getByRole('form', { name: 'Filters' });
+    await filters.getByLabel('Container').selectOption({ label: 'quiet' });
+    await page.getByText('No sessions yet.').waitFor();
+    await filters.getByLabel('Container').selectOption({ label: 'agent' });
+    await row.waitFor();
     await filters.getByLabel('Errors').selectOption('true');
     await page.getByText('No sessions yet.').waitFor();
     await filters.getByLabel('Errors').selectOption('false');

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { type ListOf, useApi } from '../api';
 import { asText, Empty, ErrorBox, fmtDate, fmtDuration, fmtNum, fmtUsd, Loading, Pager } from '../components';
 import { Link } from '../router';
-import type { Project } from '../types';
+import type { Container, Project } from '../types';
 import { AddToDataset } from './add-to-dataset';
 import { playgroundLink } from './playground';
 
@@ -248,7 +248,11 @@ export function SessionsPage(props: { project: Project }) {
   const [errors, setErrors] = useState('');
   const [since, setSince] = useState('');
   const [minTurns, setMinTurns] = useState('');
+  const [container, setContainer] = useState('');
+  const containers = useApi<ListOf<Container>>(`/projects/${props.project.id}/containers?limit=100`);
+  const labelOf = new Map((containers.data?.data ?? []).map((c) => [c.id, c.label]));
   const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+  if (container) query.set('container', container);
   if (model) query.set('model', model);
   if (errors) query.set('errors', errors);
   if (since) query.set('since', new Date(Date.now() - Number(since) * 3_600_000).toISOString());
@@ -270,6 +274,17 @@ export function SessionsPage(props: { project: Project }) {
             <option value="1">last hour</option>
             <option value="24">last day</option>
             <option value="168">last week</option>
+          </select>
+        </label>
+        <label>
+          Container{' '}
+          <select value={container} onChange={(e) => set(setContainer)(e.target.value)}>
+            <option value="">any</option>
+            {(containers.data?.data ?? []).map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.label}
+              </option>
+            ))}
           </select>
         </label>
         <label>
@@ -304,6 +319,7 @@ export function SessionsPage(props: { project: Project }) {
             <thead>
               <tr>
                 <th>Session</th>
+                <th>Container</th>
                 <th>Started</th>
                 <th>Turns</th>
                 <th>Errors</th>
@@ -319,6 +335,7 @@ export function SessionsPage(props: { project: Project }) {
                   <td>
                     <Link to={`/projects/${props.project.id}/sessions/${s.id}`}>{s.key ?? s.id}</Link>
                   </td>
+                  <td>{labelOf.get(s.container_id) ?? s.container_id}</td>
                   <td>{fmtDate(s.started_at)}</td>
                   <td>{s.turn_count}</td>
                   <td>{s.error_count}</td>
