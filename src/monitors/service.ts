@@ -177,7 +177,7 @@ async function alertIssues(
     if (!verdict.ok) {
       issues.push({
         loc: ['body', 'alert', 'webhook_url'],
-        msg: `The upstream safety policy refuses this URL: ${verdict.reason}`,
+        msg: `A webhook URL passes the same safety policy as a model's base URL, which refuses this one: ${verdict.reason} (EVALGATE_ALLOWED_UPSTREAM_HOSTS opens a host)`,
         type: 'value_error',
       });
     }

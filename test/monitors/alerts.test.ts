@@ -123,6 +123,9 @@ describe('monitor alerts', () => {
     });
     expect(r.status).toBe(422);
     expect(r.body.detail[0].loc).toEqual(['body', 'alert', 'webhook_url']);
+    // It says which policy, and the setting that opens a host.
+    expect(r.body.detail[0].msg).toMatch(/webhook URL passes the same safety policy as a model's base URL/);
+    expect(r.body.detail[0].msg).toMatch(/EVALGATE_ALLOWED_UPSTREAM_HOSTS/);
     const metadata = await h.call('POST', '/v1/monitors', {
       body: {
         name: 'blocked',
