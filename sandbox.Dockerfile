@@ -8,11 +8,11 @@ USER root
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends python3 python3-pip python3-venv bubblewrap >/dev/null \
  && rm -rf /var/lib/apt/lists/* /root/.cache \
- && mkdir -p /sandbox && chown node:node /sandbox
-# Root inside the container: bubblewrap then needs no user namespace (which would need /proc unmasked),
-# and each worker drops to a uid of its own (see docs/deploy.md, "Code evaluators").
-ENV EVALGATE_DATA_DIR=/sandbox \
-    EVALGATE_SANDBOX_RUNNER_HOST=0.0.0.0 \
+ && mkdir -p /sandbox-token && chown node:node /sandbox-token
+# The runner runs as the image's non-root user (node) with no capabilities: bubblewrap makes a user
+# namespace for each worker, which compose.yaml's security_opt allows (docs/deploy.md, "Code evaluators").
+USER node
+ENV EVALGATE_SANDBOX_RUNNER_HOST=0.0.0.0 \
     EVALGATE_SANDBOX_RUNNER_PORT=8090
 EXPOSE 8090
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \

@@ -1,9 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { withFileSettings } from '../config-files.js';
 import { ConfigError, int, sandboxTokenOf, text } from '../config-sections.js';
 import { createSandboxRunner } from '../scoring/code/runner-server.js';
 import { codeScorerOptions, createCodeRuntime, sandboxStatusOf } from '../scoring/code/scorer.js';
 import { configFrom, onStop } from './context.js';
+
+/** The token in `file`, written there first (a new random one, mode 0600) when the file does not exist. */
+function tokenFromFile(file: string): string {
+  try {
+    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new ConfigError(
+        `--token-file: cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+      );
+    }
+  }
+  const token = sandboxTokenOf(readFileSync(file, 'utf8'));
+  if (token === null) throw new ConfigError(`--token-file: ${file} is empty`);
+  return token;
+}
 
 export function registerSandboxRunnerCommand(program: Command): void {
   program
@@ -14,9 +32,15 @@ export function registerSandboxRunnerCommand(program: Command): void {
     )
     .option('--host <host>', 'address to listen on (EVALGATE_SANDBOX_RUNNER_HOST; default 127.0.0.1)')
     .option('--port <port>', 'port to listen on (EVALGATE_SANDBOX_RUNNER_PORT; default 8090)')
-    .action(async (opts: { host?: string; port?: string }, command: Command) => {
+    .option(
+      '--token-file <file>',
+      'the token is in this file, made (random, readable by its owner only) when missing; clients read it as EVALGATE_SANDBOX_TOKEN_FILE',
+    )
+    .action(async (opts: { host?: string; port?: string; tokenFile?: string }, command: Command) => {
       const env = withFileSettings(process.env);
-      const token = sandboxTokenOf(env.EVALGATE_SANDBOX_TOKEN);
+      const token = opts.tokenFile
+        ? tokenFromFile(opts.tokenFile)
+        : sandboxTokenOf(env.EVALGATE_SANDBOX_TOKEN);
       if (token === null) {
         throw new ConfigError(
           'the sandbox runner refuses requests without its token: set EVALGATE_SANDBOX_TOKEN or EVALGATE_SANDBOX_TOKEN_FILE',

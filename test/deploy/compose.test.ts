@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
@@ -7,6 +8,7 @@ import { testDbKind } from '../helpers/databases.js';
 import { unusedPort } from '../helpers/ports.js';
 import { tempDirs } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { buildWheel } from '../helpers/wheels.js';
 import { dockerEngine, type Engine, sh, stopEngine } from './docker.js';
 
 /**
@@ -17,7 +19,10 @@ import { dockerEngine, type Engine, sh, stopEngine } from './docker.js';
  * (SQLite in a volume, PostgreSQL in a container), so it runs in the postgres project only.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const IMAGE = 'evalgate:deploy-test';
+// EVALGATE_DEPLOY_TEST_TAG: another name for the images, so that two people can share an engine.
+const TAG = process.env.EVALGATE_DEPLOY_TEST_TAG ?? 'evalgate';
+const IMAGE = `${TAG}:deploy-test`;
+const SANDBOX_IMAGE = `${TAG}-sandbox:deploy-test`;
 const ITEMS = 40;
 const run = testDbKind() === 'postgres';
 const engine: Engine = run ? await dockerEngine() : { ok: false, reason: 'runs in the postgres project' };
@@ -49,12 +54,22 @@ interface Profile {
   profile: 'embedded' | 'scale-out';
 }
 
+/** Each project's sandbox runner on a port of its own (the stacks of this file are up at once). */
+const sandboxPorts = new Map<string, string>();
+
 async function compose(p: Profile, ...args: string[]): Promise<string> {
   if (!engine.ok) throw new Error('no engine');
   const [cmd, ...pre] = engine.compose;
+  if (!sandboxPorts.has(p.project)) sandboxPorts.set(p.project, String(await unusedPort()));
   return sh(cmd!, [...pre, '-f', 'compose.yaml', '-p', p.project, '--profile', p.profile, ...args], {
     cwd: ROOT,
-    env: { EVALGATE_IMAGE: IMAGE, EVALGATE_ALLOWED_UPSTREAM_HOSTS: '127.0.0.1', ...p.env },
+    env: {
+      EVALGATE_IMAGE: IMAGE,
+      EVALGATE_SANDBOX_IMAGE: SANDBOX_IMAGE,
+      EVALGATE_SANDBOX_PORT: sandboxPorts.get(p.project)!,
+      EVALGATE_ALLOWED_UPSTREAM_HOSTS: '127.0.0.1',
+      ...p.env,
+    },
   });
 }
 
@@ -185,6 +200,98 @@ async function recordedCall(gateway: string, reader: string, key: string) {
   );
 }
 
+/** A package index of one wheel for the sandbox runner's pip: a find-links page and the file, on loopback. */
+async function wheelIndex(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  buildWheel(dir, 'evalgate_probe', '1.0');
+  const files = fs.readdirSync(dir);
+  const server = http.createServer((req, res) => {
+    const name = decodeURIComponent((req.url ?? '/').slice(1));
+    if (files.includes(name)) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(fs.readFileSync(path.join(dir, name)));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(files.map((f) => `<a href="/${f}">${f}</a>`).join('\n'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/**
+ * The hostile-code checks of test/scoring/code-escapes.test.ts as one code evaluator: each sample's
+ * output names an attack; an attack that works scores with reason ESCAPED, a contained one errors.
+ */
+const ATTACKS = `import os, socket, signal
+
+def attack(name, api_port):
+    if name == "network-api":
+        return socket.create_connection(("127.0.0.1", api_port), timeout=1).recv(10)
+    if name == "network-outside":
+        return socket.create_connection(("1.1.1.1", 80), timeout=1) and "connected"
+    if name == "files-token":
+        return open("/sandbox-token/token").read()
+    if name == "files-shadow":
+        return open("/etc/shadow").read()
+    if name == "files-data":
+        return os.listdir("/data")
+    if name == "files-write":
+        wrote = []
+        for target in ["/evil", "/usr/evil", "/opt/evalgate/runner.py", "/app/evil"]:
+            try:
+                open(target, "w").write("x")
+                wrote.append(target)
+            except OSError:
+                pass
+        if wrote:
+            return wrote
+        raise PermissionError("nothing outside /tmp is writable")
+    if name == "environment":
+        found = [k for k in os.environ if k.startswith("EVALGATE")]
+        if found:
+            return found
+        raise LookupError("no EVALGATE variable")
+    if name == "kill":
+        for target in (os.getppid(), 1, -1):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except OSError:
+                pass
+        raise ProcessLookupError("still here")
+    if name == "fork-bomb":
+        while True:
+            os.fork()
+    if name == "memory":
+        return len(bytearray(4 * 1024 ** 3))
+    if name == "time":
+        while True:
+            pass
+    return None
+
+def evaluate(sample, ground_truth, baseline):
+    name, port = sample["output"], sample["metadata"]["api_port"]
+    if name == "fine":
+        return 1
+    return {"score": 0, "reason": "ESCAPED: " + repr(attack(name, port))[:200]}
+`;
+
+/** What each attack must end as: the error code of its sample, and what the message says. */
+const CONTAINED: Record<string, [string[], RegExp]> = {
+  'network-api': [['evaluator_exception'], /ConnectionRefusedError|Network is unreachable|OSError/],
+  'network-outside': [['evaluator_exception'], /Network is unreachable|OSError/],
+  'files-token': [['evaluator_exception'], /FileNotFoundError/],
+  'files-shadow': [['evaluator_exception'], /FileNotFoundError|PermissionError/],
+  'files-data': [['evaluator_exception'], /FileNotFoundError/],
+  'files-write': [['evaluator_exception'], /nothing outside \/tmp is writable/],
+  environment: [['evaluator_exception'], /LookupError: no EVALGATE variable/],
+  // Either refused (the evaluator raises) or only the sandbox goes down.
+  kill: [['evaluator_exception', 'worker_crashed'], /still here|the worker died/],
+  'fork-bomb': [['evaluator_exception'], /BlockingIOError/],
+  memory: [['evaluator_exception'], /MemoryError/],
+  time: [['timeout'], /did not return within 10000 ms/],
+};
+
 describe.skipIf(!engine.ok)(
   `the container image and compose.yaml${engine.ok ? '' : ` (skipped: ${engine.reason})`}`,
   () => {
@@ -208,6 +315,24 @@ describe.skipIf(!engine.ok)(
         cwd: ROOT,
         timeoutMs: 1_200_000,
       });
+      // The sandbox runner's image: the same plus Python and bubblewrap (sandbox.Dockerfile).
+      await sh(
+        'docker',
+        [
+          'build',
+          '--network',
+          'host',
+          '-q',
+          '-f',
+          'sandbox.Dockerfile',
+          '--build-arg',
+          `EVALGATE_IMAGE=${IMAGE}`,
+          '-t',
+          SANDBOX_IMAGE,
+          '.',
+        ],
+        { cwd: ROOT, timeoutMs: 1_200_000 },
+      );
       const size = Number((await sh('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE])).trim());
       console.log(
         `deploy: waited ${((bases - waited) / 1000).toFixed(0)} s for CI's build, base images ${((build - bases) / 1000).toFixed(0)} s, image build ${((Date.now() - build) / 1000).toFixed(0)} s, ` +
@@ -261,15 +386,6 @@ describe.skipIf(!engine.ok)(
       const done = await finished(url, key, created.body.id, 60_000);
       expect(done.status).toBe('completed');
       expect(scored(done)).toBe(ITEMS);
-
-      // Code evaluators are off in the image (neither python3 nor bubblewrap in it): a clear 501.
-      const code = await call(url, key, 'POST', '/v1/evaluators', {
-        type: 'code',
-        name: 'exact',
-        source: 'def evaluate(sample, ground_truth, baseline):\n    return True\n',
-      });
-      expect(code.status, JSON.stringify(code.body)).toBe(501);
-      expect(code.body.error.message).toMatch(/Python 3/);
 
       // down keeps the volume: the run, its key and the task log are there after up.
       await compose(p, 'down');
@@ -354,6 +470,136 @@ describe.skipIf(!engine.ok)(
       expect(again.status).toBe(200);
       expect(again.body.status).toBe('completed');
       expect(scored(again.body)).toBe(ITEMS);
+    }, 900_000);
+
+    it('code evaluators: the sandbox service runs them with requirements, python graders, and contains attacks', async () => {
+      const port = await unusedPort();
+      const index = await wheelIndex(temp.make());
+      const p: Profile = {
+        project: `evalgate-sandbox-${randomBytes(3).toString('hex')}`,
+        profile: 'embedded',
+        env: { EVALGATE_PORT: String(port), EVALGATE_PIP_FIND_LINKS: index.url },
+      };
+      profiles.push(p);
+      const url = `http://127.0.0.1:${port}`;
+      try {
+        await compose(p, 'up', '-d', '--no-build');
+        await healthy(url, 120_000);
+        const key = await firstKey(p, ['evalgate']);
+        // Only the sandbox container holds Python and bubblewrap, and only it has the relaxed profile.
+        const [api, sandbox] = [
+          (await compose(p, 'ps', '-q', 'evalgate')).trim(),
+          (await compose(p, 'ps', '-q', 'sandbox')).trim(),
+        ];
+        await expect(
+          sh('docker', ['exec', api, 'sh', '-c', 'command -v python3 || command -v bwrap']),
+        ).rejects.toThrow();
+        const security = (name: string) =>
+          sh('docker', [
+            'inspect',
+            '-f',
+            '{{json .HostConfig.SecurityOpt}} {{json .HostConfig.CapAdd}} {{.Config.User}}',
+            name,
+          ]);
+        expect((await security(api)).trim()).toBe('null null node');
+        expect((await security(sandbox)).trim()).toBe(
+          '["seccomp=unconfined","systempaths=unconfined","apparmor=unconfined"] null node',
+        );
+        expect(
+          (await compose(p, 'exec', '-T', 'sandbox', 'env')).match(
+            /^EVALGATE_DATABASE_URL|^EVALGATE_KEY_PEPPER/m,
+          ),
+        ).toBeNull();
+
+        const steps = [
+          await call(url, key, 'POST', '/v1/containers', { label: 'app' }),
+          await call(url, key, 'POST', '/v1/datasets', {
+            label: 'capitals',
+            items: [
+              { input: 'France', output: 'Paris', expected: 'paris' },
+              { input: 'Italy', output: 'Milan', expected: 'rome' },
+            ],
+          }),
+          await call(url, key, 'POST', '/v1/evaluators', {
+            type: 'code',
+            name: 'probe',
+            source:
+              'from evalgate_probe import similarity\n\ndef evaluate(sample, ground_truth, baseline):\n    return similarity(sample["output"], ground_truth["expected"])\n',
+            requirements: ['evalgate_probe==1.0'],
+          }),
+        ];
+        for (const step of steps) expect(step.status, JSON.stringify(step.body)).toBe(201);
+        const src = { type: 'dataset', dataset: 'capitals' };
+        const created = await call(url, key, 'POST', '/v1/evaluation/runs', {
+          container: 'app',
+          evaluators: ['probe'],
+          sample: src,
+          ground_truth: src,
+        });
+        expect(created.status, JSON.stringify(created.body)).toBe(201);
+        const done = await finished(url, key, created.body.id, 120_000);
+        expect(done.status, JSON.stringify(done)).toBe('completed');
+        expect(Object.values(done.results.per_model[0].per_eval)[0]).toMatchObject({
+          num_scored: 2,
+          num_errors: 0,
+          avg_score: 0.5,
+        });
+
+        const graded = await call(url, key, 'POST', '/v1/fine_tuning/alpha/graders/run', {
+          grader: {
+            type: 'python',
+            name: 'py',
+            source:
+              'def grade(sample, item):\n    return 1.0 if sample["output_text"] == item["answer"] else 0.0\n',
+          },
+          model_sample: '42',
+          item: { answer: '42' },
+        });
+        expect(graded.status, JSON.stringify(graded.body)).toBe(200);
+        expect(graded.body.reward).toBe(1);
+
+        // The attacks, each between two harmless samples.
+        const names = Object.keys(CONTAINED);
+        const items = ['fine', ...names.flatMap((n) => [n, 'fine'])].map((output) => ({
+          input: output,
+          output,
+          metadata: { api_port: port },
+        }));
+        expect((await call(url, key, 'POST', '/v1/datasets', { label: 'attacks', items })).status).toBe(201);
+        expect(
+          (await call(url, key, 'POST', '/v1/evaluators', { type: 'code', name: 'attacks', source: ATTACKS }))
+            .status,
+        ).toBe(201);
+        const attacked = await call(url, key, 'POST', '/v1/evaluation/runs', {
+          container: 'app',
+          evaluators: ['attacks'],
+          sample: { type: 'dataset', dataset: 'attacks' },
+        });
+        expect(attacked.status, JSON.stringify(attacked.body)).toBe(201);
+        expect((await finished(url, key, attacked.body.id, 300_000)).status).toBe('completed');
+        const rows = (
+          await call(url, key, 'GET', `/v1/evaluation/runs/${attacked.body.id}/samples?limit=100`)
+        ).body.data as Array<{
+          position: number;
+          score: number | null;
+          reasoning: string | null;
+          error: { code: string; message: string } | null;
+        }>;
+        expect(rows).toHaveLength(items.length);
+        for (const row of rows) {
+          const name = items[row.position]!.output;
+          expect(row.reasoning ?? '', name).not.toContain('ESCAPED');
+          if (name === 'fine') {
+            expect(row, name).toMatchObject({ score: 1, error: null });
+            continue;
+          }
+          const [codes, message] = CONTAINED[name]!;
+          expect(codes, `${name}: ${JSON.stringify(row)}`).toContain(row.error?.code);
+          expect(row.error?.message, name).toMatch(message);
+        }
+      } finally {
+        await index.close();
+      }
     }, 900_000);
   },
 );
