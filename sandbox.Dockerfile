@@ -9,9 +9,9 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends python3 python3-pip python3-venv bubblewrap >/dev/null \
  && rm -rf /var/lib/apt/lists/* /root/.cache \
  && mkdir -p /sandbox-token && chown node:node /sandbox-token
-# The runner runs as the image's non-root user (node) with no capabilities: bubblewrap makes a user
-# namespace for each worker, which compose.yaml's security_opt allows (docs/deploy.md, "Code evaluators").
-USER node
+# The runner runs as root (of the container; compose.yaml gives it only CAP_SYS_ADMIN and CAP_NET_ADMIN on
+# top of Docker's defaults): bubblewrap then needs no user namespace, and each worker drops every
+# capability and runs as a uid of its own (docs/deploy.md, "Code evaluators").
 ENV EVALGATE_SANDBOX_RUNNER_HOST=0.0.0.0 \
     EVALGATE_SANDBOX_RUNNER_PORT=8090
 EXPOSE 8090

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { withFileSettings } from '../config-files.js';
 import { ConfigError, int, sandboxTokenOf, text } from '../config-sections.js';
@@ -7,10 +8,18 @@ import { createSandboxRunner } from '../scoring/code/runner-server.js';
 import { codeScorerOptions, createCodeRuntime, sandboxStatusOf } from '../scoring/code/scorer.js';
 import { configFrom, onStop } from './context.js';
 
-/** The token in `file`, written there first (a new random one, mode 0600) when the file does not exist. */
+/**
+ * The token in `file`, written there first (a new random one, mode 0600, owned by the folder's owner)
+ * when the file does not exist.
+ */
 function tokenFromFile(file: string): string {
   try {
     writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+    // Run as root, the file takes the owner of its folder: the clients' user (a shared volume's owner).
+    if (process.getuid?.() === 0) {
+      const folder = statSync(path.dirname(file));
+      chownSync(file, folder.uid, folder.gid);
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
       throw new ConfigError(

@@ -503,7 +503,7 @@ describe.skipIf(!engine.ok)(
           ]);
         expect((await security(api)).trim()).toBe('null null node');
         expect((await security(sandbox)).trim()).toBe(
-          '["seccomp=unconfined","systempaths=unconfined","apparmor=unconfined"] null node',
+          '["seccomp=unconfined","apparmor=unconfined"] ["SYS_ADMIN","NET_ADMIN"] root',
         );
         expect(
           (await compose(p, 'exec', '-T', 'sandbox', 'env')).match(
