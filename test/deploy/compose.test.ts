@@ -292,6 +292,126 @@ const CONTAINED: Record<string, [string[], RegExp]> = {
   time: [['timeout'], /did not return within 10000 ms/],
 };
 
+/**
+ * What the sandbox service must show in a stack that is up (`clients`: the services that run code
+ * evaluators, the first of them serving `url`): only it has Python, bubblewrap and the relaxed profile;
+ * a code evaluator with requirements from the test's index runs over a run, a python grader grades, and
+ * every attack of ATTACKS is contained.
+ */
+async function sandboxChecks(p: Profile, url: string, key: string, apiPort: number, clients: string[]) {
+  // Only the sandbox container holds Python and bubblewrap, and only it has the relaxed profile.
+  const security = (name: string) =>
+    sh('docker', [
+      'inspect',
+      '-f',
+      '{{json .HostConfig.SecurityOpt}} {{json .HostConfig.CapAdd}} {{.Config.User}}',
+      name,
+    ]);
+  const [api, sandbox] = [
+    (await compose(p, 'ps', '-q', clients[0]!)).trim(),
+    (await compose(p, 'ps', '-q', 'sandbox')).trim(),
+  ];
+  await expect(
+    sh('docker', ['exec', api, 'sh', '-c', 'command -v python3 || command -v bwrap']),
+  ).rejects.toThrow();
+  for (const client of clients) {
+    const id = (await compose(p, 'ps', '-q', client)).trim();
+    expect((await security(id)).trim(), client).toBe('null null node');
+  }
+  expect((await security(sandbox)).trim()).toBe(
+    '["seccomp=unconfined","apparmor=unconfined"] ["SYS_ADMIN","NET_ADMIN"] root',
+  );
+  expect(
+    (await compose(p, 'exec', '-T', 'sandbox', 'env')).match(/^EVALGATE_DATABASE_URL|^EVALGATE_KEY_PEPPER/m),
+  ).toBeNull();
+
+  const steps = [
+    await call(url, key, 'POST', '/v1/containers', { label: 'app' }),
+    await call(url, key, 'POST', '/v1/datasets', {
+      label: 'capitals',
+      items: [
+        { input: 'France', output: 'Paris', expected: 'paris' },
+        { input: 'Italy', output: 'Milan', expected: 'rome' },
+      ],
+    }),
+    await call(url, key, 'POST', '/v1/evaluators', {
+      type: 'code',
+      name: 'probe',
+      source:
+        'from evalgate_probe import similarity\n\ndef evaluate(sample, ground_truth, baseline):\n    return similarity(sample["output"], ground_truth["expected"])\n',
+      requirements: ['evalgate_probe==1.0'],
+    }),
+  ];
+  for (const step of steps) expect(step.status, JSON.stringify(step.body)).toBe(201);
+  const src = { type: 'dataset', dataset: 'capitals' };
+  const created = await call(url, key, 'POST', '/v1/evaluation/runs', {
+    container: 'app',
+    evaluators: ['probe'],
+    sample: src,
+    ground_truth: src,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const done = await finished(url, key, created.body.id, 120_000);
+  expect(done.status, JSON.stringify(done)).toBe('completed');
+  expect(Object.values(done.results.per_model[0].per_eval)[0]).toMatchObject({
+    num_scored: 2,
+    num_errors: 0,
+    avg_score: 0.5,
+  });
+
+  const graded = await call(url, key, 'POST', '/v1/fine_tuning/alpha/graders/run', {
+    grader: {
+      type: 'python',
+      name: 'py',
+      source:
+        'def grade(sample, item):\n    return 1.0 if sample["output_text"] == item["answer"] else 0.0\n',
+    },
+    model_sample: '42',
+    item: { answer: '42' },
+  });
+  expect(graded.status, JSON.stringify(graded.body)).toBe(200);
+  expect(graded.body.reward).toBe(1);
+
+  // The attacks, each between two harmless samples.
+  const names = Object.keys(CONTAINED);
+  const items = ['fine', ...names.flatMap((n) => [n, 'fine'])].map((output) => ({
+    input: output,
+    output,
+    metadata: { api_port: apiPort },
+  }));
+  expect((await call(url, key, 'POST', '/v1/datasets', { label: 'attacks', items })).status).toBe(201);
+  expect(
+    (await call(url, key, 'POST', '/v1/evaluators', { type: 'code', name: 'attacks', source: ATTACKS }))
+      .status,
+  ).toBe(201);
+  const attacked = await call(url, key, 'POST', '/v1/evaluation/runs', {
+    container: 'app',
+    evaluators: ['attacks'],
+    sample: { type: 'dataset', dataset: 'attacks' },
+  });
+  expect(attacked.status, JSON.stringify(attacked.body)).toBe(201);
+  expect((await finished(url, key, attacked.body.id, 300_000)).status).toBe('completed');
+  const rows = (await call(url, key, 'GET', `/v1/evaluation/runs/${attacked.body.id}/samples?limit=100`)).body
+    .data as Array<{
+    position: number;
+    score: number | null;
+    reasoning: string | null;
+    error: { code: string; message: string } | null;
+  }>;
+  expect(rows).toHaveLength(items.length);
+  for (const row of rows) {
+    const name = items[row.position]!.output;
+    expect(row.reasoning ?? '', name).not.toContain('ESCAPED');
+    if (name === 'fine') {
+      expect(row, name).toMatchObject({ score: 1, error: null });
+      continue;
+    }
+    const [codes, message] = CONTAINED[name]!;
+    expect(codes, `${name}: ${JSON.stringify(row)}`).toContain(row.error?.code);
+    expect(row.error?.message, name).toMatch(message);
+  }
+}
+
 describe.skipIf(!engine.ok)(
   `the container image and compose.yaml${engine.ok ? '' : ` (skipped: ${engine.reason})`}`,
   () => {
@@ -472,7 +592,7 @@ describe.skipIf(!engine.ok)(
       expect(scored(again.body)).toBe(ITEMS);
     }, 900_000);
 
-    it('code evaluators: the sandbox service runs them with requirements, python graders, and contains attacks', async () => {
+    it('code evaluators, embedded: the sandbox service runs them (requirements, python graders) and contains attacks', async () => {
       const port = await unusedPort();
       const index = await wheelIndex(temp.make());
       const p: Profile = {
@@ -485,118 +605,50 @@ describe.skipIf(!engine.ok)(
       try {
         await compose(p, 'up', '-d', '--no-build');
         await healthy(url, 120_000);
-        const key = await firstKey(p, ['evalgate']);
-        // Only the sandbox container holds Python and bubblewrap, and only it has the relaxed profile.
-        const [api, sandbox] = [
-          (await compose(p, 'ps', '-q', 'evalgate')).trim(),
-          (await compose(p, 'ps', '-q', 'sandbox')).trim(),
-        ];
-        await expect(
-          sh('docker', ['exec', api, 'sh', '-c', 'command -v python3 || command -v bwrap']),
-        ).rejects.toThrow();
-        const security = (name: string) =>
-          sh('docker', [
-            'inspect',
-            '-f',
-            '{{json .HostConfig.SecurityOpt}} {{json .HostConfig.CapAdd}} {{.Config.User}}',
-            name,
-          ]);
-        expect((await security(api)).trim()).toBe('null null node');
-        expect((await security(sandbox)).trim()).toBe(
-          '["seccomp=unconfined","apparmor=unconfined"] ["SYS_ADMIN","NET_ADMIN"] root',
-        );
-        expect(
-          (await compose(p, 'exec', '-T', 'sandbox', 'env')).match(
-            /^EVALGATE_DATABASE_URL|^EVALGATE_KEY_PEPPER/m,
-          ),
-        ).toBeNull();
+        await sandboxChecks(p, url, await firstKey(p, ['evalgate']), port, ['evalgate']);
+      } finally {
+        await index.close();
+      }
+    }, 900_000);
 
-        const steps = [
-          await call(url, key, 'POST', '/v1/containers', { label: 'app' }),
-          await call(url, key, 'POST', '/v1/datasets', {
-            label: 'capitals',
-            items: [
-              { input: 'France', output: 'Paris', expected: 'paris' },
-              { input: 'Italy', output: 'Milan', expected: 'rome' },
-            ],
-          }),
-          await call(url, key, 'POST', '/v1/evaluators', {
-            type: 'code',
-            name: 'probe',
-            source:
-              'from evalgate_probe import similarity\n\ndef evaluate(sample, ground_truth, baseline):\n    return similarity(sample["output"], ground_truth["expected"])\n',
-            requirements: ['evalgate_probe==1.0'],
-          }),
-        ];
-        for (const step of steps) expect(step.status, JSON.stringify(step.body)).toBe(201);
-        const src = { type: 'dataset', dataset: 'capitals' };
-        const created = await call(url, key, 'POST', '/v1/evaluation/runs', {
-          container: 'app',
-          evaluators: ['probe'],
-          sample: src,
-          ground_truth: src,
-        });
-        expect(created.status, JSON.stringify(created.body)).toBe(201);
-        const done = await finished(url, key, created.body.id, 120_000);
-        expect(done.status, JSON.stringify(done)).toBe('completed');
-        expect(Object.values(done.results.per_model[0].per_eval)[0]).toMatchObject({
-          num_scored: 2,
-          num_errors: 0,
-          avg_score: 0.5,
-        });
-
-        const graded = await call(url, key, 'POST', '/v1/fine_tuning/alpha/graders/run', {
-          grader: {
-            type: 'python',
-            name: 'py',
-            source:
-              'def grade(sample, item):\n    return 1.0 if sample["output_text"] == item["answer"] else 0.0\n',
-          },
-          model_sample: '42',
-          item: { answer: '42' },
-        });
-        expect(graded.status, JSON.stringify(graded.body)).toBe(200);
-        expect(graded.body.reward).toBe(1);
-
-        // The attacks, each between two harmless samples.
-        const names = Object.keys(CONTAINED);
-        const items = ['fine', ...names.flatMap((n) => [n, 'fine'])].map((output) => ({
-          input: output,
-          output,
-          metadata: { api_port: port },
-        }));
-        expect((await call(url, key, 'POST', '/v1/datasets', { label: 'attacks', items })).status).toBe(201);
-        expect(
-          (await call(url, key, 'POST', '/v1/evaluators', { type: 'code', name: 'attacks', source: ATTACKS }))
-            .status,
-        ).toBe(201);
-        const attacked = await call(url, key, 'POST', '/v1/evaluation/runs', {
-          container: 'app',
-          evaluators: ['attacks'],
-          sample: { type: 'dataset', dataset: 'attacks' },
-        });
-        expect(attacked.status, JSON.stringify(attacked.body)).toBe(201);
-        expect((await finished(url, key, attacked.body.id, 300_000)).status).toBe('completed');
-        const rows = (
-          await call(url, key, 'GET', `/v1/evaluation/runs/${attacked.body.id}/samples?limit=100`)
-        ).body.data as Array<{
-          position: number;
-          score: number | null;
-          reasoning: string | null;
-          error: { code: string; message: string } | null;
-        }>;
-        expect(rows).toHaveLength(items.length);
-        for (const row of rows) {
-          const name = items[row.position]!.output;
-          expect(row.reasoning ?? '', name).not.toContain('ESCAPED');
-          if (name === 'fine') {
-            expect(row, name).toMatchObject({ score: 1, error: null });
-            continue;
-          }
-          const [codes, message] = CONTAINED[name]!;
-          expect(codes, `${name}: ${JSON.stringify(row)}`).toContain(row.error?.code);
-          expect(row.error?.message, name).toMatch(message);
-        }
+    it('code evaluators, scale-out: the replicas check them and the workers run them on the sandbox service', async () => {
+      const secrets = temp.make();
+      const [pgPort, redisPort, api1, api2] = [
+        await unusedPort(),
+        await unusedPort(),
+        await unusedPort(),
+        await unusedPort(),
+      ];
+      const password = randomBytes(12).toString('hex');
+      const files: Record<string, string> = {
+        postgres_password: password,
+        database_url: `postgres://evalgate:${password}@127.0.0.1:${pgPort}/evalgate`,
+        key_pepper: randomBytes(24).toString('hex'),
+        secret_key: randomBytes(32).toString('base64'),
+      };
+      for (const [name, value] of Object.entries(files)) {
+        fs.writeFileSync(path.join(secrets, name), `${value}\n`, { mode: 0o644 });
+      }
+      const index = await wheelIndex(temp.make());
+      const p: Profile = {
+        project: `evalgate-sandbox-${randomBytes(3).toString('hex')}`,
+        profile: 'scale-out',
+        env: {
+          EVALGATE_SECRETS_DIR: secrets,
+          EVALGATE_POSTGRES_PORT: String(pgPort),
+          EVALGATE_REDIS_PORT: String(redisPort),
+          EVALGATE_API_1_PORT: String(api1),
+          EVALGATE_API_2_PORT: String(api2),
+          EVALGATE_PIP_FIND_LINKS: index.url,
+        },
+      };
+      profiles.push(p);
+      const url = `http://127.0.0.1:${api1}`;
+      try {
+        await compose(p, 'up', '-d', '--no-build');
+        await Promise.all([healthy(url, 180_000), healthy(`http://127.0.0.1:${api2}`, 180_000)]);
+        const key = await firstKey(p, ['api-1', 'api-2']);
+        await sandboxChecks(p, url, key, api1, ['api-1', 'api-2', 'worker-1', 'worker-2']);
       } finally {
         await index.close();
       }
