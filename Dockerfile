@@ -1,6 +1,7 @@
 # Evalgate's image: one image for `evalgate serve`, `evalgate worker` and `evalgate migrate` (the command
 # chooses), configured through EVALGATE_* environment variables only (secrets also as EVALGATE_*_FILE;
-# see docs/deploy.md).
+# see docs/deploy.md). The stage `sandbox` (`--target sandbox`) is the sandbox runner's image
+# (`evalgate sandbox-runner`, compose.yaml's `sandbox` service): the same plus Python and bubblewrap.
 # NODE_IMAGE: the Node.js base of the build stage (Debian bookworm, with npm); any 22.13+ or 24.18-.
 # DEBIAN_IMAGE: the run stage's base, to which only the node binary is copied (no npm, no headers).
 ARG NODE_IMAGE=node:22-bookworm-slim
@@ -37,7 +38,7 @@ RUN node scripts/runtime-modules.mjs /runtime \
  && strip -o /runtime/node /usr/local/bin/node
 
 # Run: Debian with node, a non-root user (node, uid 1000); the data directory /data (mount a volume).
-FROM ${DEBIAN_IMAGE}
+FROM ${DEBIAN_IMAGE} AS runtime
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=64 \
     EVALGATE_HOST=0.0.0.0 \
@@ -66,3 +67,25 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.EVALGATE_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["evalgate"]
 CMD ["serve"]
+
+# The sandbox runner: the image above plus what code evaluators run with — Python 3 with pip and venv
+# (requirements' virtualenvs) and bubblewrap (the sandbox), from Debian's packages. Only this image has
+# them: the API and the run workers stay without Python.
+FROM runtime AS sandbox
+USER root
+RUN apt-get update -qq \
+ && apt-get install -y -qq --no-install-recommends python3 python3-pip python3-venv bubblewrap >/dev/null \
+ && rm -rf /var/lib/apt/lists/* /root/.cache \
+ && mkdir -p /sandbox-token && chown node:node /sandbox-token
+# The runner runs as root (of the container; compose.yaml gives it only CAP_SYS_ADMIN and CAP_NET_ADMIN on
+# top of Docker's defaults): bubblewrap then needs no user namespace, and each worker drops every
+# capability and runs as a uid of its own (docs/deploy.md, "Code evaluators").
+ENV EVALGATE_SANDBOX_RUNNER_HOST=0.0.0.0 \
+    EVALGATE_SANDBOX_RUNNER_PORT=8090
+EXPOSE 8090
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.EVALGATE_SANDBOX_RUNNER_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["sandbox-runner"]
+
+# The default target: Evalgate's image (above, without the sandbox's additions).
+FROM runtime

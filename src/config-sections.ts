@@ -104,6 +104,32 @@ export interface CodeEvaluatorSettings {
     findLinks: string[];
     timeoutMs: number;
   };
+  /**
+   * A sandbox runner (`evalgate sandbox-runner`) that runs code evaluators for this process
+   * (`EVALGATE_SANDBOX_URL`, with the shared `EVALGATE_SANDBOX_TOKEN`); null: they run here.
+   */
+  remote: { url: string; token: string } | null;
+}
+
+/** The shared secret of the sandbox runner and its clients: long enough not to be guessed. */
+export function sandboxTokenOf(raw: string | undefined): string | null {
+  const token = text(raw);
+  if (token !== null && token.length < 16) {
+    throw new ConfigError('EVALGATE_SANDBOX_TOKEN must be at least 16 characters');
+  }
+  return token;
+}
+
+function remoteSandbox(env: Env): CodeEvaluatorSettings['remote'] {
+  if (text(env.EVALGATE_SANDBOX_URL) === null) return null;
+  const url = baseUrl('EVALGATE_SANDBOX_URL', env.EVALGATE_SANDBOX_URL, '');
+  const token = sandboxTokenOf(env.EVALGATE_SANDBOX_TOKEN);
+  if (token === null) {
+    throw new ConfigError(
+      "EVALGATE_SANDBOX_URL needs the sandbox runner's token: set EVALGATE_SANDBOX_TOKEN or EVALGATE_SANDBOX_TOKEN_FILE",
+    );
+  }
+  return { url, token };
 }
 
 export function codeEvaluatorSettings(env: Env): CodeEvaluatorSettings {
@@ -139,6 +165,7 @@ export function codeEvaluatorSettings(env: Env): CodeEvaluatorSettings {
         .filter((l) => l !== ''),
       timeoutMs: int('EVALGATE_PIP_TIMEOUT_MS', env.EVALGATE_PIP_TIMEOUT_MS, 600_000, 1000, 86_400_000),
     },
+    remote: remoteSandbox(env),
   };
 }
 

@@ -45,6 +45,7 @@ import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { reviewDraft } from './review/dataset-item.js';
 import type { ReviewPorts } from './review/ports.js';
 import { type RunContext, runContext } from './runs/service.js';
+import type { CodeToCheck } from './scoring/code/check-source.js';
 import type { Scorer } from './scoring/types.js';
 import { sessionDraft } from './sessions/dataset-item.js';
 import type { SessionPorts } from './sessions/routes.js';
@@ -57,6 +58,8 @@ import type { TraceService } from './traces/service.js';
 export interface Sandbox {
   status(): Promise<{ available: boolean; reason?: string }>;
   createScorer(evaluator: EvaluatorSnapshot): Promise<Scorer>;
+  /** Checks a code evaluator where it will run (the sandbox runner's Python); absent: with EVALGATE_PYTHON here. */
+  check?(input: CodeToCheck): Promise<void>;
 }
 
 /**
@@ -255,6 +258,7 @@ export function buildPorts(p: Parts): Ports {
   const evaluators: EvaluatorContext = {
     db,
     python: config.python,
+    ...(p.sandbox.check ? { checkCode: p.sandbox.check } : {}),
     resolveModel: p.resolveModel,
     scorerKinds,
   };

@@ -32,13 +32,15 @@ import { monitorSeries } from './monitors/series.js';
 import { createMetrics } from './observability/metrics.js';
 import { providerOfSlug } from './observability/otel-export-genai.js';
 import { exportingLogWriter } from './observability/otel-export-hooks.js';
-import { buildPorts, type Parts, type Ports } from './ports.js';
+import { buildPorts, type Parts, type Ports, type Sandbox } from './ports.js';
 import { perMinuteParams, type RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
 import type { ModelLimiter } from './ratelimit/model-limiter.js';
 import { createMemoryModelLimiter } from './ratelimit/model-limiter-memory.js';
 import { createRedisLimiter } from './ratelimit/redis.js';
+import { RemoteSandbox } from './scoring/code/remote.js';
 import {
+  type CodeRuntime,
   codeScorerOptions,
   createCodeRuntime,
   createCodeScorer,
@@ -229,6 +231,39 @@ async function createRecording(
 }
 
 /**
+ * Where this process's code evaluators run: in its own sandbox, or on the sandbox runner named by
+ * EVALGATE_SANDBOX_URL (a deployment whose containers may not create namespaces).
+ */
+function createSandbox(config: Config, runtime: CodeRuntime): { port: Sandbox; close(): Promise<void> } {
+  const code = { ...codeScorerOptions(config), runtime };
+  const remote = config.codeEvaluators.remote;
+  if (remote) {
+    const runner = new RemoteSandbox({ ...remote, limits: code.sandbox.limits, timeoutMs: code.timeoutMs });
+    return {
+      port: {
+        status: () => runner.status(),
+        createScorer: (ev) =>
+          runner.createScorer({ id: ev.id, source: ev.source ?? '', requirements: ev.requirements }),
+        check: (input) => runner.check(input),
+      },
+      close: () => runner.close(),
+    };
+  }
+  return {
+    port: {
+      // Without a sandbox, code evaluators run only when the operator opted into rlimits alone.
+      async status() {
+        const status = await sandboxStatus(config, runtime);
+        return status.available || config.codeEvaluators.unsafe ? { available: true } : status;
+      },
+      createScorer: (ev) =>
+        createCodeScorer(code, { id: ev.id, source: ev.source ?? '', requirements: ev.requirements }),
+    },
+    close: async () => {},
+  };
+}
+
+/**
  * The composition root: every backend is chosen here, from the typed config, and nowhere else. The
  * database (migrated), model resolution, providers, the task log writer, the run queue, the model
  * limiter, the sandbox, rate limits and metrics.
@@ -279,7 +314,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   alerts.start();
   // The code evaluators' pool, venv cache, probes and Python look-ups: this process's, closed with it.
   const codeRuntime = createCodeRuntime(codeScorerOptions(config));
-  const code = { ...codeScorerOptions(config), runtime: codeRuntime };
+  const sandbox = createSandbox(config, codeRuntime);
   let closed = false;
   const auth = createAuthenticator(database.db, pepper, config.keyCacheMs);
   const budgets = await createBudgets(config, database.db, { cluster: Boolean(options.cluster), warn });
@@ -318,15 +353,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     otelExport,
     sourceKinds: options.sourceKinds ?? createSourceRegistry(),
     scorerKinds: options.scorerKinds ?? createScorerRegistry(),
-    sandbox: {
-      // Without a sandbox, code evaluators run only when the operator opted into rlimits alone.
-      async status() {
-        const status = await sandboxStatus(config, codeRuntime);
-        return status.available || config.codeEvaluators.unsafe ? { available: true } : status;
-      },
-      createScorer: (ev) =>
-        createCodeScorer(code, { id: ev.id, source: ev.source ?? '', requirements: ev.requirements }),
-    },
+    sandbox: sandbox.port,
   };
 
   return {
@@ -352,6 +379,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       await queue.close();
       await rateLimiter.close();
       codeRuntime.close();
+      await sandbox.close();
       if (!options.database) await database.close();
     },
   };

@@ -44,11 +44,20 @@ function commandName(args: string[]): string | undefined {
 
 const name = commandName(process.argv.slice(2));
 if (name === undefined || !API_COMMANDS.includes(name)) {
-  const [{ registerServeCommands }, { registerWorkerCommand }, { registerAdminCommands }] = await Promise.all(
-    [import('./serve.js'), import('./worker.js'), import('./admin.js')],
-  );
+  const [
+    { registerServeCommands },
+    { registerWorkerCommand },
+    { registerAdminCommands },
+    { registerSandboxRunnerCommand },
+  ] = await Promise.all([
+    import('./serve.js'),
+    import('./worker.js'),
+    import('./admin.js'),
+    import('./sandbox-runner.js'),
+  ]);
   registerServeCommands(program);
   registerWorkerCommand(program);
+  registerSandboxRunnerCommand(program);
   registerAdminCommands(program);
 }
 registerRunCommands(program);

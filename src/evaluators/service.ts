@@ -4,7 +4,7 @@ import { requireContainer } from '../catalog/containers/service.js';
 import type { Database, EvaluatorTable } from '../db/schema.js';
 import type { ScorerRegistry } from '../engine/scorers/registry.js';
 import type { ListResponse, Page } from '../http/schemas.js';
-import { checkCodeEvaluator } from '../scoring/code/check-source.js';
+import { type CodeToCheck, checkCodeEvaluator } from '../scoring/code/check-source.js';
 import type { SubGrader } from '../scoring/graders/schemas.js';
 import { ApiError, type ValidationIssue } from '../shared/errors.js';
 import { newId, nowIso } from '../shared/ids.js';
@@ -25,6 +25,8 @@ import {
 export interface EvaluatorContext {
   db: Kysely<Database>;
   python: string;
+  /** Checks a code evaluator's source and requirements elsewhere (the sandbox runner); else with `python`. */
+  checkCode?: (input: CodeToCheck) => Promise<void>;
   /** Resolves a judge's model as a run would (throws `model_not_found` or `provider_not_configured`). */
   resolveModel(projectId: string, ref: string): Promise<unknown>;
   /** The app's scorer kinds: the model an evaluator's kind calls. */
@@ -157,10 +159,8 @@ async function validate(
     await checkModel(ctx, row.project_id, calls.model, modelField);
   }
   if (row.type === 'code' && (given.source !== undefined || given.requirements !== undefined)) {
-    await checkCodeEvaluator(ctx.python, {
-      source: row.source,
-      requirements: parseJson<string[] | null>(row.requirements, null),
-    });
+    const code = { source: row.source, requirements: parseJson<string[] | null>(row.requirements, null) };
+    await (ctx.checkCode ? ctx.checkCode(code) : checkCodeEvaluator(ctx.python, code));
   }
 }
 

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { testDbKind } from '../helpers/databases.js';
 import { unusedPort } from '../helpers/ports.js';
 import { tempDirs } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { buildWheel } from '../helpers/wheels.js';
 import { dockerEngine, type Engine, sh, shBoth, stopEngine } from './docker.js';
 
 /**
@@ -21,10 +23,17 @@ import { dockerEngine, type Engine, sh, shBoth, stopEngine } from './docker.js';
  * engine without a bridge (or with EVALGATE_TEST_COMPOSE_HOST_NETWORK=1), compose.host-network.yaml puts
  * them on the host's network instead. The backups are taken and restored by docs/deploy.md's own blocks.
  * It has databases of its own (SQLite in a volume, PostgreSQL in a container), so it runs in the
- * postgres project only. EVALGATE_TEST_IMAGE: the image's tag (default evalgate:deploy-test).
+ * postgres project only. Code evaluators run in the `sandbox` service (the Dockerfile's stage `sandbox`);
+ * the wheels their requirements install come from an index this process serves where the containers
+ * reach it (the bridge's address, or loopback on the host's network). EVALGATE_TEST_IMAGE: the image's
+ * tag (default evalgate:deploy-test); the sandbox runner's is the same name with `-sandbox` (default
+ * evalgate-sandbox:deploy-test), or EVALGATE_TEST_SANDBOX_IMAGE.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const IMAGE = process.env.EVALGATE_TEST_IMAGE ?? 'evalgate:deploy-test';
+const SANDBOX_IMAGE =
+  process.env.EVALGATE_TEST_SANDBOX_IMAGE ??
+  IMAGE.replace(/^(.*?)(:[^:/]*)?$/, (_, name, tag) => `${name}-sandbox${tag ?? ''}`);
 const ITEMS = 40;
 const IMAGE_LIMIT = 250e6;
 const run = testDbKind() === 'postgres';
@@ -112,6 +121,7 @@ function composeFiles(p: Profile): string[] {
           ...process.env,
           ...p.env,
           EVALGATE_IMAGE: IMAGE,
+          EVALGATE_SANDBOX_IMAGE: SANDBOX_IMAGE,
           EVALGATE_ALLOWED_UPSTREAM_HOSTS: '127.0.0.1',
         },
       }),
@@ -129,6 +139,7 @@ function composeFiles(p: Profile): string[] {
 function composeEnv(p: Profile): Record<string, string> {
   return {
     EVALGATE_IMAGE: IMAGE,
+    EVALGATE_SANDBOX_IMAGE: SANDBOX_IMAGE,
     EVALGATE_ALLOWED_UPSTREAM_HOSTS: upstreamHost(),
     COMPOSE_PROJECT_NAME: p.project,
     COMPOSE_FILE: composeFiles(p).join(':'),
@@ -420,6 +431,293 @@ function tableData(sql: string): Record<string, string[]> {
   );
 }
 
+interface WheelIndex {
+  /** Where the sandbox runner's pip finds it: loopback (pip trusts plain HTTP there only). */
+  url: string;
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A package index of one wheel for the sandbox runner's pip: a find-links page and the file, on `host`
+ * (where the containers reach this process: upstreamHost()). pip ignores a plain-HTTP find-links page
+ * on any host but loopback (without --trusted-host, which the runner does not pass), so the runner is
+ * given `http://127.0.0.1:<port>/`: this process's own loopback on the host's network, else a relay in
+ * the sandbox container (relayIndex).
+ */
+async function wheelIndex(dir: string, host: string): Promise<WheelIndex> {
+  buildWheel(dir, 'evalgate_probe', '1.0');
+  const files = fs.readdirSync(dir);
+  const server = http.createServer((req, res) => {
+    const name = decodeURIComponent((req.url ?? '/').slice(1));
+    if (files.includes(name)) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(fs.readFileSync(path.join(dir, name)));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(files.map((f) => `<a href="/${f}">${f}</a>`).join('\n'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    host,
+    port,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/**
+ * On the project's network: a relay in the sandbox container (a process of the container itself, not
+ * of the sandbox, whose evaluators have no network) from its loopback to the index on the bridge.
+ */
+async function relayIndex(p: Profile, index: WheelIndex) {
+  if (hostNetwork) return;
+  const sandbox = await containerOf(p, 'sandbox');
+  const relay = `const net = require('node:net');
+net.createServer((s) => {
+  const u = net.connect(Number(process.env.PORT), process.env.TO);
+  s.pipe(u).pipe(s);
+  s.on('error', () => u.destroy());
+  u.on('error', () => s.destroy());
+}).listen(Number(process.env.PORT), '127.0.0.1');`;
+  const env = ['-e', `PORT=${index.port}`, '-e', `TO=${index.host}`];
+  await sh('docker', ['exec', '-d', ...env, sandbox, 'node', '-e', relay]);
+  await waitFor(
+    () =>
+      sh('docker', [
+        'exec',
+        sandbox,
+        'node',
+        '-e',
+        `fetch('${index.url}').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`,
+      ]).then(
+        () => true,
+        () => false,
+      ),
+    30_000,
+    'the wheel index through the relay in the sandbox container',
+  );
+}
+
+/**
+ * The hostile-code checks of test/scoring/code-escapes.test.ts as one code evaluator: each sample's
+ * output names an attack; an attack that works scores with reason ESCAPED, a contained one errors.
+ */
+const ATTACKS = `import os, socket, signal
+
+def attack(name, api_port):
+    if name == "network-api":
+        return socket.create_connection(("127.0.0.1", api_port), timeout=1).recv(10)
+    if name == "network-outside":
+        return socket.create_connection(("1.1.1.1", 80), timeout=1) and "connected"
+    if name == "files-token":
+        return open("/sandbox-token/token").read()
+    if name == "files-shadow":
+        return open("/etc/shadow").read()
+    if name == "files-data":
+        return os.listdir("/data")
+    if name == "files-write":
+        wrote = []
+        for target in ["/evil", "/usr/evil", "/opt/evalgate/runner.py", "/app/evil"]:
+            try:
+                open(target, "w").write("x")
+                wrote.append(target)
+            except OSError:
+                pass
+        if wrote:
+            return wrote
+        raise PermissionError("nothing outside /tmp is writable")
+    if name == "environment":
+        found = [k for k in os.environ if k.startswith("EVALGATE")]
+        if found:
+            return found
+        raise LookupError("no EVALGATE variable")
+    if name == "kill":
+        for target in (os.getppid(), 1, -1):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except OSError:
+                pass
+        raise ProcessLookupError("still here")
+    if name == "fork-bomb":
+        while True:
+            os.fork()
+    if name == "memory":
+        return len(bytearray(4 * 1024 ** 3))
+    if name == "time":
+        while True:
+            pass
+    return None
+
+def evaluate(sample, ground_truth, baseline):
+    name, port = sample["output"], sample["metadata"]["api_port"]
+    if name == "fine":
+        return 1
+    return {"score": 0, "reason": "ESCAPED: " + repr(attack(name, port))[:200]}
+`;
+
+/** What each attack must end as: the error code of its sample, and what the message says. */
+const CONTAINED: Record<string, [string[], RegExp]> = {
+  'network-api': [['evaluator_exception'], /ConnectionRefusedError|Network is unreachable|OSError/],
+  'network-outside': [['evaluator_exception'], /Network is unreachable|OSError/],
+  'files-token': [['evaluator_exception'], /FileNotFoundError/],
+  'files-shadow': [['evaluator_exception'], /FileNotFoundError|PermissionError/],
+  'files-data': [['evaluator_exception'], /FileNotFoundError/],
+  'files-write': [['evaluator_exception'], /nothing outside \/tmp is writable/],
+  environment: [['evaluator_exception'], /LookupError: no EVALGATE variable/],
+  // Either refused (the evaluator raises) or only the sandbox goes down.
+  kill: [['evaluator_exception', 'worker_crashed'], /still here|the worker died/],
+  'fork-bomb': [['evaluator_exception'], /BlockingIOError/],
+  memory: [['evaluator_exception'], /MemoryError/],
+  time: [['timeout'], /did not return within 10000 ms/],
+};
+
+/**
+ * What the sandbox service must show in a stack that is up, after setUp (`clients`: the services that
+ * run code evaluators, the first of them serving `url`): only it has Python, bubblewrap and the relaxed
+ * profile, and no database credentials or secrets; a code evaluator with requirements from the test's
+ * index runs over a run, a python grader grades, and every attack of ATTACKS is contained.
+ */
+async function sandboxChecks(
+  p: Profile,
+  url: string,
+  key: string,
+  apiPort: number,
+  clients: string[],
+  index: WheelIndex,
+) {
+  // Only the sandbox container holds Python and bubblewrap, and only it has the relaxed profile.
+  // The security options, added capabilities (each in order of name: the merged configuration that
+  // docker-compose 1.29 is given on the host's network lists them sorted) and user of a container.
+  const security = async (id: string) => {
+    const sorted = (list: string[] | null) => (list ? [...list].sort() : null);
+    return {
+      securityOpt: sorted(await inspect<string[] | null>(id, '.HostConfig.SecurityOpt')),
+      capAdd: sorted(await inspect<string[] | null>(id, '.HostConfig.CapAdd')),
+      user: await inspect<string>(id, '.Config.User'),
+    };
+  };
+  const [api, sandbox] = [await containerOf(p, clients[0]!), await containerOf(p, 'sandbox')];
+  await expect(
+    sh('docker', ['exec', api, 'sh', '-c', 'command -v python3 || command -v bwrap']),
+  ).rejects.toThrow();
+  for (const client of clients) {
+    expect(await security(await containerOf(p, client)), client).toEqual({
+      securityOpt: null,
+      capAdd: null,
+      user: 'node',
+    });
+  }
+  expect(await security(sandbox)).toEqual({
+    securityOpt: ['apparmor=unconfined', 'seccomp=unconfined'],
+    capAdd: ['NET_ADMIN', 'SYS_ADMIN'],
+    user: 'root',
+  });
+  expect(
+    (await compose(p, 'exec', '-T', 'sandbox', 'env')).match(
+      /^EVALGATE_(DATABASE|KEY_PEPPER|SECRET_KEY|REDIS)/m,
+    ),
+  ).toBeNull();
+  // Only its own volumes: no bind mount (the secrets folder).
+  const mounts = await inspect<{ Type: string; Source: string }[]>(sandbox, '.Mounts');
+  expect(mounts.filter((m) => m.Type !== 'volume')).toEqual([]);
+  // The token is in the shared volume, never in the runner's logs.
+  const token = (await compose(p, 'exec', '-T', 'sandbox', 'cat', '/sandbox-token/token')).trim();
+  expect(token.length).toBeGreaterThan(20);
+  const logs = await shBoth('docker', ['logs', sandbox]);
+  expect(`${logs.stdout}${logs.stderr}`).not.toContain(token);
+
+  // The stack's container `app` (setUp) gets a dataset and a code evaluator with a requirement.
+  await relayIndex(p, index);
+  const steps = [
+    await call(url, key, 'POST', '/v1/datasets', {
+      label: 'capitals',
+      items: [
+        { input: 'France', output: 'Paris', expected: 'paris' },
+        { input: 'Italy', output: 'Milan', expected: 'rome' },
+      ],
+    }),
+    await call(url, key, 'POST', '/v1/evaluators', {
+      type: 'code',
+      name: 'probe',
+      source:
+        'from evalgate_probe import similarity\n\ndef evaluate(sample, ground_truth, baseline):\n    return similarity(sample["output"], ground_truth["expected"])\n',
+      requirements: ['evalgate_probe==1.0'],
+    }),
+  ];
+  for (const step of steps) expect(step.status, JSON.stringify(step.body)).toBe(201);
+  const src = { type: 'dataset', dataset: 'capitals' };
+  const created = await call(url, key, 'POST', '/v1/evaluation/runs', {
+    container: 'app',
+    evaluators: ['probe'],
+    sample: src,
+    ground_truth: src,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const done = await finished(url, key, created.body.id, 120_000);
+  expect(done.status, JSON.stringify(done)).toBe('completed');
+  expect(Object.values(done.results.per_model[0].per_eval)[0]).toMatchObject({
+    num_scored: 2,
+    num_errors: 0,
+    avg_score: 0.5,
+  });
+
+  const graded = await call(url, key, 'POST', '/v1/fine_tuning/alpha/graders/run', {
+    grader: {
+      type: 'python',
+      name: 'py',
+      source:
+        'def grade(sample, item):\n    return 1.0 if sample["output_text"] == item["answer"] else 0.0\n',
+    },
+    model_sample: '42',
+    item: { answer: '42' },
+  });
+  expect(graded.status, JSON.stringify(graded.body)).toBe(200);
+  expect(graded.body.reward).toBe(1);
+
+  // The attacks, each between two harmless samples.
+  const names = Object.keys(CONTAINED);
+  const items = ['fine', ...names.flatMap((n) => [n, 'fine'])].map((output) => ({
+    input: output,
+    output,
+    metadata: { api_port: apiPort },
+  }));
+  expect((await call(url, key, 'POST', '/v1/datasets', { label: 'attacks', items })).status).toBe(201);
+  expect(
+    (await call(url, key, 'POST', '/v1/evaluators', { type: 'code', name: 'attacks', source: ATTACKS }))
+      .status,
+  ).toBe(201);
+  const attacked = await call(url, key, 'POST', '/v1/evaluation/runs', {
+    container: 'app',
+    evaluators: ['attacks'],
+    sample: { type: 'dataset', dataset: 'attacks' },
+  });
+  expect(attacked.status, JSON.stringify(attacked.body)).toBe(201);
+  expect((await finished(url, key, attacked.body.id, 300_000)).status).toBe('completed');
+  const rows = (await call(url, key, 'GET', `/v1/evaluation/runs/${attacked.body.id}/samples?limit=100`)).body
+    .data as Array<{
+    position: number;
+    score: number | null;
+    reasoning: string | null;
+    error: { code: string; message: string } | null;
+  }>;
+  expect(rows).toHaveLength(items.length);
+  for (const row of rows) {
+    const name = items[row.position]!.output;
+    expect(row.reasoning ?? '', name).not.toContain('ESCAPED');
+    if (name === 'fine') {
+      expect(row, name).toMatchObject({ score: 1, error: null });
+      continue;
+    }
+    const [codes, message] = CONTAINED[name]!;
+    expect(codes, `${name}: ${JSON.stringify(row)}`).toContain(row.error?.code);
+    expect(row.error?.message, name).toMatch(message);
+  }
+}
+
 describe.skipIf(!engine.ok)(
   `the container image and compose.yaml${engine.ok ? '' : ` (skipped: ${engine.reason})`}`,
   () => {
@@ -427,12 +725,21 @@ describe.skipIf(!engine.ok)(
     let mock: MockUpstream;
     let relay: { port: number; close(): void };
     let upstream = '';
+    let index: WheelIndex;
     const profiles: Profile[] = [];
+
+    /** What every stack is given: the wheel index, and on the host's network the runner's own port. */
+    async function sandboxEnv(): Promise<Record<string, string>> {
+      const env: Record<string, string> = { EVALGATE_PIP_FIND_LINKS: index.url };
+      if (hostNetwork) env.EVALGATE_SANDBOX_PORT = String(await unusedPort());
+      return env;
+    }
 
     beforeAll(async () => {
       mock = await startMockUpstream({ reply: () => gate.reply(), record: false });
       relay = await forwarder(upstreamHost(), Number(new URL(mock.url).port));
       upstream = `http://${upstreamHost()}:${relay.port}/v1`;
+      index = await wheelIndex(temp.make(), upstreamHost());
       // CI builds the images in the background while the suite runs (.ci/run): wait for that build rather
       // than run the same steps a second time at once.
       const pending = process.env.EVALGATE_TEST_IMAGES_PENDING;
@@ -449,10 +756,21 @@ describe.skipIf(!engine.ok)(
         cwd: ROOT,
         timeoutMs: 1_200_000,
       });
-      const size = Number((await sh('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE])).trim());
+      // The sandbox runner's image: the Dockerfile's stage `sandbox` (the same plus Python and bubblewrap).
+      await sh(
+        'docker',
+        ['build', '--network', 'host', '-q', '--target', 'sandbox', '-t', SANDBOX_IMAGE, '.'],
+        {
+          cwd: ROOT,
+          timeoutMs: 1_200_000,
+        },
+      );
+      const sizeOf = async (image: string) =>
+        Number((await sh('docker', ['image', 'inspect', '-f', '{{.Size}}', image])).trim()) / 1e6;
       console.log(
-        `deploy: waited ${((bases - waited) / 1000).toFixed(0)} s for CI's build, base images ${((build - bases) / 1000).toFixed(0)} s, image build ${((Date.now() - build) / 1000).toFixed(0)} s, ` +
-          `image size ${(size / 1e6).toFixed(1)} MB (limit ${IMAGE_LIMIT / 1e6} MB), ${hostNetwork ? "the host's network (compose.host-network.yaml)" : "the project's network"}`,
+        `deploy: waited ${((bases - waited) / 1000).toFixed(0)} s for CI's build, base images ${((build - bases) / 1000).toFixed(0)} s, image builds ${((Date.now() - build) / 1000).toFixed(0)} s, ` +
+          `image size ${(await sizeOf(IMAGE)).toFixed(1)} MB (limit ${IMAGE_LIMIT / 1e6} MB), sandbox image ${(await sizeOf(SANDBOX_IMAGE)).toFixed(1)} MB, ` +
+          `${hostNetwork ? "the host's network (compose.host-network.yaml)" : "the project's network"}`,
       );
     }, 2_400_000);
 
@@ -460,12 +778,13 @@ describe.skipIf(!engine.ok)(
       gate.open();
       for (const p of profiles) await compose(p, 'down', '-v', '--remove-orphans').catch(() => {});
       relay?.close();
+      await index?.close();
       await mock?.close();
       temp.removeAll();
       await stopEngine(engine);
     }, 300_000);
 
-    it('the image: production files only (within the size limit), no VOLUME; one build per profile', async () => {
+    it('the image: production files only (within the size limit), no VOLUME; one build per profile and the sandbox stage', async () => {
       const size = Number((await sh('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE])).trim());
       expect(size).toBeLessThanOrEqual(IMAGE_LIMIT);
       // A VOLUME in the image leaves an anonymous volume per container that has none mounted there.
@@ -485,17 +804,32 @@ describe.skipIf(!engine.ok)(
       for (const dev of ['typescript', 'vitest', 'esbuild', 'vite', 'fastify', 'kysely']) {
         expect(modules.split('\n')).not.toContain(dev);
       }
-      // `build` builds the one image once: a single service of each profile has a build section, the
-      // other Evalgate services name its image.
+      // Python and bubblewrap are in the sandbox stage only.
+      const shell = (image: string, script: string) =>
+        sh('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'sh', image, '-c', script]);
+      await expect(shell(IMAGE, 'command -v python3 || command -v bwrap')).rejects.toThrow();
+      expect(
+        (await shell(SANDBOX_IMAGE, 'command -v python3 && command -v bwrap')).trim().split('\n'),
+      ).toEqual(['/usr/bin/python3', '/usr/bin/bwrap']);
+      // `build` builds the one image once: a single Evalgate service of each profile has a build section,
+      // the others name its image; the sandbox service builds the same Dockerfile's stage `sandbox`.
       for (const profile of ['embedded', 'scale-out'] as const) {
         const p: Profile = { project: 'egcompose-config', profile, env: {} };
         const config = parseYaml(await compose(p, 'config')) as {
-          services: Record<string, { build?: unknown; image: string; profiles?: string[] }>;
+          services: Record<
+            string,
+            { build?: { context: string; target?: string }; image: string; profiles?: string[] }
+          >;
         };
         const services = Object.entries(config.services).filter(([, svc]) => svc.profiles?.includes(profile));
-        expect(services.filter(([, svc]) => svc.build).length, profile).toBe(1);
-        const evalgate = services.filter(([name]) => !['postgres', 'redis'].includes(name));
+        const evalgate = services.filter(([name]) => !['postgres', 'redis', 'sandbox'].includes(name));
+        expect(evalgate.filter(([, svc]) => svc.build).length, profile).toBe(1);
         for (const [name, svc] of evalgate) expect(svc.image, name).toBe(IMAGE);
+        const sandbox = config.services.sandbox;
+        expect(sandbox?.profiles, profile).toContain(profile);
+        expect(sandbox?.image).toBe(SANDBOX_IMAGE);
+        expect(sandbox?.build?.target).toBe('sandbox');
+        expect(sandbox?.build?.context).toBe(evalgate.find(([, svc]) => svc.build)?.[1].build?.context);
       }
     });
 
@@ -504,7 +838,7 @@ describe.skipIf(!engine.ok)(
       const p: Profile = {
         project: `egcompose${randomBytes(3).toString('hex')}`,
         profile: 'embedded',
-        env: { EVALGATE_PORT: String(port) },
+        env: { EVALGATE_PORT: String(port), ...(await sandboxEnv()) },
       };
       profiles.push(p);
       const url = `http://127.0.0.1:${port}`;
@@ -516,8 +850,8 @@ describe.skipIf(!engine.ok)(
       console.log(
         `deploy: embedded container answering /healthz ${((Date.now() - up) / 1000).toFixed(1)} s after up -d (${ms} ms of polling)`,
       );
-      await checkNetwork(p, { evalgate: port }, []);
-      await checkVolumes(p, ['evalgate'], ['evalgate-data']);
+      await checkNetwork(p, { evalgate: port }, ['sandbox']);
+      await checkVolumes(p, ['evalgate', 'sandbox'], ['evalgate-data', 'sandbox-data', 'sandbox-token']);
       if (engine.ok && engine.compose[0] === 'docker') {
         // Compose v2 creates only the volumes the profile's services use (1.29 creates every one declared).
         const volumes = await sh('docker', [
@@ -527,7 +861,9 @@ describe.skipIf(!engine.ok)(
           '--filter',
           `label=com.docker.compose.project=${p.project}`,
         ]);
-        expect(volumes.trim().split('\n')).toEqual([`${p.project}_evalgate-data`]);
+        expect(volumes.trim().split('\n').sort()).toEqual(
+          ['evalgate-data', 'sandbox-data', 'sandbox-token'].map((v) => `${p.project}_${v}`),
+        );
       }
       const key = await firstKey(p, ['evalgate']);
       const link = (await compose(p, 'exec', '-T', 'evalgate', 'cat', '/data/sign-in-link')).trim();
@@ -559,14 +895,9 @@ describe.skipIf(!engine.ok)(
       expect(done.status).toBe('completed');
       expect(scored(done)).toBe(ITEMS);
 
-      // Code evaluators are off in the image (neither python3 nor bubblewrap in it): a clear 501.
-      const code = await call(url, key, 'POST', '/v1/evaluators', {
-        type: 'code',
-        name: 'exact',
-        source: 'def evaluate(sample, ground_truth, baseline):\n    return True\n',
-      });
-      expect(code.status, JSON.stringify(code.body)).toBe(501);
-      expect(code.body.error.message).toMatch(/Python 3/);
+      // Code evaluators and python graders: the sandbox service runs them (neither python3 nor bubblewrap
+      // in the API's image) and contains the attacks.
+      await sandboxChecks(p, url, key, port, ['evalgate'], index);
       await checkLogs(p, ['evalgate'], key);
 
       // The documented backup, from a script: the database's copy in the volume is its owner's only.
@@ -609,6 +940,7 @@ describe.skipIf(!engine.ok)(
         fs.writeFileSync(path.join(secrets, name), `${value}\n`, { mode: 0o644 });
       }
       const env: Record<string, string> = {
+        ...(await sandboxEnv()),
         EVALGATE_SECRETS_DIR: secrets,
         EVALGATE_API_1_PORT: String(api1),
         EVALGATE_API_2_PORT: String(api2),
@@ -629,14 +961,26 @@ describe.skipIf(!engine.ok)(
       console.log(
         `deploy: scale-out replicas answering /healthz ${((Date.now() - up) / 1000).toFixed(1)} s after up -d`,
       );
-      await checkNetwork(p, { 'api-1': api1, 'api-2': api2 }, ['postgres', 'redis', 'worker-1', 'worker-2']);
+      await checkNetwork(p, { 'api-1': api1, 'api-2': api2 }, [
+        'postgres',
+        'redis',
+        'worker-1',
+        'worker-2',
+        'sandbox',
+      ]);
       const evalgate = ['migrate', 'api-1', 'api-2', 'worker-1', 'worker-2'];
-      await checkVolumes(p, ['postgres', 'redis', ...evalgate], ['postgres-data', 'redis-data']);
+      await checkVolumes(
+        p,
+        ['postgres', 'redis', 'sandbox', ...evalgate],
+        ['postgres-data', 'redis-data', 'sandbox-data', 'sandbox-token'],
+      );
       expect(await compose(p, 'logs', '--no-color', 'migrate')).toMatch(/Applied: |Database is up to date/);
       const key = await firstKey(p, ['api-1', 'api-2']);
       await setUp(url1, key, upstream);
       // The replicas share the database: a call through one is listed by the other.
       await recordedCall(url2, url1, key);
+      // The replicas check code evaluators and the workers run them, all on the sandbox service.
+      await sandboxChecks(p, url1, key, api1, ['api-1', 'api-2', 'worker-1', 'worker-2'], index);
 
       // Only worker-1 runs when the run starts; it is killed while its judge calls are held.
       await compose(p, 'stop', 'worker-2');

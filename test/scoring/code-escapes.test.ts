@@ -3,7 +3,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ScoreOutcome } from '../../src/scoring/types.js';
+import type { ScoreInput, ScoreOutcome } from '../../src/scoring/types.js';
+import { type SandboxRunnerProcess, startSandboxRunner } from '../helpers/sandbox-runner.js';
 import { tempDir } from '../helpers/temp.js';
 import { pairs, scoreWith, skipScoring, testOptions } from './helpers.js';
 
@@ -50,71 +51,97 @@ function expectContained(out: ScoreOutcome[], code?: string): ScoreOutcome {
   return hit;
 }
 
-describe.skipIf(skipScoring)('code evaluators: the sandbox contains escapes', () => {
-  const tmp = tempDir();
-  const options = testOptions(tmp.dir, {
-    timeoutMs: 1500,
-    sandbox: {
-      ...testOptions(tmp.dir).sandbox,
-      limits: { memoryMb: 1024, cpuSeconds: 60, processes: 16, fileSizeMb: 8, tmpMb: 16 },
-    },
-  });
-  let server: Server;
-  let port = 0;
-  let connections = 0;
-  const secretFile = path.join(tmp.dir, 'evalgate.db');
-
-  beforeAll(async () => {
-    process.env.EVALGATE_KEY_PEPPER = PEPPER;
-    writeFileSync(secretFile, 'SQLite format 3 - the service database stand-in');
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello from the service\n');
+/**
+ * Every attack twice: in this process's own sandbox, and through `evalgate sandbox-runner` (a child
+ * process holding the secret too), as a server with EVALGATE_SANDBOX_URL runs code evaluators.
+ */
+describe.skipIf(skipScoring).each(['in this process', 'through the sandbox runner'])(
+  'code evaluators: the sandbox contains escapes (%s)',
+  (where) => {
+    const tmp = tempDir();
+    const options = testOptions(tmp.dir, {
+      timeoutMs: 1500,
+      sandbox: {
+        ...testOptions(tmp.dir).sandbox,
+        limits: { memoryMb: 1024, cpuSeconds: 60, processes: 16, fileSizeMb: 8, tmpMb: 16 },
+      },
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
-  });
-  afterAll(async () => {
-    delete process.env.EVALGATE_KEY_PEPPER;
-    await new Promise((resolve) => server.close(resolve));
-    tmp.remove();
-  });
+    let server: Server;
+    let port = 0;
+    let connections = 0;
+    const secretFile = path.join(tmp.dir, 'evalgate.db');
 
-  it("cannot open a TCP connection to the service's port", async () => {
-    const source = attack(`
+    let runner: SandboxRunnerProcess | null = null;
+    const remote = where === 'through the sandbox runner';
+    /** One evaluator over `inputs`, closed afterwards. */
+    async function score(source: string, inputs: ScoreInput[]): Promise<ScoreOutcome[]> {
+      if (!runner) return scoreWith(options, source, inputs);
+      const scorer = await runner.client(options).createScorer({ id: 'evl_test', source, requirements: [] });
+      try {
+        return await scorer.scoreBatch(inputs, new AbortController().signal);
+      } finally {
+        await scorer.close();
+      }
+    }
+
+    beforeAll(async () => {
+      process.env.EVALGATE_KEY_PEPPER = PEPPER;
+      if (remote) {
+        runner = await startSandboxRunner({
+          EVALGATE_DATA_DIR: path.join(tmp.dir, 'runner'),
+          EVALGATE_KEY_PEPPER: PEPPER,
+        });
+      }
+      writeFileSync(secretFile, 'SQLite format 3 - the service database stand-in');
+      server = createServer((socket) => {
+        connections++;
+        socket.end('hello from the service\n');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(async () => {
+      await runner?.stop();
+      delete process.env.EVALGATE_KEY_PEPPER;
+      await new Promise((resolve) => server.close(resolve));
+      tmp.remove();
+    });
+
+    it("cannot open a TCP connection to the service's port", async () => {
+      const source = attack(`
 s = socket.create_connection(("127.0.0.1", ${port}), timeout=1)
 return s.recv(100)
 `);
-    const hit = expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-    expect(hit.error!.message).toMatch(/ConnectionRefusedError|Network is unreachable|OSError/);
-    expect(connections).toBe(0);
-  });
+      const hit = expectContained(await score(source, around), 'evaluator_exception');
+      expect(hit.error!.message).toMatch(/ConnectionRefusedError|Network is unreachable|OSError/);
+      expect(connections).toBe(0);
+    });
 
-  it('cannot resolve or reach any outside address either', async () => {
-    const source = attack(`
+    it('cannot resolve or reach any outside address either', async () => {
+      const source = attack(`
 s = socket.create_connection(("1.1.1.1", 80), timeout=1)
 return "connected"
 `);
-    expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-  });
+      expectContained(await score(source, around), 'evaluator_exception');
+    });
 
-  it("cannot read the service's database file, /etc/shadow or the data directory", async () => {
-    for (const target of [secretFile, '/etc/shadow', tmp.dir, '/proc/1/root/etc/shadow']) {
-      const source = attack(`
+    it("cannot read the service's database file, /etc/shadow or the data directory", async () => {
+      for (const target of [secretFile, '/etc/shadow', tmp.dir, '/proc/1/root/etc/shadow']) {
+        const source = attack(`
 target = ${JSON.stringify(target)}
 if os.path.isdir(target):
     return os.listdir(target)
 with open(target) as f:
     return f.read()
 `);
-      const hit = expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-      expect(hit.error!.message).toMatch(/FileNotFoundError|PermissionError/);
-    }
-  });
+        const hit = expectContained(await score(source, around), 'evaluator_exception');
+        expect(hit.error!.message).toMatch(/FileNotFoundError|PermissionError/);
+      }
+    });
 
-  it('cannot write outside /tmp (but can inside)', async () => {
-    const hostFile = path.join(tmp.dir, 'written-from-sandbox');
-    const source = attack(`
+    it('cannot write outside /tmp (but can inside)', async () => {
+      const hostFile = path.join(tmp.dir, 'written-from-sandbox');
+      const source = attack(`
 with open("/tmp/scratch.txt", "w") as f:
     f.write("fine")
 wrote = []
@@ -129,14 +156,14 @@ if wrote:
     return wrote
 raise PermissionError("nothing outside /tmp is writable")
 `);
-    const hit = expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-    expect(hit.error!.message).toContain('nothing outside /tmp is writable');
-    expect(existsSync(hostFile)).toBe(false);
-  });
+      const hit = expectContained(await score(source, around), 'evaluator_exception');
+      expect(hit.error!.message).toContain('nothing outside /tmp is writable');
+      expect(existsSync(hostFile)).toBe(false);
+    });
 
-  it("cannot see the service's environment variables", async () => {
-    expect(process.env.EVALGATE_KEY_PEPPER).toBe(PEPPER);
-    const source = attack(`
+    it("cannot see the service's environment variables", async () => {
+      expect(process.env.EVALGATE_KEY_PEPPER).toBe(PEPPER);
+      const source = attack(`
 found = [k for k, v in os.environ.items() if "${PEPPER}" in v or k.startswith("EVALGATE")]
 for pid in os.listdir("/proc"):
     try:
@@ -149,58 +176,58 @@ if found:
     return found
 raise LookupError("visible environment: " + ",".join(sorted(os.environ)))
 `);
-    const hit = expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-    expect(hit.error!.message).toContain(
-      'LookupError: visible environment: HOME,LANG,MKL_NUM_THREADS,OMP_NUM_THREADS,OPENBLAS_NUM_THREADS,PATH,PWD,TMPDIR',
-    );
-    expect(JSON.stringify(hit)).not.toContain(PEPPER);
-  });
+      const hit = expectContained(await score(source, around), 'evaluator_exception');
+      expect(hit.error!.message).toContain(
+        'LookupError: visible environment: HOME,LANG,MKL_NUM_THREADS,OMP_NUM_THREADS,OPENBLAS_NUM_THREADS,PATH,PWD,TMPDIR',
+      );
+      expect(JSON.stringify(hit)).not.toContain(PEPPER);
+    });
 
-  it('bounds a fork bomb by the process limit', async () => {
-    const source = attack(`
+    it('bounds a fork bomb by the process limit', async () => {
+      const source = attack(`
 while True:
     os.fork()
 `);
-    const hit = expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-    expect(hit.error!.message).toContain('BlockingIOError');
-  });
+      const hit = expectContained(await score(source, around), 'evaluator_exception');
+      expect(hit.error!.message).toContain('BlockingIOError');
+    });
 
-  it('bounds a fork bomb that ignores errors: processes capped, then the sample times out', async () => {
-    const source = attack(`
+    it('bounds a fork bomb that ignores errors: processes capped, then the sample times out', async () => {
+      const source = attack(`
 while True:
     try:
         os.fork()
     except OSError:
         pass
 `);
-    const started = Date.now();
-    expectContained(await scoreWith(options, source, around), 'timeout');
-    expect(Date.now() - started).toBeLessThan(15_000);
-  });
+      const started = Date.now();
+      expectContained(await score(source, around), 'timeout');
+      expect(Date.now() - started).toBeLessThan(15_000);
+    });
 
-  it('cannot allocate 4 GB', async () => {
-    const source = attack(`
+    it('cannot allocate 4 GB', async () => {
+      const source = attack(`
 block = bytearray(4 * 1024 ** 3)
 return len(block)
 `);
-    const hit = expectContained(await scoreWith(options, source, around), 'evaluator_exception');
-    expect(hit.error!.message).toContain('MemoryError');
-  });
+      const hit = expectContained(await score(source, around), 'evaluator_exception');
+      expect(hit.error!.message).toContain('MemoryError');
+    });
 
-  it('stops an infinite loop at the timeout and scores the rest of the batch', async () => {
-    const source = attack(`
+    it('stops an infinite loop at the timeout and scores the rest of the batch', async () => {
+      const source = attack(`
 while True:
     pass
 `);
-    const started = Date.now();
-    const hit = expectContained(await scoreWith(options, source, around), 'timeout');
-    expect(hit.error!.message).toContain('1500 ms');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
-    expect(Date.now() - started).toBeLessThan(8000);
-  });
+      const started = Date.now();
+      const hit = expectContained(await score(source, around), 'timeout');
+      expect(hit.error!.message).toContain('1500 ms');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+      expect(Date.now() - started).toBeLessThan(8000);
+    });
 
-  it('cannot kill its parent, pid 1 of the sandbox or anything else', async () => {
-    const source = attack(`
+    it('cannot kill its parent, pid 1 of the sandbox or anything else', async () => {
+      const source = attack(`
 errors = []
 for target in (os.getppid(), 1, -1):
     try:
@@ -210,16 +237,17 @@ for target in (os.getppid(), 1, -1):
 time.sleep(0.2)
 raise ProcessLookupError("still here; " + "; ".join(errors))
 `);
-    const hit = expectContained(await scoreWith(options, source, around));
-    // Either the kill is refused (the evaluator raises) or it takes only the sandbox down.
-    expect(['evaluator_exception', 'worker_crashed']).toContain(hit.error!.code);
-    expect(process.pid).toBeGreaterThan(0);
-  });
+      const hit = expectContained(await score(source, around));
+      // Either the kill is refused (the evaluator raises) or it takes only the sandbox down.
+      expect(['evaluator_exception', 'worker_crashed']).toContain(hit.error!.code);
+      expect(process.pid).toBeGreaterThan(0);
+    });
 
-  it('survives the worker killing itself and exiting abruptly', async () => {
-    for (const body of ['os.kill(os.getpid(), signal.SIGKILL)', 'os._exit(3)']) {
-      const hit = expectContained(await scoreWith(options, attack(body), around), 'worker_crashed');
-      expect(hit.error!.message).toContain('the worker died while evaluating this sample');
-    }
-  });
-});
+    it('survives the worker killing itself and exiting abruptly', async () => {
+      for (const body of ['os.kill(os.getpid(), signal.SIGKILL)', 'os._exit(3)']) {
+        const hit = expectContained(await score(attack(body), around), 'worker_crashed');
+        expect(hit.error!.message).toContain('the worker died while evaluating this sample');
+      }
+    });
+  },
+);

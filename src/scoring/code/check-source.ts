@@ -5,7 +5,7 @@ import { packagePath } from '../../shared/package-root.js';
 const SCRIPT = packagePath('python', 'check_source.py');
 const TIMEOUT_MS = 10_000;
 
-interface Problem {
+export interface Problem {
   loc: (string | number)[];
   msg: string;
   line?: number;
@@ -53,25 +53,39 @@ function run(python: string, input: string): Promise<string> {
   });
 }
 
-/**
- * Checks a code evaluator's source (compiles, defines `evaluate`) and requirements (valid specifiers)
- * with the machine's Python; answers 422 listing every problem, with the line of a syntax error.
- */
-export async function checkCodeEvaluator(
-  python: string,
-  input: { source?: string | null; requirements?: readonly string[] | null },
-): Promise<void> {
-  let problems: Problem[];
+/** What the checker answered: the problems it found, or why it gave no answer. */
+export type CheckAnswer =
+  | { problems: Problem[] }
+  | { failed: 'unavailable' | 'timeout' | 'killed'; detail: string };
+
+export interface CodeToCheck {
+  source?: string | null;
+  requirements?: readonly string[] | null;
+}
+
+/** Runs the checker with the machine's Python (the sandbox runner calls this for its clients). */
+export async function checkSource(python: string, input: CodeToCheck): Promise<CheckAnswer> {
   try {
-    problems = JSON.parse(await run(python, JSON.stringify(input))) as Problem[];
+    return { problems: JSON.parse(await run(python, JSON.stringify(input))) as Problem[] };
   } catch (err) {
+    return err instanceof CheckFailed
+      ? { failed: err.why, detail: err.message }
+      : { failed: 'unavailable', detail: (err as Error).message };
+  }
+}
+
+/**
+ * The checker's answer as the API gives it: nothing when the code is fine, else 422 listing every
+ * problem, with the line of a syntax error.
+ */
+export function throwProblems(answer: CheckAnswer): void {
+  if ('failed' in answer) {
     // A source the checker cannot get through is the request's problem (422); a checker that cannot run
     // at all is the deployment's (501). The checker itself turns the parser's limits into a problem.
-    const why = err instanceof CheckFailed ? err.why : 'unavailable';
-    if (why === 'timeout' || why === 'killed') {
+    if (answer.failed === 'timeout' || answer.failed === 'killed') {
       throw ApiError.invalid(
         ['body', 'source'],
-        why === 'timeout'
+        answer.failed === 'timeout'
           ? `Python source could not be checked within ${TIMEOUT_MS / 1000} s; it is too large or complex`
           : 'Python source is too complex to compile; simplify it',
         'python_source',
@@ -82,11 +96,16 @@ export async function checkCodeEvaluator(
       'Code evaluators need a working Python 3 on the server to check their source',
     );
   }
-  if (problems.length === 0) return;
-  const issues: ValidationIssue[] = problems.map((p) => ({
+  if (answer.problems.length === 0) return;
+  const issues: ValidationIssue[] = answer.problems.map((p) => ({
     loc: ['body', ...p.loc],
     msg: p.msg,
     type: p.loc[0] === 'source' ? 'python_source' : 'requirement',
   }));
   throw ApiError.validation(issues);
+}
+
+/** Checks a code evaluator's source and requirements with the machine's Python (see throwProblems). */
+export async function checkCodeEvaluator(python: string, input: CodeToCheck): Promise<void> {
+  throwProblems(await checkSource(python, input));
 }

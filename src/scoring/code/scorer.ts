@@ -148,7 +148,12 @@ async function runProbe(options: CodeScorerOptions, runtime: CodeRuntime): Promi
 /** Whether code evaluators can run sandboxed on this machine (probed once, then cached). */
 export async function sandboxStatus(config: Config, runtime?: CodeRuntime): Promise<SandboxStatus> {
   const options = codeScorerOptions(config);
-  const { available, reason } = await probe(options, runtime ?? createCodeRuntime(options));
+  return sandboxStatusOf(runtime ? { ...options, runtime } : options);
+}
+
+/** The same, for scorer options of one's own (the sandbox runner's). */
+export async function sandboxStatusOf(options: CodeScorerOptions): Promise<SandboxStatus> {
+  const { available, reason } = await probe(options, options.runtime ?? createCodeRuntime(options));
   return reason === undefined ? { available } : { available, reason };
 }
 
