@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/auth/key-store.js';
@@ -10,6 +8,8 @@ import { keyPepper } from '../../src/shared/secrets.js';
 import { ensureProject } from '../../src/tenancy/projects.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
+import { requestOnFreshConnection } from '../helpers/fresh-connection.js';
+import { promptTokens } from '../helpers/o200k.js';
 import { unusedPort } from '../helpers/ports.js';
 import { descendants, type EvalgateProcess, startEvalgate } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -30,21 +30,6 @@ const PRICED = { inputPricePerMtok: 100, outputPricePerMtok: 1, defaultParameter
 const COMPLETION_TOKENS = 7;
 const TEXT = 'ꙮ'.repeat(300);
 
-/** The o200k count of a chat request's messages, with the chat format's 3 tokens a message and 3 more. */
-function promptTokens(body: any): number {
-  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
-  let tokens = 3;
-  for (const m of messages) {
-    tokens += countTokens(typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? '')) + 3;
-  }
-  return tokens;
-}
-
-interface Reply {
-  status: number;
-  body: any;
-}
-
 describe(`a $0.50 project budget against ꙮ × 300 on serve --workers 2 (${testDbKind()}${testDbKind() === 'postgres' ? ' + Redis' : ''})`, () => {
   let db: FreshDatabase;
   let handle: DatabaseHandle;
@@ -56,51 +41,13 @@ describe(`a $0.50 project budget against ꙮ × 300 on serve --workers 2 (${test
   const billed = new Map<string, number>();
 
   /** Each request on a connection of its own, so that the kernel spreads them over both workers. */
-  function call(
+  const call = (
     method: string,
     path: string,
     key: string,
     body?: unknown,
     headers: Record<string, string> = {},
-  ) {
-    return new Promise<Reply>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method,
-          path,
-          agent: false,
-          headers: {
-            authorization: `Bearer ${key}`,
-            ...(payload ? { 'content-type': 'application/json' } : {}),
-            ...headers,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => {
-            text += c;
-          });
-          res.on('end', () => {
-            let parsed: any = null;
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = text;
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));
-      req.end(payload);
-    });
-  }
+  ) => requestOnFreshConnection(port, method, path, { key, body, headers, timeoutMs: 30_000 });
 
   beforeAll(async () => {
     mock = await startMockUpstream({

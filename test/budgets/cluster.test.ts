@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxCallCost } from '../../src/llm/estimate.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
+import { type FreshReply, requestOnFreshConnection } from '../helpers/fresh-connection.js';
 import { unusedPort } from '../helpers/ports.js';
 import { descendants, type EvalgateProcess, startEvalgate } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -13,12 +13,6 @@ import { waitFor } from '../helpers/wait.js';
  * database's counters, on PostgreSQL the Redis counters. Each request goes on a connection of its own, so
  * that the kernel spreads them over both workers; runs execute in both workers too.
  */
-
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: any;
-}
 
 /** 12 prompt and 7 completion tokens at 2 and 10 USD per million. */
 const COST = (12 * 2 + 7 * 10) / 1e6;
@@ -30,51 +24,13 @@ describe(`budgets under serve --workers 2 (${testDbKind()}${testDbKind() === 'po
   let port: number;
   let admin: string;
 
-  function call(
+  const call = (
     method: string,
     path: string,
     key: string,
     body?: unknown,
     headers: Record<string, string> = {},
-  ) {
-    return new Promise<Reply>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method,
-          path,
-          agent: false,
-          headers: {
-            authorization: `Bearer ${key}`,
-            ...(payload ? { 'content-type': 'application/json' } : {}),
-            ...headers,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => {
-            text += c;
-          });
-          res.on('end', () => {
-            let parsed: any = null;
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = text;
-            }
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.setTimeout(20_000, () => req.destroy(new Error(`${method} ${path}: no answer in 20 s`)));
-      req.end(payload);
-    });
-  }
+  ) => requestOnFreshConnection(port, method, path, { key, body, headers });
 
   beforeAll(async () => {
     mock = await startMockUpstream({ record: false });
@@ -142,7 +98,7 @@ describe(`budgets under serve --workers 2 (${testDbKind()}${testDbKind() === 'po
       // The other worker may hold the project's budgets from before for EVALGATE_BUDGET_CACHE_MS (200 ms).
       await new Promise((r) => setTimeout(r, 400));
       let passed = 0;
-      let refusal: Reply | null = null;
+      let refusal: FreshReply | null = null;
       for (let i = 0; i < 20 && !refusal; i++) {
         const res = await call('POST', path, key, body, headers);
         if (res.status === 200) passed++;

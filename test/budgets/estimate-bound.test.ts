@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxCallCost } from '../../src/llm/estimate.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { testDbKind } from '../helpers/databases.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { promptTokens } from '../helpers/o200k.js';
 import { waitFor } from '../helpers/wait.js';
 
 /*
@@ -24,22 +24,6 @@ let mock: MockUpstream;
 let h: Harness;
 /** What the mock billed, in USD, by upstream model. */
 const billed = new Map<string, number>();
-
-/** The o200k count of a chat request's messages, with the chat format's 3 tokens a message and 3 more. */
-function promptTokens(body: any): number {
-  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
-  let tokens = 3;
-  for (const m of messages) {
-    const content =
-      typeof m?.content === 'string'
-        ? m.content
-        : Array.isArray(m?.content)
-          ? m.content.map((p: any) => p?.text ?? '').join('')
-          : '';
-    tokens += countTokens(content) + 3;
-  }
-  return tokens;
-}
 
 beforeAll(async () => {
   mock = await startMockUpstream({
