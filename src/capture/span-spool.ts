@@ -131,7 +131,7 @@ export class SpanSpool {
 
   /**
    * Stops: the files whose spans are all stored are deleted; the others (spans the writer still held at
-   * its close: the database away) are kept for the next start.
+   * its close: the database away) are kept, handed over to whichever process looks next.
    */
   close(): void {
     if (this.closed) return;
@@ -139,6 +139,7 @@ export class SpanSpool {
     clearInterval(this.timer);
     this.rotate();
     this.tidy();
+    for (const segment of this.rotated) this.files.handOver(segment.file);
     this.files.release();
     if (this.rotated.length > 0)
       this.options.warn?.(

@@ -124,6 +124,21 @@ export class SpoolFiles {
     }
   }
 
+  /**
+   * A file this instance keeps at its close, handed over: named as no live process's, so that a running
+   * process takes it at its next look (the process that closed may live on: a cluster's primary does).
+   */
+  handOver(file: string): void {
+    const name = path.basename(file);
+    const own = `${process.pid}.`;
+    if (!name.startsWith(own)) return;
+    try {
+      fs.renameSync(file, path.join(this.dir, `0.${name.slice(own.length)}`));
+    } catch {
+      // Kept under this process's name: taken once it is gone.
+    }
+  }
+
   /** This instance stops: its files become another instance's to replay. */
   release(): void {
     liveInstances.delete(this.instance);

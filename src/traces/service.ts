@@ -103,6 +103,8 @@ export interface TraceService {
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often spooled spans are taken again: files left at a start for want of room, or of a process gone. */
+const REPLAY_EVERY_MS = 5_000;
 
 const CONTAINER_CACHE_MS = 60_000;
 
@@ -309,6 +311,14 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       : null;
   pruning?.unref();
 
+  // One replay at a time: before serving, then every REPLAY_EVERY_MS.
+  let replaying: Promise<number> | null = null;
+  let sweeping: NodeJS.Timeout | null = null;
+  const replayOnce = (): Promise<number> =>
+    (replaying ??= replaySpans(deps.spool ?? null, writer, DEFAULT_WAIT_MS, deps.warn).finally(() => {
+      replaying = null;
+    }));
+
   return {
     async ingest(projectId, headerContainer, request, options = {}) {
       const result: IngestResult = { accepted: 0, rejected: 0, errors: [] };
@@ -366,12 +376,24 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       return result;
     },
     ingestLogs: (projectId, request) => logs.ingest(projectId, request),
-    replay: () => replaySpans(deps.spool ?? null, writer, DEFAULT_WAIT_MS, deps.warn),
+    replay: async () => {
+      const taken = await replayOnce();
+      if (deps.spool && !sweeping) {
+        sweeping = setInterval(() => {
+          replayOnce().catch((err: Error) => deps.warn?.(`Spooled spans not taken again: ${err.message}`));
+        }, REPLAY_EVERY_MS);
+        sweeping.unref();
+      }
+      return taken;
+    },
     flush: () => writer.flush().then(() => logs.flush()),
     prune,
     stats: () => writer.stats(),
     close: async () => {
       if (pruning) clearInterval(pruning);
+      if (sweeping) clearInterval(sweeping);
+      // A replay under way ends (within its wait) before the writer does: what it cannot take, it gives back.
+      await replaying?.catch(() => 0);
       await writer.close();
       // Spans the writer still held (the database away) stay in their files for the next start.
       deps.spool?.close();

@@ -115,6 +115,9 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span spool', (
     first.close();
     const kept = spoolFiles(dataDir);
     expect(kept.flatMap((f) => f.lines)).toHaveLength(30);
+    // Handed over: named as no live process's, so that a running process (not only the next start) takes
+    // them, though this one lives on (as a cluster's primary does after closing its services).
+    expect(kept.map((f) => f.name.split('.')[0])).toEqual(kept.map(() => '0'));
     // A file of a process killed mid-write: a dead process's name, its last line torn.
     const torn = `${kept[0]!.lines[0]!.slice(0, 40)}`;
     const dead = '4194303.deadbeef.00000001.jsonl';

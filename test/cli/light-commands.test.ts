@@ -18,8 +18,20 @@ const run = promisify(execFile);
 const temp = tempDirs();
 afterAll(() => temp.removeAll());
 
-/** Commands that are the server or administer its database: they load it by design. */
-const SERVER_COMMANDS = ['serve', 'migrate', 'worker', 'dashboard', 'projects', 'keys', 'help'];
+/**
+ * Commands that are a server (the gateway, a run worker, the code evaluators' sandbox runner) or
+ * administer its database: they load it by design.
+ */
+const SERVER_COMMANDS = [
+  'serve',
+  'migrate',
+  'worker',
+  'sandbox-runner',
+  'dashboard',
+  'projects',
+  'keys',
+  'help',
+];
 /** What only the server loads. */
 const SERVER_MODULES = ['/src/app.ts', '/node_modules/fastify/', '/node_modules/better-sqlite3/'];
 

@@ -6,7 +6,10 @@
  * restart's time to listen is printed.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { SPAN_SPOOL_FOLDER } from '../../src/capture/span-spool.js';
 import { openDatabase } from '../../src/db/database.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
 import { unusedPort } from '../helpers/ports.js';
@@ -55,10 +58,13 @@ function exportOf(n: number): { body: string; spans: string[]; traceId: string }
 
 describe(`spans through a kill -9 of serve --workers 2 (${testDbKind()})`, () => {
   let db: FreshDatabase;
+  const dbs: FreshDatabase[] = [];
   const procs: EvalgateProcess[] = [];
 
-  beforeAll(async () => {
+  // A database and data directory for each attempt: a retry starts on an empty one again.
+  beforeEach(async () => {
     db = await freshDatabase();
+    dbs.push(db);
   });
   afterAll(async () => {
     for (const p of procs) {
@@ -71,7 +77,7 @@ describe(`spans through a kill -9 of serve --workers 2 (${testDbKind()})`, () =>
       }
       await p.kill();
     }
-    await db?.drop();
+    for (const d of dbs) await d.drop();
   });
 
   async function serve(port: number): Promise<{ proc: EvalgateProcess; ms: number }> {
@@ -224,7 +230,13 @@ describe(`spans through a kill -9 of serve --workers 2 (${testDbKind()})`, () =>
       expect(keys.length).toBeGreaterThan(RATE);
       // The server took exports again once it listened.
       expect(answeredAfterRestart()).toBeGreaterThan(0);
-      expect(missing).toEqual([]);
+      // Where the missing spans' exports went: the spool's files left, and what the processes said.
+      const spoolDir = path.join(db.dataDir, SPAN_SPOOL_FOLDER);
+      const left = fs.existsSync(spoolDir) ? fs.readdirSync(spoolDir) : [];
+      expect(
+        missing,
+        `spool files: ${JSON.stringify(left)}\nfirst:\n${first.proc.output().slice(-3000)}\nsecond:\n${second.proc.output().slice(-3000)}`,
+      ).toEqual([]);
       // Seconds, not the 50 reported: the bound leaves room for a busy 2-core machine.
       expect(second.ms).toBeLessThan(30_000);
     } finally {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPAN_SPOOL_FOLDER } from '../../src/capture/span-spool.js';
+import { toIngested } from '../../src/traces/span.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -84,5 +85,38 @@ describe('OTLP ingest through the span spool', () => {
     expect(taken.status).toBe(200);
     await waitFor(async () => (await storedSpans(traceId)).length === 5, 10_000, 'the spans to be stored');
     expect(await storedSpans(traceId)).toEqual(spanIds);
+  });
+
+  it('takes the spans a process gone after this one started had spooled, without a restart', async () => {
+    // A file of a worker killed after this server started (a process id no process has): at start there
+    // was nothing to take, and no other process starts to take it.
+    const dir = path.join(h.database.dataDir, SPAN_SPOOL_FOLDER);
+    fs.mkdirSync(dir, { recursive: true });
+    const traceId = randomBytes(16).toString('hex');
+    const spanIds = Array.from({ length: 4 }, () => randomBytes(8).toString('hex')).sort();
+    const lines = spanIds.map((spanId) => {
+      const span = toIngested(
+        {
+          traceId: Buffer.from(traceId, 'hex'),
+          spanId: Buffer.from(spanId, 'hex'),
+          name: 'step',
+          kind: 1,
+          startTimeUnixNano: `${BigInt(Date.now()) * 1_000_000n}`,
+        },
+        { 'service.name': 'killed-worker' },
+        { name: 'spool-test' },
+      );
+      if (typeof span === 'string') throw new Error(span);
+      const { facts: _, ...bare } = span;
+      return `${JSON.stringify({ p: h.admin.projectId, c: null, s: bare })}\n`;
+    });
+    fs.writeFileSync(path.join(dir, '4194303.feedface.00000001.jsonl'), lines.join(''));
+    await waitFor(async () => (await storedSpans(traceId)).length === 4, 15_000, 'the spans to be taken');
+    expect(await storedSpans(traceId)).toEqual(spanIds);
+    await waitFor(
+      () => !fs.readdirSync(dir).some((n) => n.startsWith('4194303.')),
+      10_000,
+      'the file to be deleted',
+    );
   });
 });
