@@ -15,7 +15,7 @@ import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
 import { attributesOf, type PendingSpan, toIngested } from './span.js';
-import { replaySpans, spoolJournal } from './span-journal.js';
+import { spanReplayer, spoolJournal } from './span-journal.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
 import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './writer.js';
@@ -311,14 +311,7 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       : null;
   pruning?.unref();
 
-  // One replay at a time: before serving, then every REPLAY_EVERY_MS.
-  let replaying: Promise<number> | null = null;
-  let sweeping: NodeJS.Timeout | null = null;
-  const replayOnce = (): Promise<number> =>
-    (replaying ??= replaySpans(deps.spool ?? null, writer, DEFAULT_WAIT_MS, deps.warn).finally(() => {
-      replaying = null;
-    }));
-
+  const replayer = spanReplayer(deps.spool ?? null, writer, DEFAULT_WAIT_MS, REPLAY_EVERY_MS, deps.warn);
   return {
     async ingest(projectId, headerContainer, request, options = {}) {
       const result: IngestResult = { accepted: 0, rejected: 0, errors: [] };
@@ -376,27 +369,15 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       return result;
     },
     ingestLogs: (projectId, request) => logs.ingest(projectId, request),
-    replay: async () => {
-      const taken = await replayOnce();
-      if (deps.spool && !sweeping) {
-        sweeping = setInterval(() => {
-          replayOnce().catch((err: Error) => deps.warn?.(`Spooled spans not taken again: ${err.message}`));
-        }, REPLAY_EVERY_MS);
-        sweeping.unref();
-      }
-      return taken;
-    },
+    replay: () => replayer.start(),
     flush: () => writer.flush().then(() => logs.flush()),
     prune,
     stats: () => writer.stats(),
     close: async () => {
       if (pruning) clearInterval(pruning);
-      if (sweeping) clearInterval(sweeping);
-      // A replay under way ends (within its wait) before the writer does: what it cannot take, it gives back.
-      await replaying?.catch(() => 0);
+      await replayer.stop();
       await writer.close();
-      // Spans the writer still held (the database away) stay in their files for the next start.
-      deps.spool?.close();
+      deps.spool?.close(); // Spans still held (the database away) stay in files another process takes.
     },
   };
 }

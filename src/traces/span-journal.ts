@@ -110,3 +110,41 @@ export async function replaySpans(
     );
   return taken;
 }
+
+/**
+ * Replays spooled spans before serving (`start`, resolving with how many were taken) and then every
+ * `everyMs` while the process runs: files left at the start for want of room, and files of processes
+ * gone since (a worker killed and forked again), are taken without waiting for another start. One replay
+ * at a time; `stop` ends the looking and waits for a replay under way (within its wait), which gives
+ * back what it cannot take.
+ */
+export function spanReplayer(
+  spool: SpanSpool | null,
+  writer: SpanWriter<PendingSpan>,
+  waitMs: number,
+  everyMs: number,
+  warn?: (message: string) => void,
+): { start(): Promise<number>; stop(): Promise<void> } {
+  let replaying: Promise<number> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const once = (): Promise<number> =>
+    (replaying ??= replaySpans(spool, writer, waitMs, warn).finally(() => {
+      replaying = null;
+    }));
+  return {
+    async start() {
+      const taken = await once();
+      if (spool && !timer) {
+        timer = setInterval(() => {
+          once().catch((err: Error) => warn?.(`Spooled spans not taken again: ${err.message}`));
+        }, everyMs);
+        timer.unref();
+      }
+      return taken;
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await replaying?.catch(() => 0);
+    },
+  };
+}
