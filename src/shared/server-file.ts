@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeCredentialFile } from './credential-files.js';
 
 /**
  * Where a running `evalgate serve` listens, recorded in its data directory so that the CLI's local
@@ -18,11 +19,7 @@ export interface ServerRecord {
 /** Records the serving process's address (replaced atomically, readable by its owner only). */
 export function recordServer(dataDir: string, url: string): void {
   const record: ServerRecord = { url, pid: process.pid, started_at: new Date().toISOString() };
-  fs.mkdirSync(dataDir, { recursive: true });
-  const target = path.join(dataDir, FILE);
-  const temp = `${target}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-  fs.renameSync(temp, target);
+  writeCredentialFile(dataDir, FILE, JSON.stringify(record));
 }
 
 /** Forgets the record at a clean stop, if it is still this process's. */

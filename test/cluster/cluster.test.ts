@@ -1,8 +1,8 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { type MockUpstream, startMockUpstream } from '../fixtures/mock-upstream.js';
 import { type FreshDatabase, freshDatabase, testDbKind } from '../helpers/databases.js';
+import { requestOnFreshConnection } from '../helpers/fresh-connection.js';
 import { unusedPort } from '../helpers/ports.js';
 import { descendants, type EvalgateProcess, startEvalgate } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -13,12 +13,6 @@ import { waitFor } from '../helpers/wait.js';
  * cluster survives a killed worker and stops without losing a stream in flight.
  */
 
-interface Reply {
-  status: number;
-  body: any;
-  text: string;
-}
-
 describe(`serve --workers 2 (${testDbKind()})`, () => {
   let db: FreshDatabase;
   let mock: MockUpstream;
@@ -28,49 +22,11 @@ describe(`serve --workers 2 (${testDbKind()})`, () => {
   let handle: DatabaseHandle;
 
   /** One request on a connection of its own (no keep-alive), so that the kernel spreads them over workers. */
-  function call(
+  const call = (
     method: string,
     path: string,
     options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
-  ): Promise<Reply> {
-    return new Promise((resolve, reject) => {
-      const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method,
-          path,
-          agent: false,
-          headers: {
-            ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-            ...(payload ? { 'content-type': 'application/json' } : {}),
-            ...options.headers,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          res.on('end', () => {
-            let body: any = null;
-            try {
-              body = JSON.parse(text);
-            } catch {
-              body = null;
-            }
-            resolve({ status: res.statusCode ?? 0, body, text });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.setTimeout(20_000, () => req.destroy(new Error(`${method} ${path}: no answer in 20 s`)));
-      req.end(payload);
-    });
-  }
+  ) => requestOnFreshConnection(port, method, path, options);
 
   async function newKey(name: string): Promise<{ id: string; key: string }> {
     const res = await call('POST', '/v1/api-keys', { key: admin, body: { name } });
