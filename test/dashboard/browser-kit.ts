@@ -36,7 +36,7 @@ export async function fitsWidth(page: Page): Promise<void> {
   // What sticks out, outside the tables (which scroll in their own box).
   const wide = await page.evaluate<string[]>(
     `[...document.querySelectorAll('body *')]
-      .filter((e) => !e.closest('table') && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .filter((e) => !e.closest('table') && Math.ceil(e.getBoundingClientRect().right) > window.innerWidth)
       .slice(0, 5).map((e) => e.tagName + '.' + e.className)`,
   );
   expect(overflow, `wider than the screen: ${wide.join(', ')}`).toBeLessThanOrEqual(0);

@@ -7,6 +7,7 @@
  * by side over a run of the reviewed items; at both widths. A member cannot correct another's review; a
  * user outside the project, and another project's queue, get not-found on every route.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -324,13 +325,15 @@ describe.skipIf(!hasChromium)('managing review on the Review page in a browser',
   }, 300_000);
 
   it('compares two judge prompts side by side over a run of the reviewed items', async () => {
-    await api('POST', `/v1/annotation-queues/${queueId}/export`, { label: 'reviewed', evaluator: 'grade' });
+    // A dataset of its own per attempt: a retry does not meet the first attempt's.
+    const dataset = `reviewed-${randomUUID().slice(0, 8)}`;
+    await api('POST', `/v1/annotation-queues/${queueId}/export`, { label: dataset, evaluator: 'grade' });
     const run = await api('POST', '/v1/evaluation/runs', {
       container: 'c',
       name: 'both-prompts',
       evaluators: ['grade', 'grade-v2'],
-      sample: { type: 'dataset', dataset: 'reviewed' },
-      ground_truth: { type: 'dataset', dataset: 'reviewed' },
+      sample: { type: 'dataset', dataset },
+      ground_truth: { type: 'dataset', dataset },
     });
     await waitFor(
       async () => (await api('GET', `/v1/evaluation/runs/${run.id}`)).status === 'completed',

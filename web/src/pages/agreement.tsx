@@ -79,7 +79,7 @@ export function Group(props: { figures: Figures; itemLink: (id: string) => strin
       {f.disagreements.length === 0 ? (
         <Empty>None.</Empty>
       ) : (
-        <ul aria-label="Disagreements">
+        <ul aria-label="Disagreements" className="id-list">
           {f.disagreements.map((d) => (
             <li key={d.item_id}>
               <Link to={props.itemLink(d.item_id)}>{d.item_id}</Link>: judge {asText(d.judge)}, person{' '}
