@@ -4,6 +4,7 @@ import { authRoutes } from './auth-routes.js';
 import type { DashboardContext, DashboardPorts } from './context.js';
 import { dashboardDatasetItemRoutes } from './dataset-item-routes.js';
 import { dashboardGuardRoutes } from './guard-routes.js';
+import { inviteLinkRoutes } from './invite-link-routes.js';
 import { dashboardMonitorRoutes } from './monitor-routes.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
@@ -82,6 +83,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
 
   await app.register(authRoutes, { ctx });
   await app.register(orgRoutes, { ctx });
+  await app.register(inviteLinkRoutes, { ctx });
   await app.register(projectRoutes, { ctx });
   await app.register(dashboardRunRoutes, { ctx });
   await app.register(dashboardMonitorRoutes, { ctx });
