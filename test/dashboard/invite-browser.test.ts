@@ -56,7 +56,7 @@ describe.skipIf(!hasChromium)('an invitation link in a browser', () => {
     link = await shown.inputValue();
     expect(link).toMatch(new RegExp(`^${h.url}/invite/[\\w-]{43}$`));
     await expect.poll(() => section.locator('tbody tr').count(), { timeout: LONG }).toBe(1);
-    expect(await section.locator('tbody tr').first().innerText()).toMatch(/reviewer\s+main\s+pending/);
+    expect(await section.locator('tbody tr').first().textContent()).toMatch(/reviewer\s*main\s*pending/);
     await fitsBothWidths(operator);
   });
 
@@ -74,7 +74,7 @@ describe.skipIf(!hasChromium)('an invitation link in a browser', () => {
     await nav.getByRole('link', { name: 'Review' }).waitFor({ timeout: LONG });
     expect(await nav.getByRole('link').allInnerTexts()).toEqual(['Review']);
     await expect
-      .poll(() => guest.locator('.who').innerText(), { timeout: LONG })
+      .poll(() => guest.locator('.who').textContent(), { timeout: LONG })
       .toContain('Name and password');
 
     // Signed out, the account signs in again with its name and password.
@@ -100,7 +100,7 @@ describe.skipIf(!hasChromium)('an invitation link in a browser', () => {
     await operator.goto(`${h.url}/orgs/${org}`);
     const section = operator.getByRole('region', { name: 'Invitation links' });
     await expect
-      .poll(() => section.locator('tbody tr').first().innerText(), { timeout: LONG })
+      .poll(() => section.locator('tbody tr').first().textContent(), { timeout: LONG })
       .toMatch(/used/);
     expect(await section.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
   });
