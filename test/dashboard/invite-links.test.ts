@@ -250,6 +250,18 @@ describe('invitation links', () => {
     ]);
   });
 
+  it('lets one of two simultaneous registrations with a link through', async () => {
+    const token = tokenOf((await makeLink('member')).url);
+    const both = await Promise.all([register(token, 'twin-one'), register(token, 'twin-two')]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    const names = await h.services.db
+      .selectFrom('password_accounts')
+      .select('username')
+      .where('username', 'like', 'twin-%')
+      .execute();
+    expect(names).toHaveLength(1);
+  });
+
   it('keeps a name unique without spending the link', async () => {
     const link = await makeLink('member');
     const taken = await register(tokenOf(link.url), 'RITA');
