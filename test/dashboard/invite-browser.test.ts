@@ -47,7 +47,7 @@ describe.skipIf(!hasChromium)('an invitation link in a browser', () => {
   it('is made by an owner on the organization page, for a role and a project', async () => {
     await operator.goto(`${h.url}/orgs/${org}`);
     const section = operator.getByRole('region', { name: 'Invitation links' });
-    await section.getByLabel('Link role').selectOption('reviewer');
+    await section.getByLabel('Joins as').selectOption('reviewer');
     await section.getByLabel('Valid for days').fill('3');
     await section.getByLabel('Lands on').selectOption({ label: 'main' });
     await section.getByRole('button', { name: 'Create link' }).click();

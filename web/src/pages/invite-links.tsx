@@ -51,8 +51,8 @@ export function InvitationLinks(props: { org: string; projects: ProjectRef[] }) 
       <ErrorBox error={error ?? list.error} />
       <form className="inline" onSubmit={create}>
         <label>
-          Role
-          <select aria-label="Link role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          Joins as
+          <select aria-label="Joins as" value={role} onChange={(e) => setRole(e.target.value as Role)}>
             <option value="member">member</option>
             <option value="reviewer">reviewer (review only)</option>
             <option value="owner">owner</option>
