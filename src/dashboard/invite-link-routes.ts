@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError } from '../shared/errors.js';
 import { DASHBOARD_API, type DashboardContext, userOf } from './context.js';
@@ -15,7 +15,7 @@ import {
   USERNAME_PATTERN,
   verifyPassword,
 } from './passwords.js';
-import { fromOwnOrigin, publicUrlOf } from './public-url.js';
+import { publicUrlOf } from './public-url.js';
 import * as repo from './repository.js';
 import { SESSION_COOKIE, SESSION_PATH, setCookie, startSession } from './sessions.js';
 
@@ -45,15 +45,6 @@ const SignInBody = Type.Object(
   { username: Type.String({ minLength: 1, maxLength: 40 }), password: Password },
   { additionalProperties: false },
 );
-
-/** Public POSTs carry no session, hence no CSRF token: they must come from the dashboard's own origin. */
-function requireOwnOrigin(ctx: DashboardContext, request: FastifyRequest): void {
-  if (!fromOwnOrigin(ctx.deps.config, request)) {
-    throw new ApiError('permission_denied', 'Cross-origin request refused: Origin is not the dashboard', {
-      reason: 'csrf_failed',
-    });
-  }
-}
 
 function requireAccounts(ctx: DashboardContext): void {
   if (!localSignInEnabled(ctx.deps.config)) {
@@ -144,7 +135,6 @@ export const inviteLinkRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext
     `${DASHBOARD_API}/auth/invitation/register`,
     { config: publicRoute, schema: { hide, body: RegisterBody } },
     async (request, reply) => {
-      requireOwnOrigin(ctx, request);
       requireAccounts(ctx);
       await registrations.take(request.ip);
       const { token, username, password, name } = request.body;
@@ -163,7 +153,6 @@ export const inviteLinkRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext
     `${DASHBOARD_API}/auth/password`,
     { config: publicRoute, schema: { hide, body: SignInBody } },
     async (request, reply) => {
-      requireOwnOrigin(ctx, request);
       requireAccounts(ctx);
       const username = request.body.username.toLowerCase();
       await signIns.take(request.ip);

@@ -106,6 +106,7 @@ describe('invitation links', () => {
       'https://attacker.example',
     );
     expect(foreign.status).toBe(403);
+    expect(foreign.body.error.code).toBe('csrf_failed');
 
     const made = await register(token, 'Rita', 'correct horse battery');
     expect(made.status, JSON.stringify(made.body)).toBe(201);
