@@ -6,6 +6,7 @@ import { DASHBOARD_API, type DashboardContext, sessionOf } from './context.js';
 import { LOCAL_ISSUER, LOCAL_SUBJECT, localSignInEnabled, redeemLocalSignIn } from './local-sign-in.js';
 import { refusalReason } from './oidc.js';
 import { claimOwnerlessOrganizations } from './orgs.js';
+import { PASSWORD_ISSUER } from './passwords.js';
 import { publicUrlOf } from './public-url.js';
 import * as repo from './repository.js';
 import {
@@ -63,9 +64,10 @@ async function claimsOwnerless(
   userId: string,
 ): Promise<boolean> {
   if (identity.issuer === LOCAL_ISSUER) return true;
+  if (identity.issuer === PASSWORD_ISSUER) return false;
   const admin = ctx.deps.config.dashboard.adminEmail;
   if (admin !== null) return identity.emailVerified && identity.email?.toLowerCase() === admin;
-  return repo.isFirstProviderUser(ctx.deps.db, userId, LOCAL_ISSUER);
+  return repo.isFirstProviderUser(ctx.deps.db, userId, [LOCAL_ISSUER, PASSWORD_ISSUER]);
 }
 
 /** A sign-in that succeeded: the user kept, a session started in this browser, then back where it began. */
@@ -207,7 +209,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
     const provider =
       issuer === LOCAL_ISSUER
         ? 'Local sign-in link'
-        : (config.dashboard.providers.find((p) => p.issuer === issuer)?.name ?? issuer);
+        : issuer === PASSWORD_ISSUER
+          ? 'Name and password'
+          : (config.dashboard.providers.find((p) => p.issuer === issuer)?.name ?? issuer);
     return meView(session, provider);
   });
 };

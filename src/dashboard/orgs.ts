@@ -70,7 +70,12 @@ export function reviewerOnly(): ApiError {
   );
 }
 
-async function requireOwner(db: Kysely<Database>, userId: string, organizationId: string): Promise<void> {
+/** 404 for a non-member, 403 for a member who is not an owner. */
+export async function requireOwner(
+  db: Kysely<Database>,
+  userId: string,
+  organizationId: string,
+): Promise<void> {
   const role = await requireMembership(db, userId, organizationId);
   if (role !== 'owner') {
     throw new ApiError('permission_denied', 'Only owners of the organization may do this', {

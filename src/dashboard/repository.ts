@@ -188,7 +188,9 @@ export async function findMembership(
     .executeTakeFirst();
 }
 
-const RANK: Record<Role, number> = { reviewer: 0, member: 1, owner: 2 };
+/** The roles in order: each one's rights include those of the roles below it. */
+export const ROLE_RANK: Readonly<Record<Role, number>> = { reviewer: 0, member: 1, owner: 2 };
+const RANK = ROLE_RANK;
 
 /** Adds a member; an existing member keeps the higher of the two roles (owner, member, reviewer). */
 export async function addMember(
@@ -259,16 +261,16 @@ export async function userNames(db: Kysely<Database>, ids: readonly string[]): P
   return new Map(users.map((u) => [u.id, u.name ?? u.email ?? u.id]));
 }
 
-/** Whether this user is the only one signed in through an identity provider so far (the first). */
+/** Whether this user is the only one signed in through an identity provider so far (the first; users of `localIssuers` aside). */
 export async function isFirstProviderUser(
   db: Kysely<Database>,
   userId: string,
-  localIssuer: string,
+  localIssuers: readonly string[],
 ): Promise<boolean> {
   const others = await db
     .selectFrom('users')
     .select('id')
-    .where('issuer', '<>', localIssuer)
+    .where('issuer', 'not in', [...localIssuers])
     .where('id', '<>', userId)
     .limit(1)
     .executeTakeFirst();

@@ -4,6 +4,7 @@ import { authRoutes } from './auth-routes.js';
 import type { DashboardContext, DashboardPorts } from './context.js';
 import { dashboardDatasetItemRoutes } from './dataset-item-routes.js';
 import { dashboardGuardRoutes } from './guard-routes.js';
+import { inviteLinkRoutes } from './invite-link-routes.js';
 import { dashboardMonitorRoutes } from './monitor-routes.js';
 import { OidcProviders } from './oidc.js';
 import { orgRoutes } from './org-routes.js';
@@ -35,8 +36,9 @@ function deny(reply: FastifyReply, status: 401 | 403, code: string, message: str
 /**
  * The dashboard's endpoints under /dashboard/api. Every request is refused when it carries an API key
  * (the dashboard authenticates people, by session cookie, only); every route but sign-in itself needs a
- * live session; every state-changing request must come from the dashboard's own origin and carry the
- * session's CSRF token in `X-CSRF-Token`. None of these routes is part of the API's OpenAPI document.
+ * live session; every state-changing request must come from the dashboard's own origin and, but for the
+ * public ones (signing in with a password, an invitation link), carry the session's CSRF token in
+ * `X-CSRF-Token`. None of these routes is part of the API's OpenAPI document.
  */
 export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts }> = async (
   app,
@@ -60,7 +62,11 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
         'The dashboard does not accept API keys: sign in, or call the API under /v1 with the key',
       );
     }
-    if (request.routeOptions.config?.dashboardPublic) return;
+    if (request.routeOptions.config?.dashboardPublic) {
+      // A public POST (a password, an invitation link) has no session, hence no CSRF token: its origin is checked.
+      if (SAFE_METHODS.has(request.method) || fromOwnOrigin(config, request)) return;
+      return deny(reply, 403, 'csrf_failed', 'Cross-origin request refused: Origin is not the dashboard');
+    }
     const token = cookieOf(request, SESSION_COOKIE);
     const session = token ? await loadSession(db, token) : null;
     if (!session) return deny(reply, 401, 'not_signed_in', 'Sign in to the dashboard first');
@@ -82,6 +88,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts 
 
   await app.register(authRoutes, { ctx });
   await app.register(orgRoutes, { ctx });
+  await app.register(inviteLinkRoutes, { ctx });
   await app.register(projectRoutes, { ctx });
   await app.register(dashboardRunRoutes, { ctx });
   await app.register(dashboardMonitorRoutes, { ctx });

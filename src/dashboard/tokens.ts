@@ -18,6 +18,6 @@ export function sameSecret(a: string, b: string): boolean {
 }
 
 /** Ids of the dashboard's own rows (`usr_…`, `inv_…`): random, prefixed like every id of the service. */
-export function dashboardId(prefix: 'usr' | 'inv'): string {
+export function dashboardId(prefix: 'usr' | 'inv' | 'invl'): string {
   return `${prefix}_${randomBytes(13).toString('hex')}`;
 }

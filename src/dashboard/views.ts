@@ -14,6 +14,7 @@ import type { EditableRequest } from '../playground/schemas.js';
 import type { PromptSummary, PromptVersion } from '../prompts/schemas.js';
 import type { queueState } from '../runs/service.js';
 import type { BudgetState } from '../shared/budget.js';
+import type { InvitationLinkView, inspectInvitationLink } from './invite-links.js';
 import type { DashboardMonitor, DashboardMonitorDetail, MonitorEvaluatorState } from './monitor-view.js';
 import type { invitationsFor, listOrganizations, organizationDetail, ProjectAccess } from './orgs.js';
 import type { planSummary } from './run-summary.js';
@@ -59,6 +60,9 @@ export type Organization = Awaited<ReturnType<typeof listOrganizations>>[number]
 export type ProjectRef = Organization['projects'][number];
 export type OrganizationDetail = Awaited<ReturnType<typeof organizationDetail>>;
 export type Invitation = Awaited<ReturnType<typeof invitationsFor>>[number];
+export type InvitationLink = InvitationLinkView;
+/** What an invitation link's page shows before it is used (`accounts`: a name and password can be chosen). */
+export type InvitationLinkInfo = Awaited<ReturnType<typeof inspectInvitationLink>> & { accounts: boolean };
 export type Project = ProjectAccess;
 export type ApiKey = ApiKeyView & BudgetState;
 /** The project's budget and the spend of its current period. */

@@ -12,7 +12,7 @@ export const WEB_ROOT = packagePath('web', 'dist');
  * any other path keeps answering 404 in the envelope, and nothing here shadows /v1, /healthz,
  * /openapi.json, /docs or /metrics.
  */
-export const CLIENT_ROUTES = ['/', '/signin', '/orgs/*', '/projects/*'];
+export const CLIENT_ROUTES = ['/', '/signin', '/invite/*', '/orgs/*', '/projects/*'];
 
 /** Everything the page loads comes from this server; it may not be framed. */
 const CONTENT_SECURITY_POLICY = [

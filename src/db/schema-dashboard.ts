@@ -62,3 +62,32 @@ export interface OidcLoginTable {
   /** Unix ms. */
   expires_at: number;
 }
+
+/** An invitation by link: whoever opens it (once, before it expires, unless revoked) joins the organization. */
+export interface InvitationLinkTable {
+  id: string;
+  organization_id: string;
+  /** Where the invited person lands; null: the organization's page. */
+  project_id: string | null;
+  /** SHA-256 (hex) of the link's token; the token itself is never stored. */
+  token_hash: string;
+  role: 'owner' | 'member' | 'reviewer';
+  invited_by: string | null;
+  created_at: string;
+  /** Unix ms. */
+  expires_at: number;
+  used_at: string | null;
+  used_by: string | null;
+  revoked_at: string | null;
+}
+
+/** A dashboard account of its own (a name and a password), made by an invitation link without providers. */
+export interface PasswordAccountTable {
+  user_id: string;
+  /** Lower case. */
+  username: string;
+  /** `scrypt$N$r$p$salt$hash`, salt and hash in base64url. */
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}

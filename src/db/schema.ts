@@ -5,9 +5,11 @@ import type { ModelApi } from '../shared/wire-protocol.js';
 import type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 import type { RunConversationCallTable } from './schema-conversations.js';
 import type {
+  InvitationLinkTable,
   InvitationTable,
   MembershipTable,
   OidcLoginTable,
+  PasswordAccountTable,
   SessionTable,
   SignInTokenTable,
   UserTable,
@@ -41,9 +43,11 @@ import type { SpanTable, TraceTable } from './schema-traces.js';
 
 export type { BudgetSpendTable, BudgetTable } from './schema-budgets.js';
 export type {
+  InvitationLinkTable,
   InvitationTable,
   MembershipTable,
   OidcLoginTable,
+  PasswordAccountTable,
   SessionTable,
   SignInTokenTable,
   UserTable,
@@ -350,6 +354,8 @@ export interface Database {
   sessions: SessionTable;
   memberships: MembershipTable;
   invitations: InvitationTable;
+  invitation_links: InvitationLinkTable;
+  password_accounts: PasswordAccountTable;
   sign_in_tokens: SignInTokenTable;
   oidc_logins: OidcLoginTable;
   task_sessions: TaskSessionTable;

@@ -532,7 +532,7 @@ describe('the local sign-in link (no provider configured)', () => {
 
 describe('the web app', () => {
   it('is served at / and its pages, with local assets only, never shadowing the API', async () => {
-    for (const path of ['/', '/signin', '/projects/prj_x/runs', '/orgs/org_x']) {
+    for (const path of ['/', '/signin', '/projects/prj_x/runs', '/orgs/org_x', '/invite/abc']) {
       const res = await fetch(`${h.url}${path}`, { headers: { accept: 'text/html' } });
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);

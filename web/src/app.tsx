@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ApiFailure, api, onSignedOut, setCsrfToken } from './api';
 import { ErrorBox, Loading } from './components';
 import { HomePage } from './pages/home';
+import { InvitePage } from './pages/invite';
 import { OrganizationPage } from './pages/organization';
 import { ProjectPage } from './pages/project';
 import { SignInPage } from './pages/signin';
@@ -28,7 +29,8 @@ export function App() {
   useEffect(load, [load]);
   useEffect(() => onSignedOut(() => setMe(null)), []);
   useEffect(() => {
-    if (me === null && path !== '/signin') {
+    // The sign-in page and an invitation link's page are for people not signed in too.
+    if (me === null && path !== '/signin' && !path.startsWith('/invite/')) {
       navigate(
         `/signin${path === '/' ? '' : `?return_to=${encodeURIComponent(path + location.search)}`}`,
         true,
@@ -38,6 +40,8 @@ export function App() {
 
   if (path === '/signin') return <SignInPage signedIn={me ?? null} />;
   if (error) return <ErrorBox error={error} />;
+  const invite = match('/invite/:token', path);
+  if (invite && me !== undefined) return <InvitePage token={invite.token ?? ''} signedIn={me} />;
   if (!me) return <Loading />;
 
   const signOut = async () => {

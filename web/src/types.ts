@@ -22,6 +22,8 @@ export type {
   GuardVerdictCounts,
   GuardVerdictSummary,
   Invitation,
+  InvitationLink,
+  InvitationLinkInfo,
   Me,
   Model,
   ModelAnswer,

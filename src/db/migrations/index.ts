@@ -32,6 +32,7 @@ import * as m034 from './034_prompts.js';
 import * as m035 from './035_dataset_versions.js';
 import * as m036 from './036_review_settlements.js';
 import * as m037 from './037_guards.js';
+import * as m038 from './038_invitation_links.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '035_dataset_versions': m035,
   '036_review_settlements': m036,
   '037_guards': m037,
+  '038_invitation_links': m038,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -3,6 +3,7 @@ import { api, useApi } from '../api';
 import { Empty, ErrorBox, fmtDate, Loading } from '../components';
 import { Link, navigate } from '../router';
 import type { OrganizationDetail, ProjectRef } from '../types';
+import { InvitationLinks } from './invite-links';
 
 export function OrganizationPage(props: { id: string }) {
   const org = useApi<OrganizationDetail>(`/orgs/${encodeURIComponent(props.id)}`);
@@ -115,7 +116,7 @@ export function OrganizationPage(props: { id: string }) {
       </section>
       {owner && (
         <section className="card">
-          <h2>Invitations</h2>
+          <h2>Invitations by e-mail</h2>
           <p className="muted">
             An invitation is accepted by a signed-in user whose e-mail, verified by their identity provider,
             is the invited one.
@@ -159,6 +160,7 @@ export function OrganizationPage(props: { id: string }) {
           </form>
         </section>
       )}
+      {owner && <InvitationLinks org={o.id} projects={o.projects} />}
     </div>
   );
 }

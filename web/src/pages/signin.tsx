@@ -1,4 +1,5 @@
-import { useApi } from '../api';
+import { type FormEvent, useState } from 'react';
+import { api, useApi } from '../api';
 import { ErrorBox, Loading } from '../components';
 import { Link, useLocation } from '../router';
 import type { Me } from '../types';
@@ -27,6 +28,16 @@ const REASONS: Record<string, string> = {
   local_sign_in_disabled: 'Sign-in links are disabled: this server uses identity providers.',
 };
 
+/** Only a path of this site (never `//host`, `/\\host` or another scheme): where a sign-in returns to. */
+function sitePath(value: string | null): string {
+  if (value?.[0] !== '/' || value.startsWith('//')) return '/';
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f || code === 0x5c) return '/';
+  }
+  return value;
+}
+
 interface Providers {
   providers: { id: string; name: string }[];
   local: boolean;
@@ -36,7 +47,7 @@ export function SignInPage(props: { signedIn: Me | null }) {
   const { search } = useLocation();
   const providers = useApi<Providers>('/auth/providers');
   const reason = search.get('error');
-  const returnTo = search.get('return_to') ?? '/';
+  const returnTo = sitePath(search.get('return_to'));
   return (
     <div className="signin">
       <div className="card signin-card">
@@ -62,12 +73,65 @@ export function SignInPage(props: { signedIn: Me | null }) {
           ))}
         </div>
         {providers.data?.local && (
-          <p className="muted">
-            No identity provider is configured. Open the one-time sign-in link that <code>npm start</code>{' '}
-            printed in its terminal (it works once, for 15 minutes; restart the server for a new one).
-          </p>
+          <>
+            <PasswordForm returnTo={returnTo} />
+            <p className="muted">
+              The operator opens the one-time sign-in link that <code>npm start</code> printed in its terminal
+              (it works once, for 15 minutes; <code>npx evalgate dashboard link</code> prints a new one).
+              Others sign in with the name and password they chose when they opened their invitation link.
+            </p>
+          </>
         )}
       </div>
     </div>
+  );
+}
+
+/** Signing in with the name and password an invitation link made (servers without identity providers). */
+function PasswordForm(props: { returnTo: string }) {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<Error>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api('/auth/password', { method: 'POST', body: { username: username.trim(), password } });
+      // A whole page load, so that the app reads the new session.
+      window.location.assign(props.returnTo);
+    } catch (err) {
+      setError(err as Error);
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="stack" onSubmit={submit}>
+      <ErrorBox error={error} />
+      <label>
+        Sign-in name
+        <input
+          value={username}
+          onChange={(e) => setUsername(e.target.value)}
+          required
+          maxLength={40}
+          autoComplete="username"
+        />
+      </label>
+      <label>
+        Password
+        <input
+          type="password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          required
+          autoComplete="current-password"
+        />
+      </label>
+      <button type="submit" className="primary" disabled={busy}>
+        Sign in
+      </button>
+    </form>
   );
 }
