@@ -89,6 +89,10 @@ class Processor {
   /** A call recorded: completed by the exporters that take it, journaled and stored, then exported. */
   write(record: TaskLogRecord): void {
     this.accepted++;
+    if (this.exporters.length === 0) {
+      this.keep(record);
+      return;
+    }
     const takers: ExportQueue[] = [];
     for (const q of this.exporters) {
       if (!q.takes(record)) continue;
@@ -102,8 +106,13 @@ class Processor {
   /** Journaled (its start's line no longer holds its file), then handed to the store. */
   private keep(record: TaskLogRecord): void {
     const { journal } = this;
-    journal?.finish(record.id);
-    const at = journal?.append({ k: 'f', r: record }) ?? null;
+    // Without a journal the store's own counts are the processor's: nothing to keep track of here.
+    if (!journal) {
+      this.store.write(record);
+      return;
+    }
+    journal.finish(record.id);
+    const at = journal.append({ k: 'f', r: record });
     this.hand(record, at?.segment ?? null, at?.json ?? null);
   }
 
