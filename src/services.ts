@@ -5,8 +5,8 @@ import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createBudgets } from './budgets/compose.js';
+import { createCaptureProcessor } from './capture/processor.js';
 import { SpanSpool } from './capture/span-spool.js';
-import { createSpooledLogWriter } from './capture/spooled-writer.js';
 import { createThreadedLogWriter } from './capture/threaded-writer.js';
 import { createSqlTraceStore } from './capture/trace-store.js';
 import type { CommittedLog, LogWriter } from './capture/types.js';
@@ -31,7 +31,7 @@ import { MonitorSelector } from './monitors/selector.js';
 import { monitorSeries } from './monitors/series.js';
 import { createMetrics } from './observability/metrics.js';
 import { providerOfSlug } from './observability/otel-export-genai.js';
-import { exportingLogWriter } from './observability/otel-export-hooks.js';
+import { otlpCallExporter } from './observability/otel-export-hooks.js';
 import { buildPorts, type Parts, type Ports, type Sandbox } from './ports.js';
 import { perMinuteParams, type RateLimiter } from './ratelimit/limiter.js';
 import { createMemoryLimiter } from './ratelimit/memory.js';
@@ -150,22 +150,6 @@ async function createRunQueue(config: Config, database: DatabaseHandle): Promise
   );
 }
 
-async function spooled(
-  config: Config,
-  writer: LogWriter,
-  db: Kysely<Database>,
-  warn: (message: string) => void,
-): Promise<LogWriter> {
-  if (!config.logWriter.spool || !config.recording) return writer;
-  const spool = createSpooledLogWriter(writer, {
-    dataDir: config.dataDir,
-    maxBuffered: config.logWriter.maxBuffered,
-    warn,
-  });
-  await spool.replay(db);
-  return spool;
-}
-
 /** `gen_ai.provider.name` of the provider kinds that name one provider (the conventions' names). */
 const PROVIDER_NAMES: Partial<Record<ProviderKind, string>> = {
   anthropic: 'anthropic',
@@ -182,8 +166,8 @@ async function providerName(models: ModelContext, projectId: string, ref: string
 }
 
 /**
- * What records: the task-log writer (on its thread, behind the spool, exported over OTLP when configured)
- * and the trace store.
+ * What records: the capture processor with its sinks (the task-log store, on its thread or in this
+ * process, and the OTLP export when configured) and the trace store.
  */
 async function createRecording(
   config: Config,
@@ -194,12 +178,10 @@ async function createRecording(
 ) {
   // An in-memory SQLite database exists only for its own connection: its writer cannot have another.
   const writerOptions = { ...config.logWriter, onCommitted };
-  const innerWriter: LogWriter =
+  const store: LogWriter =
     config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
       ? createThreadedLogWriter(config.databaseUrl, writerOptions, warn)
       : createLogWriter(database.db, { ...writerOptions, warn });
-  // Task logs survive a kill: spooled to the data dir first; what a process gone before left is stored now.
-  const spooledWriter = await spooled(config, innerWriter, database.db, warn);
   // With an OTLP endpoint configured, every recorded call is also exported as a span (else untouched).
   // The OpenTelemetry SDK (a few hundred modules) is loaded only when an endpoint is configured.
   const otelExport = config.otel
@@ -208,14 +190,22 @@ async function createRecording(
         providerOf: (projectId, model) => providerName(models, projectId, model),
       })
     : null;
-  const logWriter = otelExport ? exportingLogWriter(spooledWriter, otelExport) : spooledWriter;
+  // Task logs survive a kill: journaled to the data dir first; what a process gone before left is stored now.
+  const logWriter = createCaptureProcessor({
+    store,
+    maxBuffered: config.logWriter.maxBuffered,
+    journal: config.logWriter.spool && config.recording ? { dataDir: config.dataDir, warn } : null,
+    exporters: otelExport ? [otlpCallExporter(otelExport)] : [],
+    warn,
+  });
+  await logWriter.replay(database.db);
   // Spans over OTLP: batched like task logs, and spooled as they are before the export is answered; their
-  // model calls are recorded through the log writer (not the exporting one: those calls are already spans
-  // of the application that sent them).
+  // model calls are recorded through the processor (whose OTLP sink does not take them: those calls are
+  // already spans of the application that sent them).
   const traces = createTraceService({
     db: database.db,
     spans: createSqlTraceStore(database.db),
-    logWriter: config.recording ? spooledWriter : null,
+    logWriter: config.recording ? logWriter : null,
     prices: models.prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
     writer: config.logWriter,
@@ -371,8 +361,8 @@ export async function createServices(config: Config, options: ServicesOptions = 
       // After the callers (no new calls), before the database: what is buffered gets written, and the
       // monitors' selections from it handed to the queue before it closes.
       await traces.close();
+      // The processor shuts its sinks down (the OTLP export's with them).
       await logWriter.close();
-      await otelExport?.close();
       selector?.stop();
       await selector?.idle();
       await alerts.close();

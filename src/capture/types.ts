@@ -99,7 +99,7 @@ export interface LogWriterStats {
   failed: number;
   /** Records accepted and not yet written, those held through a database outage included. */
   buffered: number;
-  /** Of those, records past the bound kept only in the spool file until the writer has room (spooled writer). */
+  /** Of those, records past the bound kept only in the journal until the store has room (the capture processor). */
   spilled?: number;
 }
 

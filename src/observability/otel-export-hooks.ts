@@ -1,34 +1,36 @@
 import type { Kysely } from 'kysely';
+import type { CaptureExporter } from '../capture/export-queue.js';
 import { callTrace } from '../capture/traceparent.js';
-import type { LogWriter, TaskLogRecord } from '../capture/types.js';
+import { INGESTED_LOG_PREFIX, type TaskLogRecord } from '../capture/types.js';
 import type { Database } from '../db/schema.js';
 import type { EvaluationEvent, OtelExport } from './otel-export.js';
 
 /**
- * Where the exporter hooks into the process: the log writer every recorded call passes (a decorator, put
- * in place only when export is on) and the engine's stored scores.
+ * Where the exporter hooks into the process: a sink of the capture processor (every recorded call, once it
+ * is journaled and handed to the task-log store) and the engine's stored scores.
  */
 
 /**
- * The process's log writer, each call also handed to the exporter. A call that carries no trace of its
- * own (no `traceparent`) gets fresh ids here, before it is stored, so that its task log and its exported
- * span share them and its scores can be parented to it later.
+ * The OTLP export as a sink of the capture processor. A call that carries no trace of its own (no
+ * `traceparent`) gets fresh ids before it is journaled and stored, so that its task log and its exported
+ * span share them and its scores can be parented to it later. Task logs made of ingested spans are not
+ * exported again (they are spans of the application that sent them).
  */
-export function exportingLogWriter(inner: LogWriter, exporter: OtelExport): LogWriter {
-  const writer: LogWriter = {
-    write(record: TaskLogRecord) {
+export function otlpCallExporter(exporter: OtelExport): CaptureExporter {
+  return {
+    name: 'OTLP',
+    takes: (record) => !record.id.startsWith(INGESTED_LOG_PREFIX),
+    prepare(record: TaskLogRecord) {
       if (!record.traceId || !record.spanId) Object.assign(record, callTrace(undefined));
-      inner.write(record);
-      exporter.call(record);
     },
-    flush: () => inner.flush(),
-    stats: () => inner.stats(),
-    close: () => inner.close(),
+    // The exporter queues and batches spans itself (the OpenTelemetry SDK's batch processor).
+    async export(batch) {
+      for (const record of batch) exporter.call(record);
+      return { code: 'success' };
+    },
+    forceFlush: () => exporter.flush(),
+    shutdown: () => exporter.close(),
   };
-  if (inner.begin) writer.begin = inner.begin.bind(inner);
-  // A miss of a stored completion asks `holds` before flushing: export on must not make every miss flush.
-  if (inner.holds) writer.holds = inner.holds.bind(inner);
-  return writer;
 }
 
 /** A stored per-sample row over a task log, as the engine reports it. */

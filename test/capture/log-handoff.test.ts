@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCaptureProcessor } from '../../src/capture/processor.js';
 import { SPOOL_FOLDER } from '../../src/capture/spool.js';
-import { createSpooledLogWriter } from '../../src/capture/spooled-writer.js';
 import { createThreadedLogWriter } from '../../src/capture/threaded-writer.js';
 import type { TaskLogRecord } from '../../src/capture/types.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -69,7 +69,7 @@ describe('task log hand-off', () => {
         threaded.writeJson?.(r, json);
       },
     };
-    const writer = createSpooledLogWriter(inner, { dataDir, maxBuffered: 1_000 });
+    const writer = createCaptureProcessor({ store: inner, maxBuffered: 1_000, journal: { dataDir } });
     const plain = record(`log_handoff_plain_${Date.now()}`);
     const streamed = record(`log_handoff_stream_${Date.now()}`, {
       output: null,

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCaptureProcessor } from '../../src/capture/processor.js';
 import { SPOOL_FOLDER } from '../../src/capture/spool.js';
-import { createSpooledLogWriter } from '../../src/capture/spooled-writer.js';
 import { INGESTED_LOG_PREFIX, type LogWriter, type TaskLogRecord } from '../../src/capture/types.js';
 import { createLogWriter } from '../../src/capture/writer.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -100,10 +100,10 @@ describe('task log spool', () => {
     fs.writeFileSync(live, line('f', record('log_spool_live')));
 
     const warnings: string[] = [];
-    const writer = createSpooledLogWriter(createLogWriter(h.app.services.db), {
-      dataDir,
+    const writer = createCaptureProcessor({
+      store: createLogWriter(h.app.services.db),
       maxBuffered: 100,
-      warn: (m) => warnings.push(m),
+      journal: { dataDir, warn: (m) => warnings.push(m) },
     });
     expect(await writer.replay(h.app.services.db)).toBe(3);
     await writer.flush();
@@ -127,7 +127,11 @@ describe('task log spool', () => {
     expect(warnings).toEqual(['Task logs spooled by a stopped process: 3 not yet stored, now written']);
 
     // Nothing left to replay: a second start stores nothing again.
-    const again = createSpooledLogWriter(createLogWriter(h.app.services.db), { dataDir, maxBuffered: 100 });
+    const again = createCaptureProcessor({
+      store: createLogWriter(h.app.services.db),
+      maxBuffered: 100,
+      journal: { dataDir },
+    });
     expect(await again.replay(h.app.services.db)).toBe(0);
     await again.close();
     await writer.close();
@@ -153,7 +157,11 @@ describe('task log spool', () => {
       },
     };
     const warnings: string[] = [];
-    const first = createSpooledLogWriter(away, { dataDir, maxBuffered: 100, warn: (m) => warnings.push(m) });
+    const first = createCaptureProcessor({
+      store: away,
+      maxBuffered: 100,
+      journal: { dataDir, warn: (m) => warnings.push(m) },
+    });
     first.write(record('log_spool_kept'));
     first.begin?.(
       record('log_spool_begun', {
@@ -167,7 +175,11 @@ describe('task log spool', () => {
       expect.stringMatching(/^Task logs not yet stored are kept in .* the next start writes them$/),
     ]);
 
-    const second = createSpooledLogWriter(createLogWriter(h.app.services.db), { dataDir, maxBuffered: 100 });
+    const second = createCaptureProcessor({
+      store: createLogWriter(h.app.services.db),
+      maxBuffered: 100,
+      journal: { dataDir },
+    });
     expect(await second.replay(h.app.services.db)).toBe(2);
     await second.close();
     expect((await rows(['log_spool_begun', 'log_spool_kept'])).map((r) => [r.id, r.status])).toEqual([
@@ -213,7 +225,11 @@ describe('task log spool', () => {
         // A task log made of an ingested span: that span is stored already, none is written for it.
         line('f', record(ingested, { traceId, spanId: spanIds[2], usage, metadata: { route: 'chat' } })),
     );
-    const writer = createSpooledLogWriter(createLogWriter(h.app.services.db), { dataDir, maxBuffered: 100 });
+    const writer = createCaptureProcessor({
+      store: createLogWriter(h.app.services.db),
+      maxBuffered: 100,
+      journal: { dataDir },
+    });
     expect(await writer.replay(h.app.services.db)).toBe(3);
     await writer.close();
     const spans = await h.app.services.db

@@ -1,6 +1,9 @@
+import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INGESTED_LOG_PREFIX } from '../../src/capture/types.js';
 import { type Gateway, startGateway } from '../gateway/gateway-helpers.js';
 import { waitFor } from '../helpers/wait.js';
+import { logsOf, sdkProvider } from '../traces/helpers.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 /**
@@ -131,6 +134,32 @@ describe('export of calls and scores (content capture off)', () => {
     expect(span.status.code).toBe(2);
     expect(typeof span.attributes['error.type']).toBe('string');
     expect(span.name).toBe(`chat ${MODEL}`);
+  });
+
+  it('stores the model call of a span an application sent as a task log, and does not export it again', async () => {
+    expect((await g.h.call('POST', '/v1/containers', { body: { label: 'app' } })).status).toBe(201);
+    const provider = sdkProvider(g.h, { protocol: 'protobuf', headers: { 'x-evalgate-container': 'app' } });
+    const span = provider.getTracer('app').startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT });
+    span.setAttributes({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': 3,
+      'gen_ai.usage.output_tokens': 2,
+    });
+    span.end();
+    await provider.forceFlush();
+    await provider.shutdown();
+    const ingested = (await logsOf(g.h, 'app')).filter((l) => l.id.startsWith(INGESTED_LOG_PREFIX));
+    expect(ingested).toHaveLength(1);
+    // A gateway call recorded after it is exported: the export has had its turn at the one before.
+    const { logId } = await chat(g, 'after the application span', { 'x-evalgate-container': 'app' });
+    await waitFor(
+      () => receiver.spans.some((s) => s.attributes['evalgate.task_log.id'] === logId),
+      10_000,
+      'the later call span',
+    );
+    expect(receiver.spans.filter((s) => s.attributes['evalgate.task_log.id'] === ingested[0].id)).toEqual([]);
   });
 
   it('sends each score over a task log as a gen_ai.evaluation.result event parented to its span', async () => {
