@@ -266,7 +266,9 @@ describe('a tool step annotated by a reviewer', () => {
       error: null,
       metadata: { session_id: paris, tool_call_id: step.tool_call_id, tool_name: 'get_weather', turn: 0 },
     });
-    expect(claim.body.item.content.metadata.context).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(claim.body.item.content.metadata.context).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+    ]);
     const review = await g.h.call('POST', `/v1/annotation-queues/steps/items/${items[0].id}/review`, {
       body: { scores: [{ evaluator: 'step-ok', passed: true }] },
     });
