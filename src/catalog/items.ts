@@ -57,6 +57,23 @@ export interface SessionValues {
   first_input: string;
   turns: unknown[];
   tool_calls: unknown[];
+  /**
+   * A tool step's own call (tool steps as a run source): judge prompts read `{{tool_step.name}}`,
+   * `{{tool_step.arguments}}`, `{{tool_step.result}}`, code evaluators `sample["tool_step"]`.
+   */
+  tool_step?: ToolStepValues;
+}
+
+/** What evaluators see of a tool step: one tool call of a session, where it is, and what it returned. */
+export interface ToolStepValues {
+  session_id: string;
+  tool_call_id: string;
+  name: string;
+  arguments: unknown;
+  result: string | null;
+  turn: number;
+  index: number;
+  task_log_id: string;
 }
 
 /** `start:end`, 0-based, end exclusive. */

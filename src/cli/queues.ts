@@ -13,6 +13,7 @@ type Rule = NonNullable<AddItems['rules']>[number];
 interface AddFlags {
   taskLog: string[];
   session: string[];
+  toolStep: string[];
   sample: string[];
   run?: string;
   monitor?: string;
@@ -33,6 +34,13 @@ function sampleRef(text: string): NonNullable<AddItems['run_samples']>[number] {
   return { run: m[1]!, position: Number(m[2]), ...(m[3] === undefined ? {} : { launch: Number(m[3]) }) };
 }
 
+/** `sess_x#call_1` → a tool step reference (a session id holds no `#`; a tool call id may). */
+function toolStepRef(text: string): NonNullable<AddItems['tool_steps']>[number] {
+  const at = text.indexOf('#');
+  if (at <= 0 || at === text.length - 1) throw usage(`--tool-step takes SESSION#TOOL_CALL_ID, got "${text}"`);
+  return { session: text.slice(0, at), tool_call_id: text.slice(at + 1) };
+}
+
 function rulesFile(path: string): Rule[] {
   let value: unknown;
   try {
@@ -49,6 +57,7 @@ export function addBodyOf(flags: AddFlags): AddItems {
   const body: AddItems = {};
   if (flags.taskLog.length) body.task_logs = flags.taskLog;
   if (flags.session.length) body.sessions = flags.session;
+  if (flags.toolStep.length) body.tool_steps = flags.toolStep.map(toolStepRef);
   if (flags.sample.length) body.run_samples = flags.sample.map(sampleRef);
   const rules: Rule[] = flags.rules ? rulesFile(flags.rules) : [];
   const ruleFlags = [flags.failed, flags.share, flags.scoreMin, flags.scoreMax].some((f) => f !== undefined);
@@ -82,7 +91,7 @@ export function addBodyOf(flags: AddFlags): AddItems {
   if (rules.length) body.rules = rules;
   if (Object.keys(body).length === 0) {
     throw usage(
-      'nothing to add: give --task-log, --session, --sample, --run with a criterion, or --rules FILE',
+      'nothing to add: give --task-log, --session, --tool-step, --sample, --run with a criterion, or --rules FILE',
     );
   }
   return body;
@@ -232,10 +241,11 @@ export function registerQueueCommands(program: Command): void {
   queues
     .command('add <queue>')
     .description(
-      "add items: task logs, sessions, run positions, or a rule over a run's or a monitor's scores",
+      "add items: task logs, sessions, tool steps, run positions, or a rule over a run's or a monitor's scores",
     )
     .option('--task-log <id>', 'a task log (repeatable)', collect, [])
     .option('--session <id>', 'a session (repeatable)', collect, [])
+    .option('--tool-step <session#call>', 'a tool step: SESSION#TOOL_CALL_ID (repeatable)', collect, [])
     .option('--sample <run:position>', 'a run position, RUN:POSITION[:LAUNCH] (repeatable)', collect, [])
     .option('--run <run>', 'a rule over this run: with --failed, --share, --score-min/--score-max')
     .option('--monitor <monitor>', 'a rule over the calls this monitor scored (as --run)')

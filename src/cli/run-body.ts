@@ -15,6 +15,9 @@ export interface RunFlags {
   prompt?: string[];
   /** `--sessions C`: the sessions of container C are the sample (and the ground truth, unless told otherwise). */
   sessions?: string;
+  /** `--tool-steps C [--tool NAME]…`: the tool calls of container C's sessions, one position each. */
+  toolSteps?: string;
+  tool?: string[];
   /** `--simulate M1,M2`: simulated conversations with these models, driven by `--user-model`. */
   simulate?: string;
   userModel?: string;
@@ -96,6 +99,13 @@ function simulateSide(flags: RunFlags): DataSource {
   return side;
 }
 
+/** `--tool-steps C [--tool NAME]…` as a tool_steps side. */
+function toolStepsSide(container: string, tools: string[]): DataSource {
+  return tools.length
+    ? { type: 'tool_steps', container, filter: { tools } }
+    : { type: 'tool_steps', container };
+}
+
 /** `--generate M1,M2` and/or `--prompt P` (repeatable): a generate side, an experiment's with prompts. */
 function generateSide(flags: RunFlags): DataSource {
   const prompts = (flags.prompt ?? []).map(promptPick);
@@ -118,6 +128,8 @@ function generateSide(flags: RunFlags): DataSource {
  *   version's own model).
  * - `--sessions C`: the sessions of container C, one position each (the ground truth too, unless told
  *   otherwise: then no reference).
+ * - `--tool-steps C [--tool NAME]…`: the tool calls of container C's sessions (of these tools), one
+ *   position each (the ground truth too, unless told otherwise: then no reference).
  * - `--simulate M1,M2 --user-model U [--max-turns N]`: simulated conversations with each model (one launch
  *   each), their scenarios taken from the ground truth (`--ground-truth dataset:NAME`).
  *
@@ -131,13 +143,16 @@ export function runBody(flags: RunFlags): CreateRun {
     flags.logs === true,
     flags.generate !== undefined || (flags.prompt ?? []).length > 0,
     flags.sessions !== undefined,
+    flags.toolSteps !== undefined,
     flags.simulate !== undefined,
   ].filter(Boolean).length;
   if (chosen !== 1) {
     throw usage(
-      'give exactly one of --dataset NAME, --logs, --generate MODELS (and/or --prompt), --sessions CONTAINER and --simulate MODELS',
+      'give exactly one of --dataset NAME, --logs, --generate MODELS (and/or --prompt), --sessions CONTAINER, --tool-steps CONTAINER and --simulate MODELS',
     );
   }
+  if (flags.toolSteps === undefined && (flags.tool ?? []).length > 0)
+    throw usage('--tool goes with --tool-steps');
   if (flags.simulate === undefined && (flags.userModel !== undefined || flags.maxTurns !== undefined)) {
     throw usage('--user-model and --max-turns go with --simulate');
   }
@@ -161,13 +176,15 @@ export function runBody(flags: RunFlags): CreateRun {
   if (flags.dataset !== undefined) sample = { type: 'dataset', dataset: flags.dataset };
   else if (flags.logs) sample = { type: 'container', container };
   else if (flags.sessions !== undefined) sample = { type: 'sessions', container: flags.sessions };
+  else if (flags.toolSteps !== undefined) sample = toolStepsSide(flags.toolSteps, flags.tool ?? []);
   else if (flags.simulate !== undefined) sample = simulateSide(flags);
   else sample = generateSide(flags);
 
   let groundTruth: DataSource;
   if (flags.groundTruth !== undefined)
     groundTruth = sideOf(flags.groundTruth, '--ground-truth', container, false);
-  else if (flags.dataset !== undefined || flags.sessions !== undefined) groundTruth = { ...sample };
+  else if (flags.dataset !== undefined || flags.sessions !== undefined || flags.toolSteps !== undefined)
+    groundTruth = { ...sample };
   else groundTruth = { type: 'container', container };
 
   const body: CreateRun = {

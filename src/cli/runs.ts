@@ -140,6 +140,11 @@ function addCreateCommand(runs: Command): void {
         [],
       )
       .option('--sessions <container>', "sample: the container's sessions, one position each")
+      .option(
+        '--tool-steps <container>',
+        "sample: the tool calls of the container's sessions, one position each",
+      )
+      .option('--tool <name>', 'with --tool-steps: only the calls of this tool (repeatable)', collect, [])
       .option('--simulate <models>', 'sample: simulated conversations with these models, comma-separated')
       .option('--user-model <model>', 'with --simulate: the model playing the user')
       .option('--max-turns <n>', 'with --simulate: user messages per conversation at most (default 5)')
@@ -166,9 +171,10 @@ function addCreateCommand(runs: Command): void {
       let body = runBody(opts);
       checkGateFlags(opts);
       const client = clientFrom(cmd);
-      if (opts.all && opts.sessions !== undefined) throw usage('--all does not count sessions: give --range');
-      // Sessions are not rows of a dataset or task logs: their sides are not counted here.
-      const rows = opts.sessions === undefined ? await sideRows(client, body) : new Map();
+      const conversations = opts.sessions !== undefined || opts.toolSteps !== undefined;
+      if (opts.all && conversations) throw usage('--all does not count sessions or tool steps: give --range');
+      // Sessions and tool steps are not rows of a dataset or task logs: their sides are not counted here.
+      const rows = conversations ? new Map() : await sideRows(client, body);
       if (opts.all) body = coverAll(body, rows);
       // Say when a side's range leaves rows out (stderr: --json output stays one document).
       for (const note of rangeNotes(body, rows)) process.stderr.write(`${note}\n`);

@@ -6,6 +6,7 @@ import { countLine, detail, firstItems, print, printJson, seconds, snippet, tabl
 /** `evalgate sessions list|get|end`: conversations and agent runs, the gateway's calls grouped. */
 
 type Turn = SessionDetail['turns'][number];
+type ToolCall = SessionDetail['tool_calls'][number];
 
 function errorsOption(raw: string | undefined): boolean | undefined {
   if (raw === undefined) return undefined;
@@ -24,13 +25,15 @@ function handoffMark(h: Turn['handoff']): string {
  * A turn's line: the handoff that led to it, what the call added (the user's message, tool results), its
  * answer, its tool calls.
  */
-function turnRow(t: Turn, results: Map<string, string | null>): unknown[] {
+function turnRow(t: Turn, results: Map<string, ToolCall>): unknown[] {
   const said = t.input.filter((m) => m.role === 'user').map((m) => m.content);
   const toolResults = t.input.filter((m) => m.role === 'tool').length;
   const added = said.join(' / ') || (toolResults > 0 ? `(${toolResults} tool results)` : '');
-  const calls = t.output.tool_calls.map(
-    (c) => `${c.name}(${JSON.stringify(c.arguments)}) -> ${snippet(results.get(c.id) ?? '-', 30)}`,
-  );
+  const calls = t.output.tool_calls.map((c) => {
+    const call = results.get(c.id);
+    const scored = call?.scores.length ? ` [${scoreList(call.scores)}]` : '';
+    return `${c.name}(${JSON.stringify(c.arguments)}) -> ${snippet(call?.result ?? '-', 30)}${scored}`;
+  });
   const usageOf = t.usage as { prompt_tokens?: number; completion_tokens?: number } | null;
   return [
     t.index + 1,
@@ -42,8 +45,12 @@ function turnRow(t: Turn, results: Map<string, string | null>): unknown[] {
     usd(t.cost),
     seconds(t.latency_ms),
     t.status,
-    t.scores.map((s) => `${s.evaluator_id}=${s.score ?? '-'}`).join(', '),
+    scoreList(t.scores),
   ];
+}
+
+function scoreList(scores: Turn['scores']): string {
+  return scores.map((s) => `${s.evaluator_id}=${s.score ?? '-'}`).join(', ');
 }
 
 function showSession(s: SessionDetail): string {
@@ -62,7 +69,7 @@ function showSession(s: SessionDetail): string {
     ['cost', usd(s.cost)],
     ['latency', seconds(s.latency_ms)],
   ]);
-  const results = new Map(s.tool_calls.map((c) => [c.id, c.result]));
+  const results = new Map(s.tool_calls.map((c) => [c.id, c]));
   const turns = table(
     [
       'turn',
@@ -177,6 +184,27 @@ export function registerSessionCommands(program: Command): void {
         print(showSession(session));
       },
     );
+
+  sessions
+    .command('step <session_id> <tool_call_id>')
+    .description('show a tool step: one tool call, its result, the conversation before it, and its scores')
+    .option('--json', 'print the step as JSON')
+    .action(async (sessionId: string, toolCallId: string, opts: { json?: boolean }, cmd: Command) => {
+      const step = await clientFrom(cmd).sessions.toolCall(sessionId, toolCallId);
+      if (opts.json) return printJson(step);
+      const context = step.context.map((m) => `  ${m.role}: ${snippet(m.content, 100)}`).join('\n');
+      print(
+        `${detail([
+          ['step', step.id],
+          ['tool', step.name],
+          ['arguments', JSON.stringify(step.arguments)],
+          ['result', step.result ?? '(none recorded)'],
+          ['turn', step.turn + 1],
+          ['task log', step.task_log_id],
+          ['scores', scoreList(step.scores) || '-'],
+        ])}\nbefore it:\n${context}`,
+      );
+    });
 
   sessions
     .command('end <session_id>')

@@ -115,7 +115,7 @@ export type DatasetDiffParams = Static<typeof DiffQuery>;
 export type ExportDatasetParams = Static<typeof ExportQuery>;
 export type ListTaskLogsParams = Static<typeof ListLogsQuery>;
 export type ListTracesParams = ListTracesQuery;
-export type { Session, SessionDetail, SessionTurnsQuery } from '../sessions/schemas.js';
+export type { Session, SessionDetail, SessionTurnsQuery, ToolStepDetail } from '../sessions/schemas.js';
 export type { Trace, TraceSpan, TraceSummary } from '../traces/types.js';
 /** Label and description of a JSON-lines dataset upload (sent as query parameters). */
 export type UploadDatasetParams = Static<typeof UploadDatasetQuery>;

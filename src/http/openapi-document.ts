@@ -42,6 +42,7 @@ const VARIANTS: Record<
   generate: { field: 'models', isDefault: true, optional: ['prompts', 'parameters'], orElse: 'prompts' },
   sessions: { field: 'container', optional: ['filter'] },
   traces: { field: 'container', optional: ['filter'] },
+  tool_steps: { field: 'container', optional: ['filter'] },
   simulate: { field: 'models', also: ['user_model'], optional: ['max_turns', 'tools'] },
 };
 const RANGE_DEFAULT = '0:100';

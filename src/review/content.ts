@@ -6,14 +6,14 @@ import type { SourceRegistry } from '../sources/registry.js';
 
 /**
  * What showing a queue's items needs: an item shows what it refers to, so it needs what reading that
- * directly needs (review:* alone never reveals a task log). Declared per item kind: a task log or a
- * session needs what the task-log and session routes need; a run's position needs what reading the run's
+ * directly needs (review:* alone never reveals a task log). Declared per item kind: a task log, a
+ * session or a tool step (one tool call of a session) needs what the task-log and session routes need; a run's position needs what reading the run's
  * samples needs (evaluation:read, and each side's source: data:read, logs:read).
  */
 
 type Db = Kysely<Database>;
 
-export type ItemKind = 'task_log' | 'session' | 'run_sample';
+export type ItemKind = 'task_log' | 'session' | 'tool_step' | 'run_sample';
 
 const RUN_SAMPLE: Need = { permission: 'evaluation:read', why: "the item shows a run's sample" };
 
@@ -21,6 +21,8 @@ const RUN_SAMPLE: Need = { permission: 'evaluation:read', why: "the item shows a
 export const CONTENT_OF_KIND: Readonly<Record<Exclude<ItemKind, 'run_sample'>, Need>> = {
   task_log: contentNeed('task_log', 'the item'),
   session: contentNeed('session', 'the item'),
+  // A tool step shows its session's conversation up to the call.
+  tool_step: contentNeed('session', 'the item'),
 };
 
 const BATCH = 500;
@@ -51,7 +53,8 @@ export async function itemNeeds(
   sourceKinds: SourceRegistry,
   item: { kind: string; run_id: string | null },
 ): Promise<Need[]> {
-  if (item.kind === 'task_log' || item.kind === 'session') return [CONTENT_OF_KIND[item.kind]];
+  if (item.kind === 'task_log' || item.kind === 'session' || item.kind === 'tool_step')
+    return [CONTENT_OF_KIND[item.kind]];
   return runNeeds(db, sourceKinds, item.run_id === null ? [] : [item.run_id]);
 }
 
@@ -69,7 +72,7 @@ export async function queueNeeds(db: Db, sourceKinds: SourceRegistry, queueId: s
       .limit(1)
       .executeTakeFirst()) !== undefined;
   const needs: Need[] = [];
-  for (const kind of ['task_log', 'session'] as const) {
+  for (const kind of ['task_log', 'session', 'tool_step'] as const) {
     if (await holds(kind)) needs.push(CONTENT_OF_KIND[kind]);
   }
   if (!(await holds('run_sample'))) return needs;

@@ -7,6 +7,7 @@ import { newId, nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import { scoredItems } from './export-scores.js';
 import type { QueueRow, RubricEvaluator } from './queues.js';
+import { toolStepContent } from './tool-step.js';
 
 type Db = Kysely<Database>;
 
@@ -20,7 +21,7 @@ export function expectedOf(
   return r.score;
 }
 
-/** The item's input and output: the run's row at its position, or the task log. */
+/** The item's input and output: the run's row at its position, the tool step, or the task log. */
 export async function contentOf(
   db: Db,
   projectId: string,
@@ -32,6 +33,7 @@ export async function contentOf(
     position: number | null;
   },
 ) {
+  if (item.kind === 'tool_step') return toolStepContent(db, projectId, item.ref);
   if (item.kind === 'run_sample') {
     const row = await db
       .selectFrom('run_samples')

@@ -10,13 +10,14 @@ import { CONTENT_OF_KIND, runNeeds } from './content.js';
 import type { ReviewPorts } from './ports.js';
 import type { QueueRow } from './queues.js';
 import type { AddItems, Item, ItemRule } from './schemas.js';
+import { toolStepRefs } from './tool-step.js';
 
 type Db = Kysely<Database>;
 export type ItemRow = Selectable<AnnotationItemTable>;
 
 /** A new item's reference: what it points at, and where a run's position is, when it is one. */
 interface Ref {
-  kind: 'task_log' | 'session' | 'run_sample';
+  kind: 'task_log' | 'session' | 'tool_step' | 'run_sample';
   ref: string;
   run_id: string | null;
   launch_index: number | null;
@@ -150,6 +151,8 @@ async function refsByIds(db: Db, projectId: string, body: AddItems): Promise<Ref
     for (const id of sessions)
       refs.push({ kind: 'session', ref: id, run_id: null, launch_index: null, position: null });
   }
+  for (const ref of await toolStepRefs(db, projectId, body.tool_steps ?? []))
+    refs.push({ kind: 'tool_step', ref, run_id: null, launch_index: null, position: null });
   for (const [i, s] of (body.run_samples ?? []).entries()) {
     await requireRun(db, projectId, s.run, ['body', 'run_samples', i, 'run']);
     const launch = s.launch ?? 0;
@@ -281,6 +284,7 @@ export async function addItems(
   const needs: Need[] = [];
   if (body.task_logs?.length) needs.push(CONTENT_OF_KIND.task_log);
   if (body.sessions?.length) needs.push(CONTENT_OF_KIND.session);
+  if (body.tool_steps?.length) needs.push(CONTENT_OF_KIND.tool_step);
   const runs = [...(body.run_samples ?? []).map((s) => s.run), ...rules.map((r) => r.runId)];
   requireNeeds(permissions, [...needs, ...(await runNeeds(db, sourceKinds, runs))]);
   const refs = await refsByIds(db, queue.project_id, body);

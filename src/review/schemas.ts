@@ -95,7 +95,7 @@ export const ReviewParam = Type.Object({
   review: Type.String({ minLength: 1, maxLength: 100, description: 'Review id' }),
 });
 
-export const ITEM_KINDS = ['task_log', 'session', 'run_sample'] as const;
+export const ITEM_KINDS = ['task_log', 'session', 'tool_step', 'run_sample'] as const;
 export const ITEM_STATES = ['open', 'done', 'flagged'] as const;
 
 const RunSampleRef = Type.Object(
@@ -105,6 +105,18 @@ const RunSampleRef = Type.Object(
     launch: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Launch index (0)' })),
   },
   { additionalProperties: false },
+);
+
+const ToolStepRef = Type.Object(
+  {
+    session: Type.String({ minLength: 1, maxLength: 200, description: 'Session id' }),
+    tool_call_id: Type.String({
+      minLength: 1,
+      maxLength: 300,
+      description: 'The tool call’s id in the session',
+    }),
+  },
+  { additionalProperties: false, description: 'A tool step: one tool call of a session' },
 );
 
 const Ids = (what: string) =>
@@ -153,6 +165,12 @@ export const AddItems = Type.Object(
   {
     task_logs: Ids('Task log ids'),
     sessions: Ids('Session ids'),
+    tool_steps: Type.Optional(
+      Type.Array(ToolStepRef, {
+        maxItems: 1000,
+        description: 'Tool steps (kind tool_step, ref `<session id>#<tool call id>`)',
+      }),
+    ),
     run_samples: Type.Optional(Type.Array(RunSampleRef, { maxItems: 1000 })),
     rules: Type.Optional(
       Type.Array(ItemRule, {
@@ -176,8 +194,11 @@ export const Item = Type.Object({
   object: Type.Literal('annotation_item'),
   id: Type.String(),
   queue_id: Type.String(),
-  kind: Type.String(),
-  ref: Type.String(),
+  kind: Type.String({ description: 'task_log, session, tool_step or run_sample' }),
+  ref: Type.String({
+    description:
+      'What the item is: a task log or session id, `<session>#<tool call id>`, `<run>/<launch>/<position>`',
+  }),
   run_id: Nullable(Type.String()),
   launch_index: Nullable(Type.Integer()),
   position: Nullable(Type.Integer()),

@@ -5,6 +5,7 @@ import { recordedLabel } from '../scoring/graders/label.js';
 import { parseJson } from '../shared/json.js';
 import { type ItemRow, toItem } from './items.js';
 import type { ItemView } from './schemas.js';
+import { toolStepContent } from './tool-step.js';
 
 type Db = Kysely<Database>;
 
@@ -28,6 +29,10 @@ async function contentOf(db: Db, projectId: string, item: ItemRow): Promise<Item
       // A position of a run over recorded calls: the call's own failure, whatever the judges said.
       error: row?.item_id ? await recordedFailure(db, projectId, row.item_id) : null,
     };
+  }
+  if (item.kind === 'tool_step') {
+    const step = await toolStepContent(db, projectId, item.ref);
+    return { ...step, metadata: step.input === null ? null : step.metadata, expected: null, error: null };
   }
   if (item.kind === 'task_log') {
     const log = await db

@@ -26,10 +26,25 @@ const SessionSideFilter = Type.Object(
     errors: Type.Optional(Type.Boolean()),
     min_turns: Type.Optional(Type.Integer({ minimum: 0 })),
     max_turns: Type.Optional(Type.Integer({ minimum: 0 })),
+    sessions: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'type=sessions or tool_steps: only these sessions (ids)',
+      }),
+    ),
+    tools: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        minItems: 1,
+        maxItems: 100,
+        description: 'type=tool_steps: only the calls of these tools (names)',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    description: 'type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)',
+    description:
+      'type=sessions, traces or tool_steps: which sessions, traces or tool steps (min_turns, max_turns and sessions: sessions and tool steps only; tools: tool steps only)',
   },
 );
 
@@ -60,7 +75,7 @@ export const GenerationParameters = Type.Object(
 export const DataSource = Type.Object(
   {
     type: Type.Optional(
-      Type.Enum(['dataset', 'container', 'generate', 'sessions', 'traces', 'simulate'], {
+      Type.Enum(['dataset', 'container', 'generate', 'sessions', 'traces', 'tool_steps', 'simulate'], {
         default: 'generate',
       }),
     ),
@@ -85,7 +100,7 @@ export const DataSource = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
-        description: 'type=container, sessions or traces: container id or label',
+        description: 'type=container, sessions, traces or tool_steps: container id or label',
       }),
     ),
     filter: Type.Optional(SessionSideFilter),

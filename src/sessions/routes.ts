@@ -10,8 +10,11 @@ import {
   SessionIdParam,
   SessionList,
   SessionTurnsQuery,
+  ToolStepDetail,
+  ToolStepParams,
 } from './schemas.js';
 import * as service from './service.js';
+import { getToolStep } from './tool-step-read.js';
 
 const tags = ['sessions'];
 
@@ -54,6 +57,25 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ports: SessionPorts }> =
     async (req) => {
       await settle();
       return service.getSession(ports, principalOf(req).projectId, req.params.session, req.query);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:session/tool-calls/:tool_call',
+    {
+      config: { permission: CONTENT_PERMISSION.session },
+      schema: {
+        tags,
+        summary:
+          'A tool step: one tool call of a session (name, arguments, result), the conversation before it, and its scores',
+        params: ToolStepParams,
+        response: responses({ 200: ToolStepDetail }, 404, 422),
+      },
+    },
+    async (req) => {
+      await settle();
+      const { session, tool_call } = req.params;
+      return getToolStep(ports.db, principalOf(req).projectId, session, tool_call);
     },
   );
 

@@ -105,10 +105,35 @@ export const SessionDetail = Type.Object({
       arguments: Type.Unknown(),
       result: Nullable(Type.String()),
       turn: Type.Integer({ minimum: 0 }),
+      scores: Type.Array(Score, {
+        description: 'Scores of tool-step runs over this call (its item id: `<session id>#<tool call id>`)',
+      }),
     }),
   ),
 });
 export type SessionDetail = Static<typeof SessionDetail>;
+
+/** One tool call of a session with the conversation up to it: what a tool-step run scores. */
+export const ToolStepDetail = Type.Object({
+  object: Type.Literal('tool_step'),
+  id: Type.String({ description: 'The step as an item: `<session id>#<tool call id>`' }),
+  session_id: Type.String(),
+  tool_call_id: Type.String(),
+  name: Type.String({ description: "The tool's name" }),
+  arguments: Type.Unknown({ description: 'The arguments as the model gave them (parsed where JSON)' }),
+  result: Nullable(Type.String({ description: 'What the tool returned, as a later call sent it' })),
+  turn: Type.Integer({ minimum: 0, description: 'The turn whose answer made the call' }),
+  task_log_id: Type.String({ description: "That turn's task log" }),
+  index: Type.Integer({ minimum: 0, description: "The step's place among the session's tool calls" }),
+  context: Type.Array(TurnMessage, { description: 'The conversation before the call' }),
+  scores: Type.Array(Score, { description: 'Scores of tool-step runs over this step' }),
+});
+export type ToolStepDetail = Static<typeof ToolStepDetail>;
+
+export const ToolStepParams = Type.Object({
+  session: Type.String({ minLength: 1, maxLength: 200, description: 'Session id' }),
+  tool_call: Type.String({ minLength: 1, maxLength: 300, description: 'Tool call id' }),
+});
 
 export const SessionList = ListOf(Session);
 

@@ -7,6 +7,7 @@ import { ApiError } from '../shared/errors.js';
 import { nowIso } from '../shared/ids.js';
 import { parseJson } from '../shared/json.js';
 import type { ListSessionsQuery, Session, SessionDetail } from './schemas.js';
+import { toolStepId } from './tool-steps.js';
 import { type SessionLog, transcriptOf } from './transcript.js';
 
 export interface SessionContext {
@@ -57,6 +58,8 @@ export function toSession(row: SessionRow): Session {
 /** The filters a list (and a session run's side) applies, already resolved to a container id. */
 export interface SessionFilter {
   containerId?: string;
+  /** Only these sessions (by id). */
+  ids?: string[];
   since?: string;
   until?: string;
   model?: string;
@@ -69,6 +72,7 @@ export interface SessionFilter {
 export function sessionQuery(db: Kysely<Database>, projectId: string, f: SessionFilter) {
   let q = db.selectFrom('task_sessions').where('project_id', '=', projectId);
   if (f.containerId !== undefined) q = q.where('container_id', '=', f.containerId);
+  if (f.ids !== undefined) q = q.where('id', 'in', f.ids.length ? f.ids : ['']);
   if (f.since !== undefined) q = q.where('last_activity_at', '>=', f.since);
   if (f.until !== undefined) q = q.where('started_at', '<', f.until);
   // Models are a JSON array of strings: a model's quoted name is in it exactly when the model is.
@@ -166,8 +170,8 @@ export async function sessionLogs(
 
 type Score = SessionDetail['scores'][number];
 
-/** Scores runs of the project gave these items (task logs, sessions), by item id. */
-async function scoresOf(
+/** Scores runs of the project gave these items (task logs, sessions, tool steps), by item id. */
+export async function scoresOf(
   db: Kysely<Database>,
   projectId: string,
   itemIds: string[],
@@ -289,7 +293,9 @@ export async function getSession(
   }
   const logs = await sessionLogs(ctx.db, row.id, limit, offset);
   const t = transcriptOf(logs, offset);
-  const scores = await scoresOf(ctx.db, projectId, [row.id, ...logs.map((l) => l.id)]);
+  const stepId = (c: { id: string }) => (c.id === '' ? null : toolStepId(row.id, c.id));
+  const stepIds = t.tool_calls.flatMap((c) => stepId(c) ?? []);
+  const scores = await scoresOf(ctx.db, projectId, [row.id, ...logs.map((l) => l.id), ...stepIds]);
   return {
     ...toSession(row),
     scores: scores.get(row.id) ?? [],
@@ -299,6 +305,6 @@ export async function getSession(
       usage: turn.usage as Record<string, unknown> | null,
       scores: scores.get(turn.task_log_id) ?? [],
     })),
-    tool_calls: t.tool_calls,
+    tool_calls: t.tool_calls.map((c) => ({ ...c, scores: scores.get(stepId(c) ?? '') ?? [] })),
   };
 }

@@ -160,7 +160,7 @@ function handoffOf(
 }
 
 /** Added events as messages: an assistant's text and calls (a history not recorded) as one message. */
-function messagesOf(added: ConversationEvent[]): TranscriptMessage[] {
+export function messagesOf(added: ConversationEvent[]): TranscriptMessage[] {
   const messages: TranscriptMessage[] = [];
   for (const e of added) {
     const last = messages[messages.length - 1];
@@ -246,7 +246,7 @@ export function transcriptOf(logs: SessionLog[], first = 0): Transcript {
 }
 
 /** The conversation as text for a judge: one line per message, tool calls with their arguments. */
-export function conversationText(t: Transcript): string {
+export function conversationText(t: Pick<Transcript, 'events'>): string {
   const lines: string[] = [];
   for (const e of t.events) {
     if (e.kind === 'system') lines.push(`system: ${e.text}`);
@@ -259,7 +259,7 @@ export function conversationText(t: Transcript): string {
 }
 
 /** The tool calls as text for a judge: one per line, with arguments and result. */
-export function trajectoryText(t: Transcript): string {
+export function trajectoryText(t: Pick<Transcript, 'tool_calls'>): string {
   return t.tool_calls
     .map((c, i) => `${i + 1}. ${c.name}(${JSON.stringify(c.arguments)}) -> ${c.result ?? '(no result)'}`)
     .join('\n');

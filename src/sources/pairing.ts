@@ -3,6 +3,7 @@ import { isGenerated } from '../engine/plan.js';
 import { containerSource } from './container.js';
 import { datasetSource } from './dataset.js';
 import { sessionsSource } from './sessions.js';
+import { toolStepsSource } from './tool-steps.js';
 import { tracesSource } from './traces.js';
 
 type Sides = Pick<RunPlan['sides'], 'sample' | 'ground_truth'>;
@@ -10,11 +11,11 @@ type Sides = Pick<RunPlan['sides'], 'sample' | 'ground_truth'>;
 const omittedSide = (side: ReadSide): ReadSide => ({ ...side, omitted: true });
 
 /**
- * Whether `side` reads the run's container's recorded traffic: its task logs, or sessions or traces (of
- * any container, whose items no task log of the run's container could be the reference of).
+ * Whether `side` reads the run's container's recorded traffic: its task logs, or sessions, traces or tool
+ * steps (of any container, whose items no task log of the run's container could be the reference of).
  */
 function readsOwnTraffic(side: ReadSide, containerId: string): boolean {
-  if (side.type === sessionsSource.type || side.type === tracesSource.type) return true;
+  if ([sessionsSource.type, tracesSource.type, toolStepsSource.type].includes(side.type)) return true;
   return side.type === containerSource.type && side.ref === containerId;
 }
 

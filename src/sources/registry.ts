@@ -15,6 +15,7 @@ import { sessionsSource } from './sessions.js';
 import { simulateSource } from './simulate.js';
 import { storedCompletionsSource } from './stored-completions.js';
 import { storedResponsesSource } from './stored-responses.js';
+import { toolStepsSource } from './tool-steps.js';
 import { tracesSource } from './traces.js';
 import type { ResolveContext, SideBody, SideView, SourceKind } from './types.js';
 
@@ -48,6 +49,7 @@ export const BUILT_IN_SOURCES: readonly SourceKind[] = Object.freeze([
   storedResponsesSource,
   sessionsSource,
   tracesSource,
+  toolStepsSource,
   simulateSource,
 ]);
 

@@ -4,6 +4,7 @@ import type { Item, Range } from '../catalog/items.js';
 import type { Database } from '../db/schema.js';
 import type { ReadSide } from '../engine/plan.js';
 import { MAX_TURNS, type SessionFilter, sessionLogs, sessionQuery } from '../sessions/service.js';
+import { isObject } from '../shared/json.js';
 import { conversationItem, projectOf, resolveFilteredContainer } from './conversation.js';
 import type { SourceKind } from './types.js';
 import { refView } from './view.js';
@@ -11,12 +12,13 @@ import { refView } from './view.js';
 const TYPE = 'sessions';
 
 /** The side's filter as stored in the plan (the request's, with `until` fixed at creation). */
-function filterOf(side: ReadSide): SessionFilter {
+export function filterOf(side: ReadSide): SessionFilter {
   const f = side.filter ?? {};
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
   return {
     containerId: side.ref,
+    ids: Array.isArray(f.sessions) ? f.sessions.filter((v): v is string => typeof v === 'string') : undefined,
     since: str(f.since),
     until: str(f.until),
     model: str(f.model),
@@ -62,6 +64,16 @@ export const sessionsSource: SourceKind = {
   request: {
     fields: ['container'],
     optional: ['filter'],
+    issues: (name, body) =>
+      isObject(body.filter) && body.filter.tools !== undefined
+        ? [
+            {
+              loc: ['body', name, 'filter', 'tools'],
+              msg: "'tools' filters tool steps, not sessions",
+              type: 'value_error',
+            },
+          ]
+        : [],
     resolve: resolveFilteredContainer(TYPE),
   },
   reads: [{ permission: CONTENT_PERMISSION.session, what: "a container's sessions" }],

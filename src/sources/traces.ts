@@ -90,11 +90,11 @@ export const tracesSource: SourceKind = {
     fields: ['container'],
     optional: ['filter'],
     issues: (name, body) =>
-      ['min_turns', 'max_turns']
+      ['min_turns', 'max_turns', 'sessions', 'tools']
         .filter((k) => isObject(body.filter) && body.filter[k] !== undefined)
         .map((k) => ({
           loc: ['body', name, 'filter', k],
-          msg: `'${k}' filters sessions, not traces`,
+          msg: `'${k}' filters sessions or tool steps, not traces`,
           type: 'value_error',
         })),
     resolve: resolveFilteredContainer(TYPE),

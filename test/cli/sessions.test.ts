@@ -101,6 +101,24 @@ describe('evalgate sessions', () => {
     expect(missing.stderr).toContain('not found');
   }, 120_000);
 
+  it('shows one tool step: its call, result, turn and the conversation before it', async () => {
+    const [s] = await evalgateJson(g.h, ['sessions', 'list', '--container', 'cli-agent']);
+    const detail = await evalgateJson(g.h, ['sessions', 'get', s.id, '--json']);
+    const call = detail.tool_calls.find((c: any) => c.name === 'get_time');
+    const shown = await evalgate(g.h, ['sessions', 'step', s.id, call.id]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`${s.id}#${call.id}`);
+    expect(shown.stdout).toMatch(/tool\W+get_time/);
+    expect(shown.stdout).toContain('12:00 in');
+    expect(shown.stdout).toMatch(/turn\W+2/);
+    expect(shown.stdout).toMatch(/before it:\n {2}user: /);
+    const json = await evalgateJson(g.h, ['sessions', 'step', s.id, call.id, '--json']);
+    expect(json).toMatchObject({ object: 'tool_step', name: 'get_time', turn: 1 });
+    const missing = await evalgate(g.h, ['sessions', 'step', s.id, 'call_missing']);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain("has no tool call 'call_missing'");
+  }, 120_000);
+
   it('marks the turn where the agent changed', async () => {
     const list = await evalgateJson(g.h, ['sessions', 'list', '--container', 'cli-handoff']);
     expect(list.map((s: any) => s.turn_count)).toEqual([2]);

@@ -43,7 +43,7 @@ export async function run(baseUrl: string, key: string) {
   });
   if (!run.data) throw new Error(JSON.stringify(run.error));
   const side = run.data.sample;
-  const sideType: 'dataset' | 'container' | 'generate' | 'sessions' | 'traces' | 'simulate' | undefined = side?.type;
+  const sideType: 'dataset' | 'container' | 'generate' | 'sessions' | 'traces' | 'tool_steps' | 'simulate' | undefined = side?.type;
   const fetched = await client.GET('/v1/evaluation/runs/{run_id}', { params: { path: { run_id: run.data.id } } });
   const queued = await client.GET('/v1/evaluation/runs', { params: { query: { status: 'queued', limit: 5 } } });
   const completed = await client.GET('/v1/evaluation/runs', { params: { query: { status: 'completed' } } });

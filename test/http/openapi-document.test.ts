@@ -55,7 +55,7 @@ describe('the published OpenAPI document', () => {
     const create = body(doc.paths['/v1/evaluation/runs'].post);
     for (const side of ['sample', 'ground_truth', 'baseline']) {
       const source = nonNull(create.properties[side]);
-      expect(source.oneOf).toHaveLength(6);
+      expect(source.oneOf).toHaveLength(7);
       const byType = Object.fromEntries(source.oneOf.map((v: any) => [v.properties.type.const, v]));
       expect(byType.dataset).toMatchObject({ required: ['type', 'dataset'], additionalProperties: false });
       expect(byType.container).toMatchObject({
@@ -80,6 +80,11 @@ describe('the published OpenAPI document', () => {
       expect(Object.keys(byType.sessions.properties)).toEqual(['type', 'container', 'range', 'filter']);
       expect(byType.traces).toMatchObject({ required: ['type', 'container'], additionalProperties: false });
       expect(Object.keys(byType.traces.properties)).toEqual(['type', 'container', 'range', 'filter']);
+      expect(byType.tool_steps).toMatchObject({
+        required: ['type', 'container'],
+        additionalProperties: false,
+      });
+      expect(Object.keys(byType.tool_steps.properties)).toEqual(['type', 'container', 'range', 'filter']);
       expect(byType.simulate).toMatchObject({
         required: ['type', 'models', 'user_model'],
         additionalProperties: false,
@@ -102,6 +107,7 @@ describe('the published OpenAPI document', () => {
         ['type', 'dataset', 'range'],
         ['type', 'container', 'range'],
         ['type', 'models', 'range'],
+        ['type', 'container', 'range'],
         ['type', 'container', 'range'],
         ['type', 'container', 'range'],
         ['type', 'models', 'range'],

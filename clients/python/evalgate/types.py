@@ -519,6 +519,14 @@ class TracesDataSource(TypedDict):
     range: str
 
 
+class ToolStepsDataSource(TypedDict):
+    """tool_steps data source"""
+
+    type: Literal["tool_steps"]
+    container: str
+    range: str
+
+
 class _SimulateDataSourceRequired(TypedDict):
     type: Literal["simulate"]
     models: List[str]
@@ -587,9 +595,9 @@ class RunData(TypedDict):
     evaluators: Optional[List[str]]
     container: Optional[str]
     dataset_id: Optional[str]
-    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, SimulateDataSource]]
-    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, SimulateDataSource]]
-    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, SimulateDataSource]]
+    sample: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, ToolStepsDataSource, SimulateDataSource]]
+    ground_truth: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, ToolStepsDataSource, SimulateDataSource]]
+    baseline: Optional[Union[DatasetDataSource, ContainerDataSource, GenerateDataSource, SessionsDataSource, TracesDataSource, ToolStepsDataSource, SimulateDataSource]]
     results: Optional[RunDataResults]
     metrics: Optional[Dict[str, Any]]
     config: Optional[Dict[str, Any]]
@@ -958,6 +966,8 @@ class SessionDetailToolCallsItem(TypedDict):
     arguments: Any
     result: Optional[str]
     turn: int
+    #: Scores of tool-step runs over this call (its item id: `<session id>#<tool call id>`)
+    scores: List[SessionDetailScoresItem]
 
 
 class SessionDetail(TypedDict):
@@ -986,6 +996,29 @@ class SessionDetail(TypedDict):
     turns_offset: int
     turns: List[SessionDetailTurnsItem]
     tool_calls: List[SessionDetailToolCallsItem]
+
+
+class ToolStep(TypedDict):
+    object: Literal["tool_step"]
+    #: The step as an item: `<session id>#<tool call id>`
+    id: str
+    session_id: str
+    tool_call_id: str
+    #: The tool's name
+    name: str
+    #: The arguments as the model gave them (parsed where JSON)
+    arguments: Any
+    result: Optional[str]
+    #: The turn whose answer made the call
+    turn: int
+    #: That turn's task log
+    task_log_id: str
+    #: The step's place among the session's tool calls
+    index: int
+    #: The conversation before the call
+    context: List[SessionDetailTurnsItemInputItem]
+    #: Scores of tool-step runs over this step
+    scores: List[SessionDetailScoresItem]
 
 
 class AnnotationQueueRubricEvaluatorsItem(TypedDict):
@@ -1039,7 +1072,9 @@ class AnnotationItem(TypedDict):
     object: Literal["annotation_item"]
     id: str
     queue_id: str
+    #: task_log, session, tool_step or run_sample
     kind: str
+    #: What the item is: a task log or session id, `<session>#<tool call id>`, `<run>/<launch>/<position>`
     ref: str
     run_id: Optional[str]
     launch_index: Optional[int]
@@ -2061,7 +2096,7 @@ class CreateRunDatasetDataSource(_CreateRunDatasetDataSourceRequired, total=Fals
 
 class _CreateRunContainerDataSourceRequired(TypedDict):
     type: Literal["container"]
-    #: type=container, sessions or traces: container id or label
+    #: type=container, sessions, traces or tool_steps: container id or label
     container: str
 
 
@@ -2110,7 +2145,7 @@ class CreateRunGenerateDataSource(TypedDict, total=False):
 
 
 class CreateRunSessionsDataSourceFilter(TypedDict, total=False):
-    """type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)"""
+    """type=sessions, traces or tool_steps: which sessions, traces or tool steps (min_turns, max_turns and sessions: sessions and tool steps only; tools: tool steps only)"""
 
     #: Sessions active at or after
     since: str
@@ -2120,11 +2155,15 @@ class CreateRunSessionsDataSourceFilter(TypedDict, total=False):
     errors: bool
     min_turns: int
     max_turns: int
+    #: type=sessions or tool_steps: only these sessions (ids)
+    sessions: List[str]
+    #: type=tool_steps: only the calls of these tools (names)
+    tools: List[str]
 
 
 class _CreateRunSessionsDataSourceRequired(TypedDict):
     type: Literal["sessions"]
-    #: type=container, sessions or traces: container id or label
+    #: type=container, sessions, traces or tool_steps: container id or label
     container: str
 
 
@@ -2132,13 +2171,13 @@ class CreateRunSessionsDataSource(_CreateRunSessionsDataSourceRequired, total=Fa
     """sessions data source"""
 
     range: Optional[str]
-    #: type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)
+    #: type=sessions, traces or tool_steps: which sessions, traces or tool steps (min_turns, max_turns and sessions: sessions and tool steps only; tools: tool steps only)
     filter: CreateRunSessionsDataSourceFilter
 
 
 class _CreateRunTracesDataSourceRequired(TypedDict):
     type: Literal["traces"]
-    #: type=container, sessions or traces: container id or label
+    #: type=container, sessions, traces or tool_steps: container id or label
     container: str
 
 
@@ -2146,7 +2185,21 @@ class CreateRunTracesDataSource(_CreateRunTracesDataSourceRequired, total=False)
     """traces data source"""
 
     range: Optional[str]
-    #: type=sessions or traces: which sessions or traces (min_turns and max_turns: sessions only)
+    #: type=sessions, traces or tool_steps: which sessions, traces or tool steps (min_turns, max_turns and sessions: sessions and tool steps only; tools: tool steps only)
+    filter: CreateRunSessionsDataSourceFilter
+
+
+class _CreateRunToolStepsDataSourceRequired(TypedDict):
+    type: Literal["tool_steps"]
+    #: type=container, sessions, traces or tool_steps: container id or label
+    container: str
+
+
+class CreateRunToolStepsDataSource(_CreateRunToolStepsDataSourceRequired, total=False):
+    """tool_steps data source"""
+
+    range: Optional[str]
+    #: type=sessions, traces or tool_steps: which sessions, traces or tool steps (min_turns, max_turns and sessions: sessions and tool steps only; tools: tool steps only)
     filter: CreateRunSessionsDataSourceFilter
 
 
@@ -2185,9 +2238,9 @@ class _CreateRunRequired(TypedDict):
 
 
 class CreateRun(_CreateRunRequired, total=False):
-    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]]
-    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]]
-    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]]
+    sample: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunToolStepsDataSource, CreateRunSimulateDataSource]]
+    ground_truth: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunToolStepsDataSource, CreateRunSimulateDataSource]]
+    baseline: Optional[Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunToolStepsDataSource, CreateRunSimulateDataSource]]
     name: Optional[str]
     metadata: Optional[Dict[str, Any]]
     cache: Optional[CreateRunCache]
@@ -2273,6 +2326,15 @@ class PatchAnnotationQueue(TypedDict, total=False):
     claim_seconds: int
 
 
+class AddAnnotationItemsToolStepsItem(TypedDict):
+    """A tool step: one tool call of a session"""
+
+    #: Session id
+    session: str
+    #: The tool call’s id in the session
+    tool_call_id: str
+
+
 class _AddAnnotationItemsRunSamplesItemRequired(TypedDict):
     run: str
     position: int
@@ -2307,6 +2369,8 @@ class AddAnnotationItems(TypedDict, total=False):
     task_logs: List[str]
     #: Session ids
     sessions: List[str]
+    #: Tool steps (kind tool_step, ref `<session id>#<tool call id>`)
+    tool_steps: List[AddAnnotationItemsToolStepsItem]
     run_samples: List[AddAnnotationItemsRunSamplesItem]
     #: Each rule selects the positions of a run (or the calls a monitor scored) where all its criteria hold; the rules add up
     rules: List[AddAnnotationItemsRulesItem]
@@ -2532,7 +2596,7 @@ class PlaygroundSaveVersion(_PlaygroundSaveVersionRequired, total=False):
     labels: List[str]
 
 
-DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunSimulateDataSource]
+DataSource = Union[CreateRunDatasetDataSource, CreateRunContainerDataSource, CreateRunGenerateDataSource, CreateRunSessionsDataSource, CreateRunTracesDataSource, CreateRunToolStepsDataSource, CreateRunSimulateDataSource]
 
 
 RunResultsData = RunDataResults

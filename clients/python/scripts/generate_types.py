@@ -79,6 +79,7 @@ RESPONSES: Dict[Tuple[str, str], str] = {
     ("GET", "/v1/monitors/{monitor}/samples"): "MonitorSample[]",
     ("GET", "/v1/sessions"): "Session[]",
     ("GET", "/v1/sessions/{session}"): "SessionDetail",
+    ("GET", "/v1/sessions/{session}/tool-calls/{tool_call}"): "ToolStep",
     ("POST", "/v1/sessions/{session}/end"): "Session",
     ("GET", "/v1/annotation-queues"): "AnnotationQueue[]",
     ("POST", "/v1/annotation-queues"): "AnnotationQueue",

@@ -1,4 +1,10 @@
-import type { ListSessionsQuery, Session, SessionDetail, SessionTurnsQuery } from '../../sessions/schemas.js';
+import type {
+  ListSessionsQuery,
+  Session,
+  SessionDetail,
+  SessionTurnsQuery,
+  ToolStepDetail,
+} from '../../sessions/schemas.js';
 import type { RequestOptions, Transport } from '../http.js';
 import type { PagePromise } from '../pagination.js';
 import { listPages, seg } from './shared.js';
@@ -25,6 +31,18 @@ export class Sessions {
       method: 'GET',
       path: `/v1/sessions/${seg(session)}`,
       query: { ...turns },
+      options,
+    });
+  }
+
+  /**
+   * A tool step: one tool call of the session (name, arguments, result), the conversation before it, and
+   * the scores tool-step runs gave it.
+   */
+  toolCall(session: string, toolCallId: string, options?: RequestOptions): Promise<ToolStepDetail> {
+    return this.#transport.request({
+      method: 'GET',
+      path: `/v1/sessions/${seg(session)}/tool-calls/${seg(toolCallId)}`,
       options,
     });
   }

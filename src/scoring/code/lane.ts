@@ -39,6 +39,7 @@ export function fromWire(result: WireResult, latencyUs: number): ScoreOutcome {
 type ItemDict = Record<'id' | 'input' | 'output' | 'expected' | 'metadata' | 'raw', unknown> & {
   turns?: unknown[];
   tool_calls?: unknown[];
+  tool_step?: unknown;
 };
 
 function itemDict(item: ScoreInput['sample']): ItemDict | null {
@@ -51,6 +52,7 @@ function itemDict(item: ScoreInput['sample']): ItemDict | null {
     metadata: item.metadata ?? {},
     raw: item.raw ?? null,
     ...(item.session ? { turns: item.session.turns, tool_calls: item.session.tool_calls } : {}),
+    ...(item.session?.tool_step ? { tool_step: item.session.tool_step } : {}),
   };
 }
 

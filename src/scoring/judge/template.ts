@@ -1,3 +1,4 @@
+import type { ToolStepValues } from '../../catalog/items.js';
 import { compile, referencesIn, type Vocabulary } from '../template.js';
 
 /** Values a judge prompt can reference: {{input}}, {{output}}, {{expected}}, {{baseline}}, {{metadata.key}}. */
@@ -14,6 +15,8 @@ export interface TemplateValues {
   trajectory?: string;
   final_output?: string;
   first_input?: string;
+  /** A tool step's (tool steps as a run source): `{{tool_step.name}}`, `.arguments`, `.result`, `.turn`. */
+  tool_step?: ToolStepValues;
 }
 
 const VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;

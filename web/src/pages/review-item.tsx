@@ -3,6 +3,7 @@ import { api } from '../api';
 import { ErrorBox, fmtDate, Value } from '../components';
 import type { Project } from '../types';
 import { AddToDataset } from './add-to-dataset';
+import { ToolStepView, Transcript } from './review-content';
 import { Rubric } from './review-rubric';
 import type { Answer, ItemView, MyReview, Queue, RubricEvaluator } from './review-types';
 
@@ -34,24 +35,6 @@ export function answerOfKey(ev: RubricEvaluator, key: string): Answer | null {
   }
 }
 
-/** A session's turns, in order: each turn's input and output. */
-function Transcript(props: { content: ItemView['content'] }) {
-  const inputs = Array.isArray(props.content.input) ? (props.content.input as { input: unknown }[]) : [];
-  const outputs = Array.isArray(props.content.output) ? (props.content.output as unknown[]) : [];
-  return (
-    <ol className="messages" aria-label="Transcript">
-      {inputs.map((turn, i) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: turns are in a fixed order
-        <li key={i} className="message">
-          <div className="role">turn {i + 1}</div>
-          <Value value={turn.input} />
-          <Value value={outputs[i]} empty="(no output)" />
-        </li>
-      ))}
-    </ol>
-  );
-}
-
 function ItemContent(props: { view: ItemView; queue: Queue }) {
   const { view, queue } = props;
   const { content } = view;
@@ -63,7 +46,9 @@ function ItemContent(props: { view: ItemView; queue: Queue }) {
           The call failed ({content.error.code}): {content.error.message}
         </p>
       ) : null}
-      {view.item.kind === 'session' ? (
+      {view.item.kind === 'tool_step' ? (
+        <ToolStepView view={view} />
+      ) : view.item.kind === 'session' ? (
         <section aria-label="Session">
           <h3>Session {view.item.ref}</h3>
           <Transcript content={content} />

@@ -47,10 +47,17 @@ function Verdicts(props: { sample: Sample }) {
 }
 
 /** The sample's item id, linked to the page that shows the item (a session, a trace) when there is one. */
+/** The item's page: a tool step's id (`<session>#<tool call id>`) links to its session, at the call. */
 function ItemRef(props: { id: string | null; page: string | null }) {
   if (!props.id) return null;
   const id = <code className="muted">{props.id}</code>;
-  return props.page ? <Link to={`${props.page}/${encodeURIComponent(props.id)}`}>{id}</Link> : id;
+  if (!props.page) return id;
+  const at = props.id.indexOf('#');
+  const href =
+    at > 0
+      ? `${props.page}/${encodeURIComponent(props.id.slice(0, at))}#${encodeURIComponent(props.id.slice(at + 1))}`
+      : `${props.page}/${encodeURIComponent(props.id)}`;
+  return <Link to={href}>{id}</Link>;
 }
 
 function SampleCard(props: {

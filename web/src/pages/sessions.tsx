@@ -78,7 +78,7 @@ interface SessionDetail extends SessionSummary {
   scores: Score[];
   turns_offset: number;
   turns: Turn[];
-  tool_calls: (ToolCall & { result: string | null; turn: number })[];
+  tool_calls: (ToolCall & { result: string | null; turn: number; scores: Score[] })[];
 }
 
 const verdict = (s: Score, name: string) =>
@@ -101,17 +101,38 @@ function ScoreList(props: { project: string; scores: Score[]; names: Map<string,
   );
 }
 
-/** One tool call, folded: its name in the summary, arguments and result inside. */
-function FoldedCall(props: { call: ToolCall; result: string | null | undefined }) {
+/** The scores of one tool step (a tool-step run's), shown with its call. */
+interface StepScores {
+  project: string;
+  scores: Score[];
+  names: Map<string, string>;
+}
+
+/**
+ * One tool call, folded: its name in the summary, arguments and result inside. A call its tool-step
+ * runs scored shows the scores in the summary, and opens when the page's address names it
+ * (`#<tool call id>`, where a run's sample links).
+ */
+function FoldedCall(props: { call: ToolCall; result: string | null | undefined; step?: StepScores }) {
+  const { step } = props;
+  const named = decodeURIComponent(location.hash.slice(1)) === props.call.id;
   return (
-    <details className="tool-call">
+    <details className="tool-call" id={`tool-call-${props.call.id}`} open={named || undefined}>
       <summary>
         Tool call <code>{props.call.name}</code>
+        {step && step.scores.length > 0 ? (
+          <span className="small muted">
+            {' '}
+            ·{' '}
+            {step.scores.map((s) => verdict(s, step.names.get(s.evaluator_id) ?? s.evaluator_id)).join(' · ')}
+          </span>
+        ) : null}
       </summary>
       <p className="small">Arguments</p>
       <pre className="message-text">{asText(props.call.arguments)}</pre>
       <p className="small">Result</p>
       <pre className="message-text">{props.result ?? '(no result)'}</pre>
+      {step ? <ScoreList project={step.project} scores={step.scores} names={step.names} /> : null}
     </details>
   );
 }
@@ -142,6 +163,7 @@ function TurnView(props: {
   session: string;
   turn: Turn;
   results: Map<string, string | null>;
+  stepScores: Map<string, Score[]>;
   names: Map<string, string>;
 }) {
   const t = props.turn;
@@ -174,7 +196,12 @@ function TurnView(props: {
         <span className="muted small">assistant · {t.model}</span>
         {t.output.content !== null && <div className="message-text">{t.output.content}</div>}
         {t.output.tool_calls.map((c) => (
-          <FoldedCall key={`${t.task_log_id}-${c.id}-${c.name}`} call={c} result={props.results.get(c.id)} />
+          <FoldedCall
+            key={`${t.task_log_id}-${c.id}-${c.name}`}
+            call={c}
+            result={props.results.get(c.id)}
+            step={{ project: props.project, scores: props.stepScores.get(c.id) ?? [], names: props.names }}
+          />
         ))}
         {t.status === 'error' && <div className="warn small">{asText(t.error)}</div>}
       </div>
@@ -198,6 +225,7 @@ export function SessionPage(props: { project: Project; id: string }) {
   );
   const s = session.data;
   const results = new Map((s?.tool_calls ?? []).map((c) => [c.id, c.result]));
+  const stepScores = new Map((s?.tool_calls ?? []).map((c) => [c.id, c.scores ?? []]));
   // Scores are named by their evaluators' names.
   const evaluators = useApi<ListOf<{ id: string; name: string }>>(
     `/projects/${props.project.id}/evaluators?limit=100`,
@@ -230,6 +258,7 @@ export function SessionPage(props: { project: Project; id: string }) {
                 session={props.id}
                 turn={t}
                 results={results}
+                stepScores={stepScores}
                 names={names}
               />
             ))}

@@ -48,10 +48,18 @@ class AnnotationQueues(Resource):
         sessions: Optional[List[str]] = None,
         run_samples: Optional[List[Dict[str, Any]]] = None,
         rules: Optional[List[Dict[str, Any]]] = None,
+        tool_steps: Optional[List[Dict[str, Any]]] = None,
         request_options: Optional[RequestOptions] = None,
     ) -> Any:
-        """By id (task logs, sessions, ``{"run", "position"}``) or by rules over a run's scores."""
-        body = {"task_logs": task_logs, "sessions": sessions, "run_samples": run_samples, "rules": rules}
+        """By id (task logs, sessions, tool steps ``{"session", "tool_call_id"}``, ``{"run", "position"}``)
+        or by rules over a run's scores."""
+        body = {
+            "task_logs": task_logs,
+            "sessions": sessions,
+            "tool_steps": tool_steps,
+            "run_samples": run_samples,
+            "rules": rules,
+        }
         return self._call(
             "POST",
             f"/v1/annotation-queues/{seg(queue)}/items",

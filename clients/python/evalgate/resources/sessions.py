@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..types import Session, SessionDetail
+from ..types import Session, SessionDetail, ToolStep
 from ._base import RequestOptions, Resource, operation, seg
 
 
@@ -43,6 +43,16 @@ class Sessions(Resource):
     def get(self, session: str, *, request_options: Optional[RequestOptions] = None) -> SessionDetail:
         """The session's calls in order (messages, tool calls with arguments and results, scores)."""
         return self._call("GET", f"/v1/sessions/{seg(session)}", options=request_options)
+
+    @operation("GET", "/v1/sessions/{session}/tool-calls/{tool_call}")
+    def tool_call(
+        self, session: str, tool_call: str, *, request_options: Optional[RequestOptions] = None
+    ) -> ToolStep:
+        """A tool step: one tool call of the session (name, arguments, result), the conversation before
+        it, and the scores tool-step runs gave it."""
+        return self._call(
+            "GET", f"/v1/sessions/{seg(session)}/tool-calls/{seg(tool_call)}", options=request_options
+        )
 
     @operation("POST", "/v1/sessions/{session}/end")
     def end(self, session: str, *, request_options: Optional[RequestOptions] = None) -> Session:
