@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { findContainer } from '../catalog/containers/repository.js';
 import type { Database } from '../db/schema.js';
 import type { TaskSessionTable } from '../db/schema-sessions.js';
@@ -75,9 +75,12 @@ export function sessionQuery(db: Kysely<Database>, projectId: string, f: Session
   if (f.ids !== undefined) q = q.where('id', 'in', f.ids.length ? f.ids : ['']);
   if (f.since !== undefined) q = q.where('last_activity_at', '>=', f.since);
   if (f.until !== undefined) q = q.where('started_at', '<', f.until);
-  // Models are a JSON array of strings: a model's quoted name is in it exactly when the model is.
-  if (f.model !== undefined)
-    q = q.where('models', 'like', `%${JSON.stringify(f.model).replace(/[%_\\]/g, '\\$&')}%`);
+  // Models are a JSON array of strings: a model's quoted name is in it exactly when the model is. The
+  // escape character is named: SQLite has none by default (PostgreSQL's is the same backslash).
+  if (f.model !== undefined) {
+    const pattern = `%${JSON.stringify(f.model).replace(/[%_\\]/g, '\\$&')}%`;
+    q = q.where(sql<boolean>`models like ${pattern} escape '\\'`);
+  }
   if (f.errors === true) q = q.where('error_count', '>', 0);
   if (f.errors === false) q = q.where('error_count', '=', 0);
   if (f.minTurns !== undefined) q = q.where('turn_count', '>=', f.minTurns);

@@ -185,6 +185,19 @@ describe('session assignment in the log writer', () => {
       (await g.h.call('GET', `/v1/sessions?container=loop&model=${encodeURIComponent(MODEL)}`)).body.total,
     ).toBe(1);
     expect((await g.h.call('GET', '/v1/sessions?container=loop&model=other')).body.total).toBe(0);
+    // `_` and `%` in a model's name are themselves, not wildcards, on both databases.
+    await createContainer('underscored');
+    const underscored = g.client({ headers: { 'x-evalgate-container': 'underscored' } });
+    await underscored.chat.completions.create({
+      model: 'openai/gpt_4_x',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const byModel = async (model: string) =>
+      (await g.h.call('GET', `/v1/sessions?container=underscored&model=${encodeURIComponent(model)}`)).body
+        .total;
+    expect(await byModel('openai/gpt_4_x')).toBe(1);
+    expect(await byModel('openai/gpt%x')).toBe(0);
+    expect(await byModel('openai/gpt-4-x')).toBe(0);
     expect((await g.h.call('GET', '/v1/sessions?container=loop&since=2999-01-01T00:00:00Z')).body.total).toBe(
       0,
     );
