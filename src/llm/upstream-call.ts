@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type Dispatcher, errors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../shared/undici-module.js';
 import { type CancelSignal, onCancel } from './cancel.js';
 
 /** Where an upstream body's bytes go once somebody reads it. */
@@ -62,8 +63,10 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     private readonly reject: (err: Error) => void,
     signal: CancelSignal | undefined,
   ) {
-    this.stopListening = signal ? onCancel(signal, () => this.abort(new errors.RequestAbortedError())) : null;
-    if (signal?.aborted) this.abort(new errors.RequestAbortedError());
+    this.stopListening = signal
+      ? onCancel(signal, () => this.abort(new (undici().errors.RequestAbortedError)()))
+      : null;
+    if (signal?.aborted) this.abort(new (undici().errors.RequestAbortedError)());
   }
 
   private abort(reason: Error): void {
@@ -163,7 +166,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     if (this.closed) return;
     this.closed = true;
     this.pending = [];
-    this.abort(new errors.RequestAbortedError('The response body was abandoned'));
+    this.abort(new (undici().errors.RequestAbortedError)('The response body was abandoned'));
   }
 
   get destroyed(): boolean {
