@@ -16,8 +16,10 @@ export function undiciIfLoaded(): typeof Undici | null {
 /** Loads undici (once). */
 export function loadUndici(): Promise<typeof Undici> {
   loading ??= import('undici').then((module) => {
-    loaded = module;
-    return module;
+    // A CommonJS package: where the bundle imports it, its exports are the namespace's default only.
+    const exports = (module as unknown as { default?: typeof Undici }).default ?? module;
+    loaded = exports;
+    return exports;
   });
   return loading;
 }
