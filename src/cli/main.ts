@@ -42,23 +42,30 @@ function commandName(args: string[]): string | undefined {
   return undefined;
 }
 
+/** The commands that load the server, by the module that defines them (in the order help lists them). */
+const SERVER_MODULES = {
+  serve: async () => (await import('./serve.js')).registerServeCommands,
+  worker: async () => (await import('./worker.js')).registerWorkerCommand,
+  sandboxRunner: async () => (await import('./sandbox-runner.js')).registerSandboxRunnerCommand,
+  admin: async () => (await import('./admin.js')).registerAdminCommands,
+};
+const SERVER_COMMANDS = new Map<string, keyof typeof SERVER_MODULES>([
+  ['serve', 'serve'],
+  ['migrate', 'serve'],
+  ['worker', 'worker'],
+  ['sandbox-runner', 'sandboxRunner'],
+  ['dashboard', 'admin'],
+  ['projects', 'admin'],
+  ['keys', 'admin'],
+]);
+
 const name = commandName(process.argv.slice(2));
 if (name === undefined || !API_COMMANDS.includes(name)) {
-  const [
-    { registerServeCommands },
-    { registerWorkerCommand },
-    { registerAdminCommands },
-    { registerSandboxRunnerCommand },
-  ] = await Promise.all([
-    import('./serve.js'),
-    import('./worker.js'),
-    import('./admin.js'),
-    import('./sandbox-runner.js'),
-  ]);
-  registerServeCommands(program);
-  registerWorkerCommand(program);
-  registerSandboxRunnerCommand(program);
-  registerAdminCommands(program);
+  // A server command loads only its own module (`serve` need not load the sandbox runner's); help, or a
+  // name that is no command (answered with suggestions), loads them all.
+  const known = name === undefined ? undefined : SERVER_COMMANDS.get(name);
+  const modules = known ? [SERVER_MODULES[known]] : Object.values(SERVER_MODULES);
+  for (const register of await Promise.all(modules.map((load) => load()))) register(program);
 }
 registerRunCommands(program);
 registerEvaluatorCommands(program);

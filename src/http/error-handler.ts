@@ -1,10 +1,12 @@
-import { maxHeaderSize as defaultMaxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ApiError, type ErrorCode, envelopeOf, type ValidationIssue } from '../shared/errors.js';
+import { nodeHttp } from '../shared/node-http.js';
 import type { RouteDialect } from './request-types.js';
 import { toIssues } from './validation.js';
+
+const { maxHeaderSize: defaultMaxHeaderSize, STATUS_CODES } = nodeHttp;
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',

@@ -31,9 +31,21 @@ function withOwnFormats(ajv: Ajv): Ajv {
   return ajv.addFormat(POSITION_RANGE_FORMAT, { type: 'string', validate: isPositionRange });
 }
 
-/** Bodies are checked strictly; query strings, paths and headers are text, so they are coerced. */
-const strict = withOwnFormats(addFormats(new Ajv({ ...common, coerceTypes: false })));
-const coercing = withOwnFormats(addFormats(new Ajv({ ...common, coerceTypes: 'array' })));
+/**
+ * Bodies are checked strictly; query strings, paths and headers are text, so they are coerced. Each
+ * instance is made on the first schema it compiles, not at start.
+ */
+let strict: Ajv | null = null;
+let coercing: Ajv | null = null;
+
+function ajvFor(httpPart: string | undefined): Ajv {
+  if (httpPart === 'body') {
+    strict ??= withOwnFormats(addFormats(new Ajv({ ...common, coerceTypes: false })));
+    return strict;
+  }
+  coercing ??= withOwnFormats(addFormats(new Ajv({ ...common, coerceTypes: 'array' })));
+  return coercing;
+}
 
 /** Parsed data: plain objects, and the prototype-less dictionaries query-string and path parsers make. */
 function isPlainObject(value: object): boolean {
@@ -119,13 +131,12 @@ function closedQuery(schema: object, httpPart: string | undefined): object {
  * and PostgreSQL accept exactly the same requests and every accepted value reads back as it was sent.
  */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? strict : coercing;
   // Compiled on the route's first request, not at start (compiling every route's schemas was a third of
   // a start's CPU). A schema ajv refuses then fails that request with a 500, which the fuzz test (every
   // documented route, every part of its input) and the contract test would report.
   let validate: ValidateFunction | null = null;
   const checked: Validator = (data, ctx) => {
-    validate ??= ajv.compile(closedQuery(schema as object, httpPart));
+    validate ??= ajvFor(httpPart).compile(closedQuery(schema as object, httpPart));
     if (!validate(data, ctx as never)) {
       checked.errors = validate.errors ?? null;
       return false;

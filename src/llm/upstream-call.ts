@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type Dispatcher, errors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undiciIfLoaded } from '../shared/undici-module.js';
 import { type CancelSignal, onCancel } from './cancel.js';
 
 /** Where an upstream body's bytes go once somebody reads it. */
@@ -45,6 +46,19 @@ export interface UpstreamSend {
   signal?: CancelSignal | undefined;
 }
 
+/**
+ * undici's RequestAbortedError; the same fields (name AbortError, code UND_ERR_ABORTED) from a dispatcher
+ * made by a caller that imported undici itself, before `loadUndici` ran.
+ */
+function abortError(message?: string): Error {
+  const RequestAbortedError = undiciIfLoaded()?.errors.RequestAbortedError;
+  if (RequestAbortedError) return new RequestAbortedError(message);
+  return Object.assign(new Error(message ?? 'Request aborted'), {
+    name: 'AbortError',
+    code: 'UND_ERR_ABORTED',
+  });
+}
+
 /** One upstream call: a dispatch handler that is also the response body it receives. */
 class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
   private controller: Dispatcher.DispatchController | null = null;
@@ -62,8 +76,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     private readonly reject: (err: Error) => void,
     signal: CancelSignal | undefined,
   ) {
-    this.stopListening = signal ? onCancel(signal, () => this.abort(new errors.RequestAbortedError())) : null;
-    if (signal?.aborted) this.abort(new errors.RequestAbortedError());
+    this.stopListening = signal ? onCancel(signal, () => this.abort(abortError())) : null;
+    if (signal?.aborted) this.abort(abortError());
   }
 
   private abort(reason: Error): void {
@@ -163,7 +177,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     if (this.closed) return;
     this.closed = true;
     this.pending = [];
-    this.abort(new errors.RequestAbortedError('The response body was abandoned'));
+    this.abort(abortError('The response body was abandoned'));
   }
 
   get destroyed(): boolean {

@@ -1,7 +1,8 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import { buildConnector, Pool } from 'undici';
+import type { buildConnector, Pool } from 'undici';
 import type { UpstreamConfig } from '../config.js';
+import { loadUndici, undici, undiciIfLoaded } from '../shared/undici-module.js';
 import { portOf, type SelfAddresses } from './egress/self-addresses.js';
 import { dispatchCall, type UpstreamResponse, type UpstreamSend } from './upstream-call.js';
 
@@ -35,11 +36,14 @@ export class ConnectionLimitError extends Error {
   }
 }
 
-/** Where to send one kind of call: the pool of the origin and the request path. */
+/**
+ * Where to send one kind of call: the origin and the request path, and the pool of the origin once a
+ * call made it (undici is loaded on the first call: src/shared/undici-module.ts).
+ */
 export interface UpstreamTarget {
   readonly origin: string;
   readonly path: string;
-  readonly pool: Pool;
+  pool: Pool | null;
 }
 
 export interface UpstreamStats {
@@ -155,7 +159,7 @@ function connector(
   refuse: Refusal | null,
   budget: SocketBudget,
 ): buildConnector.connector {
-  const connect = buildConnector({
+  const connect = undici().buildConnector({
     timeout: config.connectTimeoutMs,
     ...(refuse ? { lookup: checkedLookup(refuse) } : {}),
   });
@@ -211,7 +215,7 @@ export function createUpstream(
     const key = `${checked ? 'checked' : 'plain'} ${url.origin}`;
     let pool = pools.get(key);
     if (!pool) {
-      pool = new Pool(url.origin, {
+      pool = new (undici().Pool)(url.origin, {
         connections: config.connections,
         pipelining: 1,
         keepAliveTimeout: config.keepAliveMs,
@@ -225,6 +229,17 @@ export function createUpstream(
     return pool;
   }
 
+  /** Where each target's pool is made: its origin, and whether its addresses are checked. */
+  const origins = new WeakMap<UpstreamTarget, { url: URL; checked: boolean }>();
+
+  function send(target: UpstreamTarget, call: UpstreamSend): Promise<UpstreamResponse> {
+    if (!target.pool) {
+      const { url, checked } = origins.get(target)!;
+      target.pool = poolFor(url, checked);
+    }
+    return dispatchCall(target.pool, target.path, call);
+  }
+
   return {
     target(baseUrl, path, checkAddress) {
       const key = `${checkAddress ? 1 : 0}${baseUrl}${path}`;
@@ -232,13 +247,14 @@ export function createUpstream(
       if (!target) {
         const url = new URL(baseUrl.replace(/\/+$/, '') + path);
         const checked = checkAddress && addressCheck !== null;
-        target = { origin: url.origin, path: url.pathname + url.search, pool: poolFor(url, checked) };
+        target = { origin: url.origin, path: url.pathname + url.search, pool: null };
+        origins.set(target, { url, checked });
         targets.set(key, target);
       }
       return target;
     },
     send(target, call) {
-      return dispatchCall(target.pool, target.path, call);
+      return undiciIfLoaded() ? send(target, call) : loadUndici().then(() => send(target, call));
     },
     stats() {
       const out: UpstreamStats = {

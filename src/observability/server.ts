@@ -1,5 +1,6 @@
-import { createServer, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { nodeHttp } from '../shared/node-http.js';
 import type { Metrics } from './metrics.js';
 
 export type MetricsAuthorization = 'ok' | 'unauthorized' | 'forbidden';
@@ -41,7 +42,7 @@ function sendError(res: ServerResponse, status: number, code: ErrorCode, message
  * node:http server, since a worker has no other routes; errors use the API's envelope.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
-  const server = createServer((req, res) => {
+  const server = nodeHttp.createServer((req, res) => {
     void (async () => {
       const path = (req.url ?? '/').split('?')[0];
       if (path !== '/metrics' && path !== '/metrics/') {

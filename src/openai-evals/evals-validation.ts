@@ -41,13 +41,15 @@ function nameIssues(value: unknown, loc: Loc): ValidationIssue[] {
   return [];
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+/** Made on first use, not at start. */
+let instance: Ajv | null = null;
+const ajv = (): Ajv => (instance ??= new Ajv({ allErrors: true, strict: false }));
 
 /** Whether an item schema is a JSON schema that compiles. */
 function schemaIssue(schema: unknown, loc: Loc): ValidationIssue[] {
   if (!isObject(schema)) return [{ loc, msg: 'item_schema must be a JSON schema object', type: 'object' }];
   try {
-    ajv.compile(schema);
+    ajv().compile(schema);
     return [];
   } catch (err) {
     return [
@@ -140,7 +142,7 @@ export function updateIssues(body: unknown): ValidationIssue[] {
 
 /** A compiled item schema: the first problems of an item, as messages (empty when it is valid). */
 export function itemChecker(schema: Record<string, unknown>): (item: unknown) => string[] {
-  const validate = ajv.compile(schema);
+  const validate = ajv().compile(schema);
   return (item) => {
     if (validate(item)) return [];
     return (validate.errors ?? []).map((e) => `${e.instancePath || '(item)'} ${e.message ?? 'is invalid'}`);

@@ -2,12 +2,14 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { PASSED, type TextGuard } from './types.js';
 
 /** One Ajv for guard schemas: every error reported, no coercion, unknown formats tolerated. */
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+/** Made on first use, not at start. */
+let instance: Ajv | null = null;
+const ajv = (): Ajv => (instance ??= new Ajv({ allErrors: true, strict: false, validateFormats: false }));
 
 /** Compiles a schema (once, when the policy is created or first loaded), or says why it cannot be. */
 export function compileSchema(schema: object): ValidateFunction | string {
   try {
-    return ajv.compile(schema);
+    return ajv().compile(schema);
   } catch (err) {
     return err instanceof Error ? err.message : 'invalid JSON Schema';
   }

@@ -1,5 +1,6 @@
-import { Agent, request } from 'undici';
+import type { Agent, request } from 'undici';
 import { ApiError } from '../../shared/errors.js';
+import { loadUndici } from '../../shared/undici-module.js';
 import { outcomeOf, type ScoreInput, type ScoreOutcome, type Scorer, ScorerSetupError } from '../types.js';
 import { type CheckAnswer, type CodeToCheck, throwProblems } from './check-source.js';
 import { RUNNER_BODY_LIMIT, type WireEvaluator, wireLimits } from './runner-wire.js';
@@ -43,12 +44,8 @@ function errorOf(body: unknown): { code: string; message: string } | null {
  * is `sandbox_unavailable`, as a machine without bubblewrap is.
  */
 export class RemoteSandbox {
-  private readonly agent = new Agent({
-    headersTimeout: 0, // a batch takes as long as its samples (the runner bounds each one)
-    bodyTimeout: 0,
-    connect: { timeout: 10_000 },
-    keepAliveTimeout: 30_000,
-  });
+  /** Made on the first request (undici is loaded then: src/shared/undici-module.ts). */
+  private agent: Agent | null = null;
 
   constructor(private readonly options: RemoteSandboxOptions) {}
 
@@ -62,6 +59,13 @@ export class RemoteSandbox {
     const where = `the sandbox runner at ${this.options.url}`;
     let res: Awaited<ReturnType<typeof request>>;
     try {
+      const { Agent, request } = await loadUndici();
+      this.agent ??= new Agent({
+        headersTimeout: 0, // a batch takes as long as its samples (the runner bounds each one)
+        bodyTimeout: 0,
+        connect: { timeout: 10_000 },
+        keepAliveTimeout: 30_000,
+      });
       res = await request(`${this.options.url}${route}`, {
         method,
         dispatcher: this.agent,
@@ -175,7 +179,7 @@ export class RemoteSandbox {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }
 

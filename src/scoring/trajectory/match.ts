@@ -60,7 +60,9 @@ const parsed = (args: unknown): unknown => {
   }
 };
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+/** Made on first use, not at start. */
+let instance: Ajv | null = null;
+const ajv = (): Ajv => (instance ??= new Ajv({ allErrors: false, strict: false }));
 
 /** Whether an actual call satisfies an expected one (same tool; arguments by the spec's rule). */
 export function callMatches(actual: ToolCallLike, expected: ToolCallLike, how: ArgumentMode): boolean {
@@ -76,7 +78,7 @@ export function callMatches(actual: ToolCallLike, expected: ToolCallLike, how: A
       return contains(a, e);
     case 'schema':
       // The expected call's `arguments` is a JSON schema the actual arguments must satisfy.
-      return isObject(e) ? ajv.validate(e, a) : false;
+      return isObject(e) ? ajv().validate(e, a) : false;
   }
 }
 

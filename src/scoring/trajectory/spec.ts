@@ -46,7 +46,9 @@ export const TRAJECTORY_FIELDS = [
 export const DEFAULT_EXPECTED_FIELD = 'expected_tool_calls';
 const FIELD_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
-const ajv = new Ajv({ strict: false });
+/** Made on first use, not at start. */
+let instance: Ajv | null = null;
+const ajv = (): Ajv => (instance ??= new Ajv({ strict: false }));
 
 /**
  * The spec a request's fields (over a stored spec's) make for `type`, and every problem with it,
@@ -97,7 +99,7 @@ export function buildTrajectoryConfig(
             continue;
           }
           try {
-            ajv.compile(schema);
+            ajv().compile(schema);
           } catch (err) {
             issues.push({
               loc: ['body', 'tool_schemas', tool],
