@@ -352,7 +352,7 @@ describe.skipIf(testDbKind() === 'postgres')('the API commands with --json', { t
     expect(noKey.stderr).not.toContain('new Evalgate()');
     expect(badFlags).toMatchObject({ code: 1, stdout: '' });
     expect(badFlags.stderr).toBe(
-      'evalgate: give exactly one of --dataset NAME, --logs, --generate MODELS (and/or --prompt), --sessions CONTAINER and --simulate MODELS\n',
+      'evalgate: give exactly one of --dataset NAME, --logs, --generate MODELS (and/or --prompt), --sessions CONTAINER, --tool-steps CONTAINER and --simulate MODELS\n',
     );
     // --api-key and --base-url win over the environment.
     const flags = await evalgate(
