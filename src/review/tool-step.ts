@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { sessionLogs } from '../sessions/service.js';
-import { inContext, parseToolStepId, stepsOf, toolStepId } from '../sessions/tool-steps.js';
+import { lookupToolStep } from '../sessions/tool-step-read.js';
+import { parseToolStepId, stepsOf, toolStepId } from '../sessions/tool-steps.js';
 import { transcriptOf } from '../sessions/transcript.js';
 import { ApiError } from '../shared/errors.js';
 
@@ -77,17 +78,8 @@ export async function toolStepContent(db: Db, projectId: string, ref: string): P
   const named = parseToolStepId(ref);
   const none: StepContent = { input: null, output: null, metadata: {} };
   if (!named) return none;
-  const session = await db
-    .selectFrom('task_sessions')
-    .select('id')
-    .where('project_id', '=', projectId)
-    .where('id', '=', named.session)
-    .executeTakeFirst();
-  if (!session) return none;
-  const t = transcriptOf(await sessionLogs(db, session.id));
-  const step = stepsOf(session.id, t).find((s) => s.tool_call_id === named.toolCallId);
-  if (!step) return none;
-  const c = inContext(step, t);
+  const c = await lookupToolStep(db, projectId, named.session, named.toolCallId);
+  if (typeof c === 'string') return none;
   return {
     input: { tool: c.name, arguments: c.arguments },
     output: c.result,
