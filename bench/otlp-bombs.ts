@@ -2,88 +2,60 @@
  * OTLP bombs against `evalgate serve` (SQLite): requests built to cost a decoder far more than their size
  * (issue #51), eight at once, while a gateway call to the mock upstream is timed at concurrency 1.
  *
- * For each kind: 8 attackers send it again and again (`spans_100k`, a valid request at the span limit,
+ * For each kind: 8 attackers (in a process of their own: `otlp-attacker.ts`) send it again and again (`spans_100k`, a valid request at the span limit,
  * once each) while `--calls` gateway calls are made one after another; reported are each bomb's answers
  * (status, reason, time to answer), the server's resident memory (peak of the whole process, and the
  * highest sampled during the kind's attack), and the gateway call's p50/p99 during the attack against
- * the same measured idle, before the attacks.
+ * the same measured idle, before the attacks, and the server's own event-loop delay over each window (its
+ * /metrics), which tells time the server's loop was blocked from time it waited for one of the 2 cores.
  *
  *   npm run bench:otlp-bombs                 # the build (tsc first when stale); --tsx runs the sources
  *   npm run bench:otlp-bombs -- --calls 300 --only attributes_1m_gzip,deep_nesting
  *
  * Prints one JSON document; progress goes to stderr.
  */
-import {
-  deepNesting,
-  gzip,
-  gzipBomb,
-  hugeStrings,
-  manyAttributes,
-  manyAttributesJson,
-  manySpans,
-} from '../test/traces/bombs.js';
-import { api, arg, rssMb, startMockProcess, startServer } from './lib.js';
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { api, arg, ROOT, rssMb, startMockProcess, startServer } from './lib.js';
 import { loadAverage } from './method.js';
+import type { Answer } from './otlp-attacker.js';
+import { bombKinds } from './otlp-bomb-kinds.js';
 
 const calls = Number(arg('calls', '300'));
 const attackers = Number(arg('concurrency', '8'));
 const only = arg('only', '');
 
-const PROTO = { 'content-type': 'application/x-protobuf' };
-const GZIP = { ...PROTO, 'content-encoding': 'gzip' };
-
-interface Bomb {
-  name: string;
-  what: string;
-  body: Uint8Array | string;
-  headers: Record<string, string>;
-  /** Sent once per attacker, not again and again (a valid request: it is stored). */
-  once?: boolean;
-}
-
-function bombs(): Bomb[] {
-  const all: Bomb[] = [
-    {
-      name: 'attributes_1m_gzip',
-      what: 'one span of 1,000,000 empty attributes, gzipped',
-      body: gzip(manyAttributes(1_000_000)),
-      headers: GZIP,
+/** An attacker process armed with one kind: `go` starts it, `stop` ends it with its answers. */
+async function armAttacker(
+  server: { url: string; key: string },
+  kind: string,
+  concurrency: number,
+): Promise<{ bytes: number; go(): void; stop(): Promise<Answer[]>; done: Promise<Answer[]> }> {
+  // The same loader as this process (tsx), so that the attacker runs from the sources too.
+  const child = fork(path.join(ROOT, 'bench', 'otlp-attacker.ts'), [], { execArgv: process.execArgv });
+  const done = new Promise<Answer[]>((resolve, reject) => {
+    child.on('message', (m: { type: string; answers?: Answer[] }) => {
+      if (m.type === 'answers') resolve(m.answers ?? []);
+    });
+    child.once('exit', (code) => reject(new Error(`the attacker exited with ${code} before answering`)));
+  });
+  done.catch(() => {});
+  const bytes = await new Promise<number>((resolve, reject) => {
+    child.on('message', (m: { type: string; bytes?: number }) => {
+      if (m.type === 'ready') resolve(m.bytes ?? 0);
+    });
+    child.once('exit', (code) => reject(new Error(`the attacker exited with ${code} before it was armed`)));
+    child.send({ type: 'arm', url: server.url, key: server.key, kind, concurrency });
+  });
+  return {
+    bytes,
+    go: () => child.send({ type: 'go' }),
+    stop: () => {
+      if (child.connected) child.send({ type: 'stop' });
+      return done;
     },
-    {
-      name: 'deep_nesting',
-      what: 'one attribute of 50,000 nested arrayValues',
-      body: deepNesting(50_000),
-      headers: PROTO,
-    },
-    {
-      name: 'spans_150k',
-      what: '150,000 spans (past the 100,000 limit)',
-      body: manySpans(150_000),
-      headers: PROTO,
-    },
-    {
-      name: 'huge_strings',
-      what: 'one span of four 2 MiB string attributes, gzipped',
-      body: gzip(hugeStrings(4, 2 * 1024 * 1024)),
-      headers: GZIP,
-    },
-    { name: 'gzip_bomb', what: '256 MiB of zeros, gzipped', body: gzipBomb(256 * 1024 ** 2), headers: GZIP },
-    {
-      name: 'attributes_json',
-      what: 'OTLP/JSON, one span of 400,000 empty attributes (8.8 MB)',
-      body: manyAttributesJson(400_000),
-      headers: { 'content-type': 'application/json' },
-    },
-    {
-      name: 'spans_100k',
-      what: '100,000 valid spans (at the limit: taken, stored in parts)',
-      body: manySpans(100_000),
-      headers: PROTO,
-      once: true,
-    },
-  ];
-  const wanted = new Set(only.split(',').filter(Boolean));
-  return wanted.size ? all.filter((b) => wanted.has(b.name)) : all;
+    done,
+  };
 }
 
 const pct = (xs: number[], p: number) => {
@@ -123,50 +95,50 @@ async function main(): Promise<void> {
     return out;
   };
 
-  const send = async (b: Bomb) => {
-    const t0 = performance.now();
-    try {
-      const res = await fetch(`${server.url}/v1/traces`, {
-        method: 'POST',
-        headers: { ...auth, 'x-evalgate-container': 'bombs', ...b.headers },
-        body: b.body,
-      });
-      const text = Buffer.from(await res.arrayBuffer()).toString('latin1');
-      const reason = /(The [ -~]{10,200})/.exec(text)?.[1] ?? '';
-      return { status: res.status, ms: performance.now() - t0, reason };
-    } catch (err) {
-      return { status: 0, ms: performance.now() - t0, reason: (err as Error).message };
-    }
+  /** The server's event-loop delay since the last scrape (prom-client resets its histogram on each). */
+  const loopDelay = async (): Promise<{ p99_ms: number; max_ms: number }> => {
+    const res = await fetch(`${server.url}/metrics`, { headers: auth });
+    const text = await res.text();
+    const read = (name: string) =>
+      Math.round(
+        Number(new RegExp(`^evalgate_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) *
+          1e5,
+      ) / 100;
+    return { p99_ms: read('p99'), max_ms: read('max') };
   };
 
-  // Warm: the gateway path, the decode thread, the definitions.
+  // Warm: the gateway path, the decode thread, the definitions (each bomb once).
   await gatewaySample(50);
-  const kinds = bombs();
-  for (const b of kinds.filter((k) => !k.once)) await send(b);
+  const kinds = bombKinds(only);
+  for (const b of kinds.filter((k) => !k.once)) {
+    const warm = await armAttacker(server, b.name, 1);
+    warm.go();
+    await warm.stop();
+  }
+  await loopDelay();
   const idle = await gatewaySample(calls);
+  const idleLoop = await loopDelay();
   const rssIdle = rssMb(pid);
-  process.stderr.write(`idle: p50 ${pct(idle, 50)} ms, p99 ${pct(idle, 99)} ms\n`);
+  process.stderr.write(
+    `idle: p50 ${pct(idle, 50)} ms, p99 ${pct(idle, 99)} ms, server loop delay ${JSON.stringify(idleLoop)}\n`,
+  );
 
   const results = [];
   for (const b of kinds) {
-    let stop = false;
     let rssHigh = 0;
+    const attack = await armAttacker(server, b.name, attackers);
     const sampler = setInterval(() => {
       rssHigh = Math.max(rssHigh, rssMb(pid).now);
     }, 50);
-    const answers: Awaited<ReturnType<typeof send>>[] = [];
-    const attacker = async () => {
-      do answers.push(await send(b));
-      while (!stop && !b.once);
-    };
-    const attack = Promise.all(Array.from({ length: attackers }, attacker));
     let attackDone = false;
-    void attack.then(() => {
+    void attack.done.then(() => {
       attackDone = true;
     });
+    await loopDelay();
+    attack.go();
     const during = await gatewaySample(calls, b.once ? () => attackDone : undefined);
-    stop = true;
-    await attack;
+    const answers = await attack.stop();
+    const loop = await loopDelay();
     clearInterval(sampler);
     const statuses: Record<string, number> = {};
     for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
@@ -174,7 +146,7 @@ async function main(): Promise<void> {
     const figure = {
       kind: b.name,
       what: b.what,
-      body_bytes: typeof b.body === 'string' ? Buffer.byteLength(b.body) : b.body.length,
+      body_bytes: attack.bytes,
       requests: answers.length,
       statuses,
       reason: answers.find((a) => a.reason)?.reason ?? null,
@@ -183,6 +155,7 @@ async function main(): Promise<void> {
       rss_mb_highest_sampled: rssHigh,
       gateway_ms_during: { p50: pct(during, 50), p99: pct(during, 99), calls: during.length },
       gateway_p99_minus_idle_ms: Math.round((pct(during, 99) - pct(idle, 99)) * 100) / 100,
+      server_loop_delay_ms: loop,
     };
     process.stderr.write(`${JSON.stringify(figure)}\n`);
     results.push(figure);
@@ -197,6 +170,7 @@ async function main(): Promise<void> {
         node: process.version,
         load_average: loadAverage(),
         gateway_ms_idle: { p50: pct(idle, 50), p99: pct(idle, 99), calls: idle.length },
+        server_loop_delay_ms_idle: idleLoop,
         server_rss_mb: { idle: rssIdle.now, peak: rss.peak },
         bombs: results,
       },
