@@ -217,7 +217,7 @@ function gatewaySpanOf(row: LogRow, events: string | null): Unplaced {
   };
 }
 
-/** Depth-first from the roots, children by start time; a span whose parent never arrived is a root. */
+/** Depth-first from the roots, children by start time (then end time); a span whose parent never arrived is a root. */
 function placed(spans: Unplaced[]): TraceSpan[] {
   const start = Math.min(...spans.map((s) => Date.parse(s.started_at)));
   const ids = new Set(spans.map((s) => s.span_id));
@@ -228,7 +228,9 @@ function placed(spans: Unplaced[]): TraceSpan[] {
     list.push(s);
     children.set(parent, list);
   }
-  for (const list of children.values()) list.sort((a, b) => a.started_at.localeCompare(b.started_at));
+  // Started in the same millisecond (the precision stored): the one that ended first first.
+  for (const list of children.values())
+    list.sort((a, b) => a.started_at.localeCompare(b.started_at) || a.ended_at.localeCompare(b.ended_at));
   const out: TraceSpan[] = [];
   const placedIds = new Set<string>();
   const place = (s: Unplaced, depth: number) =>

@@ -46,7 +46,10 @@ describe('GenAI conventions ≥ 1.37 (attributes), protobuf exporter', () => {
     await tracer.startActiveSpan('invoke_agent weather', async (agent) => {
       agent.setAttributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': 'conv-1' });
       traceId = agent.spanContext().traceId;
-      const chat = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT });
+      // Times a few milliseconds apart: siblings that start in the same millisecond (what is stored) have
+      // no order of their own, and the tree below lists them by start.
+      const t0 = Date.now();
+      const chat = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT, startTime: t0 + 1 });
       chat.setAttributes({
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'openai',
@@ -59,12 +62,12 @@ describe('GenAI conventions ≥ 1.37 (attributes), protobuf exporter', () => {
         'gen_ai.input.messages': JSON.stringify(INPUT),
         'gen_ai.output.messages': JSON.stringify(OUTPUT),
       });
-      chat.end();
-      const tool = tracer.startSpan('execute_tool get_weather');
+      chat.end(t0 + 3);
+      const tool = tracer.startSpan('execute_tool get_weather', { startTime: t0 + 5 });
       tool.setAttributes({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather' });
       tool.setStatus({ code: SpanStatusCode.ERROR, message: 'timeout' });
-      tool.end();
-      agent.end();
+      tool.end(t0 + 7);
+      agent.end(t0 + 9);
     });
     await provider.forceFlush();
     await provider.shutdown();
