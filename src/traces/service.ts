@@ -1,7 +1,7 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pruneTaskLogs } from '../capture/log-retention.js';
-import type { SpanLane, SpanWriterStats } from '../capture/span-lane.js';
+import type { SpanLane, SpanSink, SpanWriterStats } from '../capture/span-lane.js';
 import type { StoredSpan, TraceStore } from '../capture/trace-port.js';
 import type { LogWriter } from '../capture/types.js';
 import { loadContainer } from '../catalog/containers/resolve.js';
@@ -10,7 +10,7 @@ import type { PriceTable } from '../llm/models/prices.js';
 import { costOfTokens, pricesOf, type TokenPrices, tablePricesOf } from '../llm/models/pricing.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError } from '../shared/errors.js';
-import { createLogIngest, type LogIngestResult } from './logs-ingest.js';
+import { createLogIngest, type LogIngest, type LogIngestResult } from './logs-ingest.js';
 import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
@@ -222,19 +222,15 @@ function priceCache(deps: TraceServiceDeps): (projectId: string, call: ModelCall
   };
 }
 
-export function createTraceService(deps: TraceServiceDeps): TraceService {
-  const logs = createLogIngest({
-    db: deps.db,
-    spans: deps.spans,
-    logWriter: deps.logWriter,
-    warn: deps.warn,
-  });
-  const container = containerCache(deps.db);
-
+/**
+ * The span sink the capture processor's span lane hands its batches to: each span's model call priced at
+ * its project's prices, the rows stored through the `TraceStore` (a span stored already is skipped), the
+ * GenAI events that came first joined to them, and each model-call span stored now recorded as a task log.
+ */
+function spanSink(deps: TraceServiceDeps, logs: Pick<LogIngest, 'enrich'>): SpanSink<PendingSpan> {
   // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
   const priceOf = priceCache(deps);
-
-  async function store(batch: PendingSpan[]): Promise<void> {
+  return async (batch) => {
     const now = new Date().toISOString();
     const rows: StoredSpan[] = [];
     const texts: ResourceTexts = new Map();
@@ -276,11 +272,21 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
         ),
       );
     }
-  }
+  };
+}
+
+export function createTraceService(deps: TraceServiceDeps): TraceService {
+  const logs = createLogIngest({
+    db: deps.db,
+    spans: deps.spans,
+    logWriter: deps.logWriter,
+    warn: deps.warn,
+  });
+  const container = containerCache(deps.db);
 
   // The span sink: the lane hands it its batches.
   const lane = deps.lane;
-  lane.attach(store);
+  lane.attach(spanSink(deps, logs));
   const days = deps.retentionDays ?? 0;
   const logDays = deps.logRetentionDays ?? 0;
   const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
