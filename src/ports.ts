@@ -119,7 +119,7 @@ export interface Parts {
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
   self: SelfAddresses;
   logWriter: LogWriter;
-  /** Spans received over OTLP: the batched span writer and the trace store. */
+  /** Spans received over OTLP: ingest into the capture processor's span lane, its sink and the reads. */
   traces: TraceService;
   providers: ProviderLayer;
   /** The response cache (the database's table embedded, Redis in scale-out). */

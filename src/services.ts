@@ -6,7 +6,6 @@ import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createBudgets } from './budgets/compose.js';
 import { createCaptureProcessor } from './capture/processor.js';
-import { SpanSpool } from './capture/span-spool.js';
 import { createThreadedLogWriter } from './capture/threaded-writer.js';
 import { createSqlTraceStore } from './capture/trace-store.js';
 import type { CommittedLog, LogWriter } from './capture/types.js';
@@ -49,7 +48,8 @@ import {
 import { decodeSecretKey } from './shared/crypto.js';
 import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
 import { createSourceRegistry, type SourceRegistry } from './sources/registry.js';
-import { createTraceService } from './traces/service.js';
+import { createTraceService, type PendingSpan } from './traces/service.js';
+import { spanCodec } from './traces/span-codec.js';
 
 /**
  * What a process of `evalgate serve --workers N` shares with the others through the primary (declared
@@ -167,7 +167,7 @@ async function providerName(models: ModelContext, projectId: string, ref: string
 
 /**
  * What records: the capture processor with its sinks (the task-log store, on its thread or in this
- * process, and the OTLP export when configured) and the trace store.
+ * process, the OTLP export when configured, and on its span lane the trace service's span sink).
  */
 async function createRecording(
   config: Config,
@@ -190,16 +190,24 @@ async function createRecording(
         providerOf: (projectId, model) => providerName(models, projectId, model),
       })
     : null;
-  // Task logs survive a kill: journaled to the data dir first; what a process gone before left is stored now.
-  const logWriter = createCaptureProcessor({
+  // Task logs survive a kill: journaled to the data dir first. Spans over OTLP are the processor's span
+  // lane: batched like task logs, and spooled as they are before the export is answered.
+  const { batchSize, flushMs, maxBuffered } = config.logWriter;
+  const logWriter = createCaptureProcessor<PendingSpan>({
     store,
-    maxBuffered: config.logWriter.maxBuffered,
+    maxBuffered,
     journal: config.logWriter.spool && config.recording ? { dataDir: config.dataDir, warn } : null,
     exporters: otelExport ? [otlpCallExporter(otelExport)] : [],
+    spans: {
+      batchSize,
+      flushMs,
+      maxBuffered,
+      codec: spanCodec,
+      spool: config.logWriter.spool ? { dataDir: config.dataDir } : null,
+    },
     warn,
   });
-  await logWriter.replay(database.db);
-  // Spans over OTLP: batched like task logs, and spooled as they are before the export is answered; their
+  // The span sink (pricing, rows, the trace store), attached to the lane by the trace service; the spans'
   // model calls are recorded through the processor (whose OTLP sink does not take them: those calls are
   // already spans of the application that sent them).
   const traces = createTraceService({
@@ -208,15 +216,14 @@ async function createRecording(
     logWriter: config.recording ? logWriter : null,
     prices: models.prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
-    writer: config.logWriter,
-    spool: config.logWriter.spool ? new SpanSpool({ dataDir: config.dataDir, warn }) : null,
+    lane: logWriter.spans,
     retentionDays: config.traceRetentionDays,
     logRetentionDays: config.logRetentionDays,
     warn,
   });
-  // What a process gone before took and may not have stored is taken again (after the task logs' replay:
-  // a model-call span stored now becomes a task log).
-  await traces.replay();
+  // What a process gone before left is stored now: its task logs, then its spans (a model-call span
+  // stored now becomes a task log).
+  await logWriter.replay(database.db);
   return { logWriter, otelExport, traces };
 }
 
@@ -358,10 +365,10 @@ export async function createServices(config: Config, options: ServicesOptions = 
       await providers.close();
       await cache.close();
       await budgets.close();
-      // After the callers (no new calls), before the database: what is buffered gets written, and the
-      // monitors' selections from it handed to the queue before it closes.
+      // After the callers (no new calls), before the database: what is buffered gets written (the span
+      // lane first, then the task logs), and the monitors' selections from it handed to the queue before
+      // it closes. The processor shuts its sinks down (the OTLP export's with them).
       await traces.close();
-      // The processor shuts its sinks down (the OTLP export's with them).
       await logWriter.close();
       selector?.stop();
       await selector?.idle();

@@ -2,13 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { type CaptureExporter, ExportQueue, type ExportQueueStats } from './export-queue.js';
 import { type JournalOptions, TaskLogJournal } from './journal.js';
+import type { SpanLane } from './span-lane.js';
+import { type CaptureSpanOptions, createSpanCapture, type SpanCapture } from './span-replay.js';
 import { readSpoolFile, type Segment } from './spool.js';
 import type { LogWriter, LogWriterStats, TaskLogRecord } from './types.js';
 
 /** A record past the store's bound is handed to it again at most this many times, then counted as lost. */
 const REFILL_TRIES = 5;
 
-export interface CaptureProcessorOptions {
+export interface CaptureProcessorOptions<S = unknown> {
   /**
    * The task-log store: the sink the journal waits for (a file is deleted once every record in it is
    * settled there). It batches its records into transactions (seqs, the call join, sessions and the
@@ -22,18 +24,28 @@ export interface CaptureProcessorOptions {
   journal?: JournalOptions | null;
   /** Further sinks, each handed every recorded call it takes, in batches (the OTLP export). */
   exporters?: CaptureExporter[];
+  /**
+   * The span lane: the spans ingested over OTLP, batched to their sink (the trace service's: priced and
+   * stored through the `TraceStore`), spooled in the data dir before an export is answered, replayed by
+   * `replay` and flushed by `close` (left out: no span lane).
+   */
+  spans?: CaptureSpanOptions<S>;
   warn?: (message: string) => void;
 }
 
-export interface CaptureProcessor extends LogWriter {
+export interface CaptureProcessor<S = unknown> extends LogWriter {
   /**
    * Stores the task logs that processes gone before (killed, or stopped while the database was away) had
-   * journaled and not stored; returns how many it handed to the store. Call before serving.
+   * journaled and not stored, then takes again the spans they had spooled (the span lane's sink attached:
+   * a model-call span stored now becomes a task log) and from then on looks at the span spool every few
+   * seconds; returns how many task logs it handed to the store. Call before serving.
    */
   replay(db: Kysely<Database>): Promise<number>;
+  /** The span lane (null: none configured). */
+  readonly spans: SpanLane<S> | null;
   /** Where the journal's files are (null: no journal). */
   readonly dir: string | null;
-  /** Flushes the store and every exporter. */
+  /** Flushes the span lane, the store and every exporter. */
   forceFlush(): Promise<void>;
   /** Each exporter's counts, by name. */
   exporterStats(): Record<string, ExportQueueStats>;
@@ -51,8 +63,9 @@ function bySegment(overflow: Map<string, Segment>): Map<Segment, Set<string>> {
 }
 
 /** The processor's state and steps; `createCaptureProcessor` hands out its methods bound. */
-class Processor {
+class Processor<S> {
   readonly journal: TaskLogJournal | null;
+  readonly spans: SpanCapture<S> | null;
   readonly exporters: ExportQueue[];
   /** Records handed over that the store accepted (its own `accepted`), and those it dropped at its bound. */
   private storeAccepted = 0;
@@ -67,8 +80,9 @@ class Processor {
 
   constructor(
     readonly store: LogWriter,
-    private readonly options: CaptureProcessorOptions,
+    private readonly options: CaptureProcessorOptions<S>,
   ) {
+    this.spans = options.spans ? createSpanCapture(options.spans, options.warn) : null;
     this.journal = options.journal ? new TaskLogJournal(options.journal, () => this.tick()) : null;
     this.exporters = (options.exporters ?? []).map(
       (exporter) => new ExportQueue(exporter, { maxQueued: options.maxBuffered, warn: options.warn }),
@@ -192,15 +206,20 @@ class Processor {
   }
 
   async replay(db: Kysely<Database>): Promise<number> {
-    if (!this.journal) return 0;
     // Stored only: a call replayed here was handed to the exporters by the process that recorded it.
-    return await this.journal.replay(db, (record) => {
-      this.accepted++;
-      this.keep(record);
-    });
+    const logs = this.journal
+      ? await this.journal.replay(db, (record) => {
+          this.accepted++;
+          this.keep(record);
+        })
+      : 0;
+    await this.spans?.replay();
+    return logs;
   }
 
   async forceFlush(): Promise<void> {
+    // Spans first: a model-call span stored becomes a task log.
+    await this.spans?.lane.flush();
     await this.store.flush();
     await Promise.all(this.exporters.map((q) => q.flush()));
   }
@@ -208,6 +227,8 @@ class Processor {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    // The span lane first, while the task logs its model-call spans become are still taken.
+    await this.spans?.close();
     this.journal?.stop();
     this.refill();
     const { store } = this;
@@ -230,12 +251,22 @@ class Processor {
  * in the journal and are handed over again once it has room, instead of being lost; only records the
  * database refuses, or that cannot be handed over after several tries, count as failed. Callers never
  * wait and never see an error.
+ *
+ * Its second lane (`spans`, `span-lane.ts`) takes the spans ingested over OTLP: spooled before the export
+ * is answered (`span-replay.ts` over `span-spool.ts`), batched to the span sink, held through an outage,
+ * bounded (a caller told "no room" answers "retry later"); replayed at `replay`, flushed at `close`. The
+ * trace service attaches the sink (`spans.attach`): it records model-call spans through this processor.
  */
-export function createCaptureProcessor(options: CaptureProcessorOptions): CaptureProcessor {
+export function createCaptureProcessor<S>(
+  options: CaptureProcessorOptions<S> & { spans: CaptureSpanOptions<S> },
+): CaptureProcessor<S> & { readonly spans: SpanLane<S> };
+export function createCaptureProcessor<S = unknown>(options: CaptureProcessorOptions<S>): CaptureProcessor<S>;
+export function createCaptureProcessor<S>(options: CaptureProcessorOptions<S>): CaptureProcessor<S> {
   const p = new Processor(options.store, options);
   const { store, journal } = p;
-  const processor: CaptureProcessor = {
+  const processor: CaptureProcessor<S> = {
     dir: journal?.dir ?? null,
+    spans: p.spans?.lane ?? null,
     write(record) {
       try {
         p.write(record);

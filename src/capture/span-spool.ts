@@ -16,11 +16,13 @@ export interface SpanSpoolOptions {
 /**
  * The span spool: the spans a process has taken from OTLP exports, appended (one `write` per part of a
  * request, so that they survive a kill of the process) before the export is answered; the same files,
- * rotation and flush to disk as the task logs' spool (`spool.ts`), in a folder of their own. The trace
- * store's writer takes and stores spans in order: a file is deleted once the writer has stored (or given
- * up) every span of it. A process started later replays the files of processes that are gone.
+ * rotation and flush to disk as the task logs' spool (`spool.ts`), in a folder of their own. The capture
+ * processor's span lane takes and stores spans in order: a file is deleted once the lane has stored (or
+ * given up) every span of it. A process started later replays the files of processes that are gone
+ * (`span-replay.ts`).
  *
- * The lines are the writer's to make and read (`record` takes them as text): the spool only keeps them.
+ * The lines are made and read by the lane's codec (`record` takes them as text): the spool only keeps
+ * them.
  */
 export class SpanSpool {
   private readonly files: SpoolFiles;
@@ -28,7 +30,7 @@ export class SpanSpool {
   private current: Segment | null = null;
   private openedAt = 0;
   private readonly rotated: Segment[] = [];
-  /** The writer's count of spans taken and since stored or given up. */
+  /** The lane's count of spans taken and since stored or given up. */
   private done = 0;
   /** The last append failed (told once; each new part tries again). */
   private failing = false;
@@ -63,8 +65,8 @@ export class SpanSpool {
   }
 
   /**
-   * Appends `text` (whole lines) before the writer takes their spans; `taken`: the writer's count of spans
-   * taken once these are. False when it cannot be written (the writer then refuses the spans).
+   * Appends `text` (whole lines) before the lane takes their spans; `taken`: the lane's count of spans
+   * taken once these are. False when it cannot be written (the lane then refuses the spans).
    */
   record(text: string, taken: number): boolean {
     if (this.closed) return false;
@@ -93,7 +95,7 @@ export class SpanSpool {
     }
   }
 
-  /** The writer has stored (or given up) the first `done` spans it took. */
+  /** The lane has stored (or given up) the first `done` spans it took. */
   settled(done: number): void {
     this.done = done;
   }
@@ -130,7 +132,7 @@ export class SpanSpool {
   }
 
   /**
-   * Stops: the files whose spans are all stored are deleted; the others (spans the writer still held at
+   * Stops: the files whose spans are all stored are deleted; the others (spans the lane still held at
    * its close: the database away) are kept, handed over to whichever process looks next.
    */
   close(): void {

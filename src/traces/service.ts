@@ -1,7 +1,7 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pruneTaskLogs } from '../capture/log-retention.js';
-import type { SpanSpool } from '../capture/span-spool.js';
+import type { SpanLane, SpanSink, SpanWriterStats } from '../capture/span-lane.js';
 import type { StoredSpan, TraceStore } from '../capture/trace-port.js';
 import type { LogWriter } from '../capture/types.js';
 import { loadContainer } from '../catalog/containers/resolve.js';
@@ -10,15 +10,13 @@ import type { PriceTable } from '../llm/models/prices.js';
 import { costOfTokens, pricesOf, type TokenPrices, tablePricesOf } from '../llm/models/pricing.js';
 import type { ResolvedModel } from '../llm/models/types.js';
 import { ApiError } from '../shared/errors.js';
-import { createLogIngest, type LogIngestResult } from './logs-ingest.js';
+import { createLogIngest, type LogIngest, type LogIngestResult } from './logs-ingest.js';
 import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
 import { attributesOf, type PendingSpan, toIngested } from './span.js';
-import { spanReplayer, spoolJournal } from './span-journal.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
-import { createSpanWriter, type SpanWriter, type SpanWriterStats } from './writer.js';
 
 /** The resource attribute naming the container of a resource's spans (it wins over the header). */
 export const CONTAINER_ATTRIBUTE = 'evalgate.container';
@@ -32,9 +30,11 @@ export interface TraceServiceDeps {
   logWriter: LogWriter | null;
   prices: PriceTable;
   resolveModel(projectId: string, ref: string): Promise<ResolvedModel>;
-  writer: { batchSize: number; flushMs: number; maxBuffered: number };
-  /** Where spans are written before an export is answered (null: memory only until stored). */
-  spool?: SpanSpool | null;
+  /**
+   * The capture processor's span lane: ingested spans are handed to it, and the service attaches its sink
+   * to it (pricing, rows, the `TraceStore`); the processor batches, spools, replays and closes it.
+   */
+  lane: SpanLane<PendingSpan>;
   /** Days spans are kept; 0: for ever. */
   retentionDays?: number;
   /** Days task logs are kept (EVALGATE_LOG_RETENTION_DAYS); 0: for ever. */
@@ -45,13 +45,13 @@ export interface TraceServiceDeps {
 export type { PendingSpan } from './span.js';
 
 export interface IngestOptions {
-  /** How long the request may wait for room to free in the writer's buffer (default 5 s) before a 503. */
+  /** How long the request may wait for room to free in the span lane's buffer (default 5 s) before a 503. */
   waitMs?: number;
   /** The client left: what is not taken yet is not. */
   signal?: AbortSignal;
 }
 
-/** Spans converted between two hand-overs to the writer (and two turns of the event loop). */
+/** Spans converted between two hand-overs to the span lane (and two turns of the event loop). */
 const INGEST_CHUNK = 1_000;
 const DEFAULT_WAIT_MS = 5_000;
 
@@ -73,10 +73,10 @@ export interface PruneResult {
 
 export interface TraceService {
   /**
-   * Takes the spans of an export request: each valid span is handed to the writer (off the request path),
-   * in parts of at most the writer's bound, each as room frees (a request of more spans than the bound is
-   * taken whole), written to the span spool first when there is one; invalid ones are counted as
-   * rejected. Throws 404 for an unknown header container, 503 when no room frees in the writer for
+   * Takes the spans of an export request: each valid span is handed to the span lane (off the request
+   * path), in parts of at most the lane's bound, each as room frees (a request of more spans than the
+   * bound is taken whole), written to the span spool first when there is one; invalid ones are counted as
+   * rejected. Throws 404 for an unknown header container, 503 when no room frees in the lane for
    * `waitMs` (a store genuinely behind, or the database down) or the spool cannot be written.
    */
   ingest(
@@ -90,21 +90,17 @@ export interface TraceService {
    * per span and joined to the span's task log whichever arrives first.
    */
   ingestLogs(projectId: string, request: OtlpLogsRequest): Promise<LogIngestResult>;
-  /**
-   * Takes again the spans that processes gone before had spooled and maybe not stored (a span stored
-   * already is skipped); returns how many. Call before serving.
-   */
-  replay(): Promise<number>;
+  /** Stores what the span lane holds, then the GenAI events waiting for their spans. */
   flush(): Promise<void>;
   /** Deletes what is past the retentions (in bounded batches); nothing of what is kept for ever. */
   prune(now?: Date): Promise<PruneResult>;
+  /** The span lane's counts. */
   stats(): SpanWriterStats;
+  /** Stops the retention passes (the span lane is the capture processor's to close). */
   close(): Promise<void>;
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
-/** How often spooled spans are taken again: files left at a start for want of room, or of a process gone. */
-const REPLAY_EVERY_MS = 5_000;
 
 const CONTAINER_CACHE_MS = 60_000;
 
@@ -226,28 +222,15 @@ function priceCache(deps: TraceServiceDeps): (projectId: string, call: ModelCall
   };
 }
 
-/** The trace store's writer, each part it takes written to the span spool first when there is one. */
-function spanWriterOf(
-  deps: TraceServiceDeps,
-  store: (batch: PendingSpan[]) => Promise<void>,
-): SpanWriter<PendingSpan> {
-  const journal = deps.spool ? spoolJournal(deps.spool) : undefined;
-  return createSpanWriter({ ...deps.writer, store, journal, warn: deps.warn });
-}
-
-export function createTraceService(deps: TraceServiceDeps): TraceService {
-  const logs = createLogIngest({
-    db: deps.db,
-    spans: deps.spans,
-    logWriter: deps.logWriter,
-    warn: deps.warn,
-  });
-  const container = containerCache(deps.db);
-
+/**
+ * The span sink the capture processor's span lane hands its batches to: each span's model call priced at
+ * its project's prices, the rows stored through the `TraceStore` (a span stored already is skipped), the
+ * GenAI events that came first joined to them, and each model-call span stored now recorded as a task log.
+ */
+function spanSink(deps: TraceServiceDeps, logs: Pick<LogIngest, 'enrich'>): SpanSink<PendingSpan> {
   // Prices per project and model, kept a minute: a batch of calls to one model looks it up once.
   const priceOf = priceCache(deps);
-
-  async function store(batch: PendingSpan[]): Promise<void> {
+  return async (batch) => {
     const now = new Date().toISOString();
     const rows: StoredSpan[] = [];
     const texts: ResourceTexts = new Map();
@@ -289,9 +272,21 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
         ),
       );
     }
-  }
+  };
+}
 
-  const writer = spanWriterOf(deps, store);
+export function createTraceService(deps: TraceServiceDeps): TraceService {
+  const logs = createLogIngest({
+    db: deps.db,
+    spans: deps.spans,
+    logWriter: deps.logWriter,
+    warn: deps.warn,
+  });
+  const container = containerCache(deps.db);
+
+  // The span sink: the lane hands it its batches.
+  const lane = deps.lane;
+  lane.attach(spanSink(deps, logs));
   const days = deps.retentionDays ?? 0;
   const logDays = deps.logRetentionDays ?? 0;
   const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
@@ -311,7 +306,6 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       : null;
   pruning?.unref();
 
-  const replayer = spanReplayer(deps.spool ?? null, writer, DEFAULT_WAIT_MS, REPLAY_EVERY_MS, deps.warn);
   return {
     async ingest(projectId, headerContainer, request, options = {}) {
       const result: IngestResult = { accepted: 0, rejected: 0, errors: [] };
@@ -322,10 +316,10 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
       let pending: PendingSpan[] = [];
       let converted = 0;
-      // Hands what is converted to the writer, waiting for room, and lets other requests run meanwhile.
+      // Hands what is converted to the lane, waiting for room, and lets other requests run meanwhile.
       const handOver = async (last: boolean) => {
         if (pending.length > 0) {
-          if (!(await writer.writeAll(pending, waitMs, options.signal))) {
+          if (!(await lane.writeAll(pending, waitMs, options.signal))) {
             throw new ApiError('upstream_unavailable', 'The trace store is full; retry the export shortly', {
               reason: 'trace_store_full',
             });
@@ -369,15 +363,11 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
       return result;
     },
     ingestLogs: (projectId, request) => logs.ingest(projectId, request),
-    replay: () => replayer.start(),
-    flush: () => writer.flush().then(() => logs.flush()),
+    flush: () => lane.flush().then(() => logs.flush()),
     prune,
-    stats: () => writer.stats(),
+    stats: () => lane.stats(),
     close: async () => {
       if (pruning) clearInterval(pruning);
-      await replayer.stop();
-      await writer.close();
-      deps.spool?.close(); // Spans still held (the database away) stay in files another process takes.
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The span spool under the trace store's writer: what the writer takes is on disk before `writeAll`
+ * The span spool under the capture processor's span lane: what the lane takes is on disk before `writeAll`
  * resolves (before the export is answered), a file is deleted once its spans are stored, the files a
  * stopped process left are taken again at the next start (what the conventions say of a span derived
  * again, a torn last line skipped), and a spool that cannot be written refuses the spans instead of
@@ -9,10 +9,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createSpanLane } from '../../src/capture/span-lane.js';
+import { replaySpans, spoolJournal } from '../../src/capture/span-replay.js';
 import { SPAN_SPOOL_FOLDER, SpanSpool } from '../../src/capture/span-spool.js';
 import { type PendingSpan, toIngested } from '../../src/traces/span.js';
-import { replaySpans, spoolJournal } from '../../src/traces/span-journal.js';
-import { createSpanWriter } from '../../src/traces/writer.js';
+import { spanCodec } from '../../src/traces/span-codec.js';
 import { tempDirs } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -63,12 +64,12 @@ function spoolFiles(dataDir: string): { name: string; lines: string[] }[] {
 }
 
 function writerOver(spool: SpanSpool, store: (batch: PendingSpan[]) => Promise<void>) {
-  return createSpanWriter<PendingSpan>({
+  return createSpanLane<PendingSpan>({
     store,
     batchSize: 100,
     flushMs: 5,
     maxBuffered: 1_000,
-    journal: spoolJournal(spool),
+    journal: spoolJournal(spool, spanCodec.encode),
   });
 }
 
@@ -131,7 +132,7 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span spool', (
     const next = writerOver(second, async (batch) => {
       stored.push(...batch);
     });
-    expect(await replaySpans(second, next, 1_000)).toBe(31);
+    expect(await replaySpans(second, next, spanCodec.decode, 1_000)).toBe(31);
     await next.flush();
     expect(stored).toHaveLength(31);
     // As they were taken the first time, what the conventions say of each derived again from the span.
@@ -157,15 +158,15 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span spool', (
     const spool = new SpanSpool({ dataDir });
     // The database is away and the writer's bound is 10: the first file does not fit.
     const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const writer = createSpanWriter<PendingSpan>({
+    const writer = createSpanLane<PendingSpan>({
       store: () => Promise.reject(down),
       batchSize: 100,
       flushMs: 5,
       maxBuffered: 10,
-      journal: spoolJournal(spool),
+      journal: spoolJournal(spool, spanCodec.encode),
     });
     const t0 = Date.now();
-    expect(await replaySpans(spool, writer, 300)).toBe(0);
+    expect(await replaySpans(spool, writer, spanCodec.decode, 300)).toBe(0);
     // One wait, not one per file.
     expect(Date.now() - t0).toBeLessThan(1_200);
     // Every file is back under its own name (a stopped process's, claimable at the next start).

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { createSpanWriter } from '../../src/traces/writer.js';
+import { createSpanLane } from '../../src/capture/span-lane.js';
 
-// The writer alone, over an in-memory store: no database, so it runs once, in the SQLite project.
-describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span writer', () => {
+// The capture processor's span lane alone, over an in-memory sink: no database, so it runs once, in the SQLite project.
+describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span lane', () => {
   it('takes a write larger than its bound into an empty buffer, and refuses one past the bound after it', async () => {
     const stored: number[] = [];
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const writer = createSpanWriter<number>({
+    const writer = createSpanLane<number>({
       store: async (batch) => {
         await gate;
         for (const n of batch) stored.push(n);
@@ -34,7 +34,7 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span writer', 
   });
 
   it('takes writes up to the bound while others are held', () => {
-    const writer = createSpanWriter<number>({
+    const writer = createSpanLane<number>({
       store: () => new Promise(() => {}),
       batchSize: 100,
       flushMs: 60_000,
@@ -49,7 +49,7 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span writer', 
   it('takes a write of more than its bound in parts, each as room frees, never holding more than the bound', async () => {
     const stored: number[] = [];
     let most = 0;
-    const writer = createSpanWriter<number>({
+    const writer = createSpanLane<number>({
       store: async (batch) => {
         most = Math.max(most, writer.stats().buffered);
         await new Promise((r) => setTimeout(r, 2));
@@ -68,7 +68,7 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span writer', 
   });
 
   it('gives up on a write in parts when no room frees within its wait (a store genuinely behind)', async () => {
-    const writer = createSpanWriter<number>({
+    const writer = createSpanLane<number>({
       store: () => new Promise(() => {}),
       batchSize: 100,
       flushMs: 60_000,
