@@ -299,6 +299,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const modelLimiter = await createModelLimiter(config, workerId, warn);
   const metrics = createMetrics();
   metrics.setLogWriter(() => logWriter.stats());
+  metrics.setSpanLane(() => logWriter.spans.stats());
   metrics.setQueueDepth(() => queue.depth());
   metrics.setMonitors(() => monitorSeries(database.db));
   if (otelExport) metrics.setOtelExport(() => otelExport.counts());

@@ -7,12 +7,14 @@ import {
   registerMonitors,
   registerOtelExport,
   registerQueueDepth,
+  registerSpanLane,
   type ScrapeReaders,
+  type SpanLaneCounts,
 } from './scrape-metrics.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
 import type { EngineMetrics, MonitorSeries, UpstreamOutcome } from './types.js';
 
-export type { LogWriterCounts, QueueDepths } from './scrape-metrics.js';
+export type { LogWriterCounts, QueueDepths, SpanLaneCounts } from './scrape-metrics.js';
 
 /** The process's metrics: what the engine reports, HTTP requests, and values read at scrape time. */
 export interface Metrics extends EngineMetrics {
@@ -22,6 +24,8 @@ export interface Metrics extends EngineMetrics {
   setQueueDepth(read: () => Promise<QueueDepths>): void;
   /** The log writer's counts, read at each scrape; a failing read leaves the series out. */
   setLogWriter(read: () => LogWriterCounts): void;
+  /** The span lane's counts (spans ingested over OTLP), read at each scrape; a failing read leaves the series out. */
+  setSpanLane(read: () => SpanLaneCounts): void;
   /** Every monitor's counts and lag, read at each scrape; a failing read leaves the series out. */
   setMonitors(read: () => Promise<MonitorSeries[]>): void;
   /** The OTLP export's counts (exported, failed, dropped, pending), read at each scrape. */
@@ -96,9 +100,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const guardNames = new Set<string>();
 
-  const readers: ScrapeReaders = { queues: null, log: null, monitors: null, otel: null };
+  const readers: ScrapeReaders = { queues: null, log: null, spans: null, monitors: null, otel: null };
   registerQueueDepth(registry, readers);
   registerLogWriter(registry, readers);
+  registerSpanLane(registry, readers);
   registerMonitors(registry, readers);
   registerOtelExport(registry, readers);
 
@@ -151,6 +156,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     setLogWriter(read) {
       readers.log = read;
+    },
+    setSpanLane(read) {
+      readers.spans = read;
     },
     setMonitors(read) {
       readers.monitors = read;

@@ -21,10 +21,18 @@ export interface LogWriterCounts {
   spilled?: number;
 }
 
+/** The capture processor's span lane's counters (spans ingested over OTLP), read at scrape time. */
+export interface SpanLaneCounts {
+  buffered: number;
+  failed: number;
+  written: number;
+}
+
 /** The reads the scrape-time metrics make; null until the component is set (its series then stay out). */
 export interface ScrapeReaders {
   queues: (() => Promise<QueueDepths>) | null;
   log: (() => LogWriterCounts) | null;
+  spans: (() => SpanLaneCounts) | null;
   monitors: (() => Promise<MonitorSeries[]>) | null;
   otel: (() => OtelExportCounts) | null;
 }
@@ -128,6 +136,33 @@ export function registerLogWriter(registry: Registry, readers: ScrapeReaders): v
     'Task log records written since the process started',
     registry,
     logValue('written'),
+  );
+}
+
+/** The span lane's backlog, drops and writes. */
+export function registerSpanLane(registry: Registry, readers: ScrapeReaders): void {
+  const spanValue = (field: keyof SpanLaneCounts) => () => {
+    const read = readers.spans;
+    if (!read) throw new Error('no span lane');
+    return read()[field];
+  };
+  new ReadGauge(
+    'evalgate_span_lane_backlog',
+    'Spans ingested over OTLP, taken and not yet stored',
+    registry,
+    spanValue('buffered'),
+  );
+  new ReadCounter(
+    'evalgate_span_lane_dropped_total',
+    'Spans taken and then dropped since the process started (refused by the database, or held at shutdown)',
+    registry,
+    spanValue('failed'),
+  );
+  new ReadCounter(
+    'evalgate_span_lane_written_total',
+    'Spans ingested over OTLP and stored since the process started',
+    registry,
+    spanValue('written'),
   );
 }
 

@@ -60,6 +60,7 @@ describe('createMetrics', () => {
       staging: { waiting: 0, active: 0, delayed: 2 },
     }));
     metrics.setLogWriter(() => ({ buffered: 4, failed: 1, written: 10 }));
+    metrics.setSpanLane(() => ({ accepted: 120, buffered: 20, failed: 3, written: 97 }));
 
     const { contentType, body } = await metrics.render();
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -102,6 +103,10 @@ describe('createMetrics', () => {
     expect(value(s, 'evalgate_log_writer_dropped_total')).toBe(1);
     expect(value(s, 'evalgate_log_writer_written_total')).toBe(10);
     expect(body).toContain('# TYPE evalgate_log_writer_dropped_total counter');
+    expect(value(s, 'evalgate_span_lane_backlog')).toBe(20);
+    expect(value(s, 'evalgate_span_lane_dropped_total')).toBe(3);
+    expect(value(s, 'evalgate_span_lane_written_total')).toBe(97);
+    expect(body).toContain('# TYPE evalgate_span_lane_written_total counter');
     // No process metrics were asked for.
     expect(find(s, 'evalgate_process_cpu_user_seconds_total')).toEqual([]);
   });
@@ -215,6 +220,32 @@ describe('GET /metrics on the API server', () => {
     if (process.platform === 'linux') expect(resident).toHaveLength(1);
     else expect(resident.length).toBeLessThanOrEqual(1);
     expect(find(s, 'evalgate_nodejs_eventloop_lag_seconds')).toHaveLength(1);
+  });
+
+  it('counts the spans the span lane stores', async () => {
+    const { key } = await h.key(['metrics:read']);
+    const written = async () =>
+      find(parse((await h.call('GET', '/metrics', { key })).text), 'evalgate_span_lane_written_total')[0]
+        ?.value ?? -1;
+    const before = await written();
+    expect(before).toBeGreaterThanOrEqual(0);
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const span = (spanId: string) => ({
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId,
+      name: 'step',
+      kind: 1,
+      startTimeUnixNano: String(now),
+      endTimeUnixNano: String(now + 1_000_000n),
+    });
+    const res = await h.call('POST', '/v1/traces', {
+      body: {
+        resourceSpans: [{ scopeSpans: [{ spans: [span('eee19b7ec3c1b174'), span('eee19b7ec3c1b175')] }] }],
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    await waitFor(async () => (await written()) >= before + 2);
+    expect(await written()).toBe(before + 2);
   });
 
   it("answers another project's key with metrics:read too", async () => {
