@@ -1,3 +1,4 @@
+import { setImmediate as yieldLoop } from 'node:timers/promises';
 import { isDatabaseUnavailable } from '../db/database.js';
 
 export interface SpanWriterStats {
@@ -182,6 +183,10 @@ class Lane<T> {
     this.running = (async () => {
       while (this.buffer.length > 0) {
         if (!(await this.writeBatch(sink))) break;
+        // A turn of the event loop between batches: on SQLite a batch is synchronous work on this thread,
+        // and a backlog of them written back to back (a large export) would hold every request the
+        // gateway is answering until the last one.
+        if (this.buffer.length > 0) await yieldLoop();
       }
       this.counts.buffered = this.buffer.length;
     })();

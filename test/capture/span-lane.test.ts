@@ -33,6 +33,33 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span lane', ()
     expect(writer.stats()).toMatchObject({ accepted: 100_002, written: 100_002, failed: 0, buffered: 0 });
   });
 
+  it('lets the event loop turn between two batches of a backlog written by a synchronous sink', async () => {
+    // The SQLite sink's work is synchronous: without a turn between batches, a backlog would be written
+    // in one stretch, and nothing else (a gateway call) would be answered until its end.
+    const order: string[] = [];
+    const writer = createSpanLane<number>({
+      store: async (batch) => {
+        order.push(`batch ${batch[0]}`);
+      },
+      batchSize: 10,
+      flushMs: 1,
+      maxBuffered: 1_000,
+    });
+    expect(writer.write(Array.from({ length: 40 }, (_, i) => i))).toBe(true);
+    const flushed = writer.flush();
+    setImmediate(() => order.push('another task'));
+    await flushed;
+    expect(order.indexOf('another task')).toBeGreaterThan(0);
+    expect(order.indexOf('another task')).toBeLessThan(order.length - 1);
+    expect(order.filter((o) => o.startsWith('batch'))).toEqual([
+      'batch 0',
+      'batch 10',
+      'batch 20',
+      'batch 30',
+    ]);
+    await writer.close();
+  });
+
   it('takes writes up to the bound while others are held', () => {
     const writer = createSpanLane<number>({
       store: () => new Promise(() => {}),
