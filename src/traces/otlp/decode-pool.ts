@@ -5,12 +5,14 @@ import { startWorker } from '../../shared/worker-entry.js';
 import { OtlpBodyError } from './body.js';
 import { decodeExport, type Encoding, type OtlpRequests } from './decode.js';
 import type { OtlpLimits, OtlpSignal } from './limits.js';
+import { assembleRequest } from './parts.js';
 
 /**
  * OTLP export requests decoded off the event loop: a body is walked within the limits and decoded on a
  * worker thread, so that a large one (up to the body limit, hundreds of milliseconds of protobufjs or
  * JSON.parse) delays no other request, and the thread is stopped when the client leaves. The decoded
- * request comes back by structured clone, bounded by the limits the walk checked.
+ * request comes back serialized in parts (`parts.ts`), bounded by the limits the walk checked, and is put
+ * back together one part per turn of the event loop.
  */
 
 export interface DecodeRequest {
@@ -21,8 +23,8 @@ export interface DecodeRequest {
   limits: OtlpLimits;
 }
 export type DecodeReply =
-  | { id: number; request: OtlpRequests[OtlpSignal] }
-  | { id: number; error: { status: 400 | 413 | 415; message: string } };
+  /** The decoded request in serialized parts (`parts.ts`), deserialized one per turn of the event loop. */
+  { id: number; parts: Uint8Array[] } | { id: number; error: { status: 400 | 413 | 415; message: string } };
 
 /**
  * Bodies of at most this many bytes are decoded inline: such a body holds at most about 1,400 minimal
@@ -142,7 +144,7 @@ class DecodePool {
       this.running.delete(worker);
       unwatchAbort(job.signal, job);
       if ('error' in reply) job.reject(new OtlpBodyError(reply.error.status, reply.error.message));
-      else job.resolve(reply.request);
+      else assembleRequest(job.request.signal, reply.parts).then(job.resolve, job.reject);
       this.release(worker);
       this.pump();
     });

@@ -4,6 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { OtlpBodyError } from './body.js';
 import { decodeExport } from './decode.js';
 import type { DecodeReply, DecodeRequest } from './decode-pool.js';
+import { serializeParts, splitRequest } from './parts.js';
 
 /** A decode pool's thread: walks and decodes one export request at a time, as the pool hands them over. */
 
@@ -27,7 +28,15 @@ const port = parentPort;
 port?.on('message', (job: DecodeRequest) => {
   let reply: DecodeReply;
   try {
-    reply = { id: job.id, request: decodeExport(job.signal, job.as, job.bytes, job.limits) };
+    const request = decodeExport(job.signal, job.as, job.bytes, job.limits);
+    // Serialized here in parts, and transferred: the event loop deserializes one part per turn.
+    const parts = serializeParts(splitRequest(job.signal, request));
+    reply = { id: job.id, parts };
+    port.postMessage(
+      reply,
+      parts.map((p) => p.buffer as ArrayBuffer),
+    );
+    return;
   } catch (err) {
     const e = err instanceof OtlpBodyError ? err : new OtlpBodyError(400, String(err));
     reply = { id: job.id, error: { status: e.status, message: e.message } };
