@@ -169,6 +169,9 @@ async function providerName(models: ModelContext, projectId: string, ref: string
  * What records: the capture processor with its sinks (the task-log store, on its thread or in this
  * process, the OTLP export when configured, and on its span lane the trace service's span sink).
  */
+/** Spans per batch of the span lane on SQLite (each batch a stretch of the event loop). */
+const SQLITE_SPAN_BATCH = 100;
+
 async function createRecording(
   config: Config,
   database: DatabaseHandle,
@@ -193,13 +196,18 @@ async function createRecording(
   // Task logs survive a kill: journaled to the data dir first. Spans over OTLP are the processor's span
   // lane: batched like task logs, and spooled as they are before the export is answered.
   const { batchSize, flushMs, maxBuffered } = config.logWriter;
+  // On SQLite a span batch is synchronous work on the event loop that serves the gateway: batches of at
+  // most SQLITE_SPAN_BATCH keep each stretch to a few milliseconds (at 500, a large export raised a
+  // gateway call's p99 by about 75 ms, at 100 by about 40 ms, for about a quarter less ingest rate).
+  const spanBatch =
+    database.capabilities.name === 'sqlite' ? Math.min(batchSize, SQLITE_SPAN_BATCH) : batchSize;
   const logWriter = createCaptureProcessor<PendingSpan>({
     store,
     maxBuffered,
     journal: config.logWriter.spool && config.recording ? { dataDir: config.dataDir, warn } : null,
     exporters: otelExport ? [otlpCallExporter(otelExport)] : [],
     spans: {
-      batchSize,
+      batchSize: spanBatch,
       flushMs,
       maxBuffered,
       codec: spanCodec,
