@@ -1,5 +1,6 @@
 import { parseJsonBody } from '../../http/json-parser.js';
 import { OtlpBodyError } from './body.js';
+import { prescanJsonText } from './json-prescan.js';
 import { OtlpLimitError, type OtlpLimits, type OtlpSignal, scanJson, scanProtobuf } from './limits.js';
 import { decodeLogsProtobuf, logsFromJson, type OtlpLogsRequest } from './logs-proto.js';
 import { decodeProtobuf, fromJson, type OtlpTraceRequest } from './proto.js';
@@ -42,7 +43,10 @@ export function decodeExport<S extends OtlpSignal>(
       scanProtobuf(bytes, signal, limits);
       return (signal === 'spans' ? decodeProtobuf(bytes) : decodeLogsProtobuf(bytes)) as OtlpRequests[S];
     }
-    const value = parseJsonBody(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+    // Counted as text first: a list past its limit is refused without parsing it.
+    prescanJsonText(text, signal, limits);
+    const value = parseJsonBody(text);
     scanJson(value, signal, limits);
     return (signal === 'spans' ? fromJson(value) : logsFromJson(value)) as OtlpRequests[S];
   } catch (err) {
