@@ -1,6 +1,6 @@
-import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { swaggerPlugin } from './lazy-swagger.js';
 import { finishDocument, type OpenApiDocument, openApiPath } from './openapi-document.js';
 import { ErrorEnvelope } from './schemas.js';
 
@@ -30,7 +30,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
     route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
   });
-  await app.register(swagger, {
+  await app.register(swaggerPlugin, {
     openapi: {
       openapi: '3.1.0',
       info: {
