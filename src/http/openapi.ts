@@ -17,6 +17,18 @@ const DESCRIPTION = [
 /** Methods on which Fastify reads a request body, whether or not the route declares one. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * Any route on a body method that declares its responses declares 413 (body too large) and 415 (not JSON)
+ * too, in the envelope: documented, and serialized by the same schema.
+ */
+export function installBodyErrorResponses(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
+    route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
+  });
+}
+
 /** OpenAPI 3.1 from the route schemas, served at /openapi.json, with a browsable page at /docs. */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   // Any route on those methods can answer 413 (body too large) and 415 (not JSON): documented here for
@@ -26,10 +38,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     // Routes that name a permission need a key, and so answer the rate-limit headers (src/auth/guard.ts).
     if (route.config?.permission)
       for (const m of [route.method].flat()) keyed.add(`${m.toLowerCase()} ${openApiPath(route.url)}`);
-    const response = route.schema?.response as Record<string, unknown> | undefined;
-    if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
-    route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
   });
+  installBodyErrorResponses(app);
   await app.register(swaggerPlugin, {
     openapi: {
       openapi: '3.1.0',

@@ -1,0 +1,2 @@
+/** Where the dashboard's own endpoints live; nothing under it accepts an API key. */
+export const DASHBOARD_API = '/dashboard/api';
