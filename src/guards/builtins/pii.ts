@@ -1,5 +1,4 @@
-// One module per check, not the package's index (which loads all of its ~100 validators at start). Each is
-// a CommonJS module whose `default` export is the check.
+// One module per check, not the package's index (which loads all of its ~100 validators at start).
 import creditCard from 'validator/lib/isCreditCard.js';
 import email from 'validator/lib/isEmail.js';
 import iban from 'validator/lib/isIBAN.js';
@@ -15,12 +14,21 @@ import { type Finding, findingGuard, scan, type TextGuard } from './types.js';
  * mistyped IBAN is not redacted.
  */
 
-const isCreditCard = creditCard.default;
-const isEmail = email.default;
-const isIBAN = iban.default;
-const isIdentityCard = identityCard.default;
-const isMobilePhone = mobilePhone.default;
-const isTaxID = taxId.default;
+/**
+ * The check a validator module exports as `default`: loaders hand a CommonJS module's default import over
+ * either as that function or as the exports object holding it (Node's for isIBAN, whose `module.exports`
+ * is not the function).
+ */
+function check<F extends (...args: never[]) => boolean>(mod: { default: F }): F {
+  return typeof mod === 'function' ? (mod as unknown as F) : mod.default;
+}
+
+const isCreditCard = check(creditCard);
+const isEmail = check(email);
+const isIBAN = check(iban);
+const isIdentityCard = check(identityCard);
+const isMobilePhone = check(mobilePhone);
+const isTaxID = check(taxId);
 
 type Entity = (typeof PII_ENTITIES)[number];
 type NationalId = (typeof NATIONAL_IDS)[number];
