@@ -22,7 +22,7 @@ import { healthRoutes } from './http/health.js';
 import { installJsonParser } from './http/json-parser.js';
 import { serveLazily } from './http/lazy-prefix.js';
 import { lazySerializers } from './http/lazy-serializers.js';
-import { installBodyErrorResponses, installOpenApi } from './http/openapi.js';
+import { DOCS_PREFIX, installBodyErrorResponses, installDocsPage, installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { monitorRoutes } from './monitors/routes.js';
@@ -129,17 +129,29 @@ function installRequestHandling(server: FastifyInstance, services: Services): vo
 }
 
 /**
- * The dashboard's JSON API, in an instance of its own made on its first request (src/http/lazy-prefix.ts):
- * its 120-odd routes are registered only by a process whose dashboard is used. The same request handling
- * as the app's, and the same 413/415 responses on body methods.
+ * An instance made on the first request under a prefix (src/http/lazy-prefix.ts), for a group of routes
+ * a process may never serve: the app's options and request handling, the same 413/415 responses on body
+ * methods, then what `register` adds.
  */
-async function dashboardApi(services: Services, app: FastifyInstance): Promise<FastifyInstance> {
-  const { dashboardRoutes } = await import('./dashboard/routes.js');
+async function lazyInstance(
+  services: Services,
+  register: (server: FastifyInstance) => Promise<void>,
+): Promise<FastifyInstance> {
   const server = Fastify(appOptions(services)).withTypeProvider<TypeBoxTypeProvider>();
   installRequestHandling(server, services);
   installBodyErrorResponses(server);
-  await server.register(dashboardRoutes, { ports: services.ports.dashboard, listening: app });
+  await register(server);
   return server;
+}
+
+/** The dashboard's JSON API: its 120-odd routes are registered only by a process whose dashboard is used. */
+async function dashboardApi(
+  server: FastifyInstance,
+  services: Services,
+  app: FastifyInstance,
+): Promise<void> {
+  const { dashboardRoutes } = await import('./dashboard/routes.js');
+  await server.register(dashboardRoutes, { ports: services.ports.dashboard, listening: app });
 }
 
 /**
@@ -149,7 +161,10 @@ async function dashboardApi(services: Services, app: FastifyInstance): Promise<F
 export async function createApp(services: Services): Promise<App> {
   const { config } = services;
   const server = Fastify(appOptions(services)).withTypeProvider<TypeBoxTypeProvider>();
-  serveLazily(server, DASHBOARD_API, () => dashboardApi(services, server));
+  serveLazily(server, DASHBOARD_API, () =>
+    lazyInstance(services, (api) => dashboardApi(api, services, server)),
+  );
+  serveLazily(server, DOCS_PREFIX, () => lazyInstance(services, (docs) => installDocsPage(docs, server)));
   // The connection limits and header deadline of the HTTP server (the body's deadline is a hook).
   installRequestDeadlines(server, config.requests);
   // The timing hook before the OpenAPI plugin (its routes are timed too), the route after it (documented).

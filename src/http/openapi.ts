@@ -1,5 +1,5 @@
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
+import fp from 'fastify-plugin';
 import { swaggerPlugin } from './lazy-swagger.js';
 import { finishDocument, type OpenApiDocument, openApiPath } from './openapi-document.js';
 import { ErrorEnvelope } from './schemas.js';
@@ -54,6 +54,25 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (doc) =>
       finishDocument((doc as { openapiObject: OpenApiDocument }).openapiObject, keyed),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+/** Where the browsable page of the document is served (`installDocsPage`). */
+export const DOCS_PREFIX = '/docs';
+
+/**
+ * The browsable page of `source`'s document under /docs (@fastify/swagger-ui, with its assets), on `app`:
+ * an instance of its own, made on the first request under /docs (src/http/lazy-prefix.ts), so that the
+ * page's modules (yaml among them) load then and not at start.
+ */
+export async function installDocsPage(app: FastifyInstance, source: FastifyInstance): Promise<void> {
+  const { default: swaggerUi } = await import('@fastify/swagger-ui');
+  // The page's plugin requires @fastify/swagger's, for the document: here, the source's.
+  const sourceDocument: FastifyPluginCallback = (instance, _options, done) => {
+    instance.decorate('swagger', ((opts?: { yaml?: boolean }) =>
+      source.swagger(opts as { yaml: true })) as FastifyInstance['swagger']);
+    done();
+  };
+  await app.register(fp(sourceDocument, { fastify: '5.x', name: '@fastify/swagger' }));
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: '/openapi.json' } });
 }
