@@ -31,6 +31,7 @@ export function isUnder(prefix: string, url: string): boolean {
  * same request handling as `app` (error handler, body parsing, hooks); the instance it returns is never
  * listened on: `app`'s HTTP server hands it the requests under `prefix` (`routing`), and every other
  * request to `app`, as before. `app` must have no route under `prefix`. Closing `app` closes it too.
+ * `app.inject()` does not go through the HTTP server, so it does not reach the routes under `prefix`.
  */
 export function serveLazily(
   app: FastifyInstance,
