@@ -1,7 +1,8 @@
-// Database-independent: two bare Fastify instances on a loopback port.
+// serveLazily on bare Fastify instances, then on the app (the harness's database).
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isUnder, serveLazily } from '../../src/http/lazy-prefix.js';
+import { startHarness } from '../helpers/harness.js';
 
 describe('isUnder', () => {
   it('takes the prefix itself and the paths below it, before any query, percent-decoded', () => {
@@ -64,5 +65,36 @@ describe('serveLazily', () => {
     await app!.close();
     app = null;
     expect(closed).toEqual(built);
+  });
+});
+
+describe('the app', () => {
+  it('registers the dashboard API and /docs on their first request, and answers them as before', async () => {
+    const h = await startHarness();
+    try {
+      const has = (url: string) => h.app.server.hasRoute({ method: 'GET', url });
+      expect(has('/healthz')).toBe(true);
+      expect(has('/dashboard/api/auth/providers')).toBe(false);
+      expect(has('/docs/json')).toBe(false);
+      const providers = await h.call('GET', '/dashboard/api/auth/providers', { key: null, unchecked: true });
+      expect(providers.status).toBe(200);
+      const me = await h.call('GET', '/dashboard/api/me', { key: null, unchecked: true });
+      expect(me.status).toBe(401);
+      expect(me.body.error.code).toBe('not_signed_in');
+      const wrongMethod = await h.call('PUT', '/dashboard/api/auth/providers', {
+        key: null,
+        unchecked: true,
+      });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+      const docs = await h.call('GET', '/docs/json', { key: null, unchecked: true });
+      const document = await h.call('GET', '/openapi.json', { key: null, unchecked: true });
+      expect(docs.status).toBe(200);
+      expect(docs.body).toEqual(document.body);
+      // Still not on the app itself: served by the instances made for them.
+      expect(has('/dashboard/api/auth/providers')).toBe(false);
+    } finally {
+      await h.close();
+    }
   });
 });
