@@ -11,8 +11,7 @@ import { datasetRoutes } from './catalog/datasets/routes.js';
 import { judgeTemplateRoutes } from './catalog/judge-templates/routes.js';
 import { logRoutes } from './catalog/logs/routes.js';
 import { modelRoutes } from './catalog/models/routes.js';
-import { DASHBOARD_API } from './dashboard/api-prefix.js';
-import { dashboardWeb } from './dashboard/web.js';
+import { DASHBOARD_API, isDashboardPage } from './dashboard/api-prefix.js';
 import { evaluatorRoutes } from './evaluators/routes.js';
 import { inferenceRoutes } from './gateway/routes.js';
 import { guardRoutes } from './guards/routes.js';
@@ -164,6 +163,12 @@ export async function createApp(services: Services): Promise<App> {
   serveLazily(server, DASHBOARD_API, () =>
     lazyInstance(services, (api) => dashboardApi(api, services, server)),
   );
+  serveLazily(server, isDashboardPage, () =>
+    lazyInstance(services, async (web) => {
+      const { dashboardWeb } = await import('./dashboard/web.js');
+      await web.register(dashboardWeb);
+    }),
+  );
   serveLazily(server, DOCS_PREFIX, () => lazyInstance(services, (docs) => installDocsPage(docs, server)));
   // The connection limits and header deadline of the HTTP server (the body's deadline is a hook).
   installRequestDeadlines(server, config.requests);
@@ -211,7 +216,6 @@ export async function createApp(services: Services): Promise<App> {
       prompts: ports.prompts,
     },
   });
-  await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);
   await server.ready();
   const connections = trackConnections(server.server);

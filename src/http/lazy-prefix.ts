@@ -6,7 +6,7 @@ import { errorBody } from './error-handler.js';
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The path of a request URL as the router matches it: before the query, percent-decoding undone. */
-function routedPath(url: string): string {
+export function routedPath(url: string): string {
   const end = url.search(/[?#]/);
   const path = end === -1 ? url : url.slice(0, end);
   if (!path.includes('%')) return path;
@@ -25,8 +25,8 @@ export function isUnder(prefix: string, url: string): boolean {
 }
 
 /**
- * Serves the requests under `prefix` from a second Fastify instance that `build` makes on the first such
- * request, instead of registering those routes on `app` at start: a rarely used group of routes (the
+ * Serves the requests under `prefix` (or whose path it accepts, when it is a function of the path) from
+ * a second Fastify instance that `build` makes on the first such request, instead of registering those routes on `app` at start: a rarely used group of routes (the
  * dashboard's JSON API) then costs nothing to a process that never serves it. `build` must install the
  * same request handling as `app` (error handler, body parsing, hooks); the instance it returns is never
  * listened on: `app`'s HTTP server hands it the requests under `prefix` (`routing`), and every other
@@ -35,9 +35,14 @@ export function isUnder(prefix: string, url: string): boolean {
  */
 export function serveLazily(
   app: FastifyInstance,
-  prefix: string,
+  prefix: string | ((path: string) => boolean),
   build: () => Promise<FastifyInstance>,
 ): void {
+  const served =
+    typeof prefix === 'string'
+      ? (url: string) => isUnder(prefix, url)
+      : (url: string) => prefix(routedPath(url));
+  const name = typeof prefix === 'string' ? prefix : prefix.name;
   const http = app.server;
   const routeApp = http.listeners('request') as RequestListener[];
   if (routeApp.length !== 1)
@@ -56,12 +61,12 @@ export function serveLazily(
 
   http.removeListener('request', appRouting);
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (!isUnder(prefix, req.url ?? '/')) return appRouting(req, res);
+    if (!served(req.url ?? '/')) return appRouting(req, res);
     child ??= ready();
     child.then(
       (instance) => instance.routing(req, res),
       (err: unknown) => {
-        app.log.error({ err }, `the routes under ${prefix} could not be set up`);
+        app.log.error({ err }, `the routes of ${name} could not be set up`);
         child = null;
         res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
         res.end(JSON.stringify(errorBody(new ApiError('internal_error', 'Internal error'))));

@@ -69,13 +69,18 @@ describe('serveLazily', () => {
 });
 
 describe('the app', () => {
-  it('registers the dashboard API and /docs on their first request, and answers them as before', async () => {
+  it('registers the dashboard API, its pages and /docs on their first request, and answers them as before', async () => {
     const h = await startHarness();
     try {
       const has = (url: string) => h.app.server.hasRoute({ method: 'GET', url });
       expect(has('/healthz')).toBe(true);
       expect(has('/dashboard/api/auth/providers')).toBe(false);
       expect(has('/docs/json')).toBe(false);
+      expect(has('/signin')).toBe(false);
+      // The web app's pages: its index.html when the dashboard is built, else the 503 that says so.
+      const page = await h.call('GET', '/signin', { key: null, unchecked: true });
+      expect([200, 503]).toContain(page.status);
+      expect(page.headers.get('content-type')).toMatch(/^text\/(html|plain)/);
       const providers = await h.call('GET', '/dashboard/api/auth/providers', { key: null, unchecked: true });
       expect(providers.status).toBe(200);
       const me = await h.call('GET', '/dashboard/api/me', { key: null, unchecked: true });
@@ -93,6 +98,7 @@ describe('the app', () => {
       expect(docs.body).toEqual(document.body);
       // Still not on the app itself: served by the instances made for them.
       expect(has('/dashboard/api/auth/providers')).toBe(false);
+      expect(has('/signin')).toBe(false);
     } finally {
       await h.close();
     }
