@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -11,17 +11,17 @@ import { datasetRoutes } from './catalog/datasets/routes.js';
 import { judgeTemplateRoutes } from './catalog/judge-templates/routes.js';
 import { logRoutes } from './catalog/logs/routes.js';
 import { modelRoutes } from './catalog/models/routes.js';
-import { dashboardRoutes } from './dashboard/routes.js';
-import { dashboardWeb } from './dashboard/web.js';
+import { DASHBOARD_API, isDashboardPage } from './dashboard/api-prefix.js';
 import { evaluatorRoutes } from './evaluators/routes.js';
 import { inferenceRoutes } from './gateway/routes.js';
 import { guardRoutes } from './guards/routes.js';
-import { installRequestDeadlines } from './http/deadlines.js';
+import { installBodyDeadline, installRequestDeadlines } from './http/deadlines.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
 import { installJsonParser } from './http/json-parser.js';
+import { serveLazily } from './http/lazy-prefix.js';
 import { lazySerializers } from './http/lazy-serializers.js';
-import { installOpenApi } from './http/openapi.js';
+import { DOCS_PREFIX, installBodyErrorResponses, installDocsPage, installOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { monitorRoutes } from './monitors/routes.js';
@@ -91,18 +91,15 @@ function trackOwnPorts(server: FastifyInstance, self: Services['self']): void {
   });
 }
 
-/**
- * The API of one process over the services (`createServices`): routes, auth, errors, OpenAPI, metrics.
- * Closing the app stops the HTTP server; the services are closed by whoever created them.
- */
-export async function createApp(services: Services): Promise<App> {
+/** The Fastify options of the app, and of the instance serving the dashboard's API (`dashboardApi`). */
+function appOptions(services: Services) {
   const { config } = services;
-  const server = Fastify({
+  return {
     loggerInstance: services.logger,
     bodyLimit: config.bodyLimit,
     // A caller's X-Request-Id is kept when it is a plausible id; anything else gets a fresh one.
-    requestIdHeader: false,
-    genReqId: (req) => {
+    requestIdHeader: false as const,
+    genReqId: (req: IncomingMessage) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
@@ -117,14 +114,66 @@ export async function createApp(services: Services): Promise<App> {
     return503OnClosing: false,
     // Response serializers compiled on first use (validators too: `validatorCompiler`), not at start.
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  };
+}
+
+/** What every request meets before its route: errors, body parsing, the body deadline, keys, metrics. */
+function installRequestHandling(server: FastifyInstance, services: Services): void {
   server.setValidatorCompiler(validatorCompiler);
   installErrorHandling(server);
   installJsonParser(server);
-  installRequestDeadlines(server, config.requests);
-  installGuard(server, services.auth, services.limiter, config.requests.keyConcurrency);
-  // The timing hook before the OpenAPI plugin (its routes are timed too), the route after it (documented).
+  installBodyDeadline(server, services.config.requests);
+  installGuard(server, services.auth, services.limiter, services.config.requests.keyConcurrency);
   installMetrics(server, services.metrics);
+}
+
+/**
+ * An instance made on the first request under a prefix (src/http/lazy-prefix.ts), for a group of routes
+ * a process may never serve: the app's options and request handling, the same 413/415 responses on body
+ * methods, then what `register` adds.
+ */
+async function lazyInstance(
+  services: Services,
+  register: (server: FastifyInstance) => Promise<void>,
+): Promise<FastifyInstance> {
+  const server = Fastify(appOptions(services)).withTypeProvider<TypeBoxTypeProvider>();
+  installRequestHandling(server, services);
+  installBodyErrorResponses(server);
+  await register(server);
+  return server;
+}
+
+/** The dashboard's JSON API: its 120-odd routes are registered only by a process whose dashboard is used. */
+async function dashboardApi(
+  server: FastifyInstance,
+  services: Services,
+  app: FastifyInstance,
+): Promise<void> {
+  const { dashboardRoutes } = await import('./dashboard/routes.js');
+  await server.register(dashboardRoutes, { ports: services.ports.dashboard, listening: app });
+}
+
+/**
+ * The API of one process over the services (`createServices`): routes, auth, errors, OpenAPI, metrics.
+ * Closing the app stops the HTTP server; the services are closed by whoever created them.
+ */
+export async function createApp(services: Services): Promise<App> {
+  const { config } = services;
+  const server = Fastify(appOptions(services)).withTypeProvider<TypeBoxTypeProvider>();
+  serveLazily(server, DASHBOARD_API, () =>
+    lazyInstance(services, (api) => dashboardApi(api, services, server)),
+  );
+  serveLazily(server, isDashboardPage, () =>
+    lazyInstance(services, async (web) => {
+      const { dashboardWeb } = await import('./dashboard/web.js');
+      await web.register(dashboardWeb);
+    }),
+  );
+  serveLazily(server, DOCS_PREFIX, () => lazyInstance(services, (docs) => installDocsPage(docs, server)));
+  // The connection limits and header deadline of the HTTP server (the body's deadline is a hook).
+  installRequestDeadlines(server, config.requests);
+  // The timing hook before the OpenAPI plugin (its routes are timed too), the route after it (documented).
+  installRequestHandling(server, services);
   await installOpenApi(server);
   installMetricsRoute(server, services.metrics);
   // Each feature registers with its own port, and sees nothing else of the process.
@@ -167,8 +216,6 @@ export async function createApp(services: Services): Promise<App> {
       prompts: ports.prompts,
     },
   });
-  await server.register(dashboardRoutes, { ports: ports.dashboard });
-  await server.register(dashboardWeb);
   trackOwnPorts(server, services.self);
   await server.ready();
   const connections = trackConnections(server.server);

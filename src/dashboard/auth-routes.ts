@@ -114,7 +114,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
     async (request, reply) => {
       const provider = providers.find(request.params.provider);
       if (!provider) throw ApiError.notFound('Identity provider', request.params.provider);
-      const redirectUri = `${publicUrlOf(config, request.server)}${DASHBOARD_API}/auth/callback/${provider.id}`;
+      const redirectUri = `${publicUrlOf(config, ctx.listening)}${DASHBOARD_API}/auth/callback/${provider.id}`;
       let started: Awaited<ReturnType<typeof providers.start>>;
       try {
         started = await providers.start(provider, redirectUri);
@@ -140,7 +140,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext }> = 
     async (request, reply) => {
       const provider = providers.find(request.params.provider);
       if (!provider) return refuse(request, reply, 'unknown_provider', { provider: request.params.provider });
-      const callbackUrl = new URL(request.url, publicUrlOf(config, request.server));
+      const callbackUrl = new URL(request.url, publicUrlOf(config, ctx.listening));
       const state = callbackUrl.searchParams.get('state') ?? '';
       // The state must be the one this browser was given when it left for the provider.
       const bound = cookieOf(request, LOGIN_COOKIE);

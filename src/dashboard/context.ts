@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ItemOrigins } from '../catalog/datasets/origins.js';
@@ -43,10 +43,11 @@ export interface DashboardContext {
   deps: DashboardPorts;
   providers: OidcProviders;
   cookies: CookiePolicy;
+  /** The server the dashboard is reached through (its listening address makes the public URL's default). */
+  listening: Pick<FastifyInstance, 'addresses'>;
 }
 
-/** Where the dashboard's own endpoints live; nothing under it accepts an API key. */
-export const DASHBOARD_API = '/dashboard/api';
+export { DASHBOARD_API } from './api-prefix.js';
 
 /** A request of a dashboard route, whatever its schema. */
 export type WithSession = Pick<FastifyRequest, 'dashboard'>;

@@ -85,7 +85,7 @@ export const inviteLinkRoutes: FastifyPluginAsyncTypebox<{ ctx: DashboardContext
     `${DASHBOARD_API}/orgs/:org/invitation-links`,
     { schema: { hide, params: OrgParam, body: CreateLinkBody } },
     async (request, reply) => {
-      const base = publicUrlOf(config, request.server);
+      const base = publicUrlOf(config, ctx.listening);
       const link = await links.createInvitationLink(
         db,
         userOf(request).id,

@@ -13,7 +13,7 @@ export function listeningUrl(host: string, port: number): string {
  * Where users reach the dashboard: `EVALGATE_PUBLIC_URL`, or the address this server listens on. OpenID
  * Connect redirect URIs and the local sign-in link are built on it; https makes the cookies `Secure`.
  */
-export function publicUrlOf(config: Config, server: FastifyInstance): string {
+export function publicUrlOf(config: Config, server: Pick<FastifyInstance, 'addresses'>): string {
   if (config.dashboard.publicUrl) return config.dashboard.publicUrl;
   const address = server.addresses().find((a) => typeof a === 'object');
   return listeningUrl(config.host, address?.port ?? config.port);

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { authRoutes } from './auth-routes.js';
 import type { DashboardContext, DashboardPorts } from './context.js';
 import { dashboardDatasetItemRoutes } from './dataset-item-routes.js';
@@ -40,16 +40,18 @@ function deny(reply: FastifyReply, status: 401 | 403, code: string, message: str
  * public ones (signing in with a password, an invitation link), carry the session's CSRF token in
  * `X-CSRF-Token`. None of these routes is part of the API's OpenAPI document.
  */
-export const dashboardRoutes: FastifyPluginAsyncTypebox<{ ports: DashboardPorts }> = async (
-  app,
-  { ports },
-) => {
+export const dashboardRoutes: FastifyPluginAsyncTypebox<{
+  ports: DashboardPorts;
+  /** The server the dashboard is reached through, when it is not the one these routes are added to. */
+  listening?: Pick<FastifyInstance, 'addresses'>;
+}> = async (app, { ports, listening }) => {
   const deps = ports;
   const { config, db } = deps;
   const ctx: DashboardContext = {
     deps,
     providers: new OidcProviders(config.dashboard.providers),
     cookies: { secure: config.dashboard.publicUrl?.startsWith('https:') ?? false },
+    listening: listening ?? app,
   };
 
   app.decorateRequest('dashboard', null);

@@ -30,6 +30,7 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
  *   fires is answered 408 `request_timeout` in the envelope and its connection closed;
  * - connections: past `maxConnections`, a new connection is answered 503 `too_many_connections` and
  *   closed at once, before anything is read from it.
+ * This sets the server's; `installBodyDeadline` adds the body's.
  */
 export function installRequestDeadlines(app: FastifyInstance, limits: RequestLimits): void {
   const http: Server = app.server;
@@ -53,7 +54,13 @@ export function installRequestDeadlines(app: FastifyInstance, limits: RequestLim
       setTimeout(() => socket.destroy(), 1000).unref();
     }
   });
+}
 
+/**
+ * The body's deadline (see `installRequestDeadlines`), a hook of each instance: also of one reached
+ * through another's HTTP server (src/http/lazy-prefix.ts), whose server limits are that server's.
+ */
+export function installBodyDeadline(app: FastifyInstance, limits: RequestLimits): void {
   app.addHook('onRequest', (request, reply, done) => {
     const raw = request.raw;
     if (raw.complete || !hasBody(raw.headers)) return done();

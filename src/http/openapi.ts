@@ -1,6 +1,6 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
+import fp from 'fastify-plugin';
+import { swaggerPlugin } from './lazy-swagger.js';
 import { finishDocument, type OpenApiDocument, openApiPath } from './openapi-document.js';
 import { ErrorEnvelope } from './schemas.js';
 
@@ -17,6 +17,18 @@ const DESCRIPTION = [
 /** Methods on which Fastify reads a request body, whether or not the route declares one. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * Any route on a body method that declares its responses declares 413 (body too large) and 415 (not JSON)
+ * too, in the envelope: documented, and serialized by the same schema.
+ */
+export function installBodyErrorResponses(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
+    route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
+  });
+}
+
 /** OpenAPI 3.1 from the route schemas, served at /openapi.json, with a browsable page at /docs. */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   // Any route on those methods can answer 413 (body too large) and 415 (not JSON): documented here for
@@ -26,11 +38,9 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     // Routes that name a permission need a key, and so answer the rate-limit headers (src/auth/guard.ts).
     if (route.config?.permission)
       for (const m of [route.method].flat()) keyed.add(`${m.toLowerCase()} ${openApiPath(route.url)}`);
-    const response = route.schema?.response as Record<string, unknown> | undefined;
-    if (!response || ![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
-    route.schema = { ...route.schema, response: { 413: ErrorEnvelope, 415: ErrorEnvelope, ...response } };
   });
-  await app.register(swagger, {
+  installBodyErrorResponses(app);
+  await app.register(swaggerPlugin, {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -44,6 +54,25 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (doc) =>
       finishDocument((doc as { openapiObject: OpenApiDocument }).openapiObject, keyed),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+/** Where the browsable page of the document is served (`installDocsPage`). */
+export const DOCS_PREFIX = '/docs';
+
+/**
+ * The browsable page of `source`'s document under /docs (@fastify/swagger-ui, with its assets), on `app`:
+ * an instance of its own, made on the first request under /docs (src/http/lazy-prefix.ts), so that the
+ * page's modules (yaml among them) load then and not at start.
+ */
+export async function installDocsPage(app: FastifyInstance, source: FastifyInstance): Promise<void> {
+  const { default: swaggerUi } = await import('@fastify/swagger-ui');
+  // The page's plugin requires @fastify/swagger's, for the document: here, the source's.
+  const sourceDocument: FastifyPluginCallback = (instance, _options, done) => {
+    instance.decorate('swagger', ((opts?: { yaml?: boolean }) =>
+      source.swagger(opts as { yaml: true })) as FastifyInstance['swagger']);
+    done();
+  };
+  await app.register(fp(sourceDocument, { fastify: '5.x', name: '@fastify/swagger' }));
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: '/openapi.json' } });
 }

@@ -31,13 +31,14 @@ export const JudgeTemplate = Type.Object(
 export type JudgeTemplate = Static<typeof JudgeTemplate>;
 
 const DIR = packagePath('data', 'judge-templates');
-const check = Compile(Type.Omit(JudgeTemplate, ['object', 'id']));
 
 let loaded: JudgeTemplate[] | null = null;
 
 /** Reads the catalog once; a malformed file is a packaging error, reported by name. */
 function load(): JudgeTemplate[] {
   if (loaded) return loaded;
+  // Compiled here, on the first read, rather than when the module loads (every start).
+  const check = Compile(Type.Omit(JudgeTemplate, ['object', 'id']));
   const templates: JudgeTemplate[] = [];
   for (const file of readdirSync(DIR).filter((f) => f.endsWith('.json'))) {
     const data: unknown = JSON.parse(readFileSync(path.join(DIR, file), 'utf8'));
