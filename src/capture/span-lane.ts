@@ -104,7 +104,8 @@ function waitForRoom(waiters: (() => void)[], ms: number, signal: AbortSignal | 
 /** The lane's state and steps; `createSpanLane` hands out its methods. */
 class Lane<T> {
   readonly buffer: T[] = [];
-  readonly counts: SpanWriterStats = { accepted: 0, written: 0, failed: 0, buffered: 0 };
+  /** The counts kept as items pass; `buffered` is the buffer's length, read when asked. */
+  readonly counts: Omit<SpanWriterStats, 'buffered'> = { accepted: 0, written: 0, failed: 0 };
   sink: SpanSink<T> | null;
   private readonly retryMs: number;
   private timer: NodeJS.Timeout | null = null;
@@ -188,7 +189,6 @@ class Lane<T> {
         // gateway is answering until the last one.
         if (this.buffer.length > 0) await yieldLoop();
       }
-      this.counts.buffered = this.buffer.length;
     })();
     try {
       await this.running;
@@ -206,7 +206,6 @@ class Lane<T> {
       return false;
     for (let i = from; i < to; i++) buffer.push(items[i] as T);
     counts.accepted += to - from;
-    counts.buffered = buffer.length;
     if (buffer.length >= options.batchSize && !this.running) {
       this.stopTimer();
       void this.drain();

@@ -27,14 +27,29 @@ interface SessionSteps {
   steps: ToolStep[];
 }
 
+/** A session of the side: its kept steps' count when known, and how to read them. */
+interface SideSession {
+  /** How many steps it keeps, known without reading its logs (null: not known yet). */
+  known: number | null;
+  read(): Promise<SessionSteps>;
+}
+
+/**
+ * Kept steps per session, by session, `until` and tools: a session's calls before an `until` never change,
+ * so a run's chunks after the first skip the sessions before their range without reading their logs
+ * again. Bounded: emptied when full.
+ */
+const stepCounts = new Map<string, number>();
+const STEP_COUNTS_MAX = 100_000;
+
 /**
  * The side's sessions (oldest first, by start then id), each with its kept steps: its calls made before
  * the side's `until` (so that a session still running adds no steps, and positions do not move), at most
  * a session read's limit of them. With `tools`, a session whose answers never name one is skipped unread.
  */
-async function* sessionsWithSteps(db: Kysely<Database>, side: ReadSide): AsyncGenerator<SessionSteps> {
+async function sideSessions(db: Kysely<Database>, side: ReadSide): Promise<SideSession[]> {
   const projectId = await projectOf(db, side.ref);
-  if (projectId === null) return;
+  if (projectId === null) return [];
   const filter = filterOf(side);
   const tools = toolsOf(side);
   let q = sessionQuery(db, projectId, filter).select(['id', 'external_key']);
@@ -52,14 +67,26 @@ async function* sessionsWithSteps(db: Kysely<Database>, side: ReadSide): AsyncGe
     );
   }
   const sessions = await q.orderBy('started_at').orderBy('id').execute();
-  for (const session of sessions) {
-    const logs = (await sessionLogs(db, session.id)).filter(
-      (l) => filter.until === undefined || l.created_at < filter.until,
-    );
-    const transcript = transcriptOf(logs);
-    const steps = stepsOf(session.id, transcript).filter((s) => tools === null || tools.includes(s.name));
-    if (steps.length) yield { session, transcript, steps };
-  }
+  return sessions.map((session) => {
+    // Without an `until` the steps may still grow: never counted ahead.
+    const key =
+      filter.until === undefined ? null : [session.id, filter.until, ...(tools ?? ['*'])].join('\u0000');
+    return {
+      known: key === null ? null : (stepCounts.get(key) ?? null),
+      async read() {
+        const logs = (await sessionLogs(db, session.id)).filter(
+          (l) => filter.until === undefined || l.created_at < filter.until,
+        );
+        const transcript = transcriptOf(logs);
+        const steps = stepsOf(session.id, transcript).filter((s) => tools === null || tools.includes(s.name));
+        if (key !== null) {
+          if (stepCounts.size >= STEP_COUNTS_MAX) stepCounts.clear();
+          stepCounts.set(key, steps.length);
+        }
+        return { session, transcript, steps };
+      },
+    };
+  });
 }
 
 /** One step as an item: input = the tool and its arguments, output = its result, the conversation before. */
@@ -127,14 +154,20 @@ export const toolStepsSource: SourceKind = {
   selfIsNoReference: true,
   async count(db, side) {
     let n = 0;
-    for await (const s of sessionsWithSteps(db, side)) n += s.steps.length;
+    for (const s of await sideSessions(db, side)) n += s.known ?? (await s.read()).steps.length;
     return n;
   },
   async read(db, side, range: Range) {
     const items: Item[] = [];
     if (range.end <= range.start) return items;
     let at = 0;
-    for await (const s of sessionsWithSteps(db, side)) {
+    for (const session of await sideSessions(db, side)) {
+      // A session wholly before the range, by a count known already, is not read again.
+      if (session.known !== null && at + session.known <= range.start) {
+        at += session.known;
+        continue;
+      }
+      const s = await session.read();
       if (at + s.steps.length <= range.start) {
         at += s.steps.length;
         continue;
