@@ -8,7 +8,8 @@ export const DASHBOARD_API = '/dashboard/api';
  */
 export function isDashboardPage(path: string): boolean {
   if (path === '/') return true;
-  const first = path.split('/', 2)[1];
+  const end = path.indexOf('/', 1);
+  const first = end === -1 ? path.slice(1) : path.slice(1, end);
   return (
     first === 'signin' || first === 'assets' || first === 'invite' || first === 'orgs' || first === 'projects'
   );

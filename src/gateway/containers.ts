@@ -99,6 +99,37 @@ export interface GatewayStats {
   unrecorded: number;
 }
 
+
+/**
+ * A call's task log with what is known when it starts, as an interrupted call until its outcome is set.
+ * Every field is assigned in one object literal and set in place after (no spreads of optional parts):
+ * the record is made on every recorded call's path.
+ */
+function baseRecord(call: RecordedCall, model: string): TaskLogRecord {
+  const record: TaskLogRecord = {
+    id: call.logId,
+    projectId: call.projectId,
+    containerId: call.containerId,
+    model,
+    output: null,
+    usage: null,
+    latencyMs: 0,
+    cost: 0,
+    status: 'error',
+    error: { code: 'interrupted', message: 'The server stopped before the call finished' },
+    metadata: {},
+    createdAt: new Date(call.startedAt).toISOString(),
+  };
+  if (call.requestText === null) record.request = call.request;
+  else record.requestText = call.requestText;
+  const trace = call.trace;
+  if (trace) {
+    record.traceId = trace.traceId;
+    record.spanId = trace.spanId;
+    if (trace.parentSpanId !== undefined) record.parentSpanId = trace.parentSpanId;
+  }
+  return record;
+}
 /** What the chat-completions route needs besides the provider layer: model and container look-ups, recording. */
 export interface Gateway {
   readonly recording: boolean;
@@ -155,29 +186,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     newLogId: () => newId('log'),
     record(call, outcome) {
       if (!logWriter) return;
-      const record: TaskLogRecord = {
-        id: call.logId,
-        projectId: call.projectId,
-        containerId: call.containerId,
-        model: outcome.model,
-        output: outcome.output,
-        ...(outcome.input === undefined ? {} : { input: outcome.input }),
-        // Texts and chunks rather than objects: cheap to hand to the writer's thread, serialised there.
-        ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
-        responseText: outcome.responseText,
-        responseSse: outcome.responseSse,
-        usage: outcome.usage,
-        latencyMs: Math.round(outcome.latencyMs * 1000) / 1000,
-        cost: outcome.cost,
-        status: outcome.error ? 'error' : 'success',
-        error: outcome.error,
-        metadata: outcome.metadata,
-        createdAt: new Date(call.startedAt).toISOString(),
-        ...(call.sessionKey ? { sessionKey: call.sessionKey } : {}),
-        ...(call.prompt ? { promptId: call.prompt.id, promptVersion: call.prompt.version } : {}),
-        ...call.trace,
-        span: { operation: call.operation, guards: outcome.guards ?? [] },
-      };
+      const record = baseRecord(call, outcome.model);
+      record.output = outcome.output;
+      if (outcome.input !== undefined) record.input = outcome.input;
+      // Texts and chunks rather than objects: cheap to hand to the writer's thread, serialised there.
+      record.responseText = outcome.responseText;
+      record.responseSse = outcome.responseSse;
+      record.usage = outcome.usage;
+      record.latencyMs = Math.round(outcome.latencyMs * 1000) / 1000;
+      record.cost = outcome.cost;
+      record.status = outcome.error ? 'error' : 'success';
+      record.error = outcome.error;
+      record.metadata = outcome.metadata;
+      if (call.sessionKey) record.sessionKey = call.sessionKey;
+      if (call.prompt) {
+        record.promptId = call.prompt.id;
+        record.promptVersion = call.prompt.version;
+      }
+      record.span = { operation: call.operation, guards: outcome.guards ?? [] };
       try {
         logWriter.write(record);
       } catch {
@@ -187,23 +213,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     begin(call) {
       if (!logWriter?.begin) return;
       try {
-        logWriter.begin({
-          id: call.logId,
-          projectId: call.projectId,
-          containerId: call.containerId,
-          model: call.request.model,
-          output: null,
-          ...(call.requestText === null ? { request: call.request } : { requestText: call.requestText }),
-          usage: null,
-          latencyMs: 0,
-          cost: 0,
-          status: 'error',
-          error: { code: 'interrupted', message: 'The server stopped before the call finished' },
-          metadata: { stream: true },
-          createdAt: new Date(call.startedAt).toISOString(),
-          ...call.trace,
-          span: { operation: call.operation, guards: [] },
-        });
+        const record = baseRecord(call, call.request.model);
+        record.metadata = { stream: true };
+        record.span = { operation: call.operation, guards: [] };
+        logWriter.begin(record);
       } catch {
         // Kept without it: the call's own record still follows.
       }

@@ -7,7 +7,9 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The path of a request URL as the router matches it: before the query, percent-decoding undone. */
 export function routedPath(url: string): string {
-  const end = url.search(/[?#]/);
+  const query = url.indexOf('?');
+  const fragment = url.indexOf('#');
+  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
   const path = end === -1 ? url : url.slice(0, end);
   if (!path.includes('%')) return path;
   try {
@@ -20,6 +22,9 @@ export function routedPath(url: string): string {
 
 /** Whether `url` is `prefix` or under it. */
 export function isUnder(prefix: string, url: string): boolean {
+  // Every request passes here: one that cannot be under the prefix (it does not start with it, and no
+  // percent-encoding could make it) is told apart without making its path.
+  if (!url.startsWith(prefix) && !url.includes('%')) return false;
   const path = routedPath(url);
   return path === prefix || path.startsWith(`${prefix}/`);
 }

@@ -1,6 +1,7 @@
 // serveLazily on bare Fastify instances, then on the app (the harness's database).
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isDashboardPage } from '../../src/dashboard/api-prefix.js';
 import { isUnder, serveLazily } from '../../src/http/lazy-prefix.js';
 import { startHarness } from '../helpers/harness.js';
 
@@ -16,6 +17,20 @@ describe('isUnder', () => {
     expect(isUnder('/dashboard/api', '/v1/models?next=/dashboard/api')).toBe(false);
     expect(isUnder('/dashboard/api', '/dashboard%2Fapi/me')).toBe(false);
     expect(isUnder('/dashboard/api', '/dashboard/api/%E0%A4%A')).toBe(true);
+    expect(isUnder('/dashboard/api', '/dashboard/api#x?y')).toBe(true);
+    expect(isUnder('/dashboard/api', '/dashboard/a#pi')).toBe(false);
+    expect(isUnder('/dashboard/api', '/dashboard/api?x#/y')).toBe(true);
+  });
+});
+
+describe('isDashboardPage', () => {
+  it("takes the root and the paths whose first segment is one of the web app's", () => {
+    for (const page of ['/', '/signin', '/assets/app.js', '/invite/abc', '/orgs', '/projects/p/logs']) {
+      expect(isDashboardPage(page), page).toBe(true);
+    }
+    for (const other of ['', '/v1/models', '/signing', '/assetsx/a', '//signin', '/docs', '/healthz']) {
+      expect(isDashboardPage(other), other).toBe(false);
+    }
   });
 });
 
