@@ -149,7 +149,10 @@ async function main(): Promise<void> {
       body_bytes: attack.bytes,
       requests: answers.length,
       statuses,
-      reason: answers.find((a) => a.reason)?.reason ?? null,
+      /** Answered 429: the OTLP bytes in flight were at their bound (exporters retry these). */
+      busy_429: statuses['429'] ?? 0,
+      reason:
+        (answers.find((a) => a.reason && a.status !== 429) ?? answers.find((a) => a.reason))?.reason ?? null,
       answer_ms: { p50: pct(times, 50), max: pct(times, 100) },
       all_within_2s: times.every((t) => t < 2_000),
       rss_mb_highest_sampled: rssHigh,
