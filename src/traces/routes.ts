@@ -76,12 +76,21 @@ const ExportBody = Type.Unknown({
     'ExportTraceServiceRequest (opentelemetry-proto), protobuf or OTLP/JSON; Content-Encoding gzip allowed',
 });
 
+/** The request's Content-Length, when it states one. */
+function contentLengthOf(req: FastifyRequest): number | undefined {
+  const raw = req.headers['content-length'];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
+}
+
 function sendStatus(reply: FastifyReply, as: Encoding, e: OtlpBodyError): FastifyReply {
   const code =
     e.status === 413 || e.status === 429 ? RPC_CODES.RESOURCE_EXHAUSTED : RPC_CODES.INVALID_ARGUMENT;
-  // A body left half-read (past the limit, or not read at all) is not waited for: the connection ends
-  // with this answer.
-  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  // A body left half-read (past the limit) is not waited for: the connection ends with this answer. A body
+  // refused unread for a while (429) with a Content-Length (within the limit) is read and discarded by
+  // Node after the answer instead, on a connection kept open: closed under a client still sending, it
+  // would meet a reset before the answer, and an exporter would see a broken connection, not the 429.
+  const drained = e.status === 429 && contentLengthOf(reply.request) !== undefined;
+  if (!reply.request.raw.complete && !drained) reply.header('connection', 'close');
   if (e.retryAfterS !== undefined) reply.header('retry-after', String(e.retryAfterS));
   return reply
     .code(e.status)
@@ -97,12 +106,6 @@ function clientLeft(reply: FastifyReply): AbortSignal {
   });
   if (reply.request.raw.socket?.destroyed) left.abort(new OtlpBodyError(400, 'The client left'));
   return left.signal;
-}
-
-/** The request's Content-Length, when it states one. */
-function contentLengthOf(req: FastifyRequest): number | undefined {
-  const raw = req.headers['content-length'];
-  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }
 
 /**

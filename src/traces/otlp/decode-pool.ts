@@ -303,7 +303,7 @@ class DecodePool {
       job.reject(
         job === decoding
           ? new OtlpBodyError(413, 'The export request decodes to more than the decoder may hold')
-          : new OtlpBodyError(429, 'The decoder was restarted; send the export request again'),
+          : new OtlpBodyError(429, 'The decoder was restarted; send the export request again', 1),
       );
     }
     for (const waiter of thread.stateWaiters.splice(0)) waiter({ jobs: 0, bytes: 0 });
