@@ -7,9 +7,9 @@ import { principalOf } from '../auth/guard.js';
 import type { Database } from '../db/schema.js';
 import { ErrorEnvelope, pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
-import { bodyEncoding, decoded, OtlpBody, OtlpBodyError, receiveBody } from './otlp/body.js';
+import { bodyEncoding, OtlpBody, OtlpBodyError, receiveBody } from './otlp/body.js';
 import type { Encoding, OtlpRequests } from './otlp/decode.js';
-import { decodeOff, INLINE_BYTES, openBodyJob } from './otlp/decode-pool.js';
+import { decodeSmall, INLINE_BYTES, openBodyJob } from './otlp/decode-pool.js';
 import { type OtlpInflight, RETRY_AFTER_S } from './otlp/inflight.js';
 import type { OtlpLimits, OtlpSignal } from './otlp/limits.js';
 import { encodeLogsResponse } from './otlp/logs-proto.js';
@@ -144,18 +144,16 @@ async function readExport<S extends OtlpSignal>(
     }
     reply.raw.once('close', () => hold.release());
     const onBytes = (bytes: number) => hold.atLeast(bytes);
+    const spec = { signal, as, encoding, limit, limits: ports.limits, onInflated: onBytes };
     const received = await receiveBody(req.body.stream, {
       limit,
       inlineBytes: INLINE_BYTES,
       contentLength,
-      open: () =>
-        openBodyJob({ signal, as, encoding, limit, limits: ports.limits, onInflated: onBytes }, left),
+      open: () => openBodyJob(spec, left),
       onBytes,
     });
     if (received.sink !== null) return { as, request: await received.sink.end() };
-    const bytes = await decoded(received.body, encoding, limit);
-    onBytes(bytes.length);
-    return { as, request: await decodeOff(signal, as, bytes, ports.limits, left) };
+    return { as, request: await decodeSmall(spec, received.body, left) };
   } catch (err) {
     if (!(err instanceof OtlpBodyError)) throw err;
     if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);

@@ -5,7 +5,9 @@ import { OtlpBodyError } from '../../src/traces/otlp/body.js';
 import {
   type BodyJob,
   decodePoolState,
+  decodeSmall,
   decodeThreadsHeld,
+  INLINE_BYTES,
   openBodyJob,
 } from '../../src/traces/otlp/decode-pool.js';
 import { DEFAULT_OTLP_LIMITS } from '../../src/traces/otlp/limits.js';
@@ -150,5 +152,44 @@ describe('the decode pool', () => {
     job.drop();
     expect(((await failure(job.end())) as OtlpBodyError).status).toBe(400);
     expect(await decodeThreadsHeld()).toEqual({ jobs: 0, bytes: 0 });
+  });
+
+  it('decodes a small body inline, and hands one that inflates past the inline size over compressed', async () => {
+    const spec = {
+      signal: 'spans' as const,
+      as: 'protobuf' as const,
+      limit: LIMIT,
+      limits: DEFAULT_OTLP_LIMITS,
+    };
+    const abort = new AbortController().signal;
+    const small = manySpans(100);
+    let before = decodePoolState().forwarded.bytes;
+    expect(spansOf((await decodeSmall({ ...spec, encoding: 'gzip' }, gzipSync(small), abort)) as never)).toBe(
+      100,
+    );
+    expect(decodePoolState().forwarded.bytes).toBe(before);
+
+    const large = manySpans(5_000);
+    expect(large.length).toBeGreaterThan(INLINE_BYTES);
+    const packed = gzipSync(large);
+    expect(packed.length).toBeLessThan(INLINE_BYTES);
+    let inflated = 0;
+    const onInflated = (n: number) => {
+      inflated = n;
+    };
+    before = decodePoolState().forwarded.bytes;
+    const request = await decodeSmall({ ...spec, encoding: 'gzip', onInflated }, packed, abort);
+    expect(spansOf(request as never)).toBe(5_000);
+    // What went to the thread is the compressed body, inflated there.
+    expect(decodePoolState().forwarded.bytes - before).toBe(packed.length);
+    expect(inflated).toBe(large.length);
+
+    const bomb = gzipSync(Buffer.alloc(LIMIT + 1));
+    expect(bomb.length).toBeLessThan(INLINE_BYTES);
+    const err = (await failure(decodeSmall({ ...spec, encoding: 'gzip' }, bomb, abort))) as OtlpBodyError;
+    expect([err.status, err.message]).toEqual([
+      413,
+      `The export request exceeds ${LIMIT} bytes once decompressed`,
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { gunzip } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 
 /** Why an export request's body could not be read: answered as OTLP's error body, with this status. */
 export class OtlpBodyError extends Error {
@@ -133,17 +133,25 @@ export function bodyEncoding(encoding: string | undefined): 'identity' | 'gzip' 
   return 'gzip';
 }
 
-/** The body decompressed as its Content-Encoding says, never past `limit` bytes of output. */
-export async function decoded(body: Buffer, encoding: string | undefined, limit: number): Promise<Buffer> {
+/**
+ * A gzipped body inflated, at most `limit` bytes of output: null past it (maxOutputLength stops inflating
+ * as soon as the output passes the limit, so a bomb costs no more); 400 when it is not gzip.
+ */
+export function gunzipWithin(body: Uint8Array, limit: number): Buffer | null {
+  try {
+    return gunzipSync(body, { maxOutputLength: limit });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+      return null;
+    throw new OtlpBodyError(400, 'The body is not valid gzip (Content-Encoding: gzip)');
+  }
+}
+
+/** The body decompressed as its Content-Encoding says, never past `limit` bytes of output (413 past it). */
+export function decoded(body: Uint8Array, encoding: string | undefined, limit: number): Uint8Array {
   if (bodyEncoding(encoding) === 'identity') return body;
-  return new Promise((resolve, reject) => {
-    // maxOutputLength stops inflating as soon as the output passes the limit: a bomb costs no more.
-    gunzip(body, { maxOutputLength: limit }, (err, out) => {
-      if (!err) return resolve(out);
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-        return reject(new OtlpBodyError(413, `The export request exceeds ${limit} bytes once decompressed`));
-      }
-      reject(new OtlpBodyError(400, 'The body is not valid gzip (Content-Encoding: gzip)'));
-    });
-  });
+  const out = gunzipWithin(body, limit);
+  if (out === null)
+    throw new OtlpBodyError(413, `The export request exceeds ${limit} bytes once decompressed`);
+  return out;
 }

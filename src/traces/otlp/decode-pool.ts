@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { type AbortHandler, unwatchAbort, watchAbort } from '../../shared/abort-watch.js';
 import { startWorker } from '../../shared/worker-entry.js';
-import { OtlpBodyError } from './body.js';
+import { decoded, gunzipWithin, OtlpBodyError } from './body.js';
 import { decodeExport, type Encoding, type OtlpRequests } from './decode.js';
 import type { OtlpLimits, OtlpSignal } from './limits.js';
 import { assembleRequest } from './parts.js';
@@ -362,5 +362,36 @@ export function decodeOff<S extends OtlpSignal>(
   }
   const job = openBodyJob({ signal, as, encoding: 'identity', limit: bytes.length, limits }, abort);
   job.push(bytes);
+  return job.end();
+}
+
+/**
+ * A request whose body was read whole on the event loop (at most INLINE_BYTES) decoded: inline when it is,
+ * or inflates to, at most INLINE_BYTES; else on a thread. A gzipped body that inflates past that is handed
+ * over compressed and inflated there, so that the event loop never holds more than INLINE_BYTES of a body
+ * decompressed (a small gzip bomb costs it one inflate of INLINE_BYTES).
+ */
+export function decodeSmall<S extends OtlpSignal>(
+  spec: JobSpec<S>,
+  body: Uint8Array,
+  abort: AbortSignal,
+): Promise<OtlpRequests[S]> {
+  if (abort.aborted) return Promise.reject(abort.reason);
+  try {
+    if (spec.encoding === 'identity') return decodeOff(spec.signal, spec.as, body, spec.limits, abort);
+    if (spec.limit <= INLINE_BYTES) {
+      const bytes = decoded(body, spec.encoding, spec.limit);
+      return decodeOff(spec.signal, spec.as, bytes, spec.limits, abort);
+    }
+    const small = gunzipWithin(body, INLINE_BYTES);
+    if (small !== null) {
+      spec.onInflated?.(small.length);
+      return decodeOff(spec.signal, spec.as, small, spec.limits, abort);
+    }
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const job = openBodyJob(spec, abort);
+  job.push(body);
   return job.end();
 }

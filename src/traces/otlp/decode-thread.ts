@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { gunzipSync } from 'node:zlib';
-import { OtlpBodyError } from './body.js';
+import { decoded, OtlpBodyError } from './body.js';
 import { decodeExport } from './decode.js';
 import type { DecodeReply, ThreadMessage, ThreadStart } from './decode-pool.js';
 import { serializeParts, splitRequest } from './parts.js';
@@ -44,24 +43,9 @@ function joined(job: Held): Uint8Array {
   return Buffer.concat(job.chunks, job.bytes);
 }
 
-/** The body decompressed as the request's Content-Encoding says, never past the limit. */
-function inflated(body: Uint8Array, start: ThreadStart): Uint8Array {
-  if (start.encoding === 'identity') return body;
-  try {
-    // maxOutputLength stops inflating as soon as the output passes the limit: a bomb costs no more.
-    return gunzipSync(body, { maxOutputLength: start.limit });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new OtlpBodyError(413, `The export request exceeds ${start.limit} bytes once decompressed`);
-    }
-    throw new OtlpBodyError(400, 'The body is not valid gzip (Content-Encoding: gzip)');
-  }
-}
-
 function decode(port: NonNullable<typeof parentPort>, id: number, job: Held): void {
   try {
-    const body = inflated(joined(job), job.start);
+    const body = decoded(joined(job), job.start.encoding, job.start.limit);
     job.chunks = [];
     if (job.start.encoding !== 'identity')
       port.postMessage({ id, inflated: body.length } satisfies DecodeReply);
