@@ -143,6 +143,8 @@ async function readExport<S extends OtlpSignal>(
       throw new OtlpBodyError(429, busy, RETRY_AFTER_S);
     }
     reply.raw.once('close', () => hold.release());
+    // A client gone before this point: its answer's close has passed, and nothing is held for it.
+    if (reply.raw.destroyed || req.raw.socket?.destroyed) hold.release();
     const onBytes = (bytes: number) => hold.atLeast(bytes);
     const spec = { signal, as, encoding, limit, limits: ports.limits, onInflated: onBytes };
     const received = await receiveBody(req.body.stream, {
