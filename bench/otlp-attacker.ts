@@ -43,7 +43,8 @@ async function send(): Promise<Answer> {
       body: a.body,
     });
     const text = Buffer.from(await res.arrayBuffer()).toString('latin1');
-    const reason = /(The [ -~]{10,200})/.exec(text)?.[1] ?? '';
+    // Printable ASCII up to a double quote: the message ends there in an OTLP/JSON body (`"}` follows).
+    const reason = /(The [ !#-~]{10,200})/.exec(text)?.[1] ?? '';
     return { status: res.status, ms: performance.now() - t0, reason };
   } catch (err) {
     return { status: 0, ms: performance.now() - t0, reason: (err as Error).message };

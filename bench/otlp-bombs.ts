@@ -106,6 +106,17 @@ async function main(): Promise<void> {
       ) / 100;
     return { p99_ms: read('p99'), max_ms: read('max') };
   };
+  /** The server's major (mark-compact) collections so far: their count and total milliseconds. */
+  const majorGcs = async (): Promise<{ count: number; ms: number }> => {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: auth })).text();
+    const read = (what: string) =>
+      Number(
+        new RegExp(`^evalgate_nodejs_gc_duration_seconds_${what}\\{kind="major"\\} (\\S+)$`, 'm').exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    return { count: read('count'), ms: Math.round(read('sum') * 1e5) / 100 };
+  };
 
   // Warm: the gateway path, the decode thread, the definitions (each bomb once).
   await gatewaySample(50);
@@ -135,10 +146,12 @@ async function main(): Promise<void> {
       attackDone = true;
     });
     await loopDelay();
+    const gcBefore = await majorGcs();
     attack.go();
     const during = await gatewaySample(calls, b.once ? () => attackDone : undefined);
     const answers = await attack.stop();
     const loop = await loopDelay();
+    const gcAfter = await majorGcs();
     clearInterval(sampler);
     const statuses: Record<string, number> = {};
     for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
@@ -149,13 +162,20 @@ async function main(): Promise<void> {
       body_bytes: attack.bytes,
       requests: answers.length,
       statuses,
-      reason: answers.find((a) => a.reason)?.reason ?? null,
+      /** Answered 429: the OTLP bytes in flight were at their bound (exporters retry these). */
+      busy_429: statuses['429'] ?? 0,
+      reason:
+        (answers.find((a) => a.reason && a.status !== 429) ?? answers.find((a) => a.reason))?.reason ?? null,
       answer_ms: { p50: pct(times, 50), max: pct(times, 100) },
       all_within_2s: times.every((t) => t < 2_000),
       rss_mb_highest_sampled: rssHigh,
       gateway_ms_during: { p50: pct(during, 50), p99: pct(during, 99), calls: during.length },
       gateway_p99_minus_idle_ms: Math.round((pct(during, 99) - pct(idle, 99)) * 100) / 100,
       server_loop_delay_ms: loop,
+      server_major_gcs: {
+        count: gcAfter.count - gcBefore.count,
+        ms: Math.round((gcAfter.ms - gcBefore.ms) * 100) / 100,
+      },
     };
     process.stderr.write(`${JSON.stringify(figure)}\n`);
     results.push(figure);

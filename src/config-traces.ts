@@ -11,9 +11,14 @@ export interface OtlpIngestSettings {
     maxValues: number;
   };
   writeWaitMs: number;
+  /** Export body bytes in flight across requests (received, decoding, being stored); past them, 429. */
+  maxInflightBytes: number;
 }
 
-export function otlpIngestSettings(env: Env): OtlpIngestSettings {
+/** Export requests of the largest size (the body limit) that fit in flight at once by default. */
+const INFLIGHT_BODIES = 3;
+
+export function otlpIngestSettings(env: Env, bodyLimit: number): OtlpIngestSettings {
   return {
     limits: {
       maxItems: int('EVALGATE_OTLP_MAX_SPANS', env.EVALGATE_OTLP_MAX_SPANS, 100_000, 1, 10_000_000),
@@ -30,5 +35,12 @@ export function otlpIngestSettings(env: Env): OtlpIngestSettings {
       maxValues: int('EVALGATE_OTLP_MAX_VALUES', env.EVALGATE_OTLP_MAX_VALUES, 500_000, 1, 100_000_000),
     },
     writeWaitMs: int('EVALGATE_OTLP_WRITE_WAIT_MS', env.EVALGATE_OTLP_WRITE_WAIT_MS, 5_000, 0, 600_000),
+    maxInflightBytes: int(
+      'EVALGATE_OTLP_MAX_INFLIGHT_BYTES',
+      env.EVALGATE_OTLP_MAX_INFLIGHT_BYTES,
+      INFLIGHT_BODIES * bodyLimit,
+      1024,
+      2 ** 40,
+    ),
   };
 }

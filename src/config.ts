@@ -310,6 +310,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     10_000_000,
   );
   const host = flags.host ?? text(env.EVALGATE_HOST) ?? '127.0.0.1';
+  const bodyLimit = int('EVALGATE_BODY_LIMIT', env.EVALGATE_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3);
   return {
     host,
     port: int('port', flags.port ?? env.EVALGATE_PORT, 8080, 0, 65535),
@@ -328,7 +329,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
       onRedisError: onRedisErrorOf(env.EVALGATE_RATE_LIMIT_ON_REDIS_ERROR),
     },
     logLevel: logLevel as Config['logLevel'],
-    bodyLimit: int('EVALGATE_BODY_LIMIT', env.EVALGATE_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    bodyLimit,
     requests: requestSettings(env),
     keyCacheMs: int('EVALGATE_KEY_CACHE_MS', env.EVALGATE_KEY_CACHE_MS, 10_000, 0, 3_600_000),
     budgetCacheMs: int('EVALGATE_BUDGET_CACHE_MS', env.EVALGATE_BUDGET_CACHE_MS, 1_000, 0, 600_000),
@@ -337,7 +338,7 @@ export function loadConfig(given: Env = process.env, flags: ConfigFlags = {}): C
     upstream: upstreamSettings(env),
     recording: int('EVALGATE_RECORDING', env.EVALGATE_RECORDING, 1, 0, 1) === 1,
     traceRetentionDays: int('EVALGATE_TRACE_RETENTION_DAYS', env.EVALGATE_TRACE_RETENTION_DAYS, 0, 0, 36_500),
-    otlpIngest: otlpIngestSettings(env),
+    otlpIngest: otlpIngestSettings(env, bodyLimit),
     logRetentionDays: int('EVALGATE_LOG_RETENTION_DAYS', env.EVALGATE_LOG_RETENTION_DAYS, 0, 0, 36_500),
     sessionLimits: {
       maxTurns: int('EVALGATE_SESSION_MAX_TURNS', env.EVALGATE_SESSION_MAX_TURNS, 1000, 1, 100_000),

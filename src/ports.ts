@@ -51,6 +51,7 @@ import { sessionDraft } from './sessions/dataset-item.js';
 import type { SessionPorts } from './sessions/routes.js';
 import type { SourceRegistry } from './sources/registry.js';
 import { spanDraft } from './traces/dataset-item.js';
+import type { OtlpInflight } from './traces/otlp/inflight.js';
 import type { TracePorts } from './traces/routes.js';
 import type { TraceService } from './traces/service.js';
 
@@ -121,6 +122,8 @@ export interface Parts {
   logWriter: LogWriter;
   /** Spans received over OTLP: ingest into the capture processor's span lane, its sink and the reads. */
   traces: TraceService;
+  /** The OTLP export bytes in flight across requests, bounded (429 past the bound). */
+  otlpInflight: OtlpInflight;
   providers: ProviderLayer;
   /** The response cache (the database's table embedded, Redis in scale-out). */
   cache: ResponseCache;
@@ -244,6 +247,18 @@ function graderPorts(p: Parts): GraderApiPorts {
   };
 }
 
+/** The OTLP routes' ports: the trace store, the limits of one export and the bound on those in flight. */
+function tracePorts(p: Parts): TracePorts {
+  const { config } = p;
+  return {
+    db: p.database.db,
+    store: p.traces,
+    bodyLimit: config.bodyLimit,
+    ...config.otlpIngest,
+    inflight: p.otlpInflight,
+  };
+}
+
 export function buildPorts(p: Parts): Ports {
   const { config } = p;
   const { db } = p.database;
@@ -355,7 +370,7 @@ export function buildPorts(p: Parts): Ports {
     },
     runs,
     monitors,
-    traces: { db, store: p.traces, bodyLimit: config.bodyLimit, ...config.otlpIngest },
+    traces: tracePorts(p),
     review: { db, sourceKinds },
     dashboard: {
       ...apiKeys,

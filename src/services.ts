@@ -48,6 +48,7 @@ import {
 import { decodeSecretKey } from './shared/crypto.js';
 import { keyPepper, loadOrCreateSecret } from './shared/secrets.js';
 import { createSourceRegistry, type SourceRegistry } from './sources/registry.js';
+import { OtlpInflight } from './traces/otlp/inflight.js';
 import { createTraceService, type PendingSpan } from './traces/service.js';
 import { spanCodec } from './traces/span-codec.js';
 
@@ -308,6 +309,8 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const metrics = createMetrics();
   metrics.setLogWriter(() => logWriter.stats());
   metrics.setSpanLane(() => logWriter.spans.stats());
+  const otlpInflight = new OtlpInflight(config.otlpIngest.maxInflightBytes);
+  metrics.setOtlpInflight(() => otlpInflight.counts());
   metrics.setQueueDepth(() => queue.depth());
   metrics.setMonitors(() => monitorSeries(database.db));
   if (otelExport) metrics.setOtelExport(() => otelExport.counts());
@@ -351,6 +354,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
     budgets,
     logWriter,
     traces,
+    otlpInflight,
     providers,
     cache,
     queue,

@@ -2,10 +2,12 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { OtelExportCounts } from './otel-export.js';
 import {
   type LogWriterCounts,
+  type OtlpInflightCounts,
   type QueueDepths,
   registerLogWriter,
   registerMonitors,
   registerOtelExport,
+  registerOtlpInflight,
   registerQueueDepth,
   registerSpanLane,
   type ScrapeReaders,
@@ -26,6 +28,8 @@ export interface Metrics extends EngineMetrics {
   setLogWriter(read: () => LogWriterCounts): void;
   /** The span lane's counts (spans ingested over OTLP), read at each scrape; a failing read leaves the series out. */
   setSpanLane(read: () => SpanLaneCounts): void;
+  /** The OTLP export bytes in flight and the 429s past their bound, read at each scrape. */
+  setOtlpInflight(read: () => OtlpInflightCounts): void;
   /** Every monitor's counts and lag, read at each scrape; a failing read leaves the series out. */
   setMonitors(read: () => Promise<MonitorSeries[]>): void;
   /** The OTLP export's counts (exported, failed, dropped, pending), read at each scrape. */
@@ -100,10 +104,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const guardNames = new Set<string>();
 
-  const readers: ScrapeReaders = { queues: null, log: null, spans: null, monitors: null, otel: null };
+  const readers: ScrapeReaders = {
+    queues: null,
+    log: null,
+    spans: null,
+    otlpInflight: null,
+    monitors: null,
+    otel: null,
+  };
   registerQueueDepth(registry, readers);
   registerLogWriter(registry, readers);
   registerSpanLane(registry, readers);
+  registerOtlpInflight(registry, readers);
   registerMonitors(registry, readers);
   registerOtelExport(registry, readers);
 
@@ -159,6 +171,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     setSpanLane(read) {
       readers.spans = read;
+    },
+    setOtlpInflight(read) {
+      readers.otlpInflight = read;
     },
     setMonitors(read) {
       readers.monitors = read;

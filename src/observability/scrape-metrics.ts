@@ -28,11 +28,18 @@ export interface SpanLaneCounts {
   written: number;
 }
 
+/** The OTLP export bodies in flight (bytes held now) and the requests answered 429 past their bound. */
+export interface OtlpInflightCounts {
+  bytes: number;
+  busy: number;
+}
+
 /** The reads the scrape-time metrics make; null until the component is set (its series then stay out). */
 export interface ScrapeReaders {
   queues: (() => Promise<QueueDepths>) | null;
   log: (() => LogWriterCounts) | null;
   spans: (() => SpanLaneCounts) | null;
+  otlpInflight: (() => OtlpInflightCounts) | null;
   monitors: (() => Promise<MonitorSeries[]>) | null;
   otel: (() => OtelExportCounts) | null;
 }
@@ -163,6 +170,27 @@ export function registerSpanLane(registry: Registry, readers: ScrapeReaders): vo
     'Spans ingested over OTLP and stored since the process started',
     registry,
     spanValue('written'),
+  );
+}
+
+/** The OTLP export bytes in flight, and the exports answered 429 past their bound. */
+export function registerOtlpInflight(registry: Registry, readers: ScrapeReaders): void {
+  const value = (field: keyof OtlpInflightCounts) => () => {
+    const read = readers.otlpInflight;
+    if (!read) throw new Error('no OTLP ingest');
+    return read()[field];
+  };
+  new ReadGauge(
+    'evalgate_otlp_inflight_bytes',
+    'OTLP export body bytes held now: received, decoding or being stored',
+    registry,
+    value('bytes'),
+  );
+  new ReadCounter(
+    'evalgate_otlp_busy_total',
+    'OTLP export requests answered 429 since the process started (in-flight bytes at their bound)',
+    registry,
+    value('busy'),
   );
 }
 

@@ -5,11 +5,12 @@ import { Type } from 'typebox';
 import { CONTENT_PERMISSION } from '../auth/content.js';
 import { principalOf } from '../auth/guard.js';
 import type { Database } from '../db/schema.js';
-import { pageOf, responses } from '../http/schemas.js';
+import { ErrorEnvelope, pageOf, responses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
-import { decoded, OtlpBody, OtlpBodyError, readBounded } from './otlp/body.js';
+import { bodyEncoding, OtlpBody, OtlpBodyError, receiveBody } from './otlp/body.js';
 import type { Encoding, OtlpRequests } from './otlp/decode.js';
-import { decodeOff } from './otlp/decode-pool.js';
+import { decodeSmall, INLINE_BYTES, openBodyJob } from './otlp/decode-pool.js';
+import { type OtlpInflight, RETRY_AFTER_S } from './otlp/inflight.js';
 import type { OtlpLimits, OtlpSignal } from './otlp/limits.js';
 import { encodeLogsResponse } from './otlp/logs-proto.js';
 import { encodeResponse, encodeStatus, RPC_CODES } from './otlp/proto.js';
@@ -27,6 +28,8 @@ export interface TracePorts {
   limits: OtlpLimits;
   /** How long a request of spans may wait for room to free in the trace store's buffer before a 503. */
   writeWaitMs: number;
+  /** The export body bytes in flight across requests, bounded (429 past it). */
+  inflight: OtlpInflight;
 }
 
 const tags = ['traces'];
@@ -49,6 +52,13 @@ const RpcStatus = Type.Object(
   { description: "OTLP's error body (google.rpc.Status), in the request's encoding" },
 );
 
+/** 429 on the OTLP routes: the key's rate limit (the envelope), or export bytes in flight at their bound. */
+const Busy = Type.Union([ErrorEnvelope, RpcStatus], {
+  description:
+    "The key's rate limit spent (error envelope, `rate_limit_exceeded`), or the OTLP export bytes in flight at " +
+    "EVALGATE_OTLP_MAX_INFLIGHT_BYTES (OTLP's google.rpc.Status, code 8); both with Retry-After",
+});
+
 const ExportResponse = Type.Object(
   {
     partialSuccess: Type.Optional(
@@ -66,10 +76,22 @@ const ExportBody = Type.Unknown({
     'ExportTraceServiceRequest (opentelemetry-proto), protobuf or OTLP/JSON; Content-Encoding gzip allowed',
 });
 
+/** The request's Content-Length, when it states one. */
+function contentLengthOf(req: FastifyRequest): number | undefined {
+  const raw = req.headers['content-length'];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
+}
+
 function sendStatus(reply: FastifyReply, as: Encoding, e: OtlpBodyError): FastifyReply {
-  const code = e.status === 413 ? RPC_CODES.RESOURCE_EXHAUSTED : RPC_CODES.INVALID_ARGUMENT;
-  // A body left half-read (past the limit) is not waited for: the connection ends with this answer.
-  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  const code =
+    e.status === 413 || e.status === 429 ? RPC_CODES.RESOURCE_EXHAUSTED : RPC_CODES.INVALID_ARGUMENT;
+  // A body left half-read (past the limit) is not waited for: the connection ends with this answer. A body
+  // refused unread for a while (429) with a Content-Length (within the limit) is read and discarded by
+  // Node after the answer instead, on a connection kept open: closed under a client still sending, it
+  // would meet a reset before the answer, and an exporter would see a broken connection, not the 429.
+  const drained = e.status === 429 && contentLengthOf(reply.request) !== undefined;
+  if (!reply.request.raw.complete && !drained) reply.header('connection', 'close');
+  if (e.retryAfterS !== undefined) reply.header('retry-after', String(e.retryAfterS));
   return reply
     .code(e.status)
     .type(contentTypeOf(reply.request, as))
@@ -88,8 +110,11 @@ function clientLeft(reply: FastifyReply): AbortSignal {
 
 /**
  * An OTLP export request's body in the encoding its content type names, read within the limit, gunzipped,
- * walked within the limits and decoded (off the event loop when large); or, when it cannot be, OTLP's
- * error status already sent (400, 413) and undefined answered (415 is thrown).
+ * walked within the limits and decoded; or, when it cannot be, OTLP's error status already sent (400,
+ * 413, 429) and undefined answered (415 is thrown). The request holds its share of the in-flight bound
+ * until its answer is sent: past the bound it is answered 429 before its body is read. A body past
+ * INLINE_BYTES is never held here: its chunks go to a decode thread as they arrive, and the thread
+ * gunzips and decodes it.
  */
 async function readExport<S extends OtlpSignal>(
   req: FastifyRequest,
@@ -107,9 +132,30 @@ async function readExport<S extends OtlpSignal>(
     return undefined;
   }
   try {
-    const raw = await readBounded(req.body.stream, limit);
-    const bytes = await decoded(raw, req.headers['content-encoding'], limit);
-    return { as, request: await decodeOff(signal, as, bytes, ports.limits, left) };
+    const encoding = bodyEncoding(req.headers['content-encoding']);
+    const contentLength = contentLengthOf(req);
+    if (contentLength !== undefined && contentLength > limit) {
+      throw new OtlpBodyError(413, `The export request exceeds ${limit} bytes`);
+    }
+    const hold = ports.inflight.admit(contentLength ?? 0);
+    if (hold === null) {
+      const busy = `The trace store is busy with other exports; retry after ${RETRY_AFTER_S} s`;
+      throw new OtlpBodyError(429, busy, RETRY_AFTER_S);
+    }
+    reply.raw.once('close', () => hold.release());
+    // A client gone before this point: its answer's close has passed, and nothing is held for it.
+    if (reply.raw.destroyed || req.raw.socket?.destroyed) hold.release();
+    const onBytes = (bytes: number) => hold.atLeast(bytes);
+    const spec = { signal, as, encoding, limit, limits: ports.limits, onInflated: onBytes };
+    const received = await receiveBody(req.body.stream, {
+      limit,
+      inlineBytes: INLINE_BYTES,
+      contentLength,
+      open: () => openBodyJob(spec, left),
+      onBytes,
+    });
+    if (received.sink !== null) return { as, request: await received.sink.end() };
+    return { as, request: await decodeSmall(spec, received.body, left) };
   } catch (err) {
     if (!(err instanceof OtlpBodyError)) throw err;
     if (err.status === 415) throw new ApiError('unsupported_media_type', err.message);
@@ -172,7 +218,9 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           "`default` container. Answers ExportTraceServiceResponse in the request's encoding, with " +
           'partialSuccess for rejected spans; a malformed body answers 400, and one over the body limit or ' +
           'past a limit on spans, attributes, events, nesting or value size 413, with ' +
-          "OTLP's error body (google.rpc.Status); 503 only when the trace store has no room within " +
+          "OTLP's error body (google.rpc.Status); 429 with Retry-After, and the same error body, when the " +
+          'export bodies in flight reach EVALGATE_OTLP_MAX_INFLIGHT_BYTES (exporters retry it); 503 only ' +
+          'when the trace store has no room within ' +
           'EVALGATE_OTLP_WRITE_WAIT_MS or its spool cannot be written. A 200 means every span taken is ' +
           'in the spool file in the data dir (stored after a kill of the process by its next start).',
         headers: Type.Object({
@@ -183,6 +231,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           ...responses({ 200: ExportResponse }, 404, 413, 415, 422),
           400: RpcStatus,
           413: RpcStatus,
+          429: Busy,
         },
       },
     },
@@ -223,7 +272,8 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           'not kept. A GenAI event without trace and span ids is rejected (partialSuccess). Answers ' +
           "ExportLogsServiceResponse in the request's encoding; a malformed body answers 400, and one " +
           'over the body limit or past a limit on records, attributes, nesting or value size 413, with ' +
-          "OTLP's error body (google.rpc.Status).",
+          "OTLP's error body (google.rpc.Status); 429 with Retry-After, and the same error body, when the " +
+          'export bodies in flight reach EVALGATE_OTLP_MAX_INFLIGHT_BYTES (exporters retry it).',
         body: {
           content: bodyContent(LogsExportBody),
         },
@@ -231,6 +281,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           ...responses({ 200: LogsExportResponse }, 404, 413, 415, 422),
           400: RpcStatus,
           413: RpcStatus,
+          429: Busy,
         },
       },
     },

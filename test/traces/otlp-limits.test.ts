@@ -26,7 +26,8 @@ let h: Harness;
 let status: protobuf.Type;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // Eight large bodies decode at once below: the in-flight bound (otlp-stream.test.ts) is set past them.
+  h = await startHarness({ env: { EVALGATE_OTLP_MAX_INFLIGHT_BYTES: String(256 * 1024 * 1024) } });
   expect((await h.call('POST', '/v1/containers', { body: { label: 'bombs' } })).status).toBe(201);
   const root = new protobuf.Root();
   const dir = path.resolve('data/otlp-proto');
