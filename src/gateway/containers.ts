@@ -99,7 +99,6 @@ export interface GatewayStats {
   unrecorded: number;
 }
 
-
 /**
  * A call's task log with what is known when it starts, as an interrupted call until its outcome is set.
  * Every field is assigned in one object literal and set in place after (no spreads of optional parts):
