@@ -9,23 +9,8 @@
  * A profile without a gateway call (the log writer's thread) is summed whole.
  */
 import fs from 'node:fs';
+import type { CpuProfile } from './cpu-profile.js';
 import { arg } from './lib.js';
-
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
 
 const top = Number(arg('top', '30'));
 /** The samples are summed from the first whose stack passes through a script whose URL has this in it. */

@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { originalPositionFor, TraceMap } from '@jridgewell/trace-mapping';
+import type { CallFrame, CpuProfile } from './cpu-profile.js';
 import { arg, cpuSeconds, jsonUrl, startMockProcess, startProcess, startServer, stopProcess } from './lib.js';
 import { runLoad } from './load.js';
 import { median } from './method.js';
@@ -32,25 +33,6 @@ const rounds = Number(arg('rounds', '3'));
 const stream = process.argv.includes('--stream');
 const topFunctions = Number(arg('top', '40'));
 const LIMITS = { EVALGATE_RATE_LIMIT_PER_MINUTE: '10000000', EVALGATE_RATE_LIMIT_BURST: '10000000' };
-
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-  columnNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  endTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
 
 /** Node's own modules other than HTTP's: counted for the stage of the code that called them. */
 const NODE_OTHER = 'node, other';

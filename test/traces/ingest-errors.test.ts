@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { otlpTypes } from '../helpers/otlp-proto.js';
 import { logsOf, settled } from './helpers.js';
 
 /** The ingest's answers to bad, repeated and partly invalid export requests, in both encodings. */
@@ -13,15 +13,8 @@ let types: { request: protobuf.Type; response: protobuf.Type; status: protobuf.T
 beforeAll(async () => {
   h = await startHarness({ env: { EVALGATE_BODY_LIMIT: String(256 * 1024) } });
   expect((await h.call('POST', '/v1/containers', { body: { label: 'errs' } })).status).toBe(201);
-  const root = new protobuf.Root();
-  const dir = path.resolve('data/otlp-proto');
-  root.resolvePath = (_o, t) => (t.startsWith('google/protobuf/') ? t : path.join(dir, t));
-  root.loadSync(['opentelemetry/proto/collector/trace/v1/trace_service.proto', 'google/rpc/status.proto']);
-  types = {
-    request: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
-    response: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
-    status: root.lookupType('google.rpc.Status'),
-  };
+  const t = otlpTypes();
+  types = { request: t.traceRequest, response: t.traceResponse, status: t.status };
 });
 afterAll(async () => {
   await h.close();

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { otlpTypes } from '../helpers/otlp-proto.js';
 import { logsOf, settled } from './helpers.js';
 
 /**
@@ -17,15 +17,8 @@ let types: { request: protobuf.Type; response: protobuf.Type; status: protobuf.T
 beforeAll(async () => {
   h = await startHarness({ env: { EVALGATE_BODY_LIMIT: String(256 * 1024), EVALGATE_LOG_FLUSH_MS: '50' } });
   expect((await h.call('POST', '/v1/containers', { body: { label: 'lg' } })).status).toBe(201);
-  const root = new protobuf.Root();
-  const dir = path.resolve('data/otlp-proto');
-  root.resolvePath = (_o, t) => (t.startsWith('google/protobuf/') ? t : path.join(dir, t));
-  root.loadSync(['opentelemetry/proto/collector/logs/v1/logs_service.proto', 'google/rpc/status.proto']);
-  types = {
-    request: root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest'),
-    response: root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse'),
-    status: root.lookupType('google.rpc.Status'),
-  };
+  const t = otlpTypes();
+  types = { request: t.logsRequest, response: t.logsResponse, status: t.status };
 });
 afterAll(async () => {
   await h.close();

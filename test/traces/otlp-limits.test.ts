@@ -1,11 +1,11 @@
 import http from 'node:http';
-import path from 'node:path';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeExport } from '../../src/traces/otlp/decode.js';
 import { decodePoolState } from '../../src/traces/otlp/decode-pool.js';
 import { DEFAULT_OTLP_LIMITS } from '../../src/traces/otlp/limits.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { otlpTypes } from '../helpers/otlp-proto.js';
 import {
   deepNesting,
   gzip,
@@ -29,11 +29,7 @@ beforeAll(async () => {
   // Eight large bodies decode at once below: the in-flight bound (otlp-stream.test.ts) is set past them.
   h = await startHarness({ env: { EVALGATE_OTLP_MAX_INFLIGHT_BYTES: String(256 * 1024 * 1024) } });
   expect((await h.call('POST', '/v1/containers', { body: { label: 'bombs' } })).status).toBe(201);
-  const root = new protobuf.Root();
-  const dir = path.resolve('data/otlp-proto');
-  root.resolvePath = (_o, t) => (t.startsWith('google/protobuf/') ? t : path.join(dir, t));
-  root.loadSync(['google/rpc/status.proto']);
-  status = root.lookupType('google.rpc.Status');
+  status = otlpTypes().status;
   // A body past the inline size, so that a decode thread is started (and has loaded the definitions)
   // before anything is timed.
   expect((await post('/v1/traces', manyAttributesJson(5_000), JSON_TYPE)).status).toBe(413);

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePoolState, decodeThreadsHeld, INLINE_BYTES } from '../../src/traces/otlp/decode-pool.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { otlpTypes } from '../helpers/otlp-proto.js';
 import { manySpans } from './bombs.js';
 import { settled } from './helpers.js';
 
@@ -19,14 +19,8 @@ let types: { request: protobuf.Type; status: protobuf.Type };
 beforeAll(async () => {
   h = await startHarness();
   expect((await h.call('POST', '/v1/containers', { body: { label: 'stream' } })).status).toBe(201);
-  const root = new protobuf.Root();
-  const dir = path.resolve('data/otlp-proto');
-  root.resolvePath = (_o, t) => (t.startsWith('google/protobuf/') ? t : path.join(dir, t));
-  root.loadSync(['opentelemetry/proto/collector/trace/v1/trace_service.proto', 'google/rpc/status.proto']);
-  types = {
-    request: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
-    status: root.lookupType('google.rpc.Status'),
-  };
+  const t = otlpTypes();
+  types = { request: t.traceRequest, status: t.status };
 }, 60_000);
 afterAll(async () => {
   await h?.close();
