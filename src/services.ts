@@ -166,13 +166,13 @@ async function providerName(models: ModelContext, projectId: string, ref: string
   return new URL(model.baseUrl).hostname === 'api.openai.com' ? 'openai' : 'openai_compatible';
 }
 
+/** Spans per batch of the span lane on SQLite (each batch a stretch of the event loop). */
+const SQLITE_SPAN_BATCH = 100;
+
 /**
  * What records: the capture processor with its sinks (the task-log store, on its thread or in this
  * process, the OTLP export when configured, and on its span lane the trace service's span sink).
  */
-/** Spans per batch of the span lane on SQLite (each batch a stretch of the event loop). */
-const SQLITE_SPAN_BATCH = 100;
-
 async function createRecording(
   config: Config,
   database: DatabaseHandle,

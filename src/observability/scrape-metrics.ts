@@ -84,6 +84,18 @@ function withReadValue(metric: Sample, read: () => number): Sample {
   return { ...metric, values };
 }
 
+/**
+ * One field of a component's counts, read at scrape time: throws (its series then left out) while the
+ * component is not set, and reads a field the component does not keep as 0.
+ */
+function fieldOf<T extends object>(reader: () => (() => T) | null, component: string) {
+  return (field: keyof T) => () => {
+    const read = reader();
+    if (!read) throw new Error(`no ${component}`);
+    return (read()[field] as number | undefined) ?? 0;
+  };
+}
+
 /** Jobs in the run queue per environment and state. */
 export function registerQueueDepth(registry: Registry, readers: ScrapeReaders): void {
   new Gauge({
@@ -115,11 +127,7 @@ export function registerQueueDepth(registry: Registry, readers: ScrapeReaders): 
 
 /** The task-log writer's backlog, drops, spill and writes. */
 export function registerLogWriter(registry: Registry, readers: ScrapeReaders): void {
-  const logValue = (field: keyof LogWriterCounts) => () => {
-    const read = readers.log;
-    if (!read) throw new Error('no log writer');
-    return read()[field] ?? 0;
-  };
+  const logValue = fieldOf(() => readers.log, 'log writer');
   new ReadGauge(
     'evalgate_log_writer_backlog',
     'Task log records accepted and not yet written',
@@ -148,11 +156,7 @@ export function registerLogWriter(registry: Registry, readers: ScrapeReaders): v
 
 /** The span lane's backlog, drops and writes. */
 export function registerSpanLane(registry: Registry, readers: ScrapeReaders): void {
-  const spanValue = (field: keyof SpanLaneCounts) => () => {
-    const read = readers.spans;
-    if (!read) throw new Error('no span lane');
-    return read()[field];
-  };
+  const spanValue = fieldOf(() => readers.spans, 'span lane');
   new ReadGauge(
     'evalgate_span_lane_backlog',
     'Spans ingested over OTLP, taken and not yet stored',
@@ -175,11 +179,7 @@ export function registerSpanLane(registry: Registry, readers: ScrapeReaders): vo
 
 /** The OTLP export bytes in flight, and the exports answered 429 past their bound. */
 export function registerOtlpInflight(registry: Registry, readers: ScrapeReaders): void {
-  const value = (field: keyof OtlpInflightCounts) => () => {
-    const read = readers.otlpInflight;
-    if (!read) throw new Error('no OTLP ingest');
-    return read()[field];
-  };
+  const value = fieldOf(() => readers.otlpInflight, 'OTLP ingest');
   new ReadGauge(
     'evalgate_otlp_inflight_bytes',
     'OTLP export body bytes held now: received, decoding or being stored',

@@ -7,7 +7,6 @@ import {
   decoded,
   gunzipWithin,
   OtlpBodyError,
-  readBounded,
   receiveBody,
 } from '../../src/traces/otlp/body.js';
 
@@ -21,34 +20,6 @@ async function failure(p: Promise<unknown>): Promise<OtlpBodyError> {
   throw new Error('expected an OtlpBodyError');
 }
 
-describe('readBounded', () => {
-  it('reads a body of up to the limit whole', async () => {
-    const body = await readBounded(Readable.from([Buffer.from('ab'), Buffer.from('cd')]), 4);
-    expect(body.toString()).toBe('abcd');
-  });
-
-  it('refuses with 413 as soon as the body passes the limit', async () => {
-    const stream = new PassThrough();
-    const reading = readBounded(stream, 4);
-    stream.write(Buffer.from('abc'));
-    stream.write(Buffer.from('de'));
-    const err = await failure(reading);
-    expect(err.status).toBe(413);
-    expect(err.message).toBe('The export request exceeds 4 bytes');
-    stream.end();
-  });
-
-  it('refuses with 400 a body interrupted before its end', async () => {
-    const stream = new PassThrough();
-    const reading = readBounded(stream, 100);
-    stream.write(Buffer.from('abc'));
-    stream.destroy(new Error('socket hang up'));
-    const err = await failure(reading);
-    expect(err.status).toBe(400);
-    expect(err.message).toBe('The export request was interrupted before it ended');
-  });
-});
-
 /** A sink that keeps what it is handed, to show what left the reading thread and when. */
 class Kept implements ChunkSink {
   chunks: Uint8Array[] = [];
@@ -60,6 +31,45 @@ class Kept implements ChunkSink {
     this.dropped = true;
   }
 }
+
+/** A body read whole (below any size that would open a sink), within `limit` bytes. */
+async function readWhole(stream: Readable, limit: number): Promise<Buffer> {
+  const received = await receiveBody(stream, {
+    limit,
+    inlineBytes: Number.POSITIVE_INFINITY,
+    open: () => new Kept(),
+  });
+  if (received.body === null) throw new Error('expected the body whole');
+  return received.body;
+}
+
+describe('receiveBody, a body read whole', () => {
+  it('reads a body of up to the limit whole', async () => {
+    const body = await readWhole(Readable.from([Buffer.from('ab'), Buffer.from('cd')]), 4);
+    expect(body.toString()).toBe('abcd');
+  });
+
+  it('refuses with 413 as soon as the body passes the limit', async () => {
+    const stream = new PassThrough();
+    const reading = readWhole(stream, 4);
+    stream.write(Buffer.from('abc'));
+    stream.write(Buffer.from('de'));
+    const err = await failure(reading);
+    expect(err.status).toBe(413);
+    expect(err.message).toBe('The export request exceeds 4 bytes');
+    stream.end();
+  });
+
+  it('refuses with 400 a body interrupted before its end', async () => {
+    const stream = new PassThrough();
+    const reading = readWhole(stream, 100);
+    stream.write(Buffer.from('abc'));
+    stream.destroy(new Error('socket hang up'));
+    const err = await failure(reading);
+    expect(err.status).toBe(400);
+    expect(err.message).toBe('The export request was interrupted before it ended');
+  });
+});
 
 describe('receiveBody', () => {
   it('reads a body of up to the inline size whole, opening no sink', async () => {

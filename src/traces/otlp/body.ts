@@ -108,23 +108,6 @@ export function receiveBody<T extends ChunkSink>(
   });
 }
 
-const held: ChunkSink = {
-  push: () => {
-    throw new Error('unreachable: no sink below an infinite size');
-  },
-  drop: () => {},
-};
-
-/** Reads the stream into one buffer, within `limit` bytes (413 past it). */
-export async function readBounded(stream: Readable, limit: number): Promise<Buffer> {
-  const { body } = await receiveBody(stream, {
-    limit,
-    inlineBytes: Number.POSITIVE_INFINITY,
-    open: () => held,
-  });
-  return body as Buffer;
-}
-
 /** Content-Encoding as a body's encoding: identity or gzip, else 415. */
 export function bodyEncoding(encoding: string | undefined): 'identity' | 'gzip' {
   const e = (encoding ?? 'identity').trim().toLowerCase();

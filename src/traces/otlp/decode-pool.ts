@@ -341,33 +341,9 @@ export function openBodyJob<S extends OtlpSignal>(spec: JobSpec<S>, abort: Abort
 }
 
 /**
- * An export request's (decompressed) body walked within `limits` and decoded: inline when it is small,
- * on the pool's threads otherwise. Rejects with OtlpBodyError (400, 413), or with the signal's reason
- * when it aborts (its answer then discarded).
- */
-export function decodeOff<S extends OtlpSignal>(
-  signal: S,
-  as: Encoding,
-  bytes: Uint8Array,
-  limits: OtlpLimits,
-  abort: AbortSignal,
-): Promise<OtlpRequests[S]> {
-  if (abort.aborted) return Promise.reject(abort.reason);
-  if (bytes.length <= INLINE_BYTES) {
-    try {
-      return Promise.resolve(decodeExport(signal, as, bytes, limits));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-  const job = openBodyJob({ signal, as, encoding: 'identity', limit: bytes.length, limits }, abort);
-  job.push(bytes);
-  return job.end();
-}
-
-/**
- * A request whose body was read whole on the event loop (at most INLINE_BYTES) decoded: inline when it is,
- * or inflates to, at most INLINE_BYTES; else on a thread. A gzipped body that inflates past that is handed
+ * A request whose body was read whole on the event loop (at most INLINE_BYTES) walked within the limits and
+ * decoded: inline when it is, or inflates to, at most INLINE_BYTES; else on a thread. Rejects with
+ * OtlpBodyError (400, 413), or with the abort's reason. A gzipped body that inflates past that is handed
  * over compressed and inflated there, so that the event loop never holds more than INLINE_BYTES of a body
  * decompressed (a small gzip bomb costs it one inflate of INLINE_BYTES).
  */
@@ -378,16 +354,16 @@ export function decodeSmall<S extends OtlpSignal>(
 ): Promise<OtlpRequests[S]> {
   if (abort.aborted) return Promise.reject(abort.reason);
   try {
-    if (spec.encoding === 'identity') return decodeOff(spec.signal, spec.as, body, spec.limits, abort);
-    if (spec.limit <= INLINE_BYTES) {
-      const bytes = decoded(body, spec.encoding, spec.limit);
-      return decodeOff(spec.signal, spec.as, bytes, spec.limits, abort);
+    let bytes: Uint8Array | null = body;
+    if (spec.encoding === 'gzip') {
+      // Inflated here up to INLINE_BYTES; a body limit below that is the bound itself (413 past it).
+      if (spec.limit <= INLINE_BYTES) bytes = decoded(body, spec.encoding, spec.limit);
+      else {
+        bytes = gunzipWithin(body, INLINE_BYTES);
+        if (bytes !== null) spec.onInflated?.(bytes.length);
+      }
     }
-    const small = gunzipWithin(body, INLINE_BYTES);
-    if (small !== null) {
-      spec.onInflated?.(small.length);
-      return decodeOff(spec.signal, spec.as, small, spec.limits, abort);
-    }
+    if (bytes !== null) return Promise.resolve(decodeExport(spec.signal, spec.as, bytes, spec.limits));
   } catch (err) {
     return Promise.reject(err);
   }

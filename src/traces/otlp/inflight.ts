@@ -1,3 +1,5 @@
+import type { OtlpInflightCounts } from '../../observability/scrape-metrics.js';
+
 /**
  * The OTLP body bytes the process holds at once: received, decoding or being stored, across every export
  * request. A request arriving when they reach the bound is answered 429 with Retry-After, which OTLP
@@ -6,14 +8,6 @@
  * A request is always taken when none other is in flight, so that no request within the body limit is
  * refused for ever.
  */
-
-/** The counts /metrics reads. */
-export interface OtlpInflightCounts {
-  /** Bytes held now by the requests taken. */
-  bytes: number;
-  /** Requests answered 429 since the process started. */
-  busy: number;
-}
 
 /** How long a refused exporter is asked to wait: about what a large export takes to decode and store. */
 export const RETRY_AFTER_S = 1;
