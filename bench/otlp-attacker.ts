@@ -58,7 +58,10 @@ async function attack(): Promise<void> {
     while (!stop && !armed!.once);
   };
   await Promise.all(Array.from({ length: armed!.concurrency }, attacker));
-  process.send!({ type: 'answers', answers });
+  // The channel is closed once the answers are written to it (closed at once, a large message could be lost).
+  await new Promise<void>((resolve) =>
+    process.send!({ type: 'answers', answers }, undefined, {}, () => resolve()),
+  );
 }
 
 process.on('message', (m: Arm | { type: 'go' | 'stop' }) => {

@@ -11,6 +11,11 @@
  *
  *   npm run bench:otlp-bombs                 # the build (tsc first when stale); --tsx runs the sources
  *   npm run bench:otlp-bombs -- --calls 300 --only attributes_1m_gzip,deep_nesting
+ *   npm run bench:otlp-bombs -- --attacker-nice 19   # the attackers at nice 19 (see below)
+ *
+ * On a machine of few cores the attackers' own sending (a loopback send runs the receiving side's TCP
+ * work too) takes a core the server would not share with remote clients: `--attacker-nice 19` runs them
+ * at the lowest priority, so that what is measured is the server's work; the output names the value.
  *
  * Prints one JSON document; progress goes to stderr.
  */
@@ -24,6 +29,7 @@ import { bombKinds } from './otlp-bomb-kinds.js';
 const calls = Number(arg('calls', '300'));
 const attackers = Number(arg('concurrency', '8'));
 const only = arg('only', '');
+const attackerNice = Number(arg('attacker-nice', '0'));
 
 /** An attacker process armed with one kind: `go` starts it, `stop` ends it with its answers. */
 async function armAttacker(
@@ -32,7 +38,12 @@ async function armAttacker(
   concurrency: number,
 ): Promise<{ bytes: number; go(): void; stop(): Promise<Answer[]>; done: Promise<Answer[]> }> {
   // The same loader as this process (tsx), so that the attacker runs from the sources too.
-  const child = fork(path.join(ROOT, 'bench', 'otlp-attacker.ts'), [], { execArgv: process.execArgv });
+  // At a nice value, through nice(1): every thread of the process has it from the start.
+  const niced =
+    attackerNice === 0
+      ? { execArgv: process.execArgv }
+      : { execPath: 'nice', execArgv: ['-n', String(attackerNice), process.execPath, ...process.execArgv] };
+  const child = fork(path.join(ROOT, 'bench', 'otlp-attacker.ts'), [], niced);
   const done = new Promise<Answer[]>((resolve, reject) => {
     child.on('message', (m: { type: string; answers?: Answer[] }) => {
       if (m.type === 'answers') resolve(m.answers ?? []);
@@ -187,6 +198,7 @@ async function main(): Promise<void> {
         bench: 'otlp-bombs',
         database: 'sqlite',
         attackers,
+        attacker_nice: attackerNice,
         node: process.version,
         load_average: loadAverage(),
         gateway_ms_idle: { p50: pct(idle, 50), p99: pct(idle, 99), calls: idle.length },

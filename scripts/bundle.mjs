@@ -22,6 +22,7 @@ const out = path.resolve(ROOT, outIndex > 0 ? process.argv[outIndex + 1] : 'dist
 const ENTRIES = [
   'src/cli/main.ts',
   'src/capture/writer-thread.ts',
+  'src/capture/span-store-thread.ts',
   'src/scoring/graders/metric-thread.ts',
   'src/review/agreement/thread.ts',
   'src/traces/otlp/decode-thread.ts',

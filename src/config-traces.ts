@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type Env, int } from './config-sections.js';
 
 /** What one OTLP export request may hold, and how long it may wait for the trace store (docs/traces.md, Limits). */
@@ -11,12 +12,16 @@ export interface OtlpIngestSettings {
     maxValues: number;
   };
   writeWaitMs: number;
-  /** Export body bytes in flight across requests (received, decoding, being stored); past them, 429. */
+  /**
+   * Export body bytes in flight across requests (received, decoding, being stored); past them, 429. By
+   * default one body limit per decode thread: what the threads can work on at once (more would only wait
+   * in their queue, and be answered later than an exporter's timeout allows).
+   */
   maxInflightBytes: number;
 }
 
-/** Export requests of the largest size (the body limit) that fit in flight at once by default. */
-const INFLIGHT_BODIES = 3;
+/** OTLP decode threads: one per core but one (left to the event loop), at least one, at most four. */
+export const OTLP_DECODE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
 
 export function otlpIngestSettings(env: Env, bodyLimit: number): OtlpIngestSettings {
   return {
@@ -38,7 +43,7 @@ export function otlpIngestSettings(env: Env, bodyLimit: number): OtlpIngestSetti
     maxInflightBytes: int(
       'EVALGATE_OTLP_MAX_INFLIGHT_BYTES',
       env.EVALGATE_OTLP_MAX_INFLIGHT_BYTES,
-      INFLIGHT_BODIES * bodyLimit,
+      OTLP_DECODE_THREADS * bodyLimit,
       1024,
       2 ** 40,
     ),

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createBudgets } from './budgets/compose.js';
 import { createCaptureProcessor } from './capture/processor.js';
+import { createThreadedTraceStore } from './capture/threaded-trace-store.js';
 import { createThreadedLogWriter } from './capture/threaded-writer.js';
 import { createSqlTraceStore } from './capture/trace-store.js';
 import type { CommittedLog, LogWriter } from './capture/types.js';
@@ -197,11 +198,16 @@ async function createRecording(
   // Task logs survive a kill: journaled to the data dir first. Spans over OTLP are the processor's span
   // lane: batched like task logs, and spooled as they are before the export is answered.
   const { batchSize, flushMs, maxBuffered } = config.logWriter;
-  // On SQLite a span batch is synchronous work on the event loop that serves the gateway: batches of at
-  // most SQLITE_SPAN_BATCH keep each stretch to a few milliseconds (at 500, a large export raised a
-  // gateway call's p99 by about 75 ms, at 100 by about 40 ms, for about a quarter less ingest rate).
-  const spanBatch =
-    database.capabilities.name === 'sqlite' ? Math.min(batchSize, SQLITE_SPAN_BATCH) : batchSize;
+  // On a SQLite file the span batches are inserted on a thread of their own (with the log writer's thread
+  // setting): on the event loop that serves the gateway, a large export's inserts held every call behind
+  // them. In this process (an in-memory database, or the thread setting off), batches of at most
+  // SQLITE_SPAN_BATCH keep each stretch of the event loop to a few milliseconds.
+  const sqlite = database.capabilities.name === 'sqlite';
+  const spanStore =
+    sqlite && config.logWriter.thread && config.databaseUrl !== 'sqlite::memory:'
+      ? createThreadedTraceStore(config.databaseUrl, createSqlTraceStore(database.db))
+      : null;
+  const spanBatch = sqlite && !spanStore ? Math.min(batchSize, SQLITE_SPAN_BATCH) : batchSize;
   const logWriter = createCaptureProcessor<PendingSpan>({
     store,
     maxBuffered,
@@ -221,7 +227,7 @@ async function createRecording(
   // already spans of the application that sent them).
   const traces = createTraceService({
     db: database.db,
-    spans: createSqlTraceStore(database.db),
+    spans: spanStore ?? createSqlTraceStore(database.db),
     logWriter: config.recording ? logWriter : null,
     prices: models.prices,
     resolveModel: (projectId, ref) => resolveModel(models, projectId, ref),
@@ -233,7 +239,7 @@ async function createRecording(
   // What a process gone before left is stored now: its task logs, then its spans (a model-call span
   // stored now becomes a task log).
   await logWriter.replay(database.db);
-  return { logWriter, otelExport, traces };
+  return { logWriter, otelExport, traces, spanStore };
 }
 
 /**
@@ -289,8 +295,12 @@ export async function createServices(config: Config, options: ServicesOptions = 
   const rateLimiter = await createRateLimiter(config, warn, options.cluster);
   // Monitors select from each batch the log writer has committed (the selector exists once the queue does).
   let selector: MonitorSelector | null = null;
-  const { logWriter, otelExport, traces } = await createRecording(config, database, models, warn, (logs) =>
-    selector?.committed(logs),
+  const { logWriter, otelExport, traces, spanStore } = await createRecording(
+    config,
+    database,
+    models,
+    warn,
+    (logs) => selector?.committed(logs),
   );
   // Filled by the app once it listens: the gateway never connects to itself.
   const self = new SelfAddresses();
@@ -383,6 +393,7 @@ export async function createServices(config: Config, options: ServicesOptions = 
       // it closes. The processor shuts its sinks down (the OTLP export's with them).
       await traces.close();
       await logWriter.close();
+      await spanStore?.close();
       selector?.stop();
       await selector?.idle();
       await alerts.close();

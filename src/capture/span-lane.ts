@@ -23,7 +23,18 @@ export interface SpanJournal<T> {
   settled(done: number): void;
 }
 
-/** The span sink: stores one batch; a database outage (see `isDatabaseUnavailable`) keeps it to retry. */
+/**
+ * The span store could not take a batch for a reason of its own that passes (its thread stopped): the
+ * lane keeps the batch and retries it, as through a database outage.
+ */
+export class SpanStoreUnavailableError extends Error {
+  override name = 'SpanStoreUnavailableError';
+}
+
+/**
+ * The span sink: stores one batch; a database outage (see `isDatabaseUnavailable`) or a
+ * `SpanStoreUnavailableError` keeps it to retry.
+ */
 export type SpanSink<T> = (batch: T[]) => Promise<void>;
 
 /** How the lane batches: the same settings as the task-log writer's. */
@@ -80,6 +91,8 @@ export interface SpanLane<T> {
   attach(store: SpanSink<T>): void;
   /** Whether the lane has its sink. */
   readonly attached: boolean;
+  /** The items the buffer holds at most (`maxBuffered`). */
+  readonly bound: number;
   /** Resolves once what is buffered is stored or given up (at once without a sink). */
   flush(): Promise<void>;
   stats(): SpanWriterStats;
@@ -160,7 +173,7 @@ class Lane<T> {
       this.down = false;
       return true;
     } catch (err) {
-      if (isDatabaseUnavailable(err) && !this.closed) {
+      if ((isDatabaseUnavailable(err) || err instanceof SpanStoreUnavailableError) && !this.closed) {
         if (!this.down)
           options.warn?.(`Spans are held while the database is unavailable: ${(err as Error).message}`);
         this.down = true;
@@ -274,6 +287,7 @@ export function createSpanLane<T>(options: SpanLaneOptions<T>): SpanLane<T> {
     get attached() {
       return lane.sink !== null;
     },
+    bound: options.maxBuffered,
     flush: () => lane.flush(),
     stats: () => ({ ...lane.counts, buffered: lane.buffer.length }),
     close: () => lane.close(),

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 
-/** The log writer's thread runs at this nice value (a background share of the CPU). */
-export const BACKGROUND_NICE = 10;
+import { BACKGROUND_NICE } from '../shared/thread-nice.js';
 
 /** CAP_SYS_NICE, which allows any scheduling change. */
 const CAP_SYS_NICE = 23n;

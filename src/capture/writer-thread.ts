@@ -3,11 +3,9 @@
  * serialising, assembling streamed answers and inserting rows never run on the request path.
  * Messages in: `records`, `flush`, `close`; out: `started`, `progress`, `flushed`, `closed`, `fatal`.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../db/database.js';
-import { BACKGROUND_NICE } from './thread-priority.js';
+import { lowerThisThread } from '../shared/thread-nice.js';
 import type { ThreadReply, ThreadRequest, ThreadWorkerData } from './thread-protocol.js';
 import type { TaskLogRecord } from './types.js';
 import { createLogWriter } from './writer.js';
@@ -17,23 +15,9 @@ if (!port) throw new Error('writer-thread.js runs as a worker thread');
 const { databaseUrl, options, reportCommitted } = workerData as ThreadWorkerData;
 const reply = (message: ThreadReply) => port.postMessage(message);
 
-/**
- * Recording is background work: on Linux this thread yields the cores to request handling. Returns
- * the thread's id (for the owner to change its scheduling class), or null elsewhere.
- */
-function lowerPriority(): number | null {
-  try {
-    // /proc/thread-self names this thread; setpriority on a thread id applies to that thread only.
-    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return null;
-    os.setPriority(tid, BACKGROUND_NICE);
-    return tid;
-  } catch {
-    // Elsewhere the thread keeps the process's priority.
-    return null;
-  }
-}
-reply({ type: 'started', tid: lowerPriority() });
+// Recording is background work: on Linux this thread yields the cores to request handling (its id goes to
+// the owner, which changes its scheduling class).
+reply({ type: 'started', tid: lowerThisThread() });
 
 try {
   const database = await openDatabase(databaseUrl);

@@ -188,7 +188,7 @@ export function registerOtlpInflight(registry: Registry, readers: ScrapeReaders)
   );
   new ReadCounter(
     'evalgate_otlp_busy_total',
-    'OTLP export requests answered 429 since the process started (in-flight bytes at their bound)',
+    'OTLP export requests answered 429 since the process started (in-flight bytes, or the trace store backlog, at their bound)',
     registry,
     value('busy'),
   );

@@ -15,7 +15,7 @@ import type { OtlpLimits, OtlpSignal } from './otlp/limits.js';
 import { encodeLogsResponse } from './otlp/logs-proto.js';
 import { encodeResponse, encodeStatus, RPC_CODES } from './otlp/proto.js';
 import { getTrace, listTraces } from './reads.js';
-import { CONTAINER_ATTRIBUTE, type TraceService } from './service.js';
+import { CONTAINER_ATTRIBUTE, type IngestResult, type TraceService, TraceStoreBusyError } from './service.js';
 import { ListTracesQuery, Trace, TraceIdParam, TraceList } from './types.js';
 
 /** What the trace routes need. */
@@ -52,11 +52,15 @@ const RpcStatus = Type.Object(
   { description: "OTLP's error body (google.rpc.Status), in the request's encoding" },
 );
 
-/** 429 on the OTLP routes: the key's rate limit (the envelope), or export bytes in flight at their bound. */
+/**
+ * 429 on the OTLP routes: the key's rate limit (the envelope), export bytes in flight at their bound, or
+ * (spans) the trace store's backlog at its bound.
+ */
 const Busy = Type.Union([ErrorEnvelope, RpcStatus], {
   description:
     "The key's rate limit spent (error envelope, `rate_limit_exceeded`), or the OTLP export bytes in flight at " +
-    "EVALGATE_OTLP_MAX_INFLIGHT_BYTES (OTLP's google.rpc.Status, code 8); both with Retry-After",
+    'EVALGATE_OTLP_MAX_INFLIGHT_BYTES, or (spans) the trace store busy with spans not stored yet ' +
+    "(OTLP's google.rpc.Status, code 8); all with Retry-After",
 });
 
 const ExportResponse = Type.Object(
@@ -169,6 +173,30 @@ function sendEncoded(reply: FastifyReply, as: Encoding, bytes: Uint8Array | stri
   return reply.code(200).type(contentTypeOf(reply.request, as)).send(bytes);
 }
 
+/** `POST /v1/traces`: the export read and decoded, its spans taken; 429 when the trace store is too busy. */
+async function exportSpans(req: FastifyRequest, reply: FastifyReply, ports: TracePorts): Promise<void> {
+  const { projectId } = principalOf(req);
+  const left = clientLeft(reply);
+  const read = await readExport(req, reply, ports, 'spans', left);
+  if (read === undefined) return;
+  const { as, request } = read;
+  const header = req.headers[CONTAINER_HEADER];
+  const ref = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
+  let result: IngestResult;
+  try {
+    result = await ports.store.ingest(projectId, ref, request, { waitMs: ports.writeWaitMs, signal: left });
+  } catch (err) {
+    if (!(err instanceof TraceStoreBusyError)) throw err;
+    ports.inflight.refused();
+    const busy = `${err.message}; retry after ${RETRY_AFTER_S} s`;
+    sendStatus(reply, as, new OtlpBodyError(429, busy, RETRY_AFTER_S));
+    return;
+  }
+  const partial =
+    result.rejected > 0 ? { rejectedSpans: result.rejected, errorMessage: result.errors.join('; ') } : null;
+  sendEncoded(reply, as, encodeResponse(partial, as));
+}
+
 /** An export body's media types in the OpenAPI document: protobuf under both names, and JSON. */
 function bodyContent(schema: unknown): Record<string, { schema: unknown }> {
   return Object.fromEntries([...PROTOBUF_TYPES, 'application/json'].map((t) => [t, { schema }]));
@@ -219,7 +247,9 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
           'partialSuccess for rejected spans; a malformed body answers 400, and one over the body limit or ' +
           'past a limit on spans, attributes, events, nesting or value size 413, with ' +
           "OTLP's error body (google.rpc.Status); 429 with Retry-After, and the same error body, when the " +
-          'export bodies in flight reach EVALGATE_OTLP_MAX_INFLIGHT_BYTES (exporters retry it); 503 only ' +
+          'export bodies in flight reach EVALGATE_OTLP_MAX_INFLIGHT_BYTES, or when the spans of other exports ' +
+          "not stored yet and this one would pass the trace store's bound (EVALGATE_LOG_MAX_BUFFERED; " +
+          'exporters retry it, and nothing of the request was taken); 503 only ' +
           'when the trace store has no room within ' +
           'EVALGATE_OTLP_WRITE_WAIT_MS or its spool cannot be written. A 200 means every span taken is ' +
           'in the spool file in the data dir (stored after a kill of the process by its next start).',
@@ -236,22 +266,8 @@ export const traceRoutes: FastifyPluginAsyncTypebox<{ ports: TracePorts }> = asy
       },
     },
     async (req, reply) => {
-      const { projectId } = principalOf(req);
-      const left = clientLeft(reply);
-      const read = await readExport(req, reply, ports, 'spans', left);
-      if (read === undefined) return reply;
-      const { as, request } = read;
-      const header = req.headers[CONTAINER_HEADER];
-      const ref = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
-      const result = await store.ingest(projectId, ref, request, {
-        waitMs: ports.writeWaitMs,
-        signal: left,
-      });
-      const partial =
-        result.rejected > 0
-          ? { rejectedSpans: result.rejected, errorMessage: result.errors.join('; ') }
-          : null;
-      return sendEncoded(reply, as, encodeResponse(partial, as));
+      await exportSpans(req, reply, ports);
+      return reply;
     },
   );
 

@@ -1,4 +1,3 @@
-import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pruneTaskLogs } from '../capture/log-retention.js';
 import type { SpanLane, SpanSink, SpanWriterStats } from '../capture/span-lane.js';
@@ -9,17 +8,16 @@ import type { Database } from '../db/schema.js';
 import type { PriceTable } from '../llm/models/prices.js';
 import { costOfTokens, pricesOf, type TokenPrices, tablePricesOf } from '../llm/models/pricing.js';
 import type { ResolvedModel } from '../llm/models/types.js';
-import { ApiError } from '../shared/errors.js';
 import { createLogIngest, type LogIngest, type LogIngestResult } from './logs-ingest.js';
 import type { JsonValue, ModelCallFacts } from './mapping/index.js';
 import type { OtlpLogsRequest } from './otlp/logs-proto.js';
 import type { OtlpTraceRequest } from './otlp/proto.js';
-import { attributesOf, type PendingSpan, toIngested } from './span.js';
+import type { PendingSpan } from './span.js';
+import { type IngestResult, spansOf, TraceStoreBusyError, takeSpans } from './span-ingest.js';
 import { modelOf, taskLogIdOf, taskLogOf } from './task-log.js';
 import type { SpanModelCall } from './types.js';
 
-/** The resource attribute naming the container of a resource's spans (it wins over the header). */
-export const CONTAINER_ATTRIBUTE = 'evalgate.container';
+export { CONTAINER_ATTRIBUTE, type IngestResult, TraceStoreBusyError } from './span-ingest.js';
 
 /** What the trace service needs from the process. */
 export interface TraceServiceDeps {
@@ -51,16 +49,7 @@ export interface IngestOptions {
   signal?: AbortSignal;
 }
 
-/** Spans converted between two hand-overs to the span lane (and two turns of the event loop). */
-const INGEST_CHUNK = 1_000;
 const DEFAULT_WAIT_MS = 5_000;
-
-export interface IngestResult {
-  accepted: number;
-  rejected: number;
-  /** Why spans were rejected (the first few reasons). */
-  errors: string[];
-}
 
 /** What a retention pass deleted. */
 export interface PruneResult {
@@ -76,8 +65,11 @@ export interface TraceService {
    * Takes the spans of an export request: each valid span is handed to the span lane (off the request
    * path), in parts of at most the lane's bound, each as room frees (a request of more spans than the
    * bound is taken whole), written to the span spool first when there is one; invalid ones are counted as
-   * rejected. Throws 404 for an unknown header container, 503 when no room frees in the lane for
-   * `waitMs` (a store genuinely behind, or the database down) or the spool cannot be written.
+   * rejected. A request is taken only when the spans not yet stored (buffered, or of requests being taken)
+   * and its own fit the lane's bound, or when there are none: else it throws `TraceStoreBusyError` before
+   * taking any, so that a flood of large exports is refused at once instead of queued. Throws 404 for an
+   * unknown header container, 503 when no room frees in the lane for `waitMs` (a store genuinely behind,
+   * or the database down) or the spool cannot be written.
    */
   ingest(
     projectId: string,
@@ -287,6 +279,8 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
   // The span sink: the lane hands it its batches.
   const lane = deps.lane;
   lane.attach(spanSink(deps, logs));
+  // Spans of the requests being taken that are not handed to the lane yet (each request's admission counts them).
+  let owed = 0;
   const days = deps.retentionDays ?? 0;
   const logDays = deps.logRetentionDays ?? 0;
   const before = (now: Date, n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
@@ -308,59 +302,25 @@ export function createTraceService(deps: TraceServiceDeps): TraceService {
 
   return {
     async ingest(projectId, headerContainer, request, options = {}) {
-      const result: IngestResult = { accepted: 0, rejected: 0, errors: [] };
-      const reject = (n: number, why: string) => {
-        result.rejected += n;
-        if (result.errors.length < 5 && !result.errors.includes(why)) result.errors.push(why);
-      };
-      const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
-      let pending: PendingSpan[] = [];
-      let converted = 0;
-      // Hands what is converted to the lane, waiting for room, and lets other requests run meanwhile.
-      const handOver = async (last: boolean) => {
-        if (pending.length > 0) {
-          if (!(await lane.writeAll(pending, waitMs, options.signal))) {
-            throw new ApiError('upstream_unavailable', 'The trace store is full; retry the export shortly', {
-              reason: 'trace_store_full',
-            });
-          }
-          result.accepted += pending.length;
-          pending = [];
-        }
-        if (!last) await yieldLoop();
-      };
-      // The header's container must exist (404 otherwise, as on the gateway); resolved once per request.
-      const fallback = headerContainer === null ? null : await container(projectId, headerContainer);
-      for (const rs of request.resourceSpans ?? []) {
-        const resource = attributesOf(rs.resource?.attributes);
-        const spans = (rs.scopeSpans ?? []).flatMap((ss) =>
-          (ss.spans ?? []).map((s) => ({ s, scope: ss.scope })),
+      const total = spansOf(request);
+      const backlog = lane.stats().buffered + owed;
+      if (backlog > 0 && backlog + total > lane.bound) throw new TraceStoreBusyError(backlog, total);
+      owed += total;
+      let left = total;
+      try {
+        return await takeSpans(
+          { lane, container, waitMs: options.waitMs ?? DEFAULT_WAIT_MS, signal: options.signal },
+          projectId,
+          headerContainer,
+          request,
+          (n) => {
+            left -= n;
+            owed -= n;
+          },
         );
-        const named = resource[CONTAINER_ATTRIBUTE];
-        let containerId: string | null = fallback;
-        if (typeof named === 'string' && named !== '') {
-          try {
-            containerId = await container(projectId, named);
-          } catch (err) {
-            if (!(err instanceof ApiError)) throw err;
-            reject(
-              spans.length,
-              `container '${named}' (resource attribute ${CONTAINER_ATTRIBUTE}) not found`,
-            );
-            continue;
-          }
-        } else if (containerId === null) {
-          containerId = await container(projectId, null);
-        }
-        for (const { s, scope } of spans) {
-          const span = toIngested(s, resource, scope);
-          if (typeof span === 'string') reject(1, span);
-          else pending.push({ projectId, containerId, span });
-          if (++converted % INGEST_CHUNK === 0) await handOver(false);
-        }
+      } finally {
+        owed -= left;
       }
-      await handOver(true);
-      return result;
     },
     ingestLogs: (projectId, request) => logs.ingest(projectId, request),
     flush: () => lane.flush().then(() => logs.flush()),

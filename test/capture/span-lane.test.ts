@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSpanLane } from '../../src/capture/span-lane.js';
+import { createSpanLane, SpanStoreUnavailableError } from '../../src/capture/span-lane.js';
+import { waitFor } from '../helpers/wait.js';
 
 // The capture processor's span lane alone, over an in-memory sink: no database, so it runs once, in the SQLite project.
 describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span lane', () => {
@@ -57,6 +58,31 @@ describe.skipIf(process.env.EVALGATE_TEST_DB === 'postgres')('the span lane', ()
       'batch 20',
       'batch 30',
     ]);
+    await writer.close();
+  });
+
+  it('keeps a batch its store could not take for a passing reason (its thread stopped) and retries it', async () => {
+    const stored: number[] = [];
+    let attempts = 0;
+    const writer = createSpanLane<number>({
+      store: async (batch) => {
+        attempts += 1;
+        if (attempts === 1) throw new SpanStoreUnavailableError("The span store's thread stopped");
+        for (const n of batch) stored.push(n);
+      },
+      batchSize: 10,
+      flushMs: 1,
+      maxBuffered: 100,
+      retryMs: 10,
+    });
+    expect(writer.write([1, 2, 3])).toBe(true);
+    // A flush does not wait through an outage: the retry comes retryMs later.
+    await writer.flush();
+    await waitFor(() => stored.length === 3, 5_000, 'the batch to be retried');
+    expect(attempts).toBe(2);
+    expect(stored).toEqual([1, 2, 3]);
+    expect(writer.stats()).toMatchObject({ written: 3, failed: 0, buffered: 0 });
+    expect(writer.bound).toBe(100);
     await writer.close();
   });
 

@@ -36,6 +36,16 @@ export function sdkProvider(
   });
 }
 
+/** The spans stored in the admin key's project. */
+export async function storedSpanCount(h: Harness): Promise<number> {
+  const row = await h.services.db
+    .selectFrom('spans')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', h.admin.projectId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** Waits until what was exported is stored: spans and the task logs made of them. */
 export async function settled(h: Harness): Promise<void> {
   await h.services.traces.flush();

@@ -15,7 +15,7 @@ import {
   manyAttributesJson,
   manySpans,
 } from './bombs.js';
-import { settled } from './helpers.js';
+import { settled, storedSpanCount } from './helpers.js';
 
 /**
  * OTLP requests built to cost far more than their size (issue #51): each is answered at once with 413 and
@@ -79,12 +79,7 @@ function postRaw(route: string, body: Buffer, headers: Record<string, string>): 
 
 async function spanCount(): Promise<number> {
   await settled(h);
-  const row = await h.services.db
-    .selectFrom('spans')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('project_id', '=', h.admin.projectId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return storedSpanCount(h);
 }
 
 describe('OTLP limits', () => {

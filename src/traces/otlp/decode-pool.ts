@@ -1,5 +1,5 @@
-import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { OTLP_DECODE_THREADS } from '../../config-traces.js';
 import { type AbortHandler, unwatchAbort, watchAbort } from '../../shared/abort-watch.js';
 import { startWorker } from '../../shared/worker-entry.js';
 import { decoded, gunzipWithin, OtlpBodyError } from './body.js';
@@ -63,7 +63,7 @@ export interface ThreadHeld {
  */
 export const INLINE_BYTES = 64 * 1024;
 /** Threads: one per core but one (left to the event loop), at least one, at most four. */
-const THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
+const THREADS = OTLP_DECODE_THREADS;
 /** A thread without jobs this long is stopped. */
 const IDLE_MS = 30_000;
 /** A thread's heap: several times what a body within the limits decodes to. */

@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { lowerThisThread } from '../../shared/thread-nice.js';
 import { decoded, OtlpBodyError } from './body.js';
 import { decodeExport } from './decode.js';
 import type { DecodeReply, ThreadMessage, ThreadStart } from './decode-pool.js';
@@ -13,21 +12,6 @@ import { serializeParts, splitRequest } from './parts.js';
  * request, one request at a time. A job dropped by the event loop (its client left, or its body passed
  * the limit) is forgotten with its chunks.
  */
-
-/** The thread's nice value on Linux: request handling on the main thread comes first on a busy machine. */
-const BACKGROUND_NICE = 10;
-
-function lowerPriority(): void {
-  try {
-    // /proc/thread-self names this thread; setpriority on a thread id applies to that thread only.
-    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return;
-    // Never raise the priority of a process that was started at a lower one (that would need a privilege).
-    os.setPriority(tid, Math.max(os.getPriority(tid), BACKGROUND_NICE));
-  } catch {
-    // Not Linux, or not allowed: the thread runs at the process's priority.
-  }
-}
 
 interface Held {
   start: ThreadStart;
@@ -62,7 +46,7 @@ function decode(port: NonNullable<typeof parentPort>, id: number, job: Held): vo
   }
 }
 
-lowerPriority();
+lowerThisThread();
 const port = parentPort;
 port?.on('message', (m: ThreadMessage) => {
   switch (m.type) {

@@ -57,6 +57,11 @@ export class OtlpInflight {
     return new InflightHold(this, expected);
   }
 
+  /** A request answered 429 for another reason than this bound (the trace store's backlog): counted with those. */
+  refused(): void {
+    this.#busy += 1;
+  }
+
   /** @internal Called by the holds. */
   add(delta: number): void {
     this.#bytes += delta;

@@ -16,7 +16,7 @@ import type { OtlpSignal } from './limits.js';
  */
 
 /** Spans or log records per part: a few milliseconds to deserialize. */
-export const PART_ITEMS = 2_000;
+export const PART_ITEMS = 500;
 
 /** The three levels of a request of each signal: resources, their scopes, the scopes' items. */
 const LEVELS = {
