@@ -30,6 +30,8 @@ const calls = Number(arg('calls', '300'));
 const attackers = Number(arg('concurrency', '8'));
 const only = arg('only', '');
 const attackerNice = Number(arg('attacker-nice', '0'));
+/** The resident memory the server stays under (docs/traces.md, Limits): checked against each kind's highest sample. */
+const rssBoundMb = Number(arg('rss-bound-mb', '1024'));
 
 /** An attacker process armed with one kind: `go` starts it, `stop` ends it with its answers. */
 async function armAttacker(
@@ -180,8 +182,10 @@ async function main(): Promise<void> {
       answer_ms: { p50: pct(times, 50), max: pct(times, 100) },
       all_within_2s: times.every((t) => t < 2_000),
       rss_mb_highest_sampled: rssHigh,
+      rss_within_bound: rssHigh <= rssBoundMb,
       gateway_ms_during: { p50: pct(during, 50), p99: pct(during, 99), calls: during.length },
       gateway_p99_minus_idle_ms: Math.round((pct(during, 99) - pct(idle, 99)) * 100) / 100,
+      p99_within_10ms: pct(during, 99) - pct(idle, 99) <= 10,
       server_loop_delay_ms: loop,
       server_major_gcs: {
         count: gcAfter.count - gcBefore.count,
@@ -199,11 +203,12 @@ async function main(): Promise<void> {
         database: 'sqlite',
         attackers,
         attacker_nice: attackerNice,
+        rss_bound_mb: rssBoundMb,
         node: process.version,
         load_average: loadAverage(),
         gateway_ms_idle: { p50: pct(idle, 50), p99: pct(idle, 99), calls: idle.length },
         server_loop_delay_ms_idle: idleLoop,
-        server_rss_mb: { idle: rssIdle.now, peak: rss.peak },
+        server_rss_mb: { idle: rssIdle.now, peak: rss.peak, peak_within_bound: rss.peak <= rssBoundMb },
         bombs: results,
       },
       null,
