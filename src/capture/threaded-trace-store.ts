@@ -42,17 +42,23 @@ export function createThreadedTraceStore(databaseUrl: string, local: TraceStore)
     for (const p of pending.values()) p.reject(err);
     pending.clear();
   };
+  /** A batch answered: while none is awaited, the thread does not keep the process alive. */
+  const answered = (w: Worker, id: number) => {
+    pending.delete(id);
+    if (pending.size === 0) w.unref();
+  };
 
   const start = (): Worker => {
     const w = startWorker(import.meta.url, 'span-store-thread', { workerData: { databaseUrl } });
-    // The thread never keeps the process alive: `close` ends it, and a process that exits without
-    // closing leaves what the lane held in the span spool.
+    // The thread keeps the process alive only while a batch is awaited (a replay at start, before anything
+    // else holds the event loop): `close` ends it, and a process that exits without closing leaves what
+    // the lane held in the span spool.
     w.unref();
     w.on('message', (m: SpanStoreReply) => {
       if (m.type === 'closed') return;
       const p = pending.get(m.id);
       if (!p) return;
-      pending.delete(m.id);
+      answered(w, m.id);
       if (m.type === 'stored') p.resolve(m.fresh.map((i) => p.spans[i] as StoredSpan));
       else p.reject(errorOf(m.message, m.code));
     });
@@ -69,11 +75,12 @@ export function createThreadedTraceStore(databaseUrl: string, local: TraceStore)
     store(spans) {
       if (spans.length === 0) return Promise.resolve([]);
       if (closed) return Promise.reject(new SpanStoreUnavailableError("The span store's thread is closed"));
-      worker ??= start();
+      const w = (worker ??= start());
       const id = nextId++;
       return new Promise<StoredSpan[]>((resolve, reject) => {
         pending.set(id, { spans, resolve, reject });
-        worker?.postMessage({ type: 'store', id, spans } satisfies SpanStoreRequest);
+        w.ref();
+        w.postMessage({ type: 'store', id, spans } satisfies SpanStoreRequest);
       });
     },
     setModelCall: (projectId, traceId, spanId, modelCall) =>
