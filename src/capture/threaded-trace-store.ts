@@ -75,7 +75,8 @@ export function createThreadedTraceStore(databaseUrl: string, local: TraceStore)
     store(spans) {
       if (spans.length === 0) return Promise.resolve([]);
       if (closed) return Promise.reject(new SpanStoreUnavailableError("The span store's thread is closed"));
-      const w = (worker ??= start());
+      worker ??= start();
+      const w = worker;
       const id = nextId++;
       return new Promise<StoredSpan[]>((resolve, reject) => {
         pending.set(id, { spans, resolve, reject });
